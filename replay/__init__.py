@@ -1,0 +1,1 @@
+"""Reading captured prompt logs, driving both sides, reports."""

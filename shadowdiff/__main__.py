@@ -1,0 +1,3 @@
+from shadowdiff.cli import main
+
+main()

@@ -1,0 +1,20 @@
+"""``shadowdiff simulate``: a test double of the vLLM OpenAI-compatible server.
+
+No GPU and no model weights are available where shadowdiff is developed and tested,
+so everything (tests, the demo, benchmarks) runs against this simulator. It follows
+the wire format of vLLM 0.34 (../shared/reference/vllm-openai.md) and produces
+synthetic, template-built text. It is not a model and never claims to be one.
+
+Why a package of its own rather than a part of ``proxy`` or ``replay``: the proxy and
+the replay client must work against real vLLM, so no production code path may import
+the simulator; keeping it apart makes that a property of the import graph. It still
+ships in the distribution because ``shadowdiff simulate`` and ``shadowdiff demo`` are
+user-facing commands.
+
+Modules, in the order a request meets them: ``settings`` (flags), ``app`` (routes),
+``protocol`` (request validation), ``prompts`` (chat template), ``vocab`` (tokens),
+``textgen`` (the baseline answer), ``profiles`` and ``drift`` (how a candidate's answer
+differs), ``generation`` (sampling, stops, lengths), ``logprobs``, ``scheduler``
+(latency model), ``faults``, ``responses`` and ``streaming`` (wire shapes),
+``metrics``.
+"""

@@ -1,0 +1,164 @@
+"""Log-probabilities consistent with the text, in vLLM's chat and completions shapes.
+
+Each position gets a probability distribution built deterministically from the
+prompt key, the position and the token: the emitted token is the top-1 (greedy), and
+the probabilities of the listed tokens never sum above 1. Three regimes matter to
+shadowdiff:
+
+* an ordinary position: top-1 is confident, the runner-up far behind;
+* a *near-tie* (``drift.near_tie_alternative``): top-1 and top-2 within a few points,
+  where benign drift begins;
+* the first divergent token of a drifted answer (``Divergence``): a near-tie for
+  wording or formatting drift, a large margin for a confident change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.drift import alternative, near_tie_alternative
+from simulator.hashing import mix, text_id, unit
+from simulator.vocab import BYTE_TOKENS, SPECIAL_TOKENS, Vocabulary
+
+_FILLER = (
+    " the", ",", ".", " and", " a", " of", " to", " is", "\n", " in", " that", " it",
+    " for", " with", " as", " on", " be", " this", " by", " at", " or", " which",
+    " an", " are", " from", " can", " not", " but", " we", " one",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """Where an answer first departs from the baseline's, for the logprobs there."""
+
+    index: int
+    baseline_token: str
+    confident: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """The distribution at one output position: the emitted token first, then top-k."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...]
+
+
+def _residual(first: float, second: str | None, second_p: float | None, key: int,
+              index: int, chosen: str, k: int, vocab: Vocabulary) -> Position:
+    """Fill the top-k list with decreasing shares of the leftover probability mass."""
+    top: list[tuple[str, float]] = [(chosen, math.log(first))]
+    used = {chosen}
+    left = 1.0 - first
+    if second is not None and second_p is not None and second not in used:
+        top.append((second, math.log(second_p)))
+        used.add(second)
+        left -= second_p
+    share = 0.6
+    j = 0
+    while len(top) < k:
+        j += 1
+        if j <= len(_FILLER):
+            candidate = _FILLER[(mix(key, index, j) + j) % len(_FILLER)]
+        else:
+            span = vocab.size - BYTE_TOKENS - len(SPECIAL_TOKENS)
+            candidate = vocab.token_text(BYTE_TOKENS + len(SPECIAL_TOKENS) + mix(key, index, j) % span)
+        if candidate in used:
+            continue
+        used.add(candidate)
+        mass = max(left * share, 1e-12)
+        top.append((candidate, math.log(mass)))
+        left -= mass
+        share = 0.5
+    return Position(chosen, top[0][1], tuple(top[:k]))
+
+
+def position(key: int, index: int, token: str, k: int, vocab: Vocabulary,
+             divergence: Divergence | None = None) -> Position:
+    """The distribution at output position ``index`` (``k`` entries in ``top``)."""
+    k = max(k, 1)
+    salt = text_id(token)
+    u1, u2 = unit(key, index, salt, 1), unit(key, index, salt, 2)
+    if divergence is not None and divergence.index == index:
+        if divergence.confident:
+            first = 0.70 + 0.2 * u1
+            return _residual(first, divergence.baseline_token, (1 - first) * 0.6, key, index,
+                             token, k, vocab)
+        first = 0.45 + 0.03 * u1
+        return _residual(first, divergence.baseline_token, first - 0.01 - 0.07 * u2, key,
+                         index, token, k, vocab)
+    alt = near_tie_alternative(key, index, token)
+    if alt is not None:
+        first = 0.45 + 0.03 * u1
+        return _residual(first, alt, first - 0.01 - 0.07 * u2, key, index, token, k, vocab)
+    first = 1.0 - (0.001 + 0.2 * u1 * u1)
+    runner_up = alternative(token)
+    return _residual(first, runner_up, (1 - first) * 0.6 if runner_up else None, key, index,
+                     token, k, vocab)
+
+
+def chat_content(positions: Sequence[Position], top_n: int) -> dict[str, Any]:
+    """The chat ``logprobs`` object: ``{"content": [...]}``."""
+
+    def entry(token: str, logprob: float) -> dict[str, Any]:
+        return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+
+    return {"content": [
+        {**entry(p.token, p.logprob), "top_logprobs": [entry(t, lp) for t, lp in p.top[:top_n]]}
+        for p in positions
+    ]}
+
+
+def completion_logprobs(positions: Sequence[Position | None], tokens: Sequence[str],
+                        top_n: int, offset: int = 0) -> dict[str, Any]:
+    """The completions ``logprobs`` object; ``None`` positions (the first echoed prompt
+    token) carry null values, as vLLM sends them."""
+    text_offset: list[int] = []
+    token_logprobs: list[float | None] = []
+    top_logprobs: list[dict[str, float] | None] = []
+    at = offset
+    for p, token in zip(positions, tokens, strict=True):
+        text_offset.append(at)
+        at += len(token)
+        if p is None:
+            token_logprobs.append(None)
+            top_logprobs.append(None)
+            continue
+        token_logprobs.append(p.logprob)
+        # The sampled token first, then the top N; equal strings collapse in the dict.
+        top = {p.token: p.logprob}
+        for t, lp in p.top[:top_n]:
+            top.setdefault(t, lp)
+        top_logprobs.append(top)
+    return {"text_offset": text_offset, "token_logprobs": token_logprobs, "tokens": list(tokens),
+            "top_logprobs": top_logprobs}
+
+
+def prompt_logprobs(key: int, token_ids: Sequence[int], k: int,
+                    vocab: Vocabulary) -> list[dict[str, dict[str, Any]] | None]:
+    """vLLM's ``prompt_logprobs``: None for the first token, then the actual token
+    (with its rank) and the top ``k`` at every position."""
+    out: list[dict[str, dict[str, Any]] | None] = [None]
+    for index, token_id in enumerate(token_ids[1:], start=1):
+        u = unit(key, index, token_id, 3)
+        rank = 1 if u < 0.45 else 2 + int(u * 40)
+        entries: dict[str, dict[str, Any]] = {}
+        actual_lp = -0.1 - 3.0 * (rank - 1) - 0.5 * unit(key, index, token_id, 4)
+        entries[str(token_id)] = {"logprob": actual_lp, "rank": rank,
+                                  "decoded_token": vocab.decode([token_id], skip_special=False)}
+        span = vocab.size
+        lp = actual_lp + 3.0 * (rank - 1)
+        for r in range(1, k + 1):
+            if r == rank:
+                continue
+            other = mix(key, index, r) % span
+            if str(other) in entries:
+                continue
+            entries[str(other)] = {"logprob": lp - 3.0 * (r - 1) - 0.01, "rank": r,
+                                   "decoded_token": vocab.decode([other], skip_special=False)}
+        out.append(entries)
+    return out

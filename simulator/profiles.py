@@ -1,0 +1,165 @@
+"""Profiles: how a simulated deployment's answers differ from the baseline's.
+
+A profile gives, for each kind of drift, the share of prompts whose answer shows it.
+Which prompts drift, and how, is decided by a hash of the prompt (and the profile's
+``drift_seed``), so the choice per prompt is stable across calls, processes and
+machines, and raising a rate only moves more prompts into that kind.
+
+Built-in profiles:
+
+* ``baseline`` - no drift: the reference answer. Given a server ``--seed`` other
+  than 0 it becomes a *replica*: a small share of prompts (``replica_rate``) flips at
+  a near-tie, the way BF16 disagrees with itself under other batching.
+* ``fp8`` - the drift mix of a well-behaved FP8 deployment: mostly identical or
+  wording-only, a few formatting changes, and rare confident changes (a number, a
+  repeated word, an off-topic item, an earlier stop). 1.5x faster.
+* ``fp8-heavy`` - a badly broken quantization, for alerts that must fire.
+
+Custom profiles come from a TOML file (``--profile-file``) or ``--drift KIND=RATE``
+overrides::
+
+    name = "int4"
+    base = "fp8"          # start from a built-in
+    speed = 2.0
+    [rates]
+    number = 0.10
+    wording = 0.40
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from types import MappingProxyType
+
+from shadowdiff.errors import ProfileError
+
+
+class DriftKind(StrEnum):
+    """The ways a quantized model's greedy answer differs from its baseline's."""
+
+    # Order matters: prompts are assigned by cumulative rate in this order, so the
+    # rare, confident kinds come first and stay put when the wording rate changes.
+    NUMBER = "number"            # a changed number: the "flipped fact"
+    REPETITION = "repetition"    # a word said twice
+    LIST_ITEM = "list_item"      # an off-topic item (or sentence) added
+    EARLY_STOP = "early_stop"    # the answer stops at an earlier sentence
+    FORMATTING = "formatting"    # whitespace and line breaks only
+    WORDING = "wording"          # identical prefix, then synonyms and rephrasing
+
+    @property
+    def confident(self) -> bool:
+        """True for changes a model makes with a large top-1 margin."""
+        return self not in (DriftKind.WORDING, DriftKind.FORMATTING)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Drift rates per kind, plus the speed of the deployment it models."""
+
+    name: str
+    rates: Mapping[DriftKind, float] = field(default_factory=lambda: MappingProxyType({}))
+    speed: float = 1.0
+    replica_rate: float = 0.03
+    drift_seed: int = 0
+
+    def __post_init__(self) -> None:
+        for kind, rate in self.rates.items():
+            if not 0.0 <= rate <= 1.0:
+                raise ProfileError(f"drift rate for {kind} must be within 0..1, got {rate}")
+        if sum(self.rates.values()) > 1.0 + 1e-9:
+            raise ProfileError(
+                f"profile {self.name!r}: drift rates add up to {sum(self.rates.values()):.3f}; "
+                "they are shares of prompts and must add up to at most 1"
+            )
+        if self.speed <= 0:
+            raise ProfileError(f"profile {self.name!r}: speed must be positive, got {self.speed}")
+        if not 0.0 <= self.replica_rate <= 1.0:
+            raise ProfileError(f"replica_rate must be within 0..1, got {self.replica_rate}")
+
+    def rate(self, kind: DriftKind) -> float:
+        return self.rates.get(kind, 0.0)
+
+    def kind_for(self, u: float) -> DriftKind | None:
+        """The drift kind for a prompt whose hash maps to ``u`` in [0, 1)."""
+        edge = 0.0
+        for kind in DriftKind:
+            edge += self.rate(kind)
+            if u < edge:
+                return kind
+        return None
+
+    def with_rates(self, overrides: Mapping[DriftKind, float]) -> Profile:
+        return replace(self, rates=MappingProxyType({**self.rates, **overrides}))
+
+
+def _rates(**rates: float) -> Mapping[DriftKind, float]:
+    return MappingProxyType({DriftKind(k): v for k, v in rates.items()})
+
+
+BUILTIN: Mapping[str, Profile] = MappingProxyType({
+    "baseline": Profile("baseline"),
+    "fp8": Profile(
+        "fp8",
+        _rates(number=0.04, repetition=0.03, list_item=0.03, early_stop=0.05,
+               formatting=0.08, wording=0.32),
+        speed=1.5,
+    ),
+    "fp8-heavy": Profile(
+        "fp8-heavy",
+        _rates(number=0.15, repetition=0.10, list_item=0.10, early_stop=0.10,
+               formatting=0.05, wording=0.40),
+        speed=1.5,
+    ),
+})
+
+
+def builtin(name: str) -> Profile:
+    try:
+        return BUILTIN[name]
+    except KeyError:
+        raise ProfileError(
+            f"unknown profile {name!r}; built-in profiles are {', '.join(BUILTIN)} "
+            "(or give --profile-file)"
+        ) from None
+
+
+def parse_drift(spec: str) -> tuple[DriftKind, float]:
+    """Parse a ``KIND=RATE`` override such as ``number=0.1``."""
+    kind, sep, rate = spec.partition("=")
+    if not sep:
+        raise ProfileError(f"--drift expects KIND=RATE, got {spec!r}")
+    try:
+        return DriftKind(kind.strip()), float(rate)
+    except ValueError:
+        kinds = ", ".join(k.value for k in DriftKind)
+        raise ProfileError(
+            f"--drift {spec!r}: kind must be one of {kinds} and rate a number"
+        ) from None
+
+
+def load(path: Path) -> Profile:
+    """Read a profile from a TOML file (see the module docstring for the format)."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProfileError(f"cannot read profile file {path}: {exc}") from exc
+    unknown = set(data) - {"name", "base", "speed", "replica_rate", "drift_seed", "rates"}
+    if unknown:
+        raise ProfileError(f"{path}: unknown keys {sorted(unknown)}")
+    base = builtin(str(data.get("base", "baseline")))
+    try:
+        overrides = {DriftKind(k): float(v) for k, v in dict(data.get("rates", {})).items()}
+        profile = replace(
+            base.with_rates(overrides),
+            name=str(data.get("name", path.stem)),
+            speed=float(data.get("speed", base.speed)),
+            replica_rate=float(data.get("replica_rate", base.replica_rate)),
+            drift_seed=int(data.get("drift_seed", base.drift_seed)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise ProfileError(f"{path}: {exc}") from exc
+    return profile

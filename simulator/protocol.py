@@ -1,0 +1,275 @@
+"""Request bodies and their validation, with vLLM 0.34's messages and status codes.
+
+Three layers reject a bad request, in the order vLLM applies them:
+
+1. the content type and JSON syntax, then the pydantic models below (FastAPI's
+   ``RequestValidationError``: 400, ``type: "Bad Request"``, a message listing each
+   error as a Python dict repr);
+2. the request-level checks vLLM runs in ``model_validator(mode="before")`` hooks
+   (``VLLMValidationError``: 400, ``BadRequestError``, a ``(parameter=..., value=...)``
+   suffix on the message);
+3. the sampling-parameter checks (``SamplingParams._verify_args``), same shape.
+
+Unknown fields are accepted and ignored (``extra="allow"``), as vLLM does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shadowdiff.errors import RequestError
+
+_INT64 = 2**63
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool | None = False
+    continuous_usage_stats: bool | None = False
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class _Sampling(BaseModel):
+    """The fields chat and completions requests share."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    max_tokens: int | None = None
+    n: int = 1
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = 0.0
+    frequency_penalty: float | None = 0.0
+    repetition_penalty: float | None = None
+    seed: int | None = Field(None, ge=-_INT64, le=_INT64 - 1)
+    stop: str | list[str] | None = None
+    stop_token_ids: list[int] | None = None
+    include_stop_str_in_output: bool = False
+    ignore_eos: bool = False
+    min_tokens: int = 0
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    prompt_logprobs: int | None = None
+    request_id: str | None = None
+    return_token_ids: bool | None = None
+    echo: bool = False
+    response_format: dict[str, Any] | None = None
+
+    def stop_strings(self) -> tuple[str, ...]:
+        if self.stop is None:
+            return ()
+        return (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
+
+
+class ChatRequest(_Sampling):
+    messages: list[Message]
+    max_completion_tokens: int | None = None
+    logprobs: bool | None = False
+    top_logprobs: int | None = 0
+    add_generation_prompt: bool = True
+    continue_final_message: bool = False
+
+    @property
+    def requested_max_tokens(self) -> tuple[str, int | None]:
+        if self.max_completion_tokens is not None:
+            return "max_completion_tokens", self.max_completion_tokens
+        return "max_tokens", self.max_tokens
+
+
+class CompletionRequest(_Sampling):
+    prompt: str | list[str] | list[int] | list[list[int]] | None = None
+    logprobs: int | None = None
+    suffix: str | None = None
+
+    @property
+    def requested_max_tokens(self) -> tuple[str, int | None]:
+        return "max_tokens", 16 if self.max_tokens is None else self.max_tokens
+
+
+class TokenizeRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    prompt: str | None = None
+    messages: list[Message] | None = None
+    add_special_tokens: bool = True
+    add_generation_prompt: bool = True
+    continue_final_message: bool = False
+    return_token_strs: bool | None = False
+
+
+class DetokenizeRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    tokens: list[int] = Field(...)
+
+
+def vllm_error(message: str, param: str | None = None, value: Any = None, *,
+               status: int = 400, kind: str = "BadRequestError") -> RequestError:
+    """A ``VLLMValidationError``: the message gets vLLM's ``(parameter=..., value=...)``."""
+    if param is not None and value is not None:
+        message = f"{message} (parameter={param}, value={value})"
+    elif param is not None:
+        message = f"{message} (parameter={param})"
+    return RequestError(message, status=status, kind=kind, param=param)
+
+
+# -- layer 1: FastAPI's RequestValidationError, formatted as vLLM's handler does -----
+
+_TYPE_SEGMENT = re.compile(r"\[|^(str|int|float|bool|none|bytes)$|^function-")
+
+
+def _summarize(value: Any) -> str:
+    if isinstance(value, str):
+        return value if len(value) <= 200 else value[:200] + "...[truncated]"
+    if isinstance(value, list | dict | tuple | set):
+        return f"<{type(value).__name__} of {len(value)} items>"
+    return str(value)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc if not _TYPE_SEGMENT.search(str(part)))
+
+
+def _format_errors(errors: list[dict[str, Any]]) -> RequestError:
+    count = len(errors)
+    lines = []
+    for err in errors[:10]:
+        entry = {"type": err["type"], "loc": err["loc"], "msg": err["msg"],
+                 "input": _summarize(err.get("input"))}
+        if err.get("ctx"):
+            entry["ctx"] = {k: str(v) if isinstance(v, Exception) else v for k, v in err["ctx"].items()}
+        lines.append(f"  {str(entry)[:1000]}\n")
+    if count > 10:
+        lines.append(f"  ...and {count - 10} more errors\n")
+    label = "error" if count == 1 else "errors"
+    message = (f"{count} validation {label}:\n" + "".join(lines)).rstrip()
+    param = errors[0]["loc"] if errors and errors[0]["loc"] else None
+    return RequestError(message, status=400, kind="Bad Request", param=param)
+
+
+def _error(kind: str, loc: str, msg: str, value: Any, ctx: dict[str, Any] | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"type": kind, "loc": loc, "msg": msg, "input": value}
+    if ctx:
+        err["ctx"] = ctx
+    return err
+
+
+def parse_json(content_type: str | None, body: bytes) -> Any:
+    """The JSON body, or vLLM's 400 for a wrong content type or broken JSON.
+
+    FastAPI parses the body as JSON when the content type is missing or a JSON type,
+    so a syntax error wins over the content-type check; vLLM's ``validate_json_request``
+    then insists on exactly ``application/json``.
+    """
+    media = (content_type or "").lower().split(";", 1)[0].strip()
+    data = None
+    if body and (not media or media == "application/json" or media.endswith("+json")):
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            pos = exc.pos if isinstance(exc, json.JSONDecodeError) else exc.start
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "Invalid UTF-8"
+            raise _format_errors([_error("json_invalid", f"body.{pos}", "JSON decode error", {},
+                                         {"error": msg})]) from None
+    if media != "application/json":
+        raise RequestError(
+            "1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed",
+            status=400, kind="Bad Request",
+        )
+    if data is None:
+        raise _format_errors([_error("missing", "body", "Field required", None)])
+    return data
+
+
+def validate(model: type[Model], data: Any) -> Model:
+    """``model`` built from ``data``, or vLLM's formatted 400."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = [
+            _error(e["type"], _loc(("body", *e["loc"])), e["msg"], e.get("input"), e.get("ctx"))
+            for e in exc.errors(include_url=False)
+        ]
+        raise _format_errors(errors) from None
+
+
+# -- layer 2: vLLM's model_validator(mode="before") hooks, on the raw body ----------
+
+
+def check_raw(data: Any, *, chat: bool) -> None:
+    """vLLM's request-level checks, which run before field validation."""
+    if not isinstance(data, dict):
+        return
+    if data.get("stream_options") and not data.get("stream"):
+        raise vllm_error("Stream options can only be defined when `stream=True`.", "stream_options")
+    if not chat and (data.get("prompt") is None or data.get("prompt") == ""):
+        raise vllm_error("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
+    fields = ("prompt_logprobs", "top_logprobs") if chat else ("prompt_logprobs", "logprobs")
+    for name in fields:
+        value = data.get(name)
+        if value is not None and not isinstance(value, int | float):
+            raise vllm_error(f"`{name}` must be an integer.", name, value)
+    prompt_logprobs = data.get("prompt_logprobs")
+    if prompt_logprobs is not None:
+        if data.get("stream") and (prompt_logprobs > 0 or prompt_logprobs == -1):
+            raise vllm_error("`prompt_logprobs` are not available when `stream=True`.",
+                             "prompt_logprobs")
+        if prompt_logprobs < 0 and prompt_logprobs != -1:
+            raise vllm_error("`prompt_logprobs` must be a positive value or -1.",
+                             "prompt_logprobs", prompt_logprobs)
+    name = "top_logprobs" if chat else "logprobs"
+    top = data.get(name)
+    if top is not None:
+        if top < 0 and top != -1:
+            raise vllm_error(f"`{name}` must be a positive value or -1.", name, top)
+        if chat and (top == -1 or top > 0) and not data.get("logprobs"):
+            raise vllm_error("when using `top_logprobs`, `logprobs` must be set to true.",
+                             "top_logprobs")
+
+
+# -- layer 3: SamplingParams._verify_args ---------------------------------------------
+
+
+def check_sampling(req: _Sampling, *, temperature: float, max_tokens: int) -> None:
+    """vLLM's sampling-parameter checks, with its messages."""
+    if req.n < 1:
+        raise vllm_error(f"n must be at least 1, got {req.n}.")
+    for name in ("presence_penalty", "frequency_penalty"):
+        value = getattr(req, name)
+        if value is not None and not -2.0 <= value <= 2.0:
+            raise vllm_error(f"{name} must be in [-2, 2], got {value}.")
+    if req.repetition_penalty is not None and req.repetition_penalty <= 0.0:
+        raise vllm_error(f"repetition_penalty must be greater than zero, got {req.repetition_penalty}.")
+    if temperature < 0.0:
+        raise vllm_error(f"temperature must be non-negative, got {temperature}.", "temperature", temperature)
+    if temperature > 2.0:
+        raise vllm_error(f"temperature must be in [0, 2], got {temperature}.", "temperature", temperature)
+    if req.top_p is not None and not 0.0 < req.top_p <= 1.0:
+        raise vllm_error(f"top_p must be in (0, 1], got {req.top_p}.", "top_p", req.top_p)
+    if req.top_k is not None and req.top_k < -1:
+        raise vllm_error(f"top_k must be 0 (disable), or at least 1, got {req.top_k}.")
+    if req.min_p is not None and not 0.0 <= req.min_p <= 1.0:
+        raise vllm_error(f"min_p must be in [0, 1], got {req.min_p}.")
+    if max_tokens < 1:
+        raise vllm_error(f"max_tokens must be at least 1, got {max_tokens}.", "max_tokens", max_tokens)
+    if req.min_tokens < 0:
+        raise vllm_error(f"min_tokens must be greater than or equal to 0, got {req.min_tokens}.")
+    if req.min_tokens > max_tokens:
+        raise vllm_error(
+            f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {req.min_tokens}.")
+    if any(not stop for stop in req.stop_strings()):
+        raise vllm_error("stop cannot contain an empty string.")
+    if temperature < 1e-5 and req.n > 1:
+        raise vllm_error(f"n must be 1 when using greedy sampling, got {req.n}.")

@@ -1,0 +1,144 @@
+"""Non-streamed response bodies, field for field as vLLM 0.34 serializes them.
+
+vLLM returns ``model_dump()`` of its pydantic response models: every field in
+definition order, nulls included, and ``usage`` as prompt, total, completion. The
+dicts below are written out in that order on purpose; a test compares the key
+sequences with ../shared/reference/vllm-openai.md.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulator import logprobs
+from simulator.generation import Choice
+
+
+def dumps(obj: Any) -> str:
+    """JSON as pydantic and Starlette write it: compact, UTF-8 kept as is."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Context:
+    """Per-response constants: id, creation time, model name, fingerprint."""
+
+    id: str
+    created: int
+    model: str
+    fingerprint: str
+
+    @classmethod
+    def new(cls, prefix: str, request_id: str | None, model: str, version: str) -> Context:
+        # vLLM: the X-Request-Id header, else the body's request_id, else 16 hex digits.
+        suffix = request_id if request_id is not None else secrets.token_hex(8)
+        digest = zlib.crc32(model.encode()) & 0xFFFFFFFF
+        return cls(f"{prefix}-{suffix}", int(time.time()), model, f"vllm-{version}-{digest:08x}")
+
+
+def usage(prompt_tokens: int, completion_tokens: int, *, details: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+    }
+    if details:
+        body["completion_tokens_details"] = None
+    return body
+
+
+def _choice_logprobs_chat(choice: Choice, top_n: int) -> dict[str, Any] | None:
+    if choice.positions is None:
+        return None
+    return logprobs.chat_content(choice.positions, top_n)
+
+
+def chat_body(ctx: Context, choices: Sequence[Choice], prompt_tokens: int, *,
+              top_logprobs: int, prompt_logprobs: list[Any] | None,
+              token_ids: tuple[int, ...] | None) -> dict[str, Any]:
+    return {
+        "id": ctx.id,
+        "object": "chat.completion",
+        "created": ctx.created,
+        "model": ctx.model,
+        "choices": [
+            {
+                "index": c.index,
+                "message": {"role": "assistant", "content": c.text, "refusal": None,
+                            "audio": None, "function_call": None, "reasoning": None},
+                "logprobs": _choice_logprobs_chat(c, top_logprobs),
+                "finish_reason": c.finish_reason,
+                "stop_reason": c.stop_reason,
+                "token_ids": [t.id for t in c.tokens] if token_ids is not None else None,
+                "routed_experts": None,
+                "weight_versions": None,
+            }
+            for c in choices
+        ],
+        "service_tier": None,
+        "system_fingerprint": ctx.fingerprint,
+        "usage": usage(prompt_tokens, sum(c.completion_tokens for c in choices)),
+        "prompt_logprobs": prompt_logprobs,
+        "prompt_token_ids": list(token_ids) if token_ids is not None else None,
+        "prompt_text": None,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
+    }
+
+
+@dataclass(frozen=True)
+class CompletionChoice:
+    """A completions choice: the generated choice plus what the prompt adds to it."""
+
+    index: int
+    choice: Choice
+    echo: str                               # prompt text echoed before the output
+    logprobs: dict[str, Any] | None
+    prompt_logprobs: list[Any] | None
+    prompt_token_ids: tuple[int, ...] | None
+
+    @property
+    def text(self) -> str:
+        return self.echo + self.choice.text
+
+
+def completion_body(ctx: Context, choices: Sequence[CompletionChoice], prompt_tokens: int) -> dict[str, Any]:
+    return {
+        "id": ctx.id,
+        "object": "text_completion",
+        "created": ctx.created,
+        "model": ctx.model,
+        "choices": [
+            {
+                "index": c.index,
+                "text": c.text,
+                "logprobs": c.logprobs,
+                "finish_reason": c.choice.finish_reason,
+                "stop_reason": c.choice.stop_reason,
+                "token_ids": [t.id for t in c.choice.tokens] if c.prompt_token_ids is not None else None,
+                "prompt_logprobs": c.prompt_logprobs,
+                "prompt_token_ids": list(c.prompt_token_ids) if c.prompt_token_ids is not None else None,
+                "routed_experts": None,
+                "weight_versions": None,
+            }
+            for c in choices
+        ],
+        "service_tier": None,
+        "system_fingerprint": ctx.fingerprint,
+        "usage": usage(prompt_tokens, sum(c.choice.completion_tokens for c in choices)),
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": None,
+    }
+
+
+def error_body(message: str, kind: str, code: int, param: str | None = None) -> dict[str, Any]:
+    """vLLM's error envelope (0.10.1 and later)."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}

@@ -1,0 +1,191 @@
+"""From an HTTP request to a ``Job``: what to generate and how to send it back.
+
+The checks run in vLLM's order: JSON and content type, the request-level checks,
+field validation, the model name, the prompt (chat template, token-id range),
+``max_tokens`` against ``--max-model-len``, then the sampling parameters. The
+``--max-logprobs`` checks run later in vLLM (in the engine), which is why they are
+kept on the job as ``deferred``: a 400 for a plain request, an error event after the
+200 for a streamed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from shadowdiff.errors import RequestError
+from simulator import prompts, protocol
+from simulator.engine import Engine
+from simulator.faults import Fault
+from simulator.generation import Sampling
+from simulator.responses import Context
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt of a request (completions may carry several)."""
+
+    text: str
+    ids: tuple[int, ...]
+    sampling: Sampling
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated completion request, ready to run."""
+
+    chat: bool
+    ctx: Context
+    prompts: tuple[Prompt, ...]
+    stream: bool
+    include_usage: bool
+    continuous_usage: bool
+    top_n: int                      # top logprobs listed per token (when logprobs are on)
+    prompt_logprobs: int | None
+    echo: bool
+    return_token_ids: bool
+    deferred: RequestError | None   # an engine-level rejection (see module docstring)
+    fault: Fault | None
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(len(p.ids) for p in self.prompts)
+
+    @property
+    def max_tokens(self) -> int:
+        return max(p.sampling.max_tokens for p in self.prompts)
+
+
+def _check_model(engine: Engine, model: str | None) -> str:
+    names = engine.settings.served_model_names
+    if model and model not in names:
+        raise RequestError(
+            f"The model `{model}` does not exist. Valid aliases: {', '.join(names)}.",
+            status=404, kind="NotFoundError", param="model",
+        )
+    return engine.settings.model_name
+
+
+def _logprob_limits(engine: Engine, sample: int | None, prompt: int | None) -> RequestError | None:
+    settings = engine.settings
+    vocab_size = engine.vocab.size
+    if sample is not None:
+        requested = vocab_size if sample == -1 else sample
+        if not settings.logprobs_allowed(requested):
+            return protocol.vllm_error(
+                f"Requested sample logprobs of {requested}, which is greater than max allowed: "
+                f"{settings.max_logprobs}", "logprobs", requested)
+    if prompt is not None:
+        requested = vocab_size if prompt == -1 else prompt
+        if not settings.logprobs_allowed(requested):
+            return protocol.vllm_error(
+                f"Requested prompt logprobs of {requested}, which is greater than max allowed: "
+                f"{settings.max_logprobs}", "prompt_logprobs", requested)
+    return None
+
+
+def _prompt_ids(engine: Engine, raw: Any) -> list[tuple[str, tuple[int, ...], bool]]:
+    """Completions ``prompt`` forms as (text, ids, given_as_text) triples."""
+    vocab = engine.vocab
+    if isinstance(raw, str):
+        items: list[str | list[int]] = [raw]
+    elif raw and all(isinstance(x, int) for x in raw):
+        items = [list(raw)]
+    else:
+        items = list(raw)
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.append((item, tuple(vocab.ids(item)), True))
+            continue
+        bad = [t for t in item if t < 0 or t >= vocab.size]
+        if bad:
+            raise protocol.vllm_error(f"Token id {bad[0]} is out of vocabulary", "prompt")
+        out.append((vocab.decode(list(item), skip_special=False), tuple(item), False))
+    return out
+
+
+def _length_checks(engine: Engine, ids: tuple[int, ...], as_text: bool,
+                   name: str, requested: int | None) -> int:
+    """``max_tokens`` after vLLM 0.34's length rules: reject, or clamp to M - P."""
+    limit = engine.settings.max_model_len
+    if requested is not None and requested > limit:
+        raise protocol.vllm_error(
+            f"{name}={requested} cannot be greater than max_model_len={limit}. "
+            "Please request fewer output tokens.", name, requested)
+    if len(ids) > limit:
+        # Text prompts are tokenized with truncation at M + 1, so vLLM can only say
+        # "at least M + 1"; token-id prompts report their exact length.
+        count = limit + 1 if as_text else len(ids)
+        at_least = "at least " if count == limit + 1 else ""
+        raise protocol.vllm_error(
+            f"This model's maximum context length is {limit} tokens. However, your prompt "
+            f"contains {at_least}{count} input tokens, which exceeds this limit even without "
+            "any output tokens. Please reduce the length of the input prompt.",
+            "input_tokens", count)
+    room = limit - len(ids)
+    return room if requested is None else min(requested, room)
+
+
+def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
+    """Validate a completion request as vLLM would; raise RequestError if it is bad."""
+    data = protocol.parse_json(headers.get("content-type"), body)
+    protocol.check_raw(data, chat=chat)
+    model_type: type[protocol.ChatRequest | protocol.CompletionRequest] = (
+        protocol.ChatRequest if chat else protocol.CompletionRequest)
+    req = protocol.validate(model_type, data)
+    model = _check_model(engine, req.model)
+    settings = engine.settings
+    if isinstance(req, protocol.ChatRequest):
+        rendered = prompts.render_chat(
+            [m.model_dump() for m in req.messages],
+            add_generation_prompt=req.add_generation_prompt,
+            continue_final_message=req.continue_final_message,
+        )
+        raw_prompts = [(rendered, tuple(engine.vocab.ids(rendered)), True)]
+        sample_logprobs = req.top_logprobs if req.logprobs else None
+        top_n = (req.top_logprobs or 0) if req.logprobs else 0
+    else:
+        raw_prompts = _prompt_ids(engine, req.prompt)
+        sample_logprobs = req.logprobs
+        top_n = req.logprobs or 0
+    if top_n == -1:
+        top_n = 100  # "the whole vocabulary": the simulator lists at most 100
+    name, requested = req.requested_max_tokens
+    temperature = settings.default_temperature if req.temperature is None else req.temperature
+    response_format = (req.response_format or {}).get("type")
+    built = []
+    for text, ids, as_text in raw_prompts:
+        max_tokens = _length_checks(engine, ids, as_text, name, requested)
+        protocol.check_sampling(req, temperature=temperature, max_tokens=max_tokens)
+        sampling = Sampling(
+            prompt=text, prompt_ids=ids, max_tokens=max_tokens, n=req.n,
+            temperature=temperature, top_k=req.top_k, seed=req.seed,
+            stop=req.stop_strings(), stop_token_ids=tuple(req.stop_token_ids or ()),
+            include_stop_str_in_output=req.include_stop_str_in_output,
+            ignore_eos=req.ignore_eos, min_tokens=req.min_tokens,
+            logprobs=max(top_n, 1) if sample_logprobs is not None else None,
+            json_output=response_format in ("json_object", "json_schema"),
+        )
+        built.append(Prompt(text, ids, sampling))
+    stream = bool(req.stream)
+    options = req.stream_options
+    include_usage = stream and options is not None and bool(options.include_usage)
+    request_id = headers.get("x-request-id")
+    ctx = Context.new("chatcmpl" if chat else "cmpl",
+                      request_id if request_id is not None else req.request_id,
+                      model, settings.version)
+    return Job(
+        chat=chat, ctx=ctx, prompts=tuple(built), stream=stream,
+        include_usage=include_usage,
+        continuous_usage=include_usage and bool(options and options.continuous_usage_stats),
+        top_n=top_n,
+        # -1 means "the whole vocabulary"; the simulator lists at most 100 per position.
+        prompt_logprobs=None if req.prompt_logprobs is None else (
+            100 if req.prompt_logprobs == -1 else req.prompt_logprobs),
+        echo=req.echo and not chat,
+        return_token_ids=bool(req.return_token_ids),
+        deferred=_logprob_limits(engine, sample_logprobs, req.prompt_logprobs),
+        fault=engine.faults.draw(),
+    )
