@@ -22,6 +22,7 @@ from simulator.vocab import Token, vocabulary
 
 NEAR_TIE_SHARE = 0.5   # of the positions where an alternative exists
 _SALT_PLAN, _SALT_DETAIL, _SALT_NEAR_TIE, _SALT_REPLICA = 11, 13, 17, 19
+_ATTEMPTS = 40
 _NEWLINES = {"\n": "\n\n", "\n\n": "\n"}
 _DIGIT = re.compile(r"^ ?[0-9]$")
 _WORD_TOKEN = re.compile(r"^ [A-Za-z]{3,}$")
@@ -186,7 +187,7 @@ class _Op:
 
 _FALLBACK: dict[DriftKind, tuple[DriftKind, ...]] = {
     DriftKind.NUMBER: (DriftKind.NUMBER, DriftKind.WORDING, DriftKind.REPETITION),
-    DriftKind.REPETITION: (DriftKind.REPETITION,),
+    DriftKind.REPETITION: (DriftKind.REPETITION, DriftKind.NUMBER, DriftKind.EARLY_STOP),
     DriftKind.LIST_ITEM: (DriftKind.LIST_ITEM, DriftKind.REPETITION),
     DriftKind.EARLY_STOP: (DriftKind.EARLY_STOP, DriftKind.REPETITION),
     DriftKind.FORMATTING: (DriftKind.FORMATTING, DriftKind.WORDING, DriftKind.REPETITION),
@@ -199,18 +200,39 @@ def _start(key: int, salt: int, count: int) -> int:
     return int(count * (0.2 + 0.5 * unit(key, salt)))
 
 
+def first_difference(base: Sequence[Token], other: Sequence[Token]) -> int | None:
+    """The first token index where two answers differ (None if they are equal)."""
+    for i, (a, b) in enumerate(zip(base, other, strict=False)):
+        if a.text != b.text:
+            return i
+    return None if len(base) == len(other) else min(len(base), len(other))
+
+
 def apply_profile(profile: Profile, key: int, prompt: str, tokens: list[Token]) -> Drifted:
-    """The profile's version of the baseline answer ``tokens`` to ``prompt``."""
+    """The profile's version of the baseline answer ``tokens`` to ``prompt``.
+
+    A benign change must begin at a near-tie of the baseline and a confident one must
+    not, so that the logprobs tell the truth about each; an operation whose first
+    divergent token breaks that rule is tried again further on.
+    """
     text = _join(tokens)
     planned = profile.kind_for(unit(key, profile.drift_seed, _SALT_PLAN))
     if planned is None or len(tokens) < 2:
         return Drifted(text, None, planned)
     rng = random.Random(mix(key, profile.drift_seed, _SALT_DETAIL))
-    op = _Op(key, tokens, _start(key, profile.drift_seed, len(tokens)), rng, prompt)
+    initial = _start(key, profile.drift_seed, len(tokens))
     for kind in _FALLBACK[planned]:
-        changed = getattr(op, kind.value)()
-        if changed is not None and changed != text:
-            return Drifted(changed, kind, planned)
+        start = initial
+        for _ in range(_ATTEMPTS):
+            changed = getattr(_Op(key, tokens, start, rng, prompt), kind.value)()
+            if changed is None or changed == text:
+                break
+            at = first_difference(tokens, retokenize(changed))
+            assert at is not None
+            near_tie = at < len(tokens) and near_tie_alternative(key, at, tokens[at].text) is not None
+            if near_tie != kind.confident:
+                return Drifted(changed, kind, planned)
+            start = at + 1 if at + 1 < len(tokens) else 1
     return Drifted(text, None, planned)
 
 

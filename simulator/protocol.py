@@ -73,8 +73,17 @@ class _Sampling(BaseModel):
         return (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
 
 
-class ChatRequest(_Sampling):
+class _Messages(BaseModel):
     messages: list[Message]
+
+
+class _Prompt(BaseModel):
+    prompt: str | list[str] | list[int] | list[list[int]] | None = None
+
+
+# Bases are listed so that ``messages`` / ``prompt`` come first, as in vLLM's models:
+# pydantic reports validation errors in field order, and vLLM's ``param`` is the first.
+class ChatRequest(_Sampling, _Messages):
     max_completion_tokens: int | None = None
     logprobs: bool | None = False
     top_logprobs: int | None = 0
@@ -88,8 +97,7 @@ class ChatRequest(_Sampling):
         return "max_tokens", self.max_tokens
 
 
-class CompletionRequest(_Sampling):
-    prompt: str | list[str] | list[int] | list[list[int]] | None = None
+class CompletionRequest(_Sampling, _Prompt):
     logprobs: int | None = None
     suffix: str | None = None
 

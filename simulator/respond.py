@@ -317,14 +317,16 @@ class _ChoiceWriter:
         self.echo = prompt.text if job.echo else ""
         self.text = choice.text
         self.sent = 0
+        self.upto = 0       # characters of the tokens generated so far
         self.offset = 0
 
     def frame(self, chunks: streaming.ChatChunks, step: int) -> bytes:
         choice = self.choice
         last = step == self.steps - 1
         visible = len(choice.tokens)
-        upto = sum(len(t.text) for t in choice.tokens[: step + 1])
-        allowed = len(self.text) if last else max(self.sent, min(upto, len(self.text) - self.hold))
+        if step < visible:
+            self.upto += len(choice.tokens[step].text)
+        allowed = len(self.text) if last else max(self.sent, min(self.upto, len(self.text) - self.hold))
         delta = self.echo + self.text[self.sent:allowed]
         self.echo = ""
         self.sent = allowed

@@ -15,6 +15,7 @@ from typing import Any
 from simulator.responses import Context, dumps, usage
 
 DONE = b"data: [DONE]\n\n"
+_TOKEN_SUFFIX = b'},"logprobs":null,"finish_reason":null,"token_ids":null}],"kv_transfer_params":null}\n\n'
 KEEP_ALIVE = b": keep-alive\n\n"
 
 
@@ -47,6 +48,8 @@ class ChatChunks:
         self.prompt_tokens = prompt_tokens
         self.continuous_usage = continuous_usage
         self.include_usage = include_usage
+        head = dumps(self._head())
+        self._token_prefix = b"data: " + head[:-1].encode() + b',"choices":[{"index":'
 
     def _head(self) -> dict[str, Any]:
         return {"id": self.ctx.id, "object": self.object, "created": self.ctx.created,
@@ -73,6 +76,11 @@ class ChatChunks:
 
     def token(self, index: int, text: str, logprobs: dict[str, Any] | None,
               completion_tokens: int) -> bytes:
+        if logprobs is None and not self.continuous_usage:
+            # The hot path: one frame per token. Same bytes as the dict below, built
+            # from a cached prefix because a stream is mostly these frames.
+            return b"".join((self._token_prefix, str(index).encode(), b',"delta":{"content":',
+                             dumps(text).encode(), _TOKEN_SUFFIX))
         chunk = self._head()
         chunk["choices"] = [{"index": index, "delta": {"content": text}, "logprobs": logprobs,
                              "finish_reason": None, "token_ids": None}]

@@ -46,7 +46,7 @@ _INTENT_PATTERNS: tuple[tuple[Intent, re.Pattern[str]], ...] = (
     (Intent.TRANSLATE, re.compile(r"\btranslat", re.I)),
     (Intent.SUMMARIZE, re.compile(r"\b(summari[sz]e|summary|tl;?dr|condense)\b", re.I)),
     (Intent.MATH, re.compile(
-        r"\b(calculate|compute|solve|how many|how much|sum|product|percent|equation|area)\b"
+        r"\b(calculate|compute|solve|how many|how much|sum|product|percent|probability|equation|area)\b|%"
         r"|\d+\s*[-+*/x×]\s*\d+", re.I)),
     (Intent.LIST, re.compile(
         r"\b(list|steps|tips|ways|ideas|outline|reasons|examples|name \d+|top \d+)\b", re.I)),
@@ -226,7 +226,7 @@ def _translate(w: Writer, prompt: str) -> str:
     source = prompt.split(":", 1)[-1]
     words = _WORD.findall(source)[:24] or w.topics
     translated = " ".join(_pseudo(word) for word in words)
-    return f"Translation — «{translated.capitalize()}.»\n\n{w.sentence()}"
+    return f"Translation — «{translated.capitalize()}.» ({len(words)} words)\n\n{w.sentence()}"
 
 
 def _pseudo(word: str) -> str:
@@ -255,7 +255,11 @@ def _prose(w: Writer, prompt: str, intent: Intent) -> str:
     elif w.rng.random() < 0.4:
         parts.append(w.list_items(w.rng.randint(3, 5)))
     parts.append(w.paragraph(w.rng.randint(1, 3)))
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    if not _NUMBER.search(text):
+        # Every answer carries a figure, so a "flipped fact" always has one to change.
+        text += f" Most estimates put the figure at about {w.rng.randint(2, 950)} {w.pick(lexicon.UNITS)}."
+    return text
 
 
 _LAST_USER = re.compile(r"<\|im_start\|>user\n(.*?)(?:<\|im_end\|>|$)", re.S)

@@ -1,0 +1,87 @@
+"""Real servers on loopback for tests: uvicorn in a thread, or a ``shadowdiff`` process.
+
+Streaming, chunk boundaries and disconnects only show over a real socket
+(``httpx.ASGITransport`` and Starlette's ``TestClient`` buffer whole bodies), so every
+network test goes through one of these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import uvicorn
+
+
+@contextlib.contextmanager
+def serve_app(app: Any) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn in a thread; yields its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="auto",
+                            timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.005)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
+    """Poll ``url`` until it answers 200 (the way users wait for vLLM's /health)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before {url} answered")
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} did not answer within {timeout}s")
+
+
+@contextlib.contextmanager
+def shadowdiff_process(*args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """Run ``shadowdiff <args> --port <free>`` and wait until /health answers."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "shadowdiff", *args, "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/health", process)
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+# One client for the whole test session: building an httpx.Client costs ~30 ms (its SSL
+# context), more than most requests to a simulator.
+HTTP = httpx.Client(timeout=10)

@@ -1,0 +1,79 @@
+"""The ``shadowdiff`` command line, run as users run it: a real process."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.servers import HTTP, shadowdiff_process
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_version_and_help() -> None:
+    assert run("--version").stdout.strip() == "shadowdiff, version 0.1.0"
+    help_text = run("simulate", "--help").stdout
+    for flag in ("--served-model-name", "--profile", "--seed", "--max-num-seqs", "--fault", "--speed"):
+        assert flag in help_text
+
+
+def test_simulate_serves_until_sigterm_and_finishes_streams_first() -> None:
+    with shadowdiff_process("simulate", "--served-model-name", "Qwen/Qwen3-8B-FP8", "--profile", "fp8",
+                            "--seed", "3", "--tpot", "0.03") as (process, url):
+        assert HTTP.get(url + "/v1/models").json()["data"][0]["id"] == "Qwen/Qwen3-8B-FP8"
+        body = {"model": "Qwen/Qwen3-8B-FP8", "messages": [{"role": "user", "content": "hi"}],
+                "max_tokens": 30, "stream": True}
+        with HTTP.stream("POST", url + "/v1/chat/completions", json=body) as r:
+            stream = r.iter_raw()
+            received = next(stream)
+            process.send_signal(signal.SIGTERM)
+            received += b"".join(stream)
+        assert received.endswith(b"data: [DONE]\n\n")
+        # uvicorn re-raises SIGTERM once it has shut down, as a signalled process should.
+        assert process.wait(15) in (0, -signal.SIGTERM)
+        assert process.stderr is not None
+        banner = process.stderr.read().decode()
+        assert "a test double of vLLM 0.34.0, not a model" in banner
+        assert "profile fp8, seed 3, speed 1.5x" in banner
+        assert "Traceback" not in banner
+
+
+def test_profile_file_and_overrides(tmp_path: Path) -> None:
+    profile = tmp_path / "int4.toml"
+    profile.write_text('name = "int4"\nbase = "fp8"\nspeed = 2.0\n[rates]\nnumber = 0.2\n')
+    with shadowdiff_process("simulate", "--profile-file", str(profile), "--drift", "wording=0.1") as (process, _):
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(15) in (0, -signal.SIGTERM)
+        assert process.stderr is not None
+        assert "profile int4" in process.stderr.read().decode()
+
+
+def test_bad_flags_are_usage_errors(tmp_path: Path) -> None:
+    for args, message in [
+        (("--drift", "nonsense=0.1"), "--drift 'nonsense=0.1': kind must be one of"),
+        (("--profile", "fp8", "--drift", "wording=0.99"), "must add up to at most 1"),
+        (("--fault", "explode=1"), "--fault 'explode=1': kind must be one of"),
+        (("--max-num-seqs", "0"), "--max-num-seqs must be at least 1"),
+        (("--speed", "-1"), "--speed must be positive"),
+        (("--profile", "fp4"), "'fp4' is not one of"),
+    ]:
+        result = run("simulate", "--port", "1", *args)
+        assert result.returncode == 2, args
+        assert message in result.stderr, (args, result.stderr)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("rates = 3")
+    result = run("simulate", "--profile-file", str(bad))
+    assert result.returncode == 2
+    assert "bad.toml" in result.stderr
+
+
+def test_port_in_use_fails_cleanly() -> None:
+    with shadowdiff_process("simulate") as (_, url):
+        port = url.rsplit(":", 1)[1]
+        result = run("simulate", "--port", port)
+        assert result.returncode != 0
+        assert "Traceback" not in result.stderr
