@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from simulator.faults import Fault, FaultInjector, FaultSettings, parse_fault
 from shadowdiff.errors import ProfileError
+from simulator.faults import Fault, FaultInjector, FaultSettings, parse_fault
 from tests.servers import HTTP
 from tests.simulator.test_wire import CHAT, frames, post
 
