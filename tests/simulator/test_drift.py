@@ -18,7 +18,7 @@ from simulator.profiles import DriftKind, Profile
 from simulator.textgen import generate, prompt_key
 from simulator.vocab import vocabulary
 
-MT_BENCH = Path(__file__).resolve().parents[3] / "shared" / "data" / "mt_bench_questions.jsonl"
+MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
 PROMPTS = [f"Question {i}: explain {topic} for a newcomer."
            for i, topic in enumerate(["rivers", "taxes", "compilers", "gardens", "bridges"] * 80)]
 
