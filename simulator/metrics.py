@@ -109,4 +109,9 @@ class EngineMetrics:
         self.e2e.observe(queued + prefill + decode)
         self.ttft.observe(queued + prefill)
         if generation_tokens > 1:
-            self.tpot.observe(decode / (generation_tokens - 1))
+            per_token = decode / (generation_tokens - 1)
+            self.tpot.observe(per_token)
+            # vLLM observes every gap between tokens; the simulator's gaps within one
+            # request are equal, so the same value is observed once per gap.
+            for _ in range(generation_tokens - 1):
+                self.itl.observe(per_token)
