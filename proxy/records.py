@@ -1,0 +1,70 @@
+"""What a pair is made of: the answers each side gave, and their comparison.
+
+These records travel from the replay client or the proxy's tap to the store and the
+reports; they hold only what was observed, never anything needed to re-send it
+(authorization headers are not part of them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from proxy.compare import Comparison
+
+
+class Side(StrEnum):
+    BASELINE = "baseline"
+    CANDIDATE = "candidate"
+    REPLICA = "replica"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One side's answer to one request, with how it went on the wire."""
+
+    side: Side
+    model: str | None
+    text: str = ""
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    ttft: float | None = None           # seconds to the first content (streamed) or the body
+    duration: float | None = None       # seconds for the whole answer
+    status: int | None = None           # HTTP status; None when no response arrived
+    error: str | None = None            # why there is no usable answer
+    attempts: int = 1
+    tokens: list[str] | None = None     # output tokens, when logprobs were requested
+    margins: list[float] | None = None  # top-1 minus top-2 logprob per token
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """Output tokens per second of decoding (after the first token)."""
+        if not self.completion_tokens or self.duration is None:
+            return None
+        decode = self.duration - (self.ttft or 0.0)
+        if self.completion_tokens > 1 and decode > 0:
+            return (self.completion_tokens - 1) / decode
+        return self.completion_tokens / self.duration if self.duration > 0 else None
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A request, the answers it got, and the comparison of candidate with baseline."""
+
+    key: str
+    seq: int
+    endpoint: str
+    prompt: str
+    request: dict[str, Any]
+    comparison: Comparison
+    answers: dict[Side, Answer] = field(default_factory=dict)
+    category: str | None = None
+    comparable: bool = True
+    margin: float | None = None         # the baseline's top-1/top-2 margin at the first divergent token
+    noise: Comparison | None = None     # replica compared with baseline

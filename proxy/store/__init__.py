@@ -1,0 +1,255 @@
+"""The store: runs, pairs and answers, in SQLite (a file) or PostgreSQL.
+
+``Store.open`` takes a directory (its ``shadowdiff.sqlite`` is used), a file path,
+or a database URL (``sqlite:///…``, ``postgresql://…``). The schema is versioned with
+Alembic migrations that run on open (under an advisory lock on PostgreSQL, so that
+several proxy replicas starting at once migrate once).
+
+Writes are synchronous and committed one pair per transaction, so a pair is in the
+store whole or not at all: a process killed at any moment loses at most the pairs
+still in flight, and ``(run_id, key)`` is unique, so nothing is stored twice. Async
+callers run these methods in a thread (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from proxy.records import Answer, Pair, Side
+from proxy.store import schema
+from shadowdiff.errors import ConfigError
+
+STORE_FILE = "shadowdiff.sqlite"
+_MIGRATION_LOCK = 7_361_942  # any constant: the advisory lock id used while migrating
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    kind: str
+    created_at: datetime
+    finished_at: datetime | None
+    settings: dict[str, Any]
+
+
+def database_url(location: str | Path) -> str:
+    """A SQLAlchemy URL for a directory, a file or a URL."""
+    text = str(location)
+    if text.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + text.split("://", 1)[1]
+    if "://" in text:
+        return text
+    path = Path(text)
+    if path.is_dir() or not path.suffix:
+        path.mkdir(parents=True, exist_ok=True)
+        path = path / STORE_FILE
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL: readers (reports, the review UI) never block the writer; NORMAL sync is
+    # durable against a killed process (not a power cut), at a fraction of the cost.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def _alembic_config(connection: Connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("proxy.store") / "migrations"))
+    config.attributes["connection"] = connection
+    return config
+
+
+class Store:
+    """Runs, pairs and answers, behind a small synchronous API."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self._migrate()
+
+    @classmethod
+    def open(cls, location: str | Path) -> Store:
+        url = database_url(location)
+        try:
+            engine = sa.create_engine(url, future=True, pool_pre_ping=True)
+        except (sa.exc.ArgumentError, ImportError) as exc:
+            raise ConfigError(f"cannot use store {location}: {exc}") from exc
+        if engine.dialect.name == "sqlite":
+            sa.event.listen(engine, "connect", _sqlite_pragmas)
+        try:
+            return cls(engine)
+        except OperationalError as exc:
+            engine.dispose()
+            raise ConfigError(f"cannot open store {location}: {exc.orig}") from exc
+
+    def _migrate(self) -> None:
+        with self.engine.begin() as connection:
+            if self.dialect == "postgresql":
+                connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK})
+            config = _alembic_config(connection)
+            current = MigrationContext.configure(connection).get_current_revision()
+            known = {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}
+            if current is not None and current not in known:
+                raise ConfigError(
+                    f"the store is at schema revision {current}, which this shadowdiff does not know: "
+                    "it was written by a newer version")
+            command.upgrade(config, "head")
+
+    def revision(self) -> str | None:
+        with self.engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- runs ----------------------------------------------------------------------
+
+    def create_run(self, kind: str, settings: Mapping[str, Any]) -> str:
+        run_id = uuid.uuid4().hex
+        with self.engine.begin() as c:
+            c.execute(schema.runs.insert().values(
+                id=run_id, kind=kind, created_at=datetime.now(UTC), settings=dict(settings)))
+        return run_id
+
+    def finish_run(self, run_id: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(schema.runs.update().where(schema.runs.c.id == run_id)
+                      .values(finished_at=datetime.now(UTC)))
+
+    def run(self, run_id: str) -> Run:
+        with self.engine.connect() as c:
+            row = c.execute(schema.runs.select().where(schema.runs.c.id == run_id)).one_or_none()
+        if row is None:
+            raise ConfigError(f"no run {run_id} in this store")
+        return _run(row)
+
+    def latest_run(self, kind: str | None = None) -> Run | None:
+        query = schema.runs.select().order_by(schema.runs.c.created_at.desc()).limit(1)
+        if kind is not None:
+            query = query.where(schema.runs.c.kind == kind)
+        with self.engine.connect() as c:
+            row = c.execute(query).one_or_none()
+        return None if row is None else _run(row)
+
+    def runs(self) -> list[Run]:
+        with self.engine.connect() as c:
+            rows = c.execute(schema.runs.select().order_by(schema.runs.c.created_at)).all()
+        return [_run(r) for r in rows]
+
+    # -- pairs ---------------------------------------------------------------------
+
+    def has_pair(self, run_id: str, key: str) -> bool:
+        query = sa.select(schema.pairs.c.id).where(schema.pairs.c.run_id == run_id, schema.pairs.c.key == key)
+        with self.engine.connect() as c:
+            return c.execute(query).first() is not None
+
+    def add_pair(self, run_id: str, pair: Pair) -> bool:
+        """Store a pair and its answers in one transaction; False if its key is taken."""
+        comparison, noise = pair.comparison, pair.noise
+        try:
+            with self.engine.begin() as c:
+                inserted = c.execute(schema.pairs.insert().values(
+                    run_id=run_id, key=pair.key, seq=pair.seq, category=pair.category,
+                    endpoint=pair.endpoint, prompt=pair.prompt, request=pair.request,
+                    comparable=pair.comparable, outcome=comparison.outcome.value,
+                    similarity=comparison.similarity, difflib_ratio=comparison.difflib_ratio,
+                    first_char=comparison.first_char, first_token=comparison.first_token,
+                    length_ratio=comparison.length_ratio, margin=pair.margin,
+                    noise_outcome=noise.outcome.value if noise else None,
+                    noise_similarity=noise.similarity if noise else None,
+                    created_at=datetime.now(UTC),
+                )).inserted_primary_key
+                assert inserted is not None
+                pair_id = inserted[0]
+                c.execute(schema.answers.insert(), [_answer_row(pair_id, a) for a in pair.answers.values()])
+        except IntegrityError:
+            return False
+        return True
+
+    def add_skipped(self, run_id: str, line: int, reason: str) -> None:
+        with self.engine.begin() as c:
+            c.execute(schema.skipped.insert().values(run_id=run_id, line=line, reason=reason))
+
+    def skipped(self, run_id: str) -> list[tuple[int, str]]:
+        query = (sa.select(schema.skipped.c.line, schema.skipped.c.reason)
+                 .where(schema.skipped.c.run_id == run_id).order_by(schema.skipped.c.line))
+        with self.engine.connect() as c:
+            return [(int(r.line), str(r.reason)) for r in c.execute(query)]
+
+    def count_pairs(self, run_id: str) -> int:
+        query = sa.select(sa.func.count()).select_from(schema.pairs).where(schema.pairs.c.run_id == run_id)
+        with self.engine.connect() as c:
+            return int(c.execute(query).scalar_one())
+
+    def pairs(self, run_id: str, batch: int = 500) -> Iterator[StoredPair]:
+        """The run's pairs in log order, with their answers, read in batches."""
+        last = -1
+        while True:
+            query = (schema.pairs.select().where(schema.pairs.c.run_id == run_id, schema.pairs.c.id > last)
+                     .order_by(schema.pairs.c.id).limit(batch))
+            with self.engine.connect() as c:
+                rows = c.execute(query).all()
+                if not rows:
+                    return
+                ids = [r.id for r in rows]
+                answer_rows = c.execute(schema.answers.select().where(schema.answers.c.pair_id.in_(ids))).all()
+            by_pair: dict[int, dict[Side, Answer]] = {}
+            for a in answer_rows:
+                by_pair.setdefault(a.pair_id, {})[Side(a.side)] = _answer(a)
+            for row in rows:
+                yield StoredPair(row._asdict(), by_pair.get(row.id, {}))
+            last = rows[-1].id
+
+
+@dataclass(frozen=True)
+class StoredPair:
+    """A pair as read back: its columns, and its answers by side."""
+
+    row: dict[str, Any]
+    answers: dict[Side, Answer]
+
+    def __getitem__(self, column: str) -> Any:
+        return self.row[column]
+
+
+def _run(row: Any) -> Run:
+    return Run(row.id, row.kind, row.created_at, row.finished_at, dict(row.settings))
+
+
+def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
+    return {
+        "pair_id": pair_id, "side": a.side.value, "model": a.model, "status": a.status, "error": a.error,
+        "text": a.text, "finish_reason": a.finish_reason, "prompt_tokens": a.prompt_tokens,
+        "completion_tokens": a.completion_tokens, "ttft": a.ttft, "duration": a.duration,
+        "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins,
+    }
+
+
+def _answer(row: Any) -> Answer:
+    return Answer(
+        side=Side(row.side), model=row.model, text=row.text, finish_reason=row.finish_reason,
+        prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, ttft=row.ttft,
+        duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
+        tokens=row.tokens, margins=row.margins,
+    )

@@ -1,0 +1,85 @@
+"""The store's tables as they are now (migrations build them; queries use these)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+SCHEMA_VERSION = "0001"
+
+metadata = MetaData()
+
+runs = Table(
+    "runs", metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(16), nullable=False),            # replay, compare, serve
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("settings", JSON, nullable=False),
+)
+
+pairs = Table(
+    "pairs", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("category", String(255)),
+    Column("endpoint", String(64), nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("request", JSON, nullable=False),
+    Column("comparable", Boolean, nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("similarity", Float),
+    Column("difflib_ratio", Float),
+    Column("first_char", Integer),
+    Column("first_token", Integer),
+    Column("length_ratio", Float),
+    Column("margin", Float),
+    Column("noise_outcome", String(16)),
+    Column("noise_similarity", Float),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("run_id", "key", name="uq_pairs_run_key"),
+    Index("ix_pairs_run_outcome", "run_id", "outcome"),
+    Index("ix_pairs_run_seq", "run_id", "seq"),
+)
+
+answers = Table(
+    "answers", metadata,
+    Column("pair_id", Integer, ForeignKey("pairs.id", ondelete="CASCADE"), primary_key=True),
+    Column("side", String(16), primary_key=True),
+    Column("model", String(255)),
+    Column("status", Integer),
+    Column("error", Text),
+    Column("text", Text, nullable=False),
+    Column("finish_reason", String(32)),
+    Column("prompt_tokens", Integer),
+    Column("completion_tokens", Integer),
+    Column("ttft", Float),
+    Column("duration", Float),
+    Column("attempts", Integer, nullable=False),
+    Column("tokens", JSON),
+    Column("margins", JSON),
+)
+
+skipped = Table(
+    "skipped", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("line", Integer, nullable=False),
+    Column("reason", Text, nullable=False),
+    Index("ix_skipped_run", "run_id"),
+)

@@ -1,0 +1,288 @@
+"""Reading captured prompt logs, one record at a time.
+
+Five formats are recognised from their first lines (or named with ``--format``):
+
+===============  ===========================================================================
+``batch``        OpenAI Batch JSONL, vLLM's ``run-batch`` input: ``custom_id``, ``method``,
+                 ``url``, ``body``
+``bodies``       request bodies, one JSON object a line, with chat ``messages`` or a
+                 completions ``prompt`` (optional ``id`` and ``category`` are kept)
+``questions``    question JSONL with ``turns`` (MT-Bench): the first turn by default
+``text``         plain text, one prompt per line
+``json-array``   a JSON array of prompt strings
+===============  ===========================================================================
+
+Logs are streamed, never loaded whole (a JSON array is parsed incrementally with
+ijson). A line that cannot be used becomes a ``BadLine`` with its line number and the
+reason, and the caller decides whether to skip it or stop; a file that matches no
+format raises one ``InputError`` that says what was found.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import ijson
+
+from shadowdiff.errors import InputError
+
+CHAT = "/v1/chat/completions"
+COMPLETIONS = "/v1/completions"
+_PROBE_LINES = 20
+_METADATA_KEYS = ("id", "custom_id", "category")
+
+
+class LogFormat(StrEnum):
+    BATCH = "batch"
+    BODIES = "bodies"
+    QUESTIONS = "questions"
+    TEXT = "text"
+    JSON_ARRAY = "json-array"
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One request of a log, ready to be replayed."""
+
+    key: str                    # unique within the log: custom_id, question_id, id, or line-N
+    line: int                   # 1-based line (or item) number
+    endpoint: str               # CHAT or COMPLETIONS
+    body: dict[str, Any]        # the request body as logged (overrides are applied later)
+    category: str | None = None
+
+    @property
+    def prompt(self) -> str:
+        """The text to show a reviewer: the last user message, or the prompt."""
+        return prompt_text(self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line that could not be used, and why."""
+
+    line: int
+    reason: str
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return _content_text(message.get("content"))
+        return _content_text(messages[-1].get("content")) if messages and isinstance(messages[-1], dict) else ""
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
+        return "\n".join(p for p in prompt if isinstance(p, str))
+    return json.dumps(prompt)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _open(path: Path) -> Any:
+    try:
+        return path.open("r", encoding="utf-8", newline=None)
+    except OSError as exc:
+        raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from exc
+
+
+def detect(path: Path) -> LogFormat:
+    """The format of the log at ``path``, from its first non-blank lines."""
+    with _open(path) as f:
+        try:
+            head = [line for line in itertools.islice(f, 2000) if line.strip()][:_PROBE_LINES]
+        except UnicodeDecodeError:
+            raise InputError(f"{path} is not UTF-8 text; a prompt log is JSON or text, one prompt a line") from None
+    if not head:
+        raise InputError(f"{path} is empty: there is nothing to replay")
+    if "\x00" in "".join(head):
+        raise InputError(f"{path} looks binary (it contains NUL bytes); a prompt log is JSON or text")
+    if head[0].lstrip().startswith("["):
+        return LogFormat.JSON_ARRAY
+    votes: dict[LogFormat, int] = {}
+    objects = 0
+    for line in head:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            objects += 1
+            kind = _kind_of(value)
+            if kind is not None:
+                votes[kind] = votes.get(kind, 0) + 1
+    if votes:
+        return max(votes, key=lambda k: votes[k])
+    if objects:
+        keys = sorted(json.loads(next(line for line in head if line.lstrip().startswith("{"))))
+        raise InputError(
+            f"{path} holds JSON objects (keys: {', '.join(keys[:8])}) that match no log format: expected "
+            "OpenAI Batch lines (custom_id, method, url, body), request bodies (messages or prompt), "
+            "or questions (turns). Name the format with --format if it is one of these."
+        )
+    if all(line.lstrip().startswith("{") for line in head):
+        raise InputError(f"{path}: the first lines look like JSON objects but none of them parses")
+    return LogFormat.TEXT
+
+
+def _kind_of(value: dict[str, Any]) -> LogFormat | None:
+    if "custom_id" in value and "body" in value:
+        return LogFormat.BATCH
+    if "turns" in value:
+        return LogFormat.QUESTIONS
+    if "messages" in value or "prompt" in value:
+        return LogFormat.BODIES
+    return None
+
+
+def read(path: Path, fmt: LogFormat | None = None, *, turn: int = 1,
+         endpoint: str = CHAT) -> Iterator[LogRecord | BadLine]:
+    """Yield the log's records (and bad lines) in order, streaming the file.
+
+    ``turn`` picks the question turn for question logs; ``endpoint`` is where plain
+    prompts (text, JSON array, questions) are sent.
+    """
+    fmt = fmt or detect(path)
+    if fmt is LogFormat.JSON_ARRAY:
+        yield from _read_array(path, endpoint)
+        return
+    parse = {LogFormat.BATCH: _batch, LogFormat.BODIES: _bodies, LogFormat.QUESTIONS: _question,
+             LogFormat.TEXT: _text}[fmt]
+    with _open(path) as f:
+        number = 0
+        while True:
+            try:
+                line = f.readline()
+            except UnicodeDecodeError as exc:
+                yield BadLine(number + 1, f"not UTF-8 ({exc.reason}); the rest of the file cannot be read")
+                return
+            if not line:
+                return
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                yield parse(line, number, turn, endpoint)
+            except _Bad as bad:
+                yield BadLine(number, str(bad))
+
+
+def count(path: Path, fmt: LogFormat | None = None) -> int:
+    """How many non-blank lines (or array items) the log has: the progress bar's total."""
+    fmt = fmt or detect(path)
+    if fmt is LogFormat.JSON_ARRAY:
+        with path.open("rb") as f:
+            return sum(1 for _ in ijson.items(f, "item"))
+    with path.open("rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
+class _Bad(Exception):
+    """A line's problem, turned into a BadLine by ``read``."""
+
+
+def _json_object(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except ValueError as exc:
+        raise _Bad(f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise _Bad(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _endpoint_of(body: dict[str, Any]) -> str:
+    if isinstance(body.get("messages"), list):
+        if not body["messages"]:
+            raise _Bad("messages is empty")
+        return CHAT
+    if "prompt" in body:
+        if body["prompt"] in ("", [], None):
+            raise _Bad("prompt is empty")
+        return COMPLETIONS
+    raise _Bad("the body has neither messages (chat) nor prompt (completions)")
+
+
+def _category(value: dict[str, Any]) -> str | None:
+    category = value.get("category")
+    if category is None and isinstance(value.get("metadata"), dict):
+        category = value["metadata"].get("category")
+    return None if category is None else str(category)
+
+
+def _batch(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
+    value = _json_object(line)
+    missing = [k for k in ("custom_id", "body") if k not in value]
+    if missing:
+        raise _Bad(f"missing {', '.join(missing)} (an OpenAI Batch line has custom_id, method, url, body)")
+    body = value["body"]
+    if not isinstance(body, dict):
+        raise _Bad("body is not a JSON object")
+    url = str(value.get("url", ""))
+    method = str(value.get("method", "POST")).upper()
+    if method != "POST":
+        raise _Bad(f"method {method} is not replayed (only POST)")
+    if url not in (CHAT, COMPLETIONS):
+        raise _Bad(f"url {url!r} is not replayed (only {CHAT} and {COMPLETIONS})")
+    if _endpoint_of(body) != url:
+        raise _Bad(f"the body does not fit {url}")
+    return LogRecord(str(value["custom_id"]), number, url, body, _category(body) or _category(value))
+
+
+def _bodies(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
+    value = _json_object(line)
+    found = _endpoint_of(value)
+    key = next((str(value[k]) for k in ("id", "custom_id") if value.get(k) is not None), f"line-{number}")
+    body = {k: v for k, v in value.items() if k not in _METADATA_KEYS}
+    return LogRecord(key, number, found, body, _category(value))
+
+
+def _question(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
+    value = _json_object(line)
+    turns = value.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise _Bad("turns is missing or empty")
+    if len(turns) < turn:
+        raise _Bad(f"has {len(turns)} turn(s), turn {turn} was asked for")
+    text = turns[turn - 1]
+    if not isinstance(text, str) or not text.strip():
+        raise _Bad(f"turn {turn} is not a non-empty string")
+    key = str(value.get("question_id", value.get("id", f"line-{number}")))
+    return LogRecord(key, number, endpoint, _body_for(text, endpoint), _category(value))
+
+
+def _text(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
+    return LogRecord(f"line-{number}", number, endpoint, _body_for(line.rstrip("\r\n"), endpoint))
+
+
+def _body_for(text: str, endpoint: str) -> dict[str, Any]:
+    if endpoint == COMPLETIONS:
+        return {"prompt": text}
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def _read_array(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:
+    with path.open("rb") as f:
+        index = 0
+        try:
+            for index, item in enumerate(ijson.items(f, "item"), start=1):
+                if isinstance(item, str) and item.strip():
+                    yield LogRecord(f"item-{index}", index, endpoint, _body_for(item, endpoint))
+                else:
+                    yield BadLine(index, f"item {index} is not a non-empty string")
+        except ijson.JSONError as exc:
+            yield BadLine(index + 1, f"the JSON array breaks after item {index}: {exc}")

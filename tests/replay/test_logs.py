@@ -1,0 +1,153 @@
+"""Every log format, and every kind of bad line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, count, detect, read
+from shadowdiff.errors import InputError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def write(tmp_path: Path, text: str, name: str = "log") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def lines(*values: object) -> str:
+    return "".join((v if isinstance(v, str) else json.dumps(v)) + "\n" for v in values)
+
+
+def records(path: Path, **kwargs: object) -> list[LogRecord | BadLine]:
+    return list(read(path, **kwargs))  # type: ignore[arg-type]
+
+
+def test_batch(tmp_path: Path) -> None:
+    path = write(tmp_path, lines(
+        {"custom_id": "request-1", "method": "POST", "url": CHAT,
+         "body": {"model": "M", "messages": [{"role": "user", "content": "Hello world!"}],
+                  "max_completion_tokens": 1000, "metadata": {"category": "greeting"}}},
+        {"custom_id": "request-2", "method": "POST", "url": COMPLETIONS, "body": {"prompt": "Once"}},
+    ))
+    assert detect(path) is LogFormat.BATCH
+    first, second = records(path)
+    assert isinstance(first, LogRecord) and isinstance(second, LogRecord)
+    assert (first.key, first.line, first.endpoint, first.category) == ("request-1", 1, CHAT, "greeting")
+    assert first.body["max_completion_tokens"] == 1000
+    assert first.prompt == "Hello world!"
+    assert (second.key, second.endpoint, second.prompt) == ("request-2", COMPLETIONS, "Once")
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ("{not json", "not valid JSON"),
+    ('["a list"]', "expected a JSON object, got list"),
+    ({"custom_id": "x", "method": "POST", "url": CHAT}, "missing body"),
+    ({"custom_id": "x", "method": "GET", "url": CHAT, "body": {"messages": [{"role": "user", "content": "x"}]}},
+     "method GET is not replayed"),
+    ({"custom_id": "x", "method": "POST", "url": "/v1/embeddings", "body": {"input": "x"}},
+     "url '/v1/embeddings' is not replayed"),
+    ({"custom_id": "x", "method": "POST", "url": CHAT, "body": {"prompt": "x"}}, "does not fit"),
+    ({"custom_id": "x", "method": "POST", "url": CHAT, "body": {"messages": []}}, "messages is empty"),
+    ({"custom_id": "x", "method": "POST", "url": CHAT, "body": "text"}, "body is not a JSON object"),
+])
+def test_bad_batch_lines_are_reported_with_their_line_number(tmp_path: Path, line: object, reason: str) -> None:
+    good = {"custom_id": "ok", "method": "POST", "url": CHAT, "body": {"messages": [{"role": "user", "content": "x"}]}}
+    path = write(tmp_path, lines(good, line, good | {"custom_id": "ok2"}))
+    found = records(path, fmt=LogFormat.BATCH)
+    assert [type(r) for r in found] == [LogRecord, BadLine, LogRecord]
+    bad = found[1]
+    assert isinstance(bad, BadLine)
+    assert bad.line == 2
+    assert reason in bad.reason
+
+
+def test_bodies(tmp_path: Path) -> None:
+    path = write(tmp_path, lines(
+        {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Why?"}],
+         "temperature": 0.7, "id": "q1", "category": "reasoning"},
+        "",
+        {"prompt": "The capital of France is", "max_tokens": 5},
+        {"model": "x"},
+    ))
+    assert detect(path) is LogFormat.BODIES
+    a, b, bad = records(path)
+    assert isinstance(a, LogRecord) and isinstance(b, LogRecord) and isinstance(bad, BadLine)
+    assert (a.key, a.category, a.prompt) == ("q1", "reasoning", "Why?")
+    assert "id" not in a.body and "category" not in a.body and a.body["temperature"] == 0.7
+    assert (b.key, b.line, b.endpoint) == ("line-3", 3, COMPLETIONS)
+    assert (bad.line, bad.reason) == (4, "the body has neither messages (chat) nor prompt (completions)")
+
+
+def test_mt_bench_questions_replay_without_edits() -> None:
+    path = EXAMPLES / "mt_bench_questions.jsonl"
+    assert detect(path) is LogFormat.QUESTIONS
+    found = records(path)
+    assert len(found) == 80
+    assert all(isinstance(r, LogRecord) for r in found)
+    first = found[0]
+    assert isinstance(first, LogRecord)
+    assert (first.key, first.category, first.endpoint) == ("81", "writing", CHAT)
+    assert first.prompt.startswith("Compose an engaging travel blog post")
+    second_turns = records(path, turn=2)
+    assert isinstance(second_turns[0], LogRecord)
+    assert second_turns[0].prompt.startswith("Rewrite your previous response")
+    assert isinstance(records(path, turn=3)[0], BadLine)
+    assert count(path) == 80
+
+
+def test_text_and_completions_endpoint(tmp_path: Path) -> None:
+    path = write(tmp_path, "What is 2+2?\n\n   \nName a colour.\r\n")
+    assert detect(path) is LogFormat.TEXT
+    a, b = records(path)
+    assert isinstance(a, LogRecord) and isinstance(b, LogRecord)
+    assert (a.key, a.body) == ("line-1", {"messages": [{"role": "user", "content": "What is 2+2?"}]})
+    assert (b.key, b.prompt) == ("line-4", "Name a colour.")
+    (c, _) = records(path, endpoint=COMPLETIONS)
+    assert isinstance(c, LogRecord)
+    assert c.body == {"prompt": "What is 2+2?"}
+    assert count(path) == 2
+
+
+def test_json_array(tmp_path: Path) -> None:
+    path = write(tmp_path, json.dumps(["first prompt", 3, "third prompt"], indent=2))
+    assert detect(path) is LogFormat.JSON_ARRAY
+    a, bad, c = records(path)
+    assert isinstance(a, LogRecord) and isinstance(bad, BadLine) and isinstance(c, LogRecord)
+    assert (a.key, a.prompt, c.key) == ("item-1", "first prompt", "item-3")
+    assert bad.reason == "item 2 is not a non-empty string"
+    broken = write(tmp_path, '["one", "two", ', "broken.json")
+    found = records(broken)
+    assert [type(r) for r in found] == [LogRecord, LogRecord, BadLine]
+
+
+def test_formats_that_match_nothing(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="is empty"):
+        detect(write(tmp_path, "\n\n", "empty"))
+    with pytest.raises(InputError, match="match no log format"):
+        detect(write(tmp_path, lines({"input": "embed me"}), "other"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        binary = tmp_path / "binary"
+        binary.write_bytes(b"\xff\xfe\x00\x01" * 10)
+        detect(binary)
+    with pytest.raises(InputError, match="none of them parses"):
+        detect(write(tmp_path, "{broken\n{also broken\n", "broken"))
+    with pytest.raises(InputError, match="cannot read log"):
+        detect(tmp_path / "missing")
+
+
+def test_detection_survives_a_bad_first_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "{oops\n" + lines({"messages": [{"role": "user", "content": "x"}]}) * 3)
+    assert detect(path) is LogFormat.BODIES
+
+
+def test_reading_is_lazy(tmp_path: Path) -> None:
+    path = write(tmp_path, lines(*({"prompt": f"p{i}"} for i in range(5000))))
+    iterator = read(path)
+    first = next(iterator)
+    assert isinstance(first, LogRecord)
+    assert first.key == "line-1"
