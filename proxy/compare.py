@@ -44,7 +44,7 @@ class Thresholds:
     """Where ``near`` ends and ``divergent`` begins, and the difflib length cap."""
 
     near: float = 0.9
-    difflib_limit: int = 2000
+    difflib_limit: int = 0   # 0: off; the column is opt-in (quadratic cost)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.near <= 1.0:

@@ -36,7 +36,7 @@ class Answer:
     error: str | None = None            # why there is no usable answer
     attempts: int = 1
     tokens: list[str] | None = None     # output tokens, when logprobs were requested
-    margins: list[float] | None = None  # top-1 minus top-2 logprob per token
+    margins: list[float | None] | None = None  # top-1 minus top-2 logprob per token
 
     @property
     def ok(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import click
 
+from replay.cli import replay
 from shadowdiff import __version__
 from simulator.cli import simulate
 
@@ -19,3 +20,4 @@ def main() -> None:
 
 
 main.add_command(simulate)
+main.add_command(replay)

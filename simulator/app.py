@@ -189,8 +189,8 @@ def build_app(settings: SimulatorSettings) -> Starlette:
         Route("/detokenize", detokenize, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
-    if settings.api_key:
-        app.add_middleware(ApiKeyMiddleware, keys=(settings.api_key,))
+    if settings.api_keys:
+        app.add_middleware(ApiKeyMiddleware, keys=settings.api_keys)
     if settings.enable_request_id_headers:
         app.add_middleware(RequestIdHeaderMiddleware)
     app.state.engine = engine

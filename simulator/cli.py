@@ -27,7 +27,7 @@ def settings_from_options(
     *, served_model_name: tuple[str, ...], model: str | None, profile: str,
     profile_file: Path | None, drift: tuple[str, ...], drift_seed: int | None,
     replica_rate: float | None, seed: int, max_model_len: int, max_logprobs: int,
-    api_key: str | None, latency: str, ttft: float | None, prefill_per_token: float | None,
+    api_key: tuple[str, ...], latency: str, ttft: float | None, prefill_per_token: float | None,
     tpot: float | None, batch_slowdown: float | None, speed: float | None, max_num_seqs: int,
     fault: tuple[str, ...], fault_seed: int | None, fault_after_tokens: int,
     fault_hang_seconds: float, fault_slow_seconds: float, enable_request_id_headers: bool,
@@ -54,10 +54,15 @@ def settings_from_options(
     return SimulatorSettings(
         served_model_names=served_model_name or (model or "simulated-model",), model=model,
         profile=chosen, seed=seed, max_model_len=max_model_len, max_logprobs=max_logprobs,
-        api_key=api_key, latency=latency_model, faults=fault_settings,
+        api_keys=tuple(api_key) or _env_keys(), latency=latency_model, faults=fault_settings,
         enable_request_id_headers=enable_request_id_headers,
         sse_keep_alive_interval=sse_keep_alive_interval, default_temperature=default_temperature,
     )
+
+
+def _env_keys() -> tuple[str, ...]:
+    key = os.environ.get("VLLM_API_KEY")
+    return (key,) if key else ()
 
 
 @click.command("simulate")
@@ -78,8 +83,8 @@ def settings_from_options(
               help="Server seed; a baseline with another seed is a replica.")
 @click.option("--max-model-len", default=32768, show_default=True, type=int)
 @click.option("--max-logprobs", default=20, show_default=True, type=int)
-@click.option("--api-key", default=lambda: os.environ.get("VLLM_API_KEY"),
-              help="Require this Bearer token on /v1 paths (default: $VLLM_API_KEY).")
+@click.option("--api-key", multiple=True,
+              help="Require this Bearer token on /v1 paths; repeat for several (default: $VLLM_API_KEY).")
 @click.option("--latency", default="zero", show_default=True, type=click.Choice(sorted(LATENCY_PRESETS)),
               help="Latency preset; the flags below override its values.")
 @click.option("--ttft", type=float, default=None, help="Seconds before the first token.")

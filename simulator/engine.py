@@ -9,6 +9,7 @@ from simulator.generation import Generator
 from simulator.metrics import EngineMetrics
 from simulator.scheduler import Scheduler
 from simulator.settings import SimulatorSettings
+from simulator.textgen import prompt_key
 from simulator.vocab import Vocabulary, vocabulary
 
 
@@ -23,7 +24,7 @@ class Engine:
         self.faults = FaultInjector(settings.faults)
         self.metrics = EngineMetrics(settings.model_name, settings.max_model_len)
         self.kv_tokens = 0
-        self._prefixes: OrderedDict[str, None] = OrderedDict()
+        self._prefixes: OrderedDict[int, None] = OrderedDict()   # prompt hashes, most recent last
         self.metrics.running.set_function(lambda: self.scheduler.running)
         self.metrics.waiting.set_function(lambda: self.scheduler.waiting)
         self.metrics.kv_usage.set_function(
@@ -33,10 +34,11 @@ class Engine:
     def prefix_lookup(self, prompt: str, prompt_tokens: int) -> None:
         """Count a prefix-cache query; a prompt seen before counts as a full hit."""
         self.metrics.prefix_queries.inc(prompt_tokens)
-        if prompt in self._prefixes:
-            self._prefixes.move_to_end(prompt)
+        key = prompt_key(prompt)
+        if key in self._prefixes:
+            self._prefixes.move_to_end(key)
             self.metrics.prefix_hits.inc(prompt_tokens)
             return
-        self._prefixes[prompt] = None
+        self._prefixes[key] = None
         if len(self._prefixes) > 4096:
             self._prefixes.popitem(last=False)

@@ -52,12 +52,17 @@ class Choice:
     tokens: tuple[Token, ...]
     finish_reason: str
     stop_reason: str | int | None
-    hidden_tokens: int                  # generated but not shown: EOS or a stop token
+    hidden_id: int | None               # generated but not shown: EOS or a stop token
     positions: tuple[logprobs.Position, ...] | None
 
     @property
     def completion_tokens(self) -> int:
-        return len(self.tokens) + self.hidden_tokens
+        return len(self.tokens) + (self.hidden_id is not None)
+
+    @property
+    def token_ids(self) -> list[int]:
+        ids = [t.id for t in self.tokens]
+        return ids if self.hidden_id is None else [*ids, self.hidden_id]
 
     @property
     def text(self) -> str:
@@ -82,17 +87,18 @@ class Generator:
         self.profile = profile
         self.seed = seed
         self.vocab = vocab
-        self._cache: OrderedDict[tuple[str, bool], Planned] = OrderedDict()
+        # Keyed by a 64-bit hash, not the prompt: long-context prompts would pin memory.
+        self._cache: OrderedDict[tuple[int, bool], Planned] = OrderedDict()
         self._cache_size = cache_size
 
     def plan(self, prompt: str, json_output: bool = False) -> Planned:
         """The greedy answer to ``prompt`` (cached: the same prompt repeats in a replay)."""
-        cache_key = (prompt, json_output)
+        key = textgen.prompt_key(prompt)
+        cache_key = (key, json_output)
         hit = self._cache.get(cache_key)
         if hit is not None:
             self._cache.move_to_end(cache_key)
             return hit
-        key = textgen.prompt_key(prompt)
         base = self.vocab.encode(textgen.generate(prompt, json_output=json_output).text)
         drifted = drift.apply_profile(self.profile, key, prompt, base)
         tokens = base if drifted.kind is None else self.vocab.encode(drifted.text)
@@ -125,47 +131,53 @@ class Generator:
             tokens.extend(self.vocab.encode(next(filler)))
         if s.ignore_eos:
             tokens = tokens[:limit]
-        out, finish, reason, hidden = _apply_stops(tokens, limit, s)
+        out, finish, reason, hidden = _apply_stops(tokens, limit, s, self.vocab.eos_id)
         positions = None
         if s.logprobs is not None:
-            divergence = _divergence(plan, out)
+            # Logprobs name the tokens as generated, even the one a stop string cut.
+            generated = tokens[: len(out)]
+            divergence = _divergence(plan, generated)
             positions = tuple(
                 logprobs.position(key, i, t.text, s.logprobs, self.vocab, divergence)
-                for i, t in enumerate(out)
+                for i, t in enumerate(generated)
             )
         return Choice(index, tuple(out), finish, reason, hidden, positions)
 
 
-def _apply_stops(tokens: Sequence[Token], limit: int, s: Sampling) -> tuple[list[Token], str, str | int | None, int]:
-    """Walk the tokens as a decoder would: the first stop condition met wins.
+def _apply_stops(tokens: Sequence[Token], limit: int, s: Sampling,
+                 eos_id: int) -> tuple[list[Token], str, str | int | None, int | None]:
+    """Walk the tokens as vLLM's decoder does: the first stop condition met wins.
 
-    Returns the visible tokens, the finish and stop reasons, and how many tokens were
-    generated but not shown (the end-of-sequence or stop token: vLLM counts it in
-    ``completion_tokens`` but not in the text).
+    Returns the visible tokens, the finish and stop reasons, and the id of the token
+    generated but not shown (the end of sequence or a stop token: vLLM counts it in
+    ``completion_tokens`` and ``token_ids``, not in the text), if any.
     """
     out: list[Token] = []
     text = ""
-    longest_stop = max((len(x) for x in s.stop), default=0)
     for token in tokens:
         if len(out) == limit:
-            return out, "length", None, 0
+            return out, "length", None, None
         if token.id in s.stop_token_ids and len(out) >= s.min_tokens:
-            return out, "stop", token.id, 1
-        before = len(text)
+            return out, "stop", token.id, token.id
         text += token.text
         out.append(token)
         if not s.stop or len(out) <= s.min_tokens:
             continue
-        window = max(0, before - longest_stop + 1)
-        found = [(at, stop) for stop in s.stop if (at := text.find(stop, window)) != -1]
-        if found:
-            at, stop = min(found)
-            cut = at + len(stop) if s.include_stop_str_in_output else at
-            return _trim(out, cut), "stop", stop, 0
+        # vLLM's check_stop_strings: a stop string must end inside the new text; the
+        # one that ends first wins, ties going to the earlier entry of ``stop``.
+        new = len(token.text)
+        best: tuple[int, int, str] | None = None
+        for stop in s.stop:
+            at = text.find(stop, max(0, len(text) + 1 - new - len(stop)))
+            if at != -1 and (best is None or at + len(stop) < best[0] + len(best[2])):
+                best = (at, at + len(stop), stop)
+        if best is not None:
+            at, end, stop = best
+            return _trim(out, end if s.include_stop_str_in_output else at), "stop", stop, None
     if len(out) >= limit:
         # The end of sequence would have been token limit + 1: never generated.
-        return out, "length", None, 0
-    return out, "stop", None, 1
+        return out, "length", None, None
+    return out, "stop", None, eos_id
 
 
 def _trim(tokens: list[Token], cut: int) -> list[Token]:

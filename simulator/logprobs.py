@@ -23,6 +23,7 @@ from simulator.drift import alternative, near_tie_alternative
 from simulator.hashing import mix, text_id, unit
 from simulator.vocab import BYTE_TOKENS, SPECIAL_TOKENS, Vocabulary
 
+_PROMPT_SALT = 0x5BD1E995
 _FILLER = (
     " the", ",", ".", " and", " a", " of", " to", " is", "\n", " in", " that", " it",
     " for", " with", " as", " on", " be", " this", " by", " at", " or", " which",
@@ -138,27 +139,24 @@ def completion_logprobs(positions: Sequence[Position | None], tokens: Sequence[s
             "top_logprobs": top_logprobs}
 
 
+def prompt_position(key: int, index: int, token_id: int, text: str, k: int, vocab: Vocabulary) -> Position:
+    """The distribution at prompt position ``index``, from the same model as outputs."""
+    return position(key ^ _PROMPT_SALT, index, text, k, vocab)
+
+
 def prompt_logprobs(key: int, token_ids: Sequence[int], k: int,
                     vocab: Vocabulary) -> list[dict[str, dict[str, Any]] | None]:
-    """vLLM's ``prompt_logprobs``: None for the first token, then the actual token
-    (with its rank) and the top ``k`` at every position."""
+    """vLLM's ``prompt_logprobs``: None for the first token, then at every position the
+    actual token (with its rank) and the top ``k``, keyed by token id."""
     out: list[dict[str, dict[str, Any]] | None] = [None]
     for index, token_id in enumerate(token_ids[1:], start=1):
-        u = unit(key, index, token_id, 3)
-        rank = 1 if u < 0.45 else 2 + int(u * 40)
-        entries: dict[str, dict[str, Any]] = {}
-        actual_lp = -0.1 - 3.0 * (rank - 1) - 0.5 * unit(key, index, token_id, 4)
-        entries[str(token_id)] = {"logprob": actual_lp, "rank": rank,
-                                  "decoded_token": vocab.decode([token_id], skip_special=False)}
-        span = vocab.size
-        lp = actual_lp + 3.0 * (rank - 1)
-        for r in range(1, k + 1):
-            if r == rank:
-                continue
-            other = mix(key, index, r) % span
-            if str(other) in entries:
-                continue
-            entries[str(other)] = {"logprob": lp - 3.0 * (r - 1) - 0.01, "rank": r,
-                                   "decoded_token": vocab.decode([other], skip_special=False)}
+        text = vocab.decode([token_id], skip_special=False)
+        p = prompt_position(key, index, token_id, text, max(k, 1), vocab)
+        entries: dict[str, dict[str, Any]] = {
+            str(token_id): {"logprob": p.logprob, "rank": 1, "decoded_token": text}}
+        for rank, (alt, lp) in enumerate(p.top[:k], start=1):
+            alt_id = vocab.token_id(alt)
+            if alt_id is not None and str(alt_id) not in entries:
+                entries[str(alt_id)] = {"logprob": lp, "rank": rank, "decoded_token": alt}
         out.append(entries)
     return out

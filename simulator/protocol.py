@@ -16,6 +16,7 @@ Unknown fields are accepted and ignored (``extra="allow"``), as vLLM does.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, TypeVar
 
@@ -45,7 +46,7 @@ class _Sampling(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = None
     max_tokens: int | None = None
-    n: int = 1
+    n: int | None = 1
     temperature: float | None = None
     top_p: float | None = None
     top_k: int | None = None
@@ -64,7 +65,7 @@ class _Sampling(BaseModel):
     prompt_logprobs: int | None = None
     request_id: str | None = None
     return_token_ids: bool | None = None
-    echo: bool = False
+    echo: bool | None = False
     response_format: dict[str, Any] | None = None
 
     def stop_strings(self) -> tuple[str, ...]:
@@ -250,16 +251,25 @@ def check_raw(data: Any, *, chat: bool) -> None:
 # -- layer 3: SamplingParams._verify_args ---------------------------------------------
 
 
+MAX_N = 16384  # VLLM_MAX_N_SEQUENCES
+
+
 def check_sampling(req: _Sampling, *, temperature: float, max_tokens: int) -> None:
     """vLLM's sampling-parameter checks, with its messages."""
-    if req.n < 1:
-        raise vllm_error(f"n must be at least 1, got {req.n}.")
+    n = 1 if req.n is None else req.n
+    if n < 1:
+        raise vllm_error(f"n must be at least 1, got {n}.")
+    if n > MAX_N:
+        raise vllm_error(f"n must be at most {MAX_N}, got {n}. To increase this limit, set the "
+                         "VLLM_MAX_N_SEQUENCES environment variable.")
     for name in ("presence_penalty", "frequency_penalty"):
         value = getattr(req, name)
         if value is not None and not -2.0 <= value <= 2.0:
             raise vllm_error(f"{name} must be in [-2, 2], got {value}.")
     if req.repetition_penalty is not None and req.repetition_penalty <= 0.0:
         raise vllm_error(f"repetition_penalty must be greater than zero, got {req.repetition_penalty}.")
+    if not math.isfinite(temperature):
+        raise vllm_error(f"temperature must be a finite number, got {temperature}.", "temperature", temperature)
     if temperature < 0.0:
         raise vllm_error(f"temperature must be non-negative, got {temperature}.", "temperature", temperature)
     if temperature > 2.0:
@@ -279,5 +289,5 @@ def check_sampling(req: _Sampling, *, temperature: float, max_tokens: int) -> No
             f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {req.min_tokens}.")
     if any(not stop for stop in req.stop_strings()):
         raise vllm_error("stop cannot contain an empty string.")
-    if temperature < 1e-5 and req.n > 1:
-        raise vllm_error(f"n must be 1 when using greedy sampling, got {req.n}.")
+    if temperature < 1e-5 and n > 1:
+        raise vllm_error(f"n must be 1 when using greedy sampling, got {n}.")

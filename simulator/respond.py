@@ -3,7 +3,7 @@
 This is raw ASGI rather than a Starlette response class because the simulator must
 control every write: chunk boundaries, a pause in the middle of a UTF-8 character,
 a connection dropped mid-body. A client that disconnects cancels the job (as vLLM
-aborts the request), which frees its place in the running batch.
+aborts the request), which frees its places in the running batch.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -22,14 +21,19 @@ from simulator.engine import Engine
 from simulator.faults import Fault
 from simulator.generation import Choice
 from simulator.scheduler import Pacer
-from simulator.serving import Job
-from simulator.textgen import prompt_key as _key
+from simulator.serving import Job, Prompt
+from simulator.textgen import prompt_key
 
 _SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8")]
+_EARLY = {
+    500: ("InternalServerError", "Simulated engine failure (shadowdiff simulate --fault error_500)."),
+    503: ("ServiceUnavailableError", "Simulated engine overload (shadowdiff simulate --fault error_503)."),
+    429: ("RateLimitError", "Too many requests (shadowdiff simulate --fault error_429)."),
+}
 
 
 class ClientGone(Exception):
-    """The client went away; the job is aborted."""
+    """The client went away (or a simulated reset dropped it); the job is over."""
 
 
 async def send_json(send: Send, status: int, body: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -53,13 +57,14 @@ class _Run:
 
     def __init__(self, engine: Engine, job: Job, send: Send) -> None:
         self.engine, self.job, self._send = engine, job, send
-        self.settings = engine.settings
         self.faults = engine.settings.faults
         self.buffer = bytearray()
         self.split_done = False
         self.started = time.monotonic()
         self.queued = self.prefill = 0.0
         self.kv = 0
+        self.generated = 0          # tokens produced so far (for an aborted request's metrics)
+        self.outcome = "abort"      # finished_reason recorded if nothing better is known
 
     async def send(self, message: Message) -> None:
         try:
@@ -67,62 +72,58 @@ class _Run:
         except OSError as exc:  # uvicorn raises ClientDisconnected (an OSError)
             raise ClientGone from exc
 
-    # -- the part both modes share ---------------------------------------------------
+    # -- what both modes share ---------------------------------------------------------
 
-    async def _prefill(self, pacer: Pacer, wait: Callable[[Pacer], Awaitable[None]]) -> list[Choice]:
+    async def _generate(self, pacer: Pacer) -> list[Choice]:
+        """Prefill, then the choices of every prompt, indexed as vLLM indexes them."""
         admitted = time.monotonic()
         self.queued = admitted - self.started
+        if self.job.fault is Fault.HANG:
+            await asyncio.sleep(self.faults.hang_seconds)
         pacer.schedule_prefill(self.job.prompt_tokens)
-        await wait(pacer)
+        await self._wait(pacer)
         self.prefill = time.monotonic() - admitted
         choices: list[Choice] = []
         for p_index, prompt in enumerate(self.job.prompts):
             self.engine.prefix_lookup(prompt.text, len(prompt.ids))
-            for choice in self.engine.generator.generate(prompt.sampling):
-                choices.append(Choice(p_index * prompt.sampling.n + choice.index, choice.tokens,
-                                      choice.finish_reason, choice.stop_reason,
-                                      choice.hidden_tokens, choice.positions))
+            for c in self.engine.generator.generate(prompt.sampling):
+                choices.append(Choice(p_index * prompt.sampling.n + c.index, c.tokens, c.finish_reason,
+                                      c.stop_reason, c.hidden_id, c.positions))
         self.kv = self.job.prompt_tokens
         self.engine.kv_tokens += self.kv
         return choices
 
-    def _step_delay(self, pacer: Pacer) -> None:
+    def _step(self, pacer: Pacer, active: int) -> None:
         if self.job.fault is Fault.SLOW:
             pacer.schedule(self.faults.slow_seconds)
         else:
             pacer.schedule_token()
+        self.kv += active
+        self.engine.kv_tokens += active
+        self.generated += active
 
-    def _grow_kv(self, tokens: int) -> None:
-        self.kv += tokens
-        self.engine.kv_tokens += tokens
-
-    def record(self, choices: list[Choice] | None) -> None:
+    def record(self) -> None:
         self.engine.kv_tokens -= self.kv
         self.kv = 0
         decode = max(time.monotonic() - self.started - self.queued - self.prefill, 0.0)
-        generated = sum(c.completion_tokens for c in choices) if choices else 0
         self.engine.metrics.finished(
-            reason=choices[0].finish_reason if choices else "abort",
-            prompt_tokens=self.job.prompt_tokens, generation_tokens=generated,
+            reason=self.outcome, prompt_tokens=self.job.prompt_tokens, generation_tokens=self.generated,
             max_tokens=self.job.max_tokens, queued=self.queued, prefill=self.prefill, decode=decode)
 
     async def _early_fault(self) -> bool:
-        """Faults that strike before anything is generated; True if one answered."""
+        """Faults that answer before the request reaches the engine."""
         fault = self.job.fault
-        if fault is Fault.HANG:
-            await asyncio.sleep(self.faults.hang_seconds)
-        if fault is not None and fault.status is not None:
-            headers = [(b"retry-after", str(self.faults.retry_after).encode())] if fault.status == 429 else []
-            kind, message = {
-                500: ("InternalServerError", "Simulated engine failure (shadowdiff simulate --fault error_500)."),
-                503: ("ServiceUnavailableError", "Simulated engine overload (shadowdiff simulate --fault error_503)."),
-                429: ("RateLimitError", "Too many requests (shadowdiff simulate --fault error_429)."),
-            }[fault.status]
-            await send_json(self.send, fault.status, responses.error_body(message, kind, fault.status), headers)
-            return True
-        return False
+        if fault is None or fault.status is None:
+            return False
+        kind, message = _EARLY[fault.status]
+        headers = [(b"retry-after", str(self.faults.retry_after).encode())] if fault.status == 429 else []
+        await send_json(self.send, fault.status, responses.error_body(message, kind, fault.status), headers)
+        return True
 
-    # -- not streamed ----------------------------------------------------------------
+    def _seqs(self) -> int:
+        return sum(p.sampling.n for p in self.job.prompts)
+
+    # -- not streamed ------------------------------------------------------------------
 
     async def plain(self) -> None:
         if await self._early_fault():
@@ -132,65 +133,79 @@ class _Run:
             err = job.deferred
             await send_json(self.send, err.status, responses.error_body(err.message, err.kind, err.status, err.param))
             return
-        if job.fault is Fault.ERROR_FRAME:
-            await send_json(self.send, 500, responses.error_body(
-                "Simulated engine failure during generation.", "InternalServerError", 500))
-            return
-        choices: list[Choice] | None = None
         try:
-            async with self.engine.scheduler.admitted():
+            async with self.engine.scheduler.admitted(self._seqs()):
                 pacer = self.engine.scheduler.pacer()
-                choices = await self._prefill(pacer, _sleep)
-                for _ in range(max(c.completion_tokens for c in choices) - 1):
-                    self._step_delay(pacer)
+                choices = await self._generate(pacer)
+                self.generated = len(choices)
+                for step in range(1, max(c.completion_tokens for c in choices)):
+                    self._step(pacer, sum(1 for c in choices if step < c.completion_tokens))
                     await pacer.wait()
-                    self._grow_kv(len(choices))
+            if job.fault is Fault.ERROR_FRAME:
+                self.outcome = "error"
+                await send_json(self.send, 500, responses.error_body(
+                    "Simulated engine failure during generation.", "InternalServerError", 500))
+                return
+            self.outcome = choices[0].finish_reason
         finally:
-            self.record(choices)
+            self.record()
         await self._send_body(responses.dumps(self._body(choices)).encode())
 
     def _body(self, choices: list[Choice]) -> dict[str, Any]:
         job = self.job
         first = job.prompts[0]
-        ids = first.ids if job.return_token_ids else None
         if job.chat:
-            prompt_lp = (logprobs.prompt_logprobs(_key(first.text), first.ids, job.prompt_logprobs,
+            prompt_lp = (logprobs.prompt_logprobs(prompt_key(first.text), first.ids, job.prompt_logprobs,
                                                   self.engine.vocab)
                          if job.prompt_logprobs is not None else None)
             return responses.chat_body(job.ctx, choices, job.prompt_tokens, top_logprobs=job.top_n,
-                                       prompt_logprobs=prompt_lp, token_ids=ids)
+                                       prompt_logprobs=prompt_lp,
+                                       token_ids=first.ids if job.return_token_ids else None)
         out = []
         for choice in choices:
-            prompt = job.prompts[choice.index // prompt_n(job)]
-            echo = prompt.text if job.echo else ""
+            prompt = self._prompt_of(choice)
             out.append(responses.CompletionChoice(
-                choice.index, choice, echo, self._completion_logprobs(choice, prompt.text, prompt.ids),
-                logprobs.prompt_logprobs(_key(prompt.text), prompt.ids, job.prompt_logprobs, self.engine.vocab)
-                if job.prompt_logprobs is not None else None,
-                prompt.ids if job.return_token_ids else None))
+                choice.index, choice, prompt.text if job.echo else "", self._completion_logprobs(choice, prompt),
+                self._prompt_logprobs(prompt), prompt.ids if job.return_token_ids else None,
+                echo_only=job.echo_only))
         return responses.completion_body(job.ctx, out, job.prompt_tokens)
 
-    def _completion_logprobs(self, choice: Choice, prompt: str, ids: tuple[int, ...]) -> dict[str, Any] | None:
+    def _prompt_of(self, choice: Choice) -> Prompt:
+        return self.job.prompts[choice.index // self.job.prompts[0].sampling.n]
+
+    def _prompt_logprobs(self, prompt: Prompt) -> list[Any] | None:
+        count = self.job.prompt_logprobs
+        if count is None:
+            return None
+        return logprobs.prompt_logprobs(prompt_key(prompt.text), prompt.ids, count, self.engine.vocab)
+
+    def _echo_positions(self, prompt: Prompt) -> tuple[list[logprobs.Position | None], list[str]]:
+        """Logprobs of the echoed prompt: vLLM scores it with prompt_logprobs."""
+        vocab = self.engine.vocab
+        texts = [vocab.decode([i], skip_special=False) for i in prompt.ids]
+        key = prompt_key(prompt.text)
+        positions: list[logprobs.Position | None] = [None]
+        positions += [logprobs.prompt_position(key, i, token_id, texts[i], self.job.top_n, vocab)
+                      for i, token_id in enumerate(prompt.ids) if i]
+        return positions, texts
+
+    def _completion_logprobs(self, choice: Choice, prompt: Prompt) -> dict[str, Any] | None:
         if choice.positions is None:
             return None
         positions: list[logprobs.Position | None] = list(choice.positions)
-        texts = [t.text for t in choice.tokens]
+        texts = [p.token for p in choice.positions]
         if self.job.echo:
-            vocab = self.engine.vocab
-            prompt_texts = [vocab.decode([i], skip_special=False) for i in ids]
-            key = _key(prompt) ^ 0x5BD1E995
-            positions = [None, *(logprobs.position(key, i, t, self.job.top_n, vocab)
-                                 for i, t in enumerate(prompt_texts) if i), *positions]
-            texts = [*prompt_texts, *texts]
+            echo_positions, echo_texts = self._echo_positions(prompt)
+            positions, texts = ([*echo_positions], [*echo_texts]) if self.job.echo_only else (
+                [*echo_positions, *positions], [*echo_texts, *texts])
         return logprobs.completion_logprobs(positions, texts, self.job.top_n)
 
     async def _send_body(self, body: bytes) -> None:
         fault = self.job.fault
         if fault is Fault.MALFORMED:
             body = body[: len(body) // 2]
-        start = {"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]}
-        await self.send(start)
+        await self.send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         if fault is Fault.RESET:
             await self.send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
             raise ClientGone("simulated connection reset")
@@ -201,7 +216,7 @@ class _Run:
             body = body[at:]
         await self.send({"type": "http.response.body", "body": body})
 
-    # -- streamed --------------------------------------------------------------------
+    # -- streamed ----------------------------------------------------------------------
 
     async def stream(self) -> None:
         if await self._early_fault():
@@ -215,43 +230,55 @@ class _Run:
             await self.write(streaming.DONE)
             await self.finish()
             return
-        choices: list[Choice] | None = None
         try:
-            async with self.engine.scheduler.admitted():
+            async with self.engine.scheduler.admitted(self._seqs()):
                 pacer = self.engine.scheduler.pacer()
-                choices = await self._prefill(pacer, self._wait_alive)
-                if await self._frames(choices, pacer):
-                    return
+                choices = await self._generate(pacer)
+                ended_early = await self._frames(choices, pacer)
+            self.outcome = "error" if ended_early else choices[0].finish_reason
         finally:
-            self.record(choices)
+            self.record()
         await self.finish()
+
+    async def _wait(self, pacer: Pacer) -> None:
+        """Wait for the pacer, sending ``: keep-alive`` comments if vLLM would."""
+        interval = self.engine.settings.sse_keep_alive_interval
+        while self.job.stream and interval > 0 and pacer.pending() > interval:
+            await asyncio.sleep(interval)
+            await self.write(streaming.KEEP_ALIVE)
+            await self.flush()
+        await pacer.wait()
 
     async def _frames(self, choices: list[Choice], pacer: Pacer) -> bool:
         """Write every frame; True if a fault ended the stream early."""
         job = self.job
-        chunks_type = streaming.ChatChunks if job.chat else streaming.CompletionChunks
-        chunks = chunks_type(job.ctx, job.prompt_tokens, job.continuous_usage, job.include_usage)
-        for choice in choices:
-            await self.write(chunks.role(choice.index))
-        writers = [_ChoiceWriter(choice, job, self.engine) for choice in choices]
-        steps = max(w.steps for w in writers)
+        chunks = (streaming.ChatChunks if job.chat else streaming.CompletionChunks)(
+            job.ctx, job.continuous_usage, job.include_usage)
+        writers = [_ChoiceWriter(choice, self._prompt_of(choice), self) for choice in choices]
+        for writer in writers:
+            await self.write(chunks.role(writer.choice.index, len(writer.prompt.ids), writer.prompt_ids))
+        frames = sum(w.steps for w in writers)
+        # A mid-stream fault strikes after --fault-after-tokens frames, or before the
+        # last frame of a shorter answer, so that a rate of 1 always fires.
+        strike = min(self.faults.after_tokens, max(frames - 1, 0))
         emitted = 0
-        for step in range(steps):
+        for step in range(max(w.steps for w in writers)):
             if step:
-                self._step_delay(pacer)
+                self._step(pacer, sum(1 for w in writers if step < w.steps))
                 if pacer.pending() > 0.0005:
                     await self.flush()
-                    await self._wait_alive(pacer)
-                self._grow_kv(sum(1 for w in writers if step < w.steps))
+                    await self._wait(pacer)
+            else:
+                self.generated = len(writers)
             for writer in writers:
                 if step >= writer.steps:
                     continue
-                if emitted == self.faults.after_tokens and await self._mid_stream_fault():
+                if emitted == strike and await self._mid_stream_fault():
                     return True
-                await self.write(writer.frame(chunks, step))
+                await self.write(chunks.delta(writer.delta(step)))
                 emitted += 1
         if job.include_usage:
-            await self.write(chunks.usage(sum(c.completion_tokens for c in choices)))
+            await self.write(chunks.usage(job.prompt_tokens, sum(c.completion_tokens for c in choices)))
         await self.write(streaming.DONE)
         return False
 
@@ -264,20 +291,10 @@ class _Run:
             await self.write(streaming.error_frame(
                 "Simulated engine failure during generation.", compact=self.job.chat))
             await self.write(streaming.DONE)
-            await self.finish()
             return True
         if fault is Fault.MALFORMED:
             await self.write(b'data: {"id":"' + self.job.ctx.id.encode() + b'","object":"chat.comp\n\n')
         return False
-
-    async def _wait_alive(self, pacer: Pacer) -> None:
-        """Wait for the pacer, sending ``: keep-alive`` comments if vLLM would."""
-        interval = self.settings.sse_keep_alive_interval
-        while interval > 0 and pacer.pending() > interval:
-            await asyncio.sleep(interval)
-            await self.write(streaming.KEEP_ALIVE)
-            await self.flush()
-        await pacer.wait()
 
     async def write(self, data: bytes) -> None:
         self.buffer += data
@@ -304,65 +321,69 @@ class _Run:
 
 
 class _ChoiceWriter:
-    """The frames of one choice: its tokens, held back around stop strings."""
+    """The deltas of one choice: its tokens, held back around stop strings as vLLM does."""
 
-    def __init__(self, choice: Choice, job: Job, engine: Engine) -> None:
+    def __init__(self, choice: Choice, prompt: Prompt, run: _Run) -> None:
         self.choice = choice
-        self.job = job
+        self.prompt = prompt
+        self.job = run.job
         self.steps = max(choice.completion_tokens, 1)
-        prompt = job.prompts[choice.index // prompt_n(job)]
-        stops = prompt.sampling.stop
-        # vLLM holds back the characters that could begin a stop string.
-        self.hold = (max(map(len, stops)) - 1) if stops and not prompt.sampling.include_stop_str_in_output else 0
-        self.echo = prompt.text if job.echo else ""
+        sampling = prompt.sampling
+        # vLLM holds back the last max(len(stop)) - 1 characters while streaming.
+        self.hold = (max(map(len, sampling.stop)) - 1) if sampling.stop and not sampling.include_stop_str_in_output \
+            else 0
         self.text = choice.text
         self.sent = 0
-        self.upto = 0       # characters of the tokens generated so far
+        self.upto = 0
         self.offset = 0
+        self.first = True
+        self.prompt_ids = list(prompt.ids) if self.job.return_token_ids else None
+        self.echo_positions: tuple[list[logprobs.Position | None], list[str]] | None = None
+        if self.job.echo:
+            self.echo_positions = run._echo_positions(prompt) if choice.positions is not None else None
 
-    def frame(self, chunks: streaming.ChatChunks, step: int) -> bytes:
-        choice = self.choice
+    def delta(self, step: int) -> streaming.Delta:
+        choice, job = self.choice, self.job
         last = step == self.steps - 1
         visible = len(choice.tokens)
         if step < visible:
             self.upto += len(choice.tokens[step].text)
-        allowed = len(self.text) if last else max(self.sent, min(self.upto, len(self.text) - self.hold))
-        delta = self.echo + self.text[self.sent:allowed]
-        self.echo = ""
+        allowed = len(self.text) if last else max(self.sent, min(self.upto - self.hold, len(self.text)))
+        text = self.text[self.sent:allowed]
         self.sent = allowed
-        lp = None
+        positions: list[logprobs.Position | None] = []
+        texts: list[str] = []
         if choice.positions is not None and step < visible:
-            position = choice.positions[step]
-            if self.job.chat:
-                lp = logprobs.chat_content([position], self.job.top_n)
+            positions, texts = [choice.positions[step]], [choice.positions[step].token]
+        ids = [choice.token_ids[step]] if job.return_token_ids and step < len(choice.token_ids) else None
+        prompt_ids = None
+        if self.first:
+            self.first = False
+            if job.echo:
+                text = self.prompt.text + ("" if job.echo_only else text)
+                if self.echo_positions is not None:
+                    echo_pos, echo_texts = self.echo_positions
+                    positions, texts = [*echo_pos, *positions], [*echo_texts, *texts]
+            if not job.chat:
+                prompt_ids = self.prompt_ids
+        lp: dict[str, Any] | None = None
+        if choice.positions is not None:
+            if job.chat:
+                lp = logprobs.chat_content([p for p in positions if p is not None], job.top_n)
             else:
-                token = choice.tokens[step].text
-                lp = logprobs.completion_logprobs([position], [token], self.job.top_n, self.offset)
-                self.offset += len(token)
-        used = step + 1
-        if last:
-            return chunks.final(choice.index, delta, lp, choice.finish_reason, choice.stop_reason,
-                                used, empty=not self.text and not delta)
-        return chunks.token(choice.index, delta, lp, used)
-
-
-def prompt_n(job: Job) -> int:
-    return job.prompts[0].sampling.n
-
-
-async def _sleep(pacer: Pacer) -> None:
-    await pacer.wait()
+                lp = logprobs.completion_logprobs(positions, texts, job.top_n, self.offset)
+                self.offset += sum(len(t) for t in texts)
+        return streaming.Delta(
+            index=choice.index, text=text, completion_tokens=step + 1, prompt_tokens=len(self.prompt.ids),
+            logprobs=lp, token_ids=ids, prompt_token_ids=prompt_ids,
+            finish_reason=choice.finish_reason if last else None,
+            stop_reason=choice.stop_reason if last else None, final=last,
+            empty=last and choice.completion_tokens == 0)
 
 
 async def respond(engine: Engine, job: Job, receive: Receive, send: Send) -> None:
     """Run ``job``; stop it if the client disconnects first."""
     run = _Run(engine, job, send)
-
-    async def listen() -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
 
     async with anyio.create_task_group() as group:
         async def work() -> None:
@@ -371,7 +392,8 @@ async def respond(engine: Engine, job: Job, receive: Receive, send: Send) -> Non
             group.cancel_scope.cancel()
 
         async def watch() -> None:
-            await listen()
+            while (await receive())["type"] != "http.disconnect":
+                pass
             group.cancel_scope.cancel()
 
         group.start_soon(work)

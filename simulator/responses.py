@@ -75,7 +75,7 @@ def chat_body(ctx: Context, choices: Sequence[Choice], prompt_tokens: int, *,
                 "logprobs": _choice_logprobs_chat(c, top_logprobs),
                 "finish_reason": c.finish_reason,
                 "stop_reason": c.stop_reason,
-                "token_ids": [t.id for t in c.tokens] if token_ids is not None else None,
+                "token_ids": c.token_ids if token_ids is not None else None,
                 "routed_experts": None,
                 "weight_versions": None,
             }
@@ -103,10 +103,11 @@ class CompletionChoice:
     logprobs: dict[str, Any] | None
     prompt_logprobs: list[Any] | None
     prompt_token_ids: tuple[int, ...] | None
+    echo_only: bool = False             # echo with max_tokens 0: the prompt alone
 
     @property
     def text(self) -> str:
-        return self.echo + self.choice.text
+        return self.echo if self.echo_only else self.echo + self.choice.text
 
 
 def completion_body(ctx: Context, choices: Sequence[CompletionChoice], prompt_tokens: int) -> dict[str, Any]:
@@ -122,7 +123,7 @@ def completion_body(ctx: Context, choices: Sequence[CompletionChoice], prompt_to
                 "logprobs": c.logprobs,
                 "finish_reason": c.choice.finish_reason,
                 "stop_reason": c.choice.stop_reason,
-                "token_ids": [t.id for t in c.choice.tokens] if c.prompt_token_ids is not None else None,
+                "token_ids": c.choice.token_ids if c.prompt_token_ids is not None else None,
                 "prompt_logprobs": c.prompt_logprobs,
                 "prompt_token_ids": list(c.prompt_token_ids) if c.prompt_token_ids is not None else None,
                 "routed_experts": None,

@@ -12,6 +12,7 @@ the proxy or the replay client.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -51,28 +52,54 @@ class LatencyModel:
 
 
 class Scheduler:
-    """Admission to the running batch (FIFO beyond ``max_num_seqs``) and pacing."""
+    """Admission to the running batch (FIFO beyond ``max_num_seqs``) and pacing.
+
+    Counts are in sequences, as vLLM's are: a request with ``n`` choices for ``p``
+    prompts occupies ``n * p`` places in the batch.
+    """
 
     def __init__(self, model: LatencyModel) -> None:
         self.model = model
         self.running = 0
         self.waiting = 0
-        self._slots = asyncio.Semaphore(model.max_num_seqs)
+        self._queue: collections.deque[tuple[int, asyncio.Future[None]]] = collections.deque()
+
+    def _fits(self, seqs: int) -> bool:
+        # A request larger than the whole batch still runs, alone.
+        return self.running + seqs <= self.model.max_num_seqs or self.running == 0
+
+    def _wake(self) -> None:
+        while self._queue and self._fits(self._queue[0][0]):
+            seqs, future = self._queue.popleft()
+            if not future.done():
+                self.waiting -= seqs
+                self.running += seqs
+                future.set_result(None)
 
     @contextlib.asynccontextmanager
-    async def admitted(self) -> AsyncIterator[None]:
-        """Hold a place in the running batch for the body of the ``with``."""
-        self.waiting += 1
-        try:
-            await self._slots.acquire()
-        finally:
-            self.waiting -= 1
-        self.running += 1
+    async def admitted(self, seqs: int = 1) -> AsyncIterator[None]:
+        """Hold ``seqs`` places in the running batch for the body of the ``with``."""
+        if not self._queue and self._fits(seqs):
+            self.running += seqs
+        else:
+            future = asyncio.get_running_loop().create_future()
+            self._queue.append((seqs, future))
+            self.waiting += seqs
+            try:
+                await future
+            except asyncio.CancelledError:
+                if future.done() and not future.cancelled():
+                    self.running -= seqs   # admitted just as the caller went away
+                else:
+                    self.waiting -= seqs
+                    self._queue = collections.deque(e for e in self._queue if e[1] is not future)
+                self._wake()
+                raise
         try:
             yield
         finally:
-            self.running -= 1
-            self._slots.release()
+            self.running -= seqs
+            self._wake()
 
     def pacer(self) -> Pacer:
         return Pacer(self)

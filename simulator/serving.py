@@ -44,6 +44,7 @@ class Job:
     top_n: int                      # top logprobs listed per token (when logprobs are on)
     prompt_logprobs: int | None
     echo: bool
+    echo_only: bool                 # completions echo with max_tokens 0: the prompt alone
     return_token_ids: bool
     deferred: RequestError | None   # an engine-level rejection (see module docstring)
     fault: Fault | None
@@ -94,16 +95,29 @@ def _prompt_ids(engine: Engine, raw: Any) -> list[tuple[str, tuple[int, ...], bo
         items = [list(raw)]
     else:
         items = list(raw)
+    if not items:
+        raise protocol.vllm_error("The decoder prompt cannot be empty")
     out = []
     for item in items:
+        if not item:
+            raise protocol.vllm_error("The decoder prompt cannot be empty")
         if isinstance(item, str):
-            out.append((item, tuple(vocab.ids(item)), True))
+            out.append((_checked_text(item), tuple(vocab.ids(item)), True))
             continue
         bad = [t for t in item if t < 0 or t >= vocab.size]
         if bad:
             raise protocol.vllm_error(f"Token id {bad[0]} is out of vocabulary", "prompt")
         out.append((vocab.decode(list(item), skip_special=False), tuple(item), False))
     return out
+
+
+def _checked_text(text: str) -> str:
+    """Reject text that cannot be encoded (a lone surrogate escape), as vLLM does (400)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RequestError(str(exc)) from None
+    return text
 
 
 def _length_checks(engine: Engine, ids: tuple[int, ...], as_text: bool,
@@ -128,6 +142,14 @@ def _length_checks(engine: Engine, ids: tuple[int, ...], as_text: bool,
     return room if requested is None else min(requested, room)
 
 
+def _prompt_logprobs(requested: int | None, echoed: bool, top_n: int) -> int | None:
+    if requested is None:
+        # vLLM scores an echoed prompt with prompt_logprobs = logprobs
+        return top_n if echoed else None
+    # -1 means "the whole vocabulary"; the simulator lists at most 100 per position.
+    return 100 if requested == -1 else requested
+
+
 def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
     """Validate a completion request as vLLM would; raise RequestError if it is bad."""
     data = protocol.parse_json(headers.get("content-type"), body)
@@ -143,9 +165,10 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
             add_generation_prompt=req.add_generation_prompt,
             continue_final_message=req.continue_final_message,
         )
-        raw_prompts = [(rendered, tuple(engine.vocab.ids(rendered)), True)]
-        sample_logprobs = req.top_logprobs if req.logprobs else None
-        top_n = (req.top_logprobs or 0) if req.logprobs else 0
+        raw_prompts = [(_checked_text(rendered), tuple(engine.vocab.ids(rendered)), True)]
+        # vLLM reads top_logprobs: null as 0
+        sample_logprobs = (req.top_logprobs or 0) if req.logprobs else None
+        top_n = sample_logprobs or 0
     else:
         raw_prompts = _prompt_ids(engine, req.prompt)
         sample_logprobs = req.logprobs
@@ -153,6 +176,12 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
     if top_n == -1:
         top_n = 100  # "the whole vocabulary": the simulator lists at most 100
     name, requested = req.requested_max_tokens
+    echo = bool(req.echo) and not chat
+    # completions echo with max_tokens 0 runs one step and returns the prompt alone
+    echo_only = echo and requested == 0
+    if echo_only:
+        requested = 1
+    n = 1 if req.n is None else req.n
     temperature = settings.default_temperature if req.temperature is None else req.temperature
     response_format = (req.response_format or {}).get("type")
     built = []
@@ -160,7 +189,7 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
         max_tokens = _length_checks(engine, ids, as_text, name, requested)
         protocol.check_sampling(req, temperature=temperature, max_tokens=max_tokens)
         sampling = Sampling(
-            prompt=text, prompt_ids=ids, max_tokens=max_tokens, n=req.n,
+            prompt=text, prompt_ids=ids, max_tokens=max_tokens, n=n,
             temperature=temperature, top_k=req.top_k, seed=req.seed,
             stop=req.stop_strings(), stop_token_ids=tuple(req.stop_token_ids or ()),
             include_stop_str_in_output=req.include_stop_str_in_output,
@@ -181,10 +210,9 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
         include_usage=include_usage,
         continuous_usage=include_usage and bool(options and options.continuous_usage_stats),
         top_n=top_n,
-        # -1 means "the whole vocabulary"; the simulator lists at most 100 per position.
-        prompt_logprobs=None if req.prompt_logprobs is None else (
-            100 if req.prompt_logprobs == -1 else req.prompt_logprobs),
-        echo=req.echo and not chat,
+        prompt_logprobs=_prompt_logprobs(req.prompt_logprobs, echo and sample_logprobs is not None, top_n),
+        echo=echo,
+        echo_only=echo_only,
         return_token_ids=bool(req.return_token_ids),
         deferred=_logprob_limits(engine, sample_logprobs, req.prompt_logprobs),
         fault=engine.faults.draw(),

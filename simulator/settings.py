@@ -22,7 +22,7 @@ class SimulatorSettings:
     seed: int = 0
     max_model_len: int = 32768
     max_logprobs: int = 20                  # -1: no limit
-    api_key: str | None = None
+    api_keys: tuple[str, ...] = ()          # any one of them is accepted
     latency: LatencyModel = field(default_factory=LatencyModel)
     faults: FaultSettings = field(default_factory=FaultSettings)
     enable_request_id_headers: bool = False

@@ -10,6 +10,7 @@ the builders below write those sets out in order. This module only builds bytes;
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from simulator.responses import Context, dumps, usage
@@ -35,17 +36,31 @@ def error_frame(message: str, *, code: int = 500, kind: str = "InternalServerErr
     return b"data: " + text.encode() + b"\n\n"
 
 
+@dataclass(frozen=True)
+class Delta:
+    """One choice's piece of a stream: its text and what travels with it."""
+
+    index: int
+    text: str
+    completion_tokens: int              # of this choice so far (continuous usage)
+    prompt_tokens: int                  # of this choice's prompt (continuous usage)
+    logprobs: dict[str, Any] | None = None
+    token_ids: list[int] | None = None          # with return_token_ids
+    prompt_token_ids: list[int] | None = None   # completions: on a choice's first chunk
+    finish_reason: str | None = None
+    stop_reason: str | int | None = None
+    final: bool = False
+    empty: bool = False                 # a choice that produced nothing: delta {}
+
+
 class ChatChunks:
     """Frames of one streamed chat completion."""
 
     object = "chat.completion.chunk"
-
     usage_details = True   # chat chunks carry "completion_tokens_details": null
 
-    def __init__(self, ctx: Context, prompt_tokens: int, continuous_usage: bool,
-                 include_usage: bool) -> None:
+    def __init__(self, ctx: Context, continuous_usage: bool, include_usage: bool) -> None:
         self.ctx = ctx
-        self.prompt_tokens = prompt_tokens
         self.continuous_usage = continuous_usage
         self.include_usage = include_usage
         head = dumps(self._head())
@@ -55,54 +70,48 @@ class ChatChunks:
         return {"id": self.ctx.id, "object": self.object, "created": self.ctx.created,
                 "model": self.ctx.model}
 
-    def _with_usage(self, chunk: dict[str, Any], completion_tokens: int) -> dict[str, Any]:
+    def _usage(self, chunk: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> None:
         if self.continuous_usage:
-            chunk["usage"] = usage(self.prompt_tokens, completion_tokens, details=self.usage_details)
-        return chunk
+            chunk["usage"] = usage(prompt_tokens, completion_tokens, details=self.usage_details)
 
-    def _fingerprint(self, chunk: dict[str, Any]) -> None:
+    def _tail(self, chunk: dict[str, Any], final: bool) -> bytes:
         # The finish chunk names the fingerprint only when no usage chunk follows.
-        if not self.include_usage:
+        if final and not self.include_usage:
             chunk["system_fingerprint"] = self.ctx.fingerprint
+        chunk["kv_transfer_params"] = None
+        return frame(chunk)
 
-    def role(self, index: int) -> bytes:
+    def role(self, index: int, prompt_tokens: int, prompt_token_ids: list[int] | None) -> bytes:
         chunk = self._head()
         chunk["choices"] = [{"index": index, "delta": {"role": "assistant", "content": ""},
                              "logprobs": None, "finish_reason": None}]
-        self._with_usage(chunk, 0)
-        chunk["prompt_token_ids"] = None
+        self._usage(chunk, prompt_tokens, 0)
+        chunk["prompt_token_ids"] = prompt_token_ids
         chunk["prompt_text"] = None
         return frame(chunk)
 
-    def token(self, index: int, text: str, logprobs: dict[str, Any] | None,
-              completion_tokens: int) -> bytes:
-        if logprobs is None and not self.continuous_usage:
+    def delta(self, d: Delta) -> bytes:
+        if not d.final and d.logprobs is None and d.token_ids is None and not self.continuous_usage:
             # The hot path: one frame per token. Same bytes as the dict below, built
             # from a cached prefix because a stream is mostly these frames.
-            return b"".join((self._token_prefix, str(index).encode(), b',"delta":{"content":',
-                             dumps(text).encode(), _TOKEN_SUFFIX))
+            return b"".join((self._token_prefix, str(d.index).encode(), b',"delta":{"content":',
+                             dumps(d.text).encode(), _TOKEN_SUFFIX))
         chunk = self._head()
-        chunk["choices"] = [{"index": index, "delta": {"content": text}, "logprobs": logprobs,
-                             "finish_reason": None, "token_ids": None}]
-        self._with_usage(chunk, completion_tokens)
-        chunk["kv_transfer_params"] = None
-        return frame(chunk)
+        choice: dict[str, Any] = {"index": d.index, "delta": {} if d.empty else {"content": d.text},
+                                  "logprobs": d.logprobs, "finish_reason": d.finish_reason}
+        if d.final:
+            choice["stop_reason"] = d.stop_reason
+        choice["token_ids"] = d.token_ids
+        if d.final:
+            choice["weight_versions"] = None
+        chunk["choices"] = [choice]
+        self._usage(chunk, d.prompt_tokens, d.completion_tokens)
+        return self._tail(chunk, d.final)
 
-    def final(self, index: int, text: str, logprobs: dict[str, Any] | None, finish_reason: str,
-              stop_reason: str | int | None, completion_tokens: int, empty: bool = False) -> bytes:
-        chunk = self._head()
-        chunk["choices"] = [{"index": index, "delta": {} if empty else {"content": text},
-                             "logprobs": logprobs, "finish_reason": finish_reason,
-                             "stop_reason": stop_reason, "token_ids": None, "weight_versions": None}]
-        self._with_usage(chunk, completion_tokens)
-        self._fingerprint(chunk)
-        chunk["kv_transfer_params"] = None
-        return frame(chunk)
-
-    def usage(self, completion_tokens: int) -> bytes:
+    def usage(self, prompt_tokens: int, completion_tokens: int) -> bytes:
         chunk = self._head()
         chunk["choices"] = []
-        chunk["usage"] = usage(self.prompt_tokens, completion_tokens, details=False)
+        chunk["usage"] = usage(prompt_tokens, completion_tokens, details=False)
         chunk["system_fingerprint"] = self.ctx.fingerprint
         return frame(chunk)
 
@@ -113,27 +122,14 @@ class CompletionChunks(ChatChunks):
     object = "text_completion"
     usage_details = False
 
-    def role(self, index: int) -> bytes:
+    def role(self, index: int, prompt_tokens: int, prompt_token_ids: list[int] | None) -> bytes:
         return b""
 
-    def token(self, index: int, text: str, logprobs: dict[str, Any] | None,
-              completion_tokens: int) -> bytes:
-        return self._frame(index, text, logprobs, None, None, completion_tokens, finish=False)
-
-    def final(self, index: int, text: str, logprobs: dict[str, Any] | None, finish_reason: str,
-              stop_reason: str | int | None, completion_tokens: int, empty: bool = False) -> bytes:
-        return self._frame(index, text, logprobs, finish_reason, stop_reason, completion_tokens,
-                           finish=True)
-
-    def _frame(self, index: int, text: str, logprobs: dict[str, Any] | None,
-               finish_reason: str | None, stop_reason: str | int | None, completion_tokens: int,
-               *, finish: bool) -> bytes:
+    def delta(self, d: Delta) -> bytes:
         chunk = self._head()
-        chunk["choices"] = [{"index": index, "text": text, "logprobs": logprobs,
-                             "finish_reason": finish_reason, "stop_reason": stop_reason,
-                             "prompt_token_ids": None, "token_ids": None, "weight_versions": None}]
-        self._with_usage(chunk, completion_tokens)
-        if finish:
-            self._fingerprint(chunk)
-        chunk["kv_transfer_params"] = None
-        return frame(chunk)
+        chunk["choices"] = [{"index": d.index, "text": d.text, "logprobs": d.logprobs,
+                             "finish_reason": d.finish_reason, "stop_reason": d.stop_reason,
+                             "prompt_token_ids": d.prompt_token_ids, "token_ids": d.token_ids,
+                             "weight_versions": None}]
+        self._usage(chunk, d.prompt_tokens, d.completion_tokens)
+        return self._tail(chunk, d.final)

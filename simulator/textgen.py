@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import re
 from collections.abc import Iterator
@@ -55,7 +56,9 @@ _INTENT_PATTERNS: tuple[tuple[Intent, re.Pattern[str]], ...] = (
 T = TypeVar("T")
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# Bounded digit runs: a prompt may hold a 5,000-digit number, and int() or float() of
+# it would fail; the synthetic arithmetic only needs a plausible figure.
+_NUMBER = re.compile(r"-?\d{1,12}(?:\.\d{1,6})?")
 
 
 def detect_intent(prompt: str, *, json_output: bool = False) -> Intent:
@@ -186,6 +189,8 @@ def _math(w: Writer, prompt: str) -> str:
         op, result = "+", a + b
 
     def fmt(x: float) -> str:
+        if not math.isfinite(x):
+            return "too large to write out"
         return str(int(x)) if x == int(x) else f"{x:.2f}"
 
     steps = (
@@ -249,7 +254,7 @@ def _summarize(w: Writer, prompt: str) -> str:
 def _prose(w: Writer, prompt: str, intent: Intent) -> str:
     parts = [_intro(w), w.paragraph(w.rng.randint(2, 4))]
     if intent is Intent.LIST:
-        match = re.search(r"\b(\d+)\b", prompt)
+        match = re.search(r"\b(\d{1,3})\b", prompt)
         count = int(match.group(1)) if match and 2 <= int(match.group(1)) <= 10 else w.rng.randint(3, 6)
         parts.append(w.list_items(count))
     elif w.rng.random() < 0.4:

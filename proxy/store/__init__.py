@@ -204,22 +204,44 @@ class Store:
 
     def pairs(self, run_id: str, batch: int = 500) -> Iterator[StoredPair]:
         """The run's pairs in log order, with their answers, read in batches."""
-        last = -1
+        p = schema.pairs.c
+        last = (-1, -1)
         while True:
-            query = (schema.pairs.select().where(schema.pairs.c.run_id == run_id, schema.pairs.c.id > last)
-                     .order_by(schema.pairs.c.id).limit(batch))
-            with self.engine.connect() as c:
-                rows = c.execute(query).all()
-                if not rows:
-                    return
-                ids = [r.id for r in rows]
-                answer_rows = c.execute(schema.answers.select().where(schema.answers.c.pair_id.in_(ids))).all()
-            by_pair: dict[int, dict[Side, Answer]] = {}
-            for a in answer_rows:
-                by_pair.setdefault(a.pair_id, {})[Side(a.side)] = _answer(a)
-            for row in rows:
-                yield StoredPair(row._asdict(), by_pair.get(row.id, {}))
-            last = rows[-1].id
+            query = (schema.pairs.select().where(p.run_id == run_id, sa.tuple_(p.seq, p.id) > last)
+                     .order_by(p.seq, p.id).limit(batch))
+            rows = self._with_answers(query)
+            if not rows:
+                return
+            yield from rows
+            last = (rows[-1]["seq"], rows[-1]["id"])
+
+    def pairs_worst_first(self, run_id: str, batch: int = 200) -> Iterator[StoredPair]:
+        """The run's non-identical pairs: errors, then by similarity, lowest first."""
+        rank = sa.case({"error": 0, "divergent": 1, "near": 2, "equivalent": 3}, value=schema.pairs.c.outcome,
+                       else_=4)
+        offset = 0
+        while True:
+            query = (schema.pairs.select().where(schema.pairs.c.run_id == run_id,
+                                                 schema.pairs.c.outcome != "identical")
+                     .order_by(rank, sa.func.coalesce(schema.pairs.c.similarity, -1.0), schema.pairs.c.seq)
+                     .limit(batch).offset(offset))
+            rows = self._with_answers(query)
+            if not rows:
+                return
+            yield from rows
+            offset += len(rows)
+
+    def _with_answers(self, query: sa.Select[Any]) -> list[StoredPair]:
+        with self.engine.connect() as c:
+            rows = c.execute(query).all()
+            if not rows:
+                return []
+            answer_rows = c.execute(
+                schema.answers.select().where(schema.answers.c.pair_id.in_([r.id for r in rows]))).all()
+        by_pair: dict[int, dict[Side, Answer]] = {}
+        for a in answer_rows:
+            by_pair.setdefault(a.pair_id, {})[Side(a.side)] = _answer(a)
+        return [StoredPair(row._asdict(), by_pair.get(row.id, {})) for row in rows]
 
 
 @dataclass(frozen=True)

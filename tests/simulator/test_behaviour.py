@@ -175,3 +175,18 @@ def test_keep_alive_comments_fill_long_pauses(start_simulator: Any) -> None:
     r = post(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 2, "stream": True})
     assert r.content.count(b": keep-alive\n\n") >= 3
     assert r.content.endswith(b"data: [DONE]\n\n")
+
+
+def test_the_batch_counts_sequences_not_requests(start_simulator: Any) -> None:
+    url = start_simulator(latency=LatencyModel(tpot=0.02, max_num_seqs=2))
+    body = {"prompt": ["a", "b", "c"], "n": 4, "temperature": 1.0, "max_tokens": 15}
+    thread = threading.Thread(target=post, args=(url, "/v1/completions", body))
+    thread.start()
+    seen = set()
+    while thread.is_alive():
+        metrics = HTTP.get(url + "/metrics").text
+        seen.add((_gauge(metrics, "vllm:num_requests_running"), _gauge(metrics, "vllm:num_requests_waiting")))
+        time.sleep(0.01)
+    thread.join()
+    # 12 sequences, more than the batch holds: they run alone, counted as 12
+    assert (12, 0) in seen

@@ -144,3 +144,12 @@ def test_mt_bench_answers_are_deterministic_and_synthetic() -> None:
         assert a == b
         assert re.search(r"\d", a.text), q  # every answer has a number a flip can change
         assert "as an ai" not in a.text.lower() and "language model" not in a.text.lower()
+
+
+@pytest.mark.parametrize("name", ["fp8", "fp8-heavy"])
+def test_applied_rates_match_the_profile(name: str) -> None:
+    """Not just the plan: the share of answers that really differ from the baseline."""
+    profile = profiles.builtin(name)
+    changed = sum(drifted(profile, p)[1] != drifted(profile, p)[0] for p in PROMPTS)
+    expected = sum(profile.rates.values()) * len(PROMPTS)
+    assert abs(changed - expected) <= 4.5 * math.sqrt(expected) + 5

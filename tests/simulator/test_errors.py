@@ -144,7 +144,7 @@ def test_context_length_rules(start_simulator: Any) -> None:
 
 
 def test_api_key_guards_v1_only(start_simulator: Any) -> None:
-    url = start_simulator(api_key="sekret")
+    url = start_simulator(api_keys=("sekret", "other"))
     r = post(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 1})
     assert (r.status_code, r.content) == (401, b'{"error":"Unauthorized"}')
     assert HTTP.get(url + "/v1/models", headers={"Authorization": "Bearer wrong"}).status_code == 401
@@ -180,3 +180,39 @@ def test_unknown_fields_are_ignored(sim_url: str) -> None:
     found = chunks(post(sim_url, "/v1/chat/completions", {
         "messages": CHAT, "max_tokens": 2, "stream": True, "frobnicate": {"x": 1}, "best_of": 3}).content)
     assert found[-1]["choices"][0]["finish_reason"] == "length"
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"prompt": []}, "The decoder prompt cannot be empty"),
+    ({"prompt": [[]]}, "The decoder prompt cannot be empty"),
+    ({"prompt": ["a", ""]}, "The decoder prompt cannot be empty"),
+    ({"prompt": "x", "n": 20000, "temperature": 1},
+     "n must be at most 16384, got 20000. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable."),
+])
+def test_completion_bodies_vllm_rejects(sim_url: str, body: dict[str, Any], message: str) -> None:
+    r = post(sim_url, "/v1/completions", body)
+    assert r.status_code == 400
+    assert error(r)["message"] == message
+
+
+def test_nan_temperature_and_null_fields(sim_url: str) -> None:
+    r = HTTP.post(sim_url + "/v1/chat/completions", headers={"content-type": "application/json"},
+                  content=b'{"messages":[{"role":"user","content":"x"}],"temperature":NaN}')
+    assert error(r)["message"] == "temperature must be a finite number, got nan. (parameter=temperature, value=nan)"
+    assert post(sim_url, "/v1/chat/completions", {"messages": CHAT, "n": None, "max_tokens": 2}).status_code == 200
+    assert post(sim_url, "/v1/completions", {"prompt": "x", "echo": None, "max_tokens": 2}).status_code == 200
+
+
+def test_odd_prompts_do_not_crash(sim_url: str) -> None:
+    for content in ("What is the product of " + "9" * 400 + " and " + "9" * 400 + "?",
+                    "List " + "7" * 5000 + " tips for sleeping well.", "Explain \u00e9\u0301 and 漢字 and 🙂"):
+        r = post(sim_url, "/v1/chat/completions", {"messages": [{"role": "user", "content": content}],
+                                                   "temperature": 0})
+        assert r.status_code == 200, content[:40]
+    r = HTTP.post(sim_url + "/v1/chat/completions", headers={"content-type": "application/json"},
+                  content=b'{"messages":[{"role":"user","content":"\\ud800"}]}')
+    assert r.status_code == 400
+    assert "surrogates not allowed" in error(r)["message"]
+    r = HTTP.post(sim_url + "/v1/completions", headers={"content-type": "application/json"},
+                  content=b'{"prompt":"\\ud800"}')
+    assert r.status_code == 400

@@ -156,3 +156,56 @@ def test_faults_do_not_touch_other_routes(start_simulator: Any) -> None:
     url = faulty(start_simulator, "error_500")
     assert HTTP.get(url + "/v1/models").status_code == 200
     assert HTTP.post(url + "/tokenize", json={"prompt": "x"}).status_code == 200
+
+
+def test_hang_holds_a_place_until_the_client_gives_up(start_simulator: Any) -> None:
+    url = faulty(start_simulator, "hang", hang_seconds=30)
+    import threading
+
+    thread = threading.Thread(target=lambda: pytest.raises(
+        httpx.ReadTimeout, HTTP.post, url + "/v1/chat/completions", json=STREAM, timeout=1.0))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while HTTP.get(url + "/load").json()["server_load"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert HTTP.get(url + "/load").json() == {"server_load": 1}
+    thread.join()
+    while HTTP.get(url + "/load").json()["server_load"] and time.monotonic() < deadline + 5:
+        time.sleep(0.02)
+    assert HTTP.get(url + "/load").json() == {"server_load": 0}
+    assert _counter(HTTP.get(url + "/metrics").text, "abort") == 1.0
+
+
+def _counter(metrics: str, reason: str) -> float:
+    line = next(line for line in metrics.splitlines()
+                if line.startswith("vllm:request_success_total") and f'finished_reason="{reason}"' in line)
+    return float(line.rsplit(" ", 1)[1])
+
+
+def test_a_client_that_leaves_mid_stream_is_recorded_as_aborted(start_simulator: Any) -> None:
+    from simulator.scheduler import LatencyModel
+
+    url = start_simulator(latency=LatencyModel(tpot=0.02))
+    with HTTP.stream("POST", url + "/v1/chat/completions", json={**STREAM, "max_tokens": 100}) as r:
+        next(r.iter_raw())
+    deadline = time.monotonic() + 5
+    while _counter(HTTP.get(url + "/metrics").text, "abort") == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    metrics = HTTP.get(url + "/metrics").text
+    assert _counter(metrics, "abort") == 1.0
+    assert _counter(metrics, "length") == 0.0
+    generated = next(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                     if line.startswith("vllm:generation_tokens_total"))
+    assert 0 < generated < 100
+    assert HTTP.get(url + "/load").json() == {"server_load": 0}
+
+
+@pytest.mark.parametrize("fault", ["reset", "error_frame"])
+def test_mid_stream_faults_fire_on_short_answers(start_simulator: Any, fault: str) -> None:
+    url = faulty(start_simulator, fault)
+    body = {**STREAM, "max_tokens": 2}
+    if fault == "reset":
+        with pytest.raises(httpx.RemoteProtocolError):
+            HTTP.post(url + "/v1/chat/completions", json=body)
+    else:
+        assert b'"error"' in post(url, "/v1/chat/completions", body).content

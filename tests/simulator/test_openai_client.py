@@ -65,7 +65,7 @@ def test_completion_logprobs_parse(sim_url: str) -> None:
 
 
 def test_errors_surface_as_typed_exceptions(start_simulator: Any) -> None:
-    url = start_simulator(api_key="k", max_model_len=128)
+    url = start_simulator(api_keys=("k",), max_model_len=128)
     c = client(url, api_key="k")
     with pytest.raises(openai.NotFoundError) as not_found:
         c.chat.completions.create(model="nope", messages=MESSAGES)

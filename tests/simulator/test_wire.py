@@ -407,11 +407,111 @@ def test_unknown_routes_answer_like_fastapi(sim_url: str, path: str, method: str
 
 def test_fast_token_frame_matches_the_model_dump() -> None:
     from simulator.responses import Context
-    from simulator.streaming import ChatChunks, frame
+    from simulator.streaming import ChatChunks, Delta, frame
 
     ctx = Context("chatcmpl-x", 1, "m/é", "vllm-0.34.0-00000000")
-    chunks_ = ChatChunks(ctx, 5, continuous_usage=False, include_usage=False)
+    chunks_ = ChatChunks(ctx, continuous_usage=False, include_usage=False)
     expected = frame({"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "m/é",
                       "choices": [{"index": 2, "delta": {"content": 'a "quoted" — \n'}, "logprobs": None,
                                    "finish_reason": None, "token_ids": None}], "kv_transfer_params": None})
-    assert chunks_.token(2, 'a "quoted" — \n', None, 1) == expected
+    assert chunks_.delta(Delta(2, 'a "quoted" — \n', 1, 5)) == expected
+
+
+def test_several_stop_strings_pick_the_earliest_end_then_list_order(sim_url: str) -> None:
+    text = post(sim_url, "/v1/chat/completions", {"messages": CHAT, "temperature": 0}).json()[
+        "choices"][0]["message"]["content"]
+    assert "basics" in text
+    for stops, winner in ((["basics", "sic"], "sic"), (["ics", "sics"], "ics"), (["sics", "ics"], "sics")):
+        body = post(sim_url, "/v1/chat/completions", {"messages": CHAT, "temperature": 0, "stop": stops}).json()
+        assert body["choices"][0]["stop_reason"] == winner, stops
+        assert body["choices"][0]["message"]["content"] == text[: text.index(winner)]
+
+
+def test_min_tokens_protects_the_first_tokens_from_stop_strings(sim_url: str) -> None:
+    base = {"messages": CHAT, "temperature": 0, "min_tokens": 1}
+    one = post(sim_url, "/v1/chat/completions", {**base, "stop": ["e"]}).json()
+    both = post(sim_url, "/v1/chat/completions", {**base, "stop": ["e", "ZZZZZZZZ"]}).json()
+    assert one["choices"][0]["message"] == both["choices"][0]["message"]
+    assert one["choices"][0]["message"]["content"].startswith("Let us look at")
+
+
+def test_streaming_holds_back_what_could_start_a_stop_string(sim_url: str) -> None:
+    body = {"messages": CHAT, "temperature": 0, "max_tokens": 8, "stream": True}
+    plain = [c["choices"][0]["delta"].get("content") for c in chunks(post(sim_url, "/v1/chat/completions",
+                                                                         body).content)[1:]]
+    held = [c["choices"][0]["delta"].get("content") for c in chunks(post(sim_url, "/v1/chat/completions",
+                                                                        {**body, "stop": ["ZZZZZ"]}).content)[1:]]
+    assert "".join(held) == "".join(plain)
+    # four characters (len("ZZZZZ") - 1) lag behind until the final chunk releases them
+    sent = 0
+    for i, piece in enumerate(held[:-1]):
+        sent += len(piece)
+        assert sent == max(0, len("".join(plain[: i + 1])) - 4)
+
+
+def test_a_stop_string_in_the_first_token_still_sends_content(sim_url: str) -> None:
+    found = chunks(post(sim_url, "/v1/chat/completions", {"messages": CHAT, "temperature": 0, "stop": ["Let"],
+                                                          "stream": True}).content)
+    final = found[-1]["choices"][0]
+    assert final["delta"] == {"content": ""}
+    assert final["stop_reason"] == "Let"
+
+
+def test_token_ids_count_the_end_of_sequence(sim_url: str) -> None:
+    body = post(sim_url, "/v1/completions", {"prompt": "Hello", "temperature": 0, "max_tokens": 500,
+                                             "return_token_ids": True}).json()
+    choice = body["choices"][0]
+    assert choice["finish_reason"] == "stop"
+    assert len(choice["token_ids"]) == body["usage"]["completion_tokens"]
+    eos = HTTP.post(sim_url + "/tokenize", json={"prompt": "<|im_end|>"}).json()["tokens"]
+    assert choice["token_ids"][-1] == eos[0]
+
+
+def test_streamed_token_ids(sim_url: str) -> None:
+    found = chunks(post(sim_url, "/v1/completions", {"prompt": "Hello", "temperature": 0, "max_tokens": 4,
+                                                     "return_token_ids": True, "stream": True}).content)
+    plain = post(sim_url, "/v1/completions", {"prompt": "Hello", "temperature": 0, "max_tokens": 4,
+                                              "return_token_ids": True}).json()["choices"][0]
+    assert [i for c in found for i in c["choices"][0]["token_ids"]] == plain["token_ids"]
+    assert found[0]["choices"][0]["prompt_token_ids"] == plain["prompt_token_ids"]
+    assert all(c["choices"][0]["prompt_token_ids"] is None for c in found[1:])
+    chat = chunks(post(sim_url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 3,
+                                                         "return_token_ids": True, "stream": True}).content)
+    assert isinstance(chat[0]["prompt_token_ids"], list)
+    assert all(len(c["choices"][0]["token_ids"]) == 1 for c in chat[1:])
+
+
+def test_null_top_logprobs_means_zero(sim_url: str) -> None:
+    body = post(sim_url, "/v1/chat/completions", {"messages": CHAT, "temperature": 0, "max_tokens": 3,
+                                                  "logprobs": True, "top_logprobs": None}).json()
+    content = body["choices"][0]["logprobs"]["content"]
+    assert len(content) == 3
+    assert all(entry["top_logprobs"] == [] for entry in content)
+
+
+def test_continuous_usage_counts_each_prompt_on_its_own(sim_url: str) -> None:
+    found = chunks(post(sim_url, "/v1/completions", {
+        "prompt": ["one two three four five six", "x"], "temperature": 0, "max_tokens": 2, "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True}}).content)
+    per_index = {c["choices"][0]["index"]: c["usage"]["prompt_tokens"] for c in found if c["choices"]}
+    assert per_index[0] > per_index[1] == 1
+    assert found[-1]["usage"]["prompt_tokens"] == per_index[0] + per_index[1]
+
+
+def test_echo_with_zero_max_tokens_returns_the_prompt(sim_url: str) -> None:
+    body = post(sim_url, "/v1/completions", {"prompt": "Say hello", "echo": True, "max_tokens": 0}).json()
+    assert body["choices"][0]["text"] == "Say hello"
+    assert body["choices"][0]["finish_reason"] == "length"
+
+
+def test_echoed_logprobs_are_the_prompt_logprobs(sim_url: str) -> None:
+    body = {"prompt": "Tell me about rivers", "temperature": 0, "echo": True, "logprobs": 1, "max_tokens": 3}
+    plain = post(sim_url, "/v1/completions", body).json()["choices"][0]
+    streamed = chunks(post(sim_url, "/v1/completions", {**body, "stream": True}).content)
+    first = streamed[0]["choices"][0]["logprobs"]
+    assert first["tokens"] == plain["logprobs"]["tokens"][: len(first["tokens"])]
+    assert [t for c in streamed for t in c["choices"][0]["logprobs"]["tokens"]] == plain["logprobs"]["tokens"]
+    prompt_lp = plain["prompt_logprobs"]
+    assert prompt_lp[0] is None
+    second = next(iter(prompt_lp[1].values()))
+    assert second["logprob"] == plain["logprobs"]["token_logprobs"][1]

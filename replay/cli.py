@@ -1,0 +1,153 @@
+"""``shadowdiff replay``, ``report``, ``compare`` and ``demo``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from tqdm import tqdm
+
+from proxy.compare import Thresholds
+from proxy.records import Side
+from proxy.store import Store
+from replay import logs
+from replay.client import RetryPolicy, Upstream
+from replay.runner import Overrides, Replay, ReplaySettings, Tally
+from shadowdiff.errors import ShadowdiffError
+
+
+class _KeepOr(click.ParamType):  # type: ignore[type-arg]
+    def __init__(self, kind: type[float] | type[int]) -> None:
+        self.kind = kind
+        self.name = f"{kind.__name__}|keep"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or value == "keep":
+            return None
+        try:
+            return self.kind(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number or 'keep'", param, ctx)
+
+
+def _progress(total: int) -> tuple[tqdm[Any], Any]:
+    # Off a terminal (CI logs) redraw rarely; tqdm throttles its own updates.
+    bar = tqdm(total=total, unit="pair", dynamic_ncols=True, file=sys.stderr, smoothing=0.1,
+               mininterval=0.2 if sys.stderr.isatty() else 10.0)
+
+    def update(tally: Tally) -> None:
+        outcomes = " ".join(f"{k}={v}" for k, v in sorted(tally.outcomes.items()))
+        bar.set_postfix_str(f"{outcomes} errors={tally.errors} skipped={tally.skipped}", refresh=False)
+        bar.update(tally.done + tally.resumed + tally.skipped - bar.n)
+
+    return bar, update
+
+
+@click.command("replay")
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--baseline", required=True, help="Base URL of the baseline server (e.g. http://host:8000).")
+@click.option("--candidate", required=True, help="Base URL of the candidate server.")
+@click.option("--replica", default=None, help="A second baseline, to measure the noise floor.")
+@click.option("--baseline-model", default=None, help="Model name the baseline serves (default: the log's).")
+@click.option("--candidate-model", default=None, help="Model name the candidate serves.")
+@click.option("--replica-model", default=None, help="Model name the replica serves (default: the baseline's).")
+@click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for all sides.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the store (shadowdiff.sqlite) and the reports.")
+@click.option("--store", default=None, help="Store location, if not the --out directory (e.g. postgresql://…).")
+@click.option("--resume", is_flag=True, help="Continue the last replay run in the store.")
+@click.option("--format", "fmt", type=click.Choice([f.value for f in logs.LogFormat]), default=None,
+              help="The log's format (default: detected).")
+@click.option("--turn", default=1, show_default=True, help="Which turn of question logs to send.")
+@click.option("--endpoint", type=click.Choice(["chat", "completions"]), default="chat", show_default=True,
+              help="Where plain prompts (text, JSON array, questions) are sent.")
+@click.option("--concurrency", default=8, show_default=True, help="Requests in flight per side.")
+@click.option("--temperature", type=_KeepOr(float), default="0", show_default=True,
+              help="Temperature for every request, or 'keep'.")
+@click.option("--max-tokens", type=_KeepOr(int), default="256", show_default=True,
+              help="Output token cap for every request, or 'keep'.")
+@click.option("--stream/--no-stream", default=True, show_default=True, help="Stream answers (with usage).")
+@click.option("--logprobs", default=2, show_default=True,
+              help="Top logprobs to ask for (token-level divergence and margins); 0 to ask for none.")
+@click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
+@click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
+@click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
+@click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
+def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
+           candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
+           store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
+           temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
+           timeout: float, retries: int, strict: bool) -> None:
+    """Replay a prompt log against a baseline and a candidate, and compare every answer."""
+    try:
+        settings = ReplaySettings(
+            log=log,
+            baseline=Upstream(Side.BASELINE, baseline, baseline_model, api_key),
+            candidate=Upstream(Side.CANDIDATE, candidate, candidate_model, api_key),
+            replica=Upstream(Side.REPLICA, replica, replica_model or baseline_model, api_key) if replica else None,
+            fmt=logs.LogFormat(fmt) if fmt else None, turn=turn,
+            endpoint=logs.CHAT if endpoint == "chat" else logs.COMPLETIONS, concurrency=concurrency,
+            overrides=Overrides(temperature, max_tokens, stream, logprobs),
+            thresholds=Thresholds(near=near), strict=strict, timeout=timeout,
+            retry=RetryPolicy(attempts=retries + 1),
+        )
+        run_replay(settings, out, store, resume)
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool) -> str:
+    """Run a replay (new, or resumed) and write its reports; returns the run id."""
+    from replay.reports import write_reports
+
+    fmt = settings.fmt or logs.detect(settings.log)
+    store = Store.open(store_location or out)
+    try:
+        run_id = _run_for(store, settings, fmt, resume)
+        total = logs.count(settings.log, fmt)
+        bar, update = _progress(total)
+        runner = Replay(settings, store, run_id, resume=resume, listener=update, warn=bar.write)
+        try:
+            tally = asyncio.run(runner.run(fmt))
+        finally:
+            bar.close()
+        store.finish_run(run_id)
+        paths = write_reports(store, run_id, out)
+        click.echo(_closing_line(tally), err=True)
+        click.echo(paths.summary_text)
+        click.echo(f"\nreport: {paths.html}")
+        return run_id
+    finally:
+        store.close()
+
+
+def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume: bool) -> str:
+    recorded = settings.recorded(fmt)
+    if resume:
+        last = store.latest_run("replay")
+        if last is not None:
+            if (last.settings.get("log"), last.settings.get("format"), last.settings.get("turn")) != (
+                    recorded["log"], recorded["format"], recorded["turn"]):
+                raise ShadowdiffError(
+                    f"--resume: the last run in this store replayed {last.settings.get('log')} "
+                    f"({last.settings.get('format')}, turn {last.settings.get('turn')}); "
+                    "resume needs the same log, format and turn")
+            return last.id
+        click.echo("--resume: no earlier run in this store; starting a new one", err=True)
+    elif store.latest_run("replay") is not None:
+        click.echo("this store already holds a run; starting a new one (--resume continues the last)", err=True)
+    return store.create_run("replay", recorded)
+
+
+def _closing_line(tally: Tally) -> str:
+    parts = [f"{tally.done} pairs compared"]
+    if tally.resumed:
+        parts.append(f"{tally.resumed} already done")
+    if tally.skipped:
+        parts.append(f"{tally.skipped} log lines skipped")
+    if tally.errors:
+        parts.append(f"{tally.errors} with errors")
+    return ", ".join(parts)

@@ -1,0 +1,171 @@
+"""Writing a run's reports from the store.
+
+``summary.json``, ``report.md``, a self-contained ``report.html`` (inline CSS, no
+scripts, every model output escaped), ``pairs.csv``, ``pairs.jsonl``, and the
+list-of-strings files ``baseline.texts.json`` / ``candidate.texts.json`` the manual
+check worked from. Every file is written to a temporary name and renamed into place,
+so a report is never half-written; pairs are streamed from the store, worst first for
+the side-by-side view.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from rapidfuzz.distance import Indel
+
+from proxy.records import Side
+from proxy.store import Store, StoredPair
+from replay.summary import OUTCOMES, Summary, summarize
+
+_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+CSV_COLUMNS = [
+    "key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char", "first_token",
+    "length_ratio", "margin", "noise_outcome", "noise_similarity",
+    *(f"{side}_{col}" for side in ("baseline", "candidate", "replica")
+      for col in ("finish_reason", "completion_tokens", "ttft", "duration", "status", "error")),
+    "prompt",
+]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    directory: Path
+    summary_text: str
+
+    @property
+    def html(self) -> Path:
+        return self.directory / "report.html"
+
+
+@contextlib.contextmanager
+def _atomic(path: Path) -> Iterator[IO[str]]:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as f:
+        yield f
+    os.replace(tmp, path)
+
+
+def word_diff(a: str, b: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Word-level segments of both texts: ("same"|"del", text) for a, ("same"|"ins", text) for b."""
+    wa, wb = _WORDS.findall(a), _WORDS.findall(b)
+    left: list[tuple[str, str]] = []
+    right: list[tuple[str, str]] = []
+    for op in Indel.opcodes(wa, wb):
+        if op.tag == "equal":
+            left.append(("same", "".join(wa[op.src_start:op.src_end])))
+            right.append(("same", "".join(wb[op.dest_start:op.dest_end])))
+        if op.tag in ("delete", "replace"):
+            left.append(("del", "".join(wa[op.src_start:op.src_end])))
+        if op.tag in ("insert", "replace"):
+            right.append(("ins", "".join(wb[op.dest_start:op.dest_end])))
+    return left, right
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f} %"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def summary_text(s: Summary) -> str:
+    """The summary as plain text (the terminal and the top of report.md)."""
+    lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
+    lines.append(f"candidate changed (near or divergent): {_pct(s.changed_rate)}"
+                 + (f"   noise floor (replica vs baseline): {_pct(s.noise_rate)}" if s.noise else ""))
+    if s.noise:
+        lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
+    base, cand = s.sides.get("baseline", {}), s.sides.get("candidate", {})
+    if base and cand:
+        lines.append(
+            f"output tokens/s per request (p50): baseline {_num(base.get('tokens_per_second_p50'), 1)}, "
+            f"candidate {_num(cand.get('tokens_per_second_p50'), 1)}, speedup "
+            + ("—" if s.speedup is None else f"{s.speedup:.2f}x"))
+    if s.skipped:
+        lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
+    if s.pairs != s.comparable:
+        lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte")
+    return "\n".join(lines)
+
+
+def write_reports(store: Store, run_id: str, out: Path) -> ReportPaths:
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(store, run_id)
+    with _atomic(out / "summary.json") as f:
+        json.dump(summary.as_json(), f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    _write_pairs(store, run_id, out)
+    env = Environment(loader=PackageLoader("replay", "templates"), autoescape=select_autoescape(["html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(pct=_pct, num=_num)
+    context = {"s": summary, "outcomes": OUTCOMES, "text": summary_text(summary)}
+    with _atomic(out / "report.md") as f:
+        for piece in env.get_template("report.md.j2").generate(pairs=_diffs(store, run_id), **context):
+            f.write(piece)
+    with _atomic(out / "report.html") as f:
+        for piece in env.get_template("report.html.j2").generate(pairs=_diffs(store, run_id), **context):
+            f.write(piece)
+    return ReportPaths(out, summary_text(summary))
+
+
+def _diffs(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
+    for pair in store.pairs_worst_first(run_id):
+        base = pair.answers.get(Side.BASELINE)
+        cand = pair.answers.get(Side.CANDIDATE)
+        left, right = word_diff(base.text if base else "", cand.text if cand else "")
+        yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right}
+
+
+def _write_pairs(store: Store, run_id: str, out: Path) -> None:
+    with _atomic(out / "pairs.csv") as csv_file, _atomic(out / "pairs.jsonl") as jsonl, \
+            _atomic(out / "baseline.texts.json") as base_texts, _atomic(out / "candidate.texts.json") as cand_texts:
+        writer = csv.DictWriter(csv_file, CSV_COLUMNS)
+        writer.writeheader()
+        base_texts.write("[")
+        cand_texts.write("[")
+        for i, pair in enumerate(store.pairs(run_id)):
+            writer.writerow(_csv_row(pair))
+            jsonl.write(json.dumps(_json_row(pair), ensure_ascii=False) + "\n")
+            sep = ",\n  " if i else "\n  "
+            for side, f in ((Side.BASELINE, base_texts), (Side.CANDIDATE, cand_texts)):
+                answer = pair.answers.get(side)
+                f.write(sep + json.dumps(answer.text if answer and answer.ok else "", ensure_ascii=False))
+        base_texts.write("\n]\n")
+        cand_texts.write("\n]\n")
+
+
+_PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char",
+                 "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity")
+
+
+def _csv_row(pair: StoredPair) -> dict[str, Any]:
+    row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
+    row["prompt"] = pair["prompt"]
+    for side, answer in pair.answers.items():
+        for col in ("finish_reason", "completion_tokens", "ttft", "duration", "status", "error"):
+            row[f"{side.value}_{col}"] = getattr(answer, col)
+    return row
+
+
+def _json_row(pair: StoredPair) -> dict[str, Any]:
+    row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
+    row["prompt"] = pair["prompt"]
+    row["request"] = pair["request"]
+    row["answers"] = {
+        side.value: {"model": a.model, "text": a.text, "finish_reason": a.finish_reason,
+                     "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens, "ttft": a.ttft,
+                     "duration": a.duration, "status": a.status, "error": a.error, "attempts": a.attempts}
+        for side, a in pair.answers.items()
+    }
+    return row

@@ -1,0 +1,211 @@
+"""Replaying a log: both sides (and the replica) per request, compared, stored.
+
+Records stream from the log through a bounded queue to ``concurrency`` workers, so
+memory does not grow with the log. Each pair is written to the store, whole, as soon
+as its answers are in; with ``resume`` the pairs already stored are skipped, which is
+what makes ``kill -9`` then ``--resume`` lose and duplicate nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from httpx_aiohttp import AiohttpTransport
+
+from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
+from proxy.records import Answer, Pair, Side
+from proxy.store import Store
+from replay import logs
+from replay.client import Caller, RetryPolicy, Upstream
+from shadowdiff.errors import ConfigError, InputError
+
+# Comparing texts longer than this moves off the event loop, so that a 32,000-character
+# pair never stalls the streams being read beside it.
+_OFF_LOOP_CHARS = 8000
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What replay changes in every request (None: keep the request's own value)."""
+
+    temperature: float | None = 0.0
+    max_tokens: int | None = 256
+    stream: bool = True
+    logprobs: int = 2
+
+    def apply(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        out = dict(body)
+        out["n"] = 1  # one answer per side is what gets compared
+        if self.temperature is not None:
+            out["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            if endpoint == logs.CHAT and "max_completion_tokens" in out:
+                out["max_completion_tokens"] = self.max_tokens
+            else:
+                out["max_tokens"] = self.max_tokens
+        out["stream"] = self.stream
+        if self.stream:
+            out["stream_options"] = {"include_usage": True}
+        else:
+            out.pop("stream_options", None)
+        if self.logprobs:
+            if endpoint == logs.CHAT:
+                out["logprobs"], out["top_logprobs"] = True, self.logprobs
+            else:
+                out["logprobs"] = self.logprobs
+        return out
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    log: Path
+    baseline: Upstream
+    candidate: Upstream
+    replica: Upstream | None = None
+    fmt: logs.LogFormat | None = None
+    turn: int = 1
+    endpoint: str = logs.CHAT
+    concurrency: int = 8
+    overrides: Overrides = field(default_factory=Overrides)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    strict: bool = False
+    timeout: float = 300.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
+        if self.turn < 1:
+            raise ConfigError("--turn counts from 1")
+
+    @property
+    def upstreams(self) -> list[Upstream]:
+        return [u for u in (self.baseline, self.candidate, self.replica) if u is not None]
+
+    def recorded(self, fmt: logs.LogFormat) -> dict[str, Any]:
+        """The settings stored with the run (no API keys)."""
+        return {
+            "log": str(self.log.resolve()), "format": fmt.value, "turn": self.turn, "endpoint": self.endpoint,
+            "sides": {u.side.value: {"url": u.url, "model": u.model} for u in self.upstreams},
+            "concurrency": self.concurrency, "overrides": asdict(self.overrides),
+            "thresholds": asdict(self.thresholds), "timeout": self.timeout,
+        }
+
+
+@dataclass
+class Tally:
+    """Running totals, for the progress bar and the closing line."""
+
+    total: int = 0
+    done: int = 0
+    resumed: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    errors: int = 0
+    skipped: int = 0
+
+
+Listener = Callable[[Tally], None]
+
+
+class Replay:
+    """One replay run into ``store`` (``run_id``), reporting progress to ``listener``."""
+
+    def __init__(self, settings: ReplaySettings, store: Store, run_id: str, *, resume: bool = False,
+                 listener: Listener | None = None, warn: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.run_id = run_id
+        self.resume = resume
+        self.tally = Tally()
+        self._listener = listener or (lambda _: None)
+        self._warn = warn or (lambda _: None)
+
+    async def run(self, fmt: logs.LogFormat) -> Tally:
+        s = self.settings
+        limits = httpx.Limits(max_connections=s.concurrency * len(s.upstreams) + 4,
+                              max_keepalive_connections=s.concurrency * len(s.upstreams))
+        timeout = httpx.Timeout(s.timeout, connect=min(s.timeout, 10.0))
+        queue: asyncio.Queue[logs.LogRecord | None] = asyncio.Queue(maxsize=s.concurrency * 2)
+        async with httpx.AsyncClient(transport=AiohttpTransport(limits=limits), timeout=timeout) as client:
+            caller = Caller(client, s.retry)
+            workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
+            try:
+                await self._produce(queue, fmt)
+            finally:
+                for _ in workers:
+                    await queue.put(None)
+                results = await asyncio.gather(*workers, return_exceptions=True)
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+        return self.tally
+
+    async def _produce(self, queue: asyncio.Queue[logs.LogRecord | None], fmt: logs.LogFormat) -> None:
+        s = self.settings
+        for item in logs.read(s.log, fmt, turn=s.turn, endpoint=s.endpoint):
+            if isinstance(item, logs.BadLine):
+                await self._bad(item.line, item.reason)
+                continue
+            if self.resume and await asyncio.to_thread(self.store.has_pair, self.run_id, item.key):
+                self.tally.resumed += 1
+                self._listener(self.tally)
+                continue
+            await queue.put(item)
+
+    async def _bad(self, line: int, reason: str) -> None:
+        self.tally.skipped += 1
+        self._warn(f"line {line}: {reason}")
+        await asyncio.to_thread(self.store.add_skipped, self.run_id, line, reason)
+        self._listener(self.tally)
+        if self.settings.strict:
+            raise InputError(f"{self.settings.log}, line {line}: {reason} (stopped by --strict)")
+
+    async def _worker(self, queue: asyncio.Queue[logs.LogRecord | None], caller: Caller) -> None:
+        while (record := await queue.get()) is not None:
+            pair = await self._pair(record, caller)
+            if await asyncio.to_thread(self.store.add_pair, self.run_id, pair):
+                self._count(pair)
+            else:
+                await self._bad(record.line, f"duplicate id {record.key!r}: an earlier line has it")
+
+    async def _pair(self, record: logs.LogRecord, caller: Caller) -> Pair:
+        body = self.settings.overrides.apply(record.endpoint, record.body)
+        sides = self.settings.upstreams
+        answers = await asyncio.gather(*(caller.call(u, record.endpoint, body) for u in sides))
+        by_side = {a.side: a for a in answers}
+        base, cand = by_side[Side.BASELINE], by_side[Side.CANDIDATE]
+        comparison = await self._compare(base, cand)
+        replica = by_side.get(Side.REPLICA)
+        noise = await self._compare(base, replica) if replica is not None else None
+        margin = None
+        if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
+            margin = base.margins[comparison.first_token]
+        return Pair(
+            key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt, request=record.body,
+            comparison=comparison, answers=by_side, category=record.category,
+            comparable=body.get("temperature") == 0 or body.get("seed") is not None,
+            margin=margin, noise=noise,
+        )
+
+    async def _compare(self, a: Answer, b: Answer) -> Comparison:
+        if not (a.ok and b.ok):
+            return error_comparison(a.finish_reason, b.finish_reason)
+        args = (a.text, b.text)
+        kwargs: dict[str, Any] = {"tokens_a": a.tokens, "tokens_b": b.tokens, "finish_a": a.finish_reason,
+                                  "finish_b": b.finish_reason, "thresholds": self.settings.thresholds}
+        if max(len(a.text), len(b.text)) > _OFF_LOOP_CHARS:
+            return await asyncio.to_thread(lambda: compare(*args, **kwargs))
+        return compare(*args, **kwargs)
+
+    def _count(self, pair: Pair) -> None:
+        self.tally.done += 1
+        self.tally.outcomes[pair.comparison.outcome.value] += 1
+        if pair.comparison.outcome is Outcome.ERROR:
+            self.tally.errors += 1
+        self._listener(self.tally)

@@ -1,0 +1,161 @@
+"""The numbers of a run: outcomes, noise floor, similarity, categories, speed per side.
+
+Computed in one streamed pass over the store, so a run of any size summarizes in
+memory proportional to its number of categories (plus one float per answer for the
+latency percentiles, held in compact arrays).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from proxy.compare import Outcome
+from proxy.records import Side
+from proxy.store import Store
+
+METRIC = "normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b))"
+OUTCOMES = [o.value for o in Outcome]
+# Finer near 1, where quantization drift lives.
+BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
+
+
+def _percentile(values: array[float], p: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
+
+
+@dataclass
+class SideStats:
+    requests: int = 0
+    errors: int = 0
+    output_tokens: int = 0
+    ttft_p50: float | None = None
+    ttft_p95: float | None = None
+    latency_p50: float | None = None
+    latency_p95: float | None = None
+    tokens_per_second_p50: float | None = None   # per request, decoding after the first token
+
+
+@dataclass
+class CategoryRow:
+    category: str
+    pairs: int = 0
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    similarity_sum: float = 0.0
+    similarity_n: int = 0
+
+    @property
+    def mean_similarity(self) -> float | None:
+        return self.similarity_sum / self.similarity_n if self.similarity_n else None
+
+
+@dataclass
+class Summary:
+    run_id: str
+    kind: str
+    created_at: str
+    settings: dict[str, Any]
+    pairs: int
+    outcomes: dict[str, int]
+    comparable: int
+    noise: dict[str, int] | None
+    histogram: list[dict[str, Any]]
+    categories: list[dict[str, Any]]
+    sides: dict[str, dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    metric: str = METRIC
+
+    @property
+    def changed_rate(self) -> float | None:
+        """Share of answered pairs whose text changed in substance (near or divergent)."""
+        answered = self.pairs - self.outcomes["error"]
+        return (self.outcomes["near"] + self.outcomes["divergent"]) / answered if answered else None
+
+    @property
+    def noise_rate(self) -> float | None:
+        if not self.noise:
+            return None
+        answered = sum(self.noise.values()) - self.noise.get("error", 0)
+        return (self.noise.get("near", 0) + self.noise.get("divergent", 0)) / answered if answered else None
+
+    @property
+    def speedup(self) -> float | None:
+        base = self.sides.get("baseline", {}).get("tokens_per_second_p50")
+        cand = self.sides.get("candidate", {}).get("tokens_per_second_p50")
+        return cand / base if base and cand else None
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["changed_rate"] = self.changed_rate
+        out["noise_rate"] = self.noise_rate
+        out["speedup"] = self.speedup
+        return out
+
+
+def summarize(store: Store, run_id: str) -> Summary:
+    run = store.run(run_id)
+    outcomes: Counter[str] = Counter({o: 0 for o in OUTCOMES})
+    noise: Counter[str] = Counter()
+    bins = [0] * (len(BINS) - 1)
+    categories: dict[str, CategoryRow] = {}
+    sides: dict[Side, SideStats] = {}
+    samples: dict[Side, tuple[array[float], array[float], array[float]]] = {}
+    total = comparable = 0
+    for pair in store.pairs(run_id):
+        total += 1
+        outcome = pair["outcome"]
+        outcomes[outcome] += 1
+        comparable += bool(pair["comparable"])
+        if pair["noise_outcome"]:
+            noise[pair["noise_outcome"]] += 1
+        similarity = pair["similarity"]
+        if outcome in ("near", "divergent") and similarity is not None:
+            bins[_bin(similarity)] += 1
+        row = categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
+        row.pairs += 1
+        row.outcomes[outcome] += 1
+        if similarity is not None:
+            row.similarity_sum += similarity
+            row.similarity_n += 1
+        for side, answer in pair.answers.items():
+            stats = sides.setdefault(side, SideStats())
+            ttfts, latencies, rates = samples.setdefault(side, (array("d"), array("d"), array("d")))
+            stats.requests += 1
+            if not answer.ok:
+                stats.errors += 1
+                continue
+            stats.output_tokens += answer.completion_tokens or 0
+            if answer.ttft is not None:
+                ttfts.append(answer.ttft)
+            if answer.duration is not None:
+                latencies.append(answer.duration)
+            if (rate := answer.tokens_per_second) is not None:
+                rates.append(rate)
+    for side, (ttfts, latencies, rates) in samples.items():
+        stats = sides[side]
+        stats.ttft_p50, stats.ttft_p95 = _percentile(ttfts, 50), _percentile(ttfts, 95)
+        stats.latency_p50, stats.latency_p95 = _percentile(latencies, 50), _percentile(latencies, 95)
+        stats.tokens_per_second_p50 = _percentile(rates, 50)
+    return Summary(
+        run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
+        pairs=total, outcomes=dict(outcomes), comparable=comparable,
+        noise=dict(noise) if noise else None,
+        histogram=[{"from": BINS[i], "to": BINS[i + 1], "pairs": n} for i, n in enumerate(bins)],
+        categories=[{"category": r.category, "pairs": r.pairs, **r.outcomes, "mean_similarity": r.mean_similarity}
+                    for r in sorted(categories.values(), key=lambda r: r.category)],
+        sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
+        skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
+    )
+
+
+def _bin(similarity: float) -> int:
+    for i in range(len(BINS) - 1):
+        if similarity < BINS[i + 1]:
+            return i
+    return len(BINS) - 2
