@@ -162,14 +162,22 @@ def test_hang_holds_a_place_until_the_client_gives_up(start_simulator: Any) -> N
     url = faulty(start_simulator, "hang", hang_seconds=30)
     import threading
 
-    thread = threading.Thread(target=lambda: pytest.raises(
-        httpx.ReadTimeout, HTTP.post, url + "/v1/chat/completions", json=STREAM, timeout=1.0))
+    outcome: list[type[BaseException]] = []
+
+    def give_up_after_a_second() -> None:
+        try:
+            HTTP.post(url + "/v1/chat/completions", json=STREAM, timeout=1.0)
+        except httpx.ReadTimeout as exc:
+            outcome.append(type(exc))
+
+    thread = threading.Thread(target=give_up_after_a_second)
     thread.start()
     deadline = time.monotonic() + 5
     while HTTP.get(url + "/load").json()["server_load"] == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert HTTP.get(url + "/load").json() == {"server_load": 1}
     thread.join()
+    assert outcome == [httpx.ReadTimeout]
     while HTTP.get(url + "/load").json()["server_load"] and time.monotonic() < deadline + 5:
         time.sleep(0.02)
     assert HTTP.get(url + "/load").json() == {"server_load": 0}
