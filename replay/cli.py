@@ -151,3 +151,90 @@ def _closing_line(tally: Tally) -> str:
     if tally.errors:
         parts.append(f"{tally.errors} with errors")
     return ", ".join(parts)
+
+
+def _open_store(location: str | Path) -> Store:
+    path = Path(str(location))
+    if "://" not in str(location) and not path.exists():
+        raise ShadowdiffError(f"no store at {location}: give a replay's --out directory, a .sqlite file or a URL")
+    return Store.open(location)
+
+
+@click.command("report")
+@click.argument("store")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the reports (default: the store's directory).")
+@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
+def report(store: str, out: Path | None, run_id: str | None) -> None:
+    """Write (again) the reports of a run from its store."""
+    from replay.reports import write_reports
+
+    try:
+        opened = _open_store(store)
+        try:
+            run = opened.run(run_id) if run_id else opened.latest_run()
+            if run is None:
+                raise ShadowdiffError(f"the store {store} holds no run yet")
+            target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
+                             else Path("."))
+            paths = write_reports(opened, run.id, target)
+        finally:
+            opened.close()
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(paths.summary_text)
+    click.echo(f"\nreport: {paths.html}")
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
+@click.option("--difflib", "difflib_limit", default=0, show_default=True,
+              help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
+def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int) -> None:
+    """Compare two files of saved answers (A: baseline, B: candidate) and write the reports."""
+    from replay.offline import compare_files
+    from replay.reports import write_reports
+
+    try:
+        store = Store.open(out)
+        try:
+            run_id, _, unmatched = compare_files(a, b, store, Thresholds(near=near, difflib_limit=difflib_limit))
+            paths = write_reports(store, run_id, out)
+        finally:
+            store.close()
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if unmatched:
+        click.echo(f"{unmatched} answers had no partner in the other file (see summary.json)", err=True)
+    click.echo(paths.summary_text)
+    click.echo(f"\nreport: {paths.html}")
+
+
+@click.command("demo")
+@click.option("--out", "out", default=Path("shadowdiff-demo"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+@click.option("--latency", type=click.Choice(["realistic", "zero"]), default="realistic", show_default=True,
+              help="The simulators' latency model ('realistic' shows the FP8 speedup; 'zero' is instant).")
+@click.option("--concurrency", default=8, show_default=True)
+def demo(out: Path, latency: str, concurrency: int) -> None:
+    """Everything on one machine: three simulated vLLM servers, a replay, the reports.
+
+    The servers are `shadowdiff simulate` test doubles (baseline, fp8, and a baseline
+    replica for the noise floor); their text is synthetic, not a model's.
+    """
+    from replay import demo as demo_module
+
+    click.echo("starting three simulated vLLM servers (test doubles, synthetic text): "
+               f"{demo_module.BASELINE_MODEL} baseline and replica, {demo_module.CANDIDATE_MODEL} fp8", err=True)
+    try:
+        with demo_module.simulators(latency) as urls:
+            settings = demo_module.settings(urls, concurrency)
+            if out.exists() and any(out.iterdir()):
+                click.echo(f"{out} exists: the demo adds a new run to it", err=True)
+            run_replay(settings, out, None, resume=False)
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo("simulated servers stopped", err=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from replay.cli import replay
+from replay.cli import compare_command, demo, replay, report
 from shadowdiff import __version__
 from simulator.cli import simulate
 
@@ -21,3 +21,6 @@ def main() -> None:
 
 main.add_command(simulate)
 main.add_command(replay)
+main.add_command(report)
+main.add_command(compare_command, "compare")
+main.add_command(demo)

@@ -12,34 +12,18 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import uvicorn
+
+from shadowdiff.background import serve_in_thread
 
 
-@contextlib.contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """Serve an ASGI app with uvicorn in a thread; yields its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="auto",
-                            timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.005)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+def serve_app(app: Any) -> contextlib.AbstractContextManager[str]:
+    """Serve an ASGI app with uvicorn in a thread; the context yields its base URL."""
+    return serve_in_thread(app)
 
 
 def free_port() -> int:
