@@ -231,6 +231,7 @@ def demo(out: Path, latency: str, concurrency: int) -> None:
                f"{demo_module.BASELINE_MODEL} baseline and replica, {demo_module.CANDIDATE_MODEL} fp8", err=True)
     try:
         with demo_module.simulators(latency) as urls:
+            click.echo("  " + ", ".join(f"{side.value} {url}" for side, url in urls.items()), err=True)
             settings = demo_module.settings(urls, concurrency)
             if out.exists() and any(out.iterdir()):
                 click.echo(f"{out} exists: the demo adds a new run to it", err=True)

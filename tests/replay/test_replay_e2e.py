@@ -1,0 +1,300 @@
+"""``shadowdiff replay`` end to end, against real simulators on loopback."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from proxy.compare import Outcome, compare
+from proxy.records import Side
+from proxy.store import STORE_FILE, Store
+from replay.cli import run_replay
+from replay.client import RetryPolicy, Upstream
+from replay.logs import CHAT
+from replay.runner import ReplaySettings
+from shadowdiff.errors import InputError
+from simulator import profiles
+from simulator.app import build_app
+from simulator.faults import Fault, FaultSettings
+from simulator.generation import Generator, Sampling
+from simulator.prompts import render_chat
+from simulator.scheduler import LatencyModel
+from simulator.settings import SimulatorSettings
+from simulator.vocab import vocabulary
+from tests.servers import serve_app
+
+ROOT = Path(__file__).resolve().parents[2]
+MT_BENCH = ROOT / "examples" / "mt_bench_questions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def sides() -> Iterator[dict[Side, str]]:
+    fp8 = profiles.builtin("fp8")
+    settings = {
+        Side.BASELINE: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",)),
+        Side.CANDIDATE: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B-FP8",), profile=fp8),
+        Side.REPLICA: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",), seed=1),
+    }
+    contexts = {side: serve_app(build_app(s)) for side, s in settings.items()}
+    try:
+        yield {side: c.__enter__() for side, c in contexts.items()}
+    finally:
+        for c in contexts.values():
+            c.__exit__(None, None, None)
+
+
+def replay_settings(log: Path, urls: dict[Side, str], **kwargs: Any) -> ReplaySettings:
+    return ReplaySettings(
+        log=log,
+        baseline=Upstream(Side.BASELINE, urls[Side.BASELINE], "Qwen/Qwen3-8B"),
+        candidate=Upstream(Side.CANDIDATE, urls[Side.CANDIDATE], "Qwen/Qwen3-8B-FP8"),
+        replica=Upstream(Side.REPLICA, urls[Side.REPLICA], "Qwen/Qwen3-8B") if Side.REPLICA in urls else None,
+        **kwargs,
+    )
+
+
+def expected_outcomes(prompts: list[str]) -> Counter[str]:
+    """What the fp8 profile's configuration implies for these prompts, computed from the
+    profile and the generator directly (not from the servers)."""
+    vocab = vocabulary()
+    base, cand = Generator(profiles.builtin("baseline"), 0, vocab), Generator(profiles.builtin("fp8"), 0, vocab)
+    counts: Counter[str] = Counter()
+    for prompt in prompts:
+        rendered = render_chat([{"role": "user", "content": prompt}])
+        sampling = Sampling(prompt=rendered, prompt_ids=tuple(vocab.ids(rendered)), max_tokens=256)
+        a, b = base.generate(sampling)[0].text, cand.generate(sampling)[0].text
+        plan = cand.plan(rendered)
+        if a == b:
+            counts["identical"] += 1
+        else:
+            # formatting drift is whitespace only: equivalent; every other kind changes words
+            assert (compare(a, b).outcome is Outcome.EQUIVALENT) == (plan.kind == profiles.DriftKind.FORMATTING)
+            counts["equivalent" if plan.kind == profiles.DriftKind.FORMATTING else "changed"] += 1
+    return counts
+
+
+def test_mt_bench_replays_without_edits(sides: dict[Side, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_replay(replay_settings(MT_BENCH, sides), out, None, resume=False)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs"] == 80
+    assert summary["skipped"] == []
+    questions = [json.loads(line)["turns"][0] for line in MT_BENCH.read_text().splitlines()]
+    expected = expected_outcomes(questions)
+    outcomes = summary["outcomes"]
+    assert outcomes["identical"] == expected["identical"]
+    assert outcomes["equivalent"] == expected["equivalent"]
+    assert outcomes["near"] + outcomes["divergent"] == expected["changed"]
+    assert outcomes["error"] == 0
+    # the noise floor is far below the candidate's divergence
+    assert summary["noise_rate"] < summary["changed_rate"] / 3
+    assert {c["category"] for c in summary["categories"]} == {
+        "writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities"}
+    assert set(summary["sides"]) == {"baseline", "candidate", "replica"}
+    assert summary["settings"]["overrides"] == {"temperature": 0.0, "max_tokens": 256, "stream": True, "logprobs": 2}
+    # the reports and their formats
+    base_texts = json.loads((out / "baseline.texts.json").read_text())
+    cand_texts = json.loads((out / "candidate.texts.json").read_text())
+    assert len(base_texts) == len(cand_texts) == 80
+    assert all(isinstance(t, str) and t for t in base_texts)
+    rows = list(csv.DictReader((out / "pairs.csv").open()))
+    assert len(rows) == 80
+    assert [r["key"] for r in rows][:3] == ["81", "82", "83"]
+    lines = (out / "pairs.jsonl").read_text().splitlines()
+    assert len(lines) == 80
+    first = json.loads(lines[0])
+    assert first["answers"]["baseline"]["text"] == base_texts[0]
+    assert first["request"]["messages"][0]["content"].startswith("Compose an engaging travel blog post")
+    html = (out / "report.html").read_text()
+    changed = outcomes["near"] + outcomes["divergent"] + outcomes["equivalent"]
+    assert html.count('<div class="pair">') == changed
+    assert "<script" not in html
+    md = (out / "report.md").read_text()
+    assert md.count("\n### ") == changed
+
+
+def test_replay_store_holds_tokens_and_margins(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(f"Question {i}: explain rivers and bridges." for i in range(30)) + "\n")
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides), out, None, resume=False)
+    store = Store.open(out)
+    run = store.latest_run("replay")
+    assert run is not None
+    pairs = list(store.pairs(run.id))
+    assert len(pairs) == 30
+    for pair in pairs:
+        base = pair.answers[Side.BASELINE]
+        assert base.tokens is not None and "".join(base.tokens) == base.text
+        assert base.margins is not None and len(base.margins) == len(base.tokens)
+        assert base.ttft is not None and base.duration is not None and base.ttft <= base.duration
+        assert base.completion_tokens == len(base.tokens) + (base.finish_reason == "stop")
+        if pair["outcome"] in ("near", "divergent"):
+            assert pair["first_token"] is not None
+            assert pair["margin"] == base.margins[pair["first_token"]]
+    store.close()
+
+
+def test_errors_are_recorded_not_fatal(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(f"Prompt {i} about gardens." for i in range(40)) + "\n")
+    flaky = FaultSettings(rates={Fault.ERROR_500: 0.2, Fault.RESET: 0.1, Fault.MALFORMED: 0.1,
+                                 Fault.ERROR_FRAME: 0.1, Fault.ERROR_503: 0.1}, seed=5)
+    with serve_app(build_app(SimulatorSettings(served_model_names=("b",)))) as base, \
+            serve_app(build_app(SimulatorSettings(served_model_names=("c",), faults=flaky))) as cand:
+        settings = ReplaySettings(log=log, baseline=Upstream(Side.BASELINE, base),
+                                  candidate=Upstream(Side.CANDIDATE, cand),
+                                  retry=RetryPolicy(attempts=2, backoff=0.01))
+        out = tmp_path / "out"
+        run_replay(settings, out, None, resume=False)
+    store = Store.open(out)
+    run = store.latest_run()
+    assert run is not None
+    pairs = list(store.pairs(run.id))
+    assert len(pairs) == 40
+    errors = [p.answers[Side.CANDIDATE].error for p in pairs if p["outcome"] == "error"]
+    assert errors
+    assert any(e and e.startswith("HTTP 500") for e in errors)
+    assert any(e and e.startswith("malformed event") for e in errors)
+    assert any(e and e.startswith("error event after the 200") for e in errors)
+    assert all(p.answers[Side.BASELINE].ok for p in pairs)
+    retried = [p.answers[Side.CANDIDATE] for p in pairs if p.answers[Side.CANDIDATE].attempts > 1]
+    assert retried  # 503s and resets were tried again
+    store.close()
+
+
+def test_malformed_lines_are_skipped_or_stop_the_run(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "bodies.jsonl"
+    good = {"messages": [{"role": "user", "content": "hello"}]}
+    log.write_text("\n".join([json.dumps(good), "{broken", json.dumps({"model": "x"}),
+                              json.dumps(good | {"id": "b"})]) + "\n")
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, {k: v for k, v in sides.items() if k is not Side.REPLICA}), out, None, False)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs"] == 2
+    assert [s["line"] for s in summary["skipped"]] == [2, 3]
+    assert summary["skipped"][0]["reason"].startswith("not valid JSON")
+    with pytest.raises(InputError, match="line 2: not valid JSON"):
+        run_replay(replay_settings(log, sides, strict=True), tmp_path / "strict", None, False)
+
+
+def test_cli_errors_are_clear(sides: dict[Side, str], tmp_path: Path) -> None:
+    weird = tmp_path / "weird.jsonl"
+    weird.write_text(json.dumps({"input": "embed me"}) + "\n")
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(weird), "--baseline",
+                             sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "o")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "match no log format" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(tmp_path / "nothing")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "no store at" in result.stderr
+
+
+def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(f"Question {i}: explain clouds." for i in range(12)) + "\n")
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides), out, None, resume=False)
+    before = {name: (out / name).read_text() for name in ("summary.json", "pairs.csv", "report.md")}
+    for name in ("summary.json", "pairs.csv", "report.md", "report.html", "pairs.jsonl"):
+        (out / name).unlink()
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "12 pairs" in result.stdout
+    for name, text in before.items():
+        assert (out / name).read_text() == text, name
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out / STORE_FILE), "--out",
+                             str(tmp_path / "elsewhere")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "elsewhere" / "report.html").exists()
+
+
+def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    lines = 60
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
+                           + "\n" for i in range(lines)))
+    slow = LatencyModel(tpot=0.002)
+    out = tmp_path / "out"
+    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
+            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
+                                                  latency=slow))) as cand:
+        command = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", base, "--candidate", cand,
+                   "--out", str(out), "--concurrency", "4"]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        engine = None
+        deadline = time.monotonic() + 60
+        stored = 0
+        while time.monotonic() < deadline:
+            if (out / STORE_FILE).exists():
+                engine = engine or sa.create_engine(f"sqlite:///{out / STORE_FILE}")
+                try:
+                    with engine.connect() as c:
+                        stored = c.execute(sa.text("SELECT count(*) FROM pairs")).scalar_one()
+                except sa.exc.OperationalError:
+                    stored = 0  # tables not created yet
+                if stored >= 10:
+                    break
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        assert 10 <= stored < lines, "the run must be killed midway"
+        resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "already done" in resumed.stderr
+    store = Store.open(out)
+    runs = store.runs()
+    assert len(runs) == 1
+    keys = [p["key"] for p in store.pairs(runs[0].id)]
+    assert sorted(keys) == sorted(f"q{i}" for i in range(lines))
+    assert len(keys) == len(set(keys))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs"] == lines
+    store.close()
+
+
+def test_resume_refuses_another_log(sides: dict[Side, str], tmp_path: Path) -> None:
+    first = tmp_path / "a.txt"
+    first.write_text("one\n")
+    second = tmp_path / "b.txt"
+    second.write_text("two\n")
+    out = tmp_path / "out"
+    run_replay(replay_settings(first, sides), out, None, resume=False)
+    with pytest.raises(Exception, match="resume needs the same log"):
+        run_replay(replay_settings(second, sides), out, None, resume=True)
+
+
+def test_completions_logs_replay(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "batch.jsonl"
+    log.write_text("".join(json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/completions",
+                                       "body": {"model": "x", "prompt": f"Once upon a time {i}", "max_tokens": 5}})
+                           + "\n" for i in range(5)))
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides), out, None, resume=False)
+    store = Store.open(out)
+    run = store.latest_run()
+    assert run is not None
+    pairs = list(store.pairs(run.id))
+    assert [p["endpoint"] for p in pairs] == ["/v1/completions"] * 5
+    # the log asked for 5 tokens; the replay's max_tokens override (256) won
+    assert all((p.answers[Side.BASELINE].completion_tokens or 0) > 5 for p in pairs)
+    assert all(p["request"]["max_tokens"] == 5 for p in pairs)  # the log's request is kept as logged
+    assert CHAT not in {p["endpoint"] for p in pairs}
+    store.close()
