@@ -73,6 +73,8 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--logprobs", default=2, show_default=True,
               help="Top logprobs to ask for (token-level divergence and margins); 0 to ask for none.")
 @click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
+@click.option("--difflib", "difflib_limit", default=0, show_default=True,
+              help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
 @click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
@@ -80,7 +82,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
-           timeout: float, retries: int, strict: bool) -> None:
+           difflib_limit: int, timeout: float, retries: int, strict: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer."""
     try:
         settings = ReplaySettings(
@@ -91,7 +93,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             fmt=logs.LogFormat(fmt) if fmt else None, turn=turn,
             endpoint=logs.CHAT if endpoint == "chat" else logs.COMPLETIONS, concurrency=concurrency,
             overrides=Overrides(temperature, max_tokens, stream, logprobs),
-            thresholds=Thresholds(near=near), strict=strict, timeout=timeout,
+            thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
             retry=RetryPolicy(attempts=retries + 1),
         )
         run_replay(settings, out, store, resume)

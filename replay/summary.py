@@ -17,7 +17,8 @@ from proxy.compare import Outcome
 from proxy.records import Side
 from proxy.store import Store
 
-METRIC = "normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b))"
+METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
+          "(over words for answers longer than 8,000 characters)")
 OUTCOMES = [o.value for o in Outcome]
 # Finer near 1, where quantization drift lives.
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)

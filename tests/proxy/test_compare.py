@@ -21,7 +21,9 @@ def test_one_digit_in_272_characters() -> None:
     result = compare(ANSWER, FLIPPED)
     assert result.outcome is Outcome.NEAR
     assert result.similarity is not None and result.similarity > 0.95
-    assert result.difflib_ratio is not None and result.difflib_ratio > 0.95
+    assert result.difflib_ratio is None  # the compatibility column is opt-in
+    with_difflib = compare(ANSWER, FLIPPED, thresholds=Thresholds(difflib_limit=1000))
+    assert with_difflib.difflib_ratio is not None and with_difflib.difflib_ratio > 0.95
     assert result.first_char == ANSWER.index("2.1 million") + 2
 
 
@@ -60,7 +62,7 @@ def test_tokens_lengths_and_finish_reasons() -> None:
 def test_difflib_column_stops_at_the_limit() -> None:
     long_a = ANSWER * 10
     long_b = FLIPPED * 10
-    assert compare(long_a, long_b).difflib_ratio is None
+    assert compare(long_a, long_b, thresholds=Thresholds(difflib_limit=2000)).difflib_ratio is None
     assert compare(long_a, long_b, thresholds=Thresholds(difflib_limit=10_000)).difflib_ratio is not None
 
 
@@ -68,3 +70,13 @@ def test_error_comparison() -> None:
     result = error_comparison("stop", None)
     assert result.outcome is Outcome.ERROR
     assert result.similarity is None
+
+
+def test_long_answers_are_compared_over_words() -> None:
+    from proxy.compare import WORD_LEVEL_FROM, similarity
+
+    long_a = (ANSWER + " ") * (WORD_LEVEL_FROM // len(ANSWER) + 1)
+    long_b = long_a.replace("2.1 million", "2.2 million", 1)
+    words = len(__import__("re").findall(r"\w+|[^\w\s]", long_a))
+    assert similarity(long_a, long_b) == pytest.approx(1 - 2 / (2 * words))
+    assert compare(long_a, long_b).outcome is Outcome.NEAR

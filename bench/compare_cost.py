@@ -1,0 +1,82 @@
+"""What one comparison costs: 1,000- and 32,000-character pairs.
+
+Targets (../shared/DESIGN.md): a 1,000-character pair in at most 0.1 ms, a
+32,000-character pair in at most 20 ms. Three kinds of pair per size: one digit
+changed, a wording drift from the middle on (the common FP8 case), and two unrelated
+answers (the worst case for the Indel similarity). difflib's ratio with autojunk off
+(the opt-in compatibility column) is shown for scale.
+
+    python bench/compare_cost.py
+"""
+
+from __future__ import annotations
+
+import difflib
+import statistics
+import time
+from collections.abc import Callable
+
+from _common import pin, table
+
+from proxy.compare import compare
+from simulator import profiles
+from simulator.drift import apply_profile
+from simulator.textgen import generate, prompt_key
+from simulator.vocab import vocabulary
+
+
+def text_of(length: int, seed: int) -> str:
+    parts, i = [], 0
+    while sum(map(len, parts)) < length:
+        parts.append(generate(f"Question {seed}-{i}: explain rivers, bridges and taxes.").text)
+        i += 1
+    return "\n\n".join(parts)[:length]
+
+
+def drifted(text: str) -> str:
+    """The same text with a wording drift from about the middle on."""
+    half = len(text) // 2
+    prompt = "bench"
+    wording = profiles.Profile("w", {profiles.DriftKind.WORDING: 1.0})
+    tokens = vocabulary().encode(text[half:])
+    return text[:half] + apply_profile(wording, prompt_key(prompt), prompt, tokens).text
+
+
+def timed(fn: Callable[[], object], budget: float = 1.0) -> float:
+    """Median seconds per call over about ``budget`` seconds."""
+    fn()
+    runs, samples, start = 0, [], time.perf_counter()
+    while time.perf_counter() - start < budget or runs < 5:
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+        runs += 1
+    return statistics.median(samples)
+
+
+def main() -> None:
+    pin(1)
+    rows = [("pair", "chars", "compare() ms", "target ms", "difflib ratio ms")]
+    for length, target in ((1000, 0.1), (32000, 20.0)):
+        base = text_of(length, 1)
+        digit = next(i for i, ch in enumerate(base) if ch.isdigit() and i > length // 3)
+        cases = {
+            "one digit changed": base[:digit] + str((int(base[digit]) + 1) % 10) + base[digit + 1:],
+            "wording drift from the middle": drifted(base),
+            "unrelated answers": text_of(length, 2),
+        }
+        for name, other in cases.items():
+            ours = timed(lambda other=other: compare(base, other)) * 1000  # type: ignore[misc]
+            if length <= 1000:
+                slow = timed(lambda other=other: difflib.SequenceMatcher(  # type: ignore[misc]
+                    None, base, other, autojunk=False).ratio()) * 1000
+                slow_text = f"{slow:.3f}"
+            else:
+                slow_text = "(quadratic: skipped)"
+            rows.append((name, f"{length:,}", f"{ours:.4f}", f"{target}", slow_text))
+    print("proxy.compare.compare(), median per call, one core\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
