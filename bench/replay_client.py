@@ -69,9 +69,14 @@ def peak_memory(base: str, cand: str, lines: int) -> tuple[str, ...]:
                "--out", str(Path(tmp) / "out"), "--concurrency", "32", "--max-tokens", "keep"]
         if (os.cpu_count() or 1) > 1:
             cmd = ["taskset", "-c", "1", *cmd]
-        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # wait4 gives this child's own peak (RUSAGE_CHILDREN would keep the largest so far)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode:
+            raise SystemExit(f"shadowdiff replay failed with {process.returncode}")
         wall = time.perf_counter() - started
-        peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        peak_kib = usage.ru_maxrss
     return (f"{lines:,}", f"{wall:.0f}", f"{lines / wall:,.0f}", f"{peak_kib / 1024:,.1f}")
 
 

@@ -21,6 +21,7 @@ from httpx_aiohttp import AiohttpTransport
 from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
 from proxy.records import Answer, Pair, Side
 from proxy.store import Store
+from proxy.store.writer import PairWriter
 from replay import logs
 from replay.client import Caller, RetryPolicy, Upstream
 from shadowdiff.errors import ConfigError, InputError
@@ -132,18 +133,28 @@ class Replay:
                               max_keepalive_connections=s.concurrency * len(s.upstreams))
         timeout = httpx.Timeout(s.timeout, connect=min(s.timeout, 10.0))
         queue: asyncio.Queue[logs.LogRecord | None] = asyncio.Queue(maxsize=s.concurrency * 2)
-        async with httpx.AsyncClient(transport=AiohttpTransport(limits=limits), timeout=timeout) as client:
-            caller = Caller(client, s.retry)
-            workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
-            try:
-                await self._produce(queue, fmt)
-            finally:
-                for _ in workers:
-                    await queue.put(None)
-                results = await asyncio.gather(*workers, return_exceptions=True)
-            for result in results:
-                if isinstance(result, BaseException):
-                    raise result
+        duplicates: list[Pair] = []
+        self._writer = PairWriter(self.store, self.run_id, on_duplicate=duplicates.append)
+        try:
+            async with httpx.AsyncClient(transport=AiohttpTransport(limits=limits), timeout=timeout) as client:
+                caller = Caller(client, s.retry)
+                workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
+                try:
+                    await self._produce(queue, fmt)
+                finally:
+                    for _ in workers:
+                        await queue.put(None)
+                    results = await asyncio.gather(*workers, return_exceptions=True)
+                for result in results:
+                    if isinstance(result, BaseException):
+                        raise result
+        finally:
+            await asyncio.to_thread(self._writer.close)
+        for pair in duplicates:
+            # counted when submitted; the store refused it: an earlier line had its id
+            self.tally.done -= 1
+            self.tally.outcomes[pair.comparison.outcome.value] -= 1
+            await self._bad(pair.seq, f"duplicate id {pair.key!r}: an earlier line has it")
         return self.tally
 
     async def _produce(self, queue: asyncio.Queue[logs.LogRecord | None], fmt: logs.LogFormat) -> None:
@@ -169,10 +180,8 @@ class Replay:
     async def _worker(self, queue: asyncio.Queue[logs.LogRecord | None], caller: Caller) -> None:
         while (record := await queue.get()) is not None:
             pair = await self._pair(record, caller)
-            if await asyncio.to_thread(self.store.add_pair, self.run_id, pair):
-                self._count(pair)
-            else:
-                await self._bad(record.line, f"duplicate id {record.key!r}: an earlier line has it")
+            self._writer.submit(pair)
+            self._count(pair)
 
     async def _pair(self, record: logs.LogRecord, caller: Caller) -> Pair:
         body = self.settings.overrides.apply(record.endpoint, record.body)

@@ -166,26 +166,29 @@ class Store:
 
     def add_pair(self, run_id: str, pair: Pair) -> bool:
         """Store a pair and its answers in one transaction; False if its key is taken."""
-        comparison, noise = pair.comparison, pair.noise
+        return not self.add_pairs(run_id, [pair])
+
+    def add_pairs(self, run_id: str, batch: list[Pair]) -> list[Pair]:
+        """Store pairs with their answers, all in one transaction when the keys are free.
+
+        Returns the pairs that were not stored because their key was taken. A batch
+        with such a pair falls back to one transaction per pair, so the others land.
+        """
+        if not batch:
+            return []
+        now = datetime.now(UTC)
         try:
             with self.engine.begin() as c:
-                inserted = c.execute(schema.pairs.insert().values(
-                    run_id=run_id, key=pair.key, seq=pair.seq, category=pair.category,
-                    endpoint=pair.endpoint, prompt=pair.prompt, request=pair.request,
-                    comparable=pair.comparable, outcome=comparison.outcome.value,
-                    similarity=comparison.similarity, difflib_ratio=comparison.difflib_ratio,
-                    first_char=comparison.first_char, first_token=comparison.first_token,
-                    length_ratio=comparison.length_ratio, margin=pair.margin,
-                    noise_outcome=noise.outcome.value if noise else None,
-                    noise_similarity=noise.similarity if noise else None,
-                    created_at=datetime.now(UTC),
-                )).inserted_primary_key
-                assert inserted is not None
-                pair_id = inserted[0]
-                c.execute(schema.answers.insert(), [_answer_row(pair_id, a) for a in pair.answers.values()])
+                ids = c.execute(schema.pairs.insert().returning(schema.pairs.c.id, sort_by_parameter_order=True),
+                                [_pair_row(run_id, p, now) for p in batch]).scalars().all()
+                c.execute(schema.answers.insert(),
+                          [_answer_row(pair_id, a) for pair_id, p in zip(ids, batch, strict=True)
+                           for a in p.answers.values()])
+            return []
         except IntegrityError:
-            return False
-        return True
+            if len(batch) == 1:
+                return batch
+        return [p for p in batch if self.add_pairs(run_id, [p])]
 
     def add_skipped(self, run_id: str, line: int, reason: str) -> None:
         with self.engine.begin() as c:
@@ -257,6 +260,20 @@ class StoredPair:
 
 def _run(row: Any) -> Run:
     return Run(row.id, row.kind, row.created_at, row.finished_at, dict(row.settings))
+
+
+def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
+    comparison, noise = pair.comparison, pair.noise
+    return {
+        "run_id": run_id, "key": pair.key, "seq": pair.seq, "category": pair.category,
+        "endpoint": pair.endpoint, "prompt": pair.prompt, "request": pair.request,
+        "comparable": pair.comparable, "outcome": comparison.outcome.value,
+        "similarity": comparison.similarity, "difflib_ratio": comparison.difflib_ratio,
+        "first_char": comparison.first_char, "first_token": comparison.first_token,
+        "length_ratio": comparison.length_ratio, "margin": pair.margin,
+        "noise_outcome": noise.outcome.value if noise else None,
+        "noise_similarity": noise.similarity if noise else None, "created_at": now,
+    }
 
 
 def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:

@@ -107,3 +107,20 @@ def test_locations() -> None:
     assert database_url("sqlite:////tmp/x.db") == "sqlite:////tmp/x.db"
     with pytest.raises(ConfigError):
         Store.open("nosuchdb://x")
+
+
+def test_writer_batches_reports_duplicates_and_flushes_on_close(store: Store) -> None:
+    from proxy.store.writer import PairWriter
+
+    run = store.create_run("replay", {})
+    store.add_pair(run, pair("taken", 0))
+    duplicates: list[Pair] = []
+    writer = PairWriter(store, run, on_duplicate=duplicates.append, max_batch=7, max_delay=0.01)
+    for i in range(50):
+        writer.submit(pair(f"k{i}", i + 1))
+    writer.submit(pair("taken", 99))
+    writer.close()
+    assert writer.written == 50
+    assert [p.key for p in duplicates] == ["taken"]
+    assert store.count_pairs(run) == 51
+    assert sorted(p["seq"] for p in store.pairs(run)) == list(range(51))

@@ -1,0 +1,75 @@
+"""Writing pairs from a background thread, in batches.
+
+One transaction per pair costs more in SQLAlchemy and the database than the pair
+itself costs to produce, and a writer thread that holds the GIL that often slows the
+event loop beside it. The writer batches what has arrived (up to ``max_batch`` pairs,
+waiting at most ``max_delay`` seconds for more), so a busy run writes a few
+transactions a second and an idle one writes each pair within ``max_delay``.
+A process killed mid-batch loses only the pairs of that batch; a resumed replay
+redoes them, since they are not in the store.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+
+from proxy.records import Pair
+from proxy.store import Store
+
+_STOP = object()
+
+
+class PairWriter:
+    """Queue pairs for ``store`` under ``run_id``; ``close()`` writes what is left."""
+
+    def __init__(self, store: Store, run_id: str, *, on_duplicate: Callable[[Pair], None] | None = None,
+                 max_batch: int = 200, max_delay: float = 0.05) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.written = 0
+        self.failed: BaseException | None = None
+        self._on_duplicate = on_duplicate or (lambda _: None)
+        self._queue: queue.Queue[object] = queue.Queue()
+        self._max_batch = max_batch
+        self._max_delay = max_delay
+        self._thread = threading.Thread(target=self._run, name="shadowdiff-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, pair: Pair) -> None:
+        if self.failed is not None:
+            raise self.failed
+        self._queue.put(pair)
+
+    def close(self) -> None:
+        """Write everything submitted so far and stop the thread."""
+        self._queue.put(_STOP)
+        self._thread.join()
+        if self.failed is not None:
+            raise self.failed
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            batch = [item]
+            while len(batch) < self._max_batch:
+                try:
+                    item = self._queue.get(timeout=self._max_delay)
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    stopping = True
+                    break
+                batch.append(item)
+            try:
+                duplicates = self.store.add_pairs(self.run_id, batch)  # type: ignore[arg-type]
+            except BaseException as exc:  # the database went away: surface it to the producer
+                self.failed = exc
+                return
+            self.written += len(batch) - len(duplicates)
+            for pair in duplicates:
+                self._on_duplicate(pair)
