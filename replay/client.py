@@ -11,7 +11,6 @@ retried with bounded exponential backoff, honouring ``Retry-After``.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ import httpx
 import orjson
 from httpx_sse import SSEError, aconnect_sse
 
+from proxy.parse import Reading, read_body, read_event
 from proxy.records import Answer, Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -78,19 +78,6 @@ class _Final(_Failed):
     retryable = False
 
 
-@dataclass
-class _Reading:
-    """What has been read of one answer so far."""
-
-    text: list[str]
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    first: float | None = None
-    tokens: list[str] | None = None
-    margins: list[float | None] | None = None
-
-
 class Caller:
     """Sends requests to upstreams through one shared HTTP client."""
 
@@ -126,7 +113,8 @@ class Caller:
             response = await self.client.post(url, json=body, headers=self._headers(upstream))
             if response.status_code != 200:
                 raise self._http_error(failed, response, response.text)
-            return _from_body(failed, response, started)
+            failed = replace(failed, status=200)
+            return _answer(failed, _read_json(response), started)
         except httpx.TimeoutException as exc:
             raise _Retryable(replace(failed, error=f"timed out ({type(exc).__name__})")) from exc
         except httpx.TransportError as exc:
@@ -142,35 +130,24 @@ class Caller:
 
     async def _streamed(self, upstream: Upstream, url: str, body: dict[str, Any], started: float,
                         failed: Answer) -> Answer:
-        reading = _Reading(text=[])
+        reading = Reading()
         async with aconnect_sse(self.client, "POST", url, json=body, headers=self._headers(upstream)) as source:
             response = source.response
             if response.status_code != 200:
                 raise self._http_error(failed, response, (await response.aread()).decode("utf-8", "replace"))
             failed = replace(failed, status=200)
-            done = False
             try:
                 async for event in source.aiter_sse():
                     if event.data == "[DONE]":
-                        done = True
+                        reading.done = True
                         break
-                    try:
-                        chunk = orjson.loads(event.data)
-                    except orjson.JSONDecodeError:
-                        return replace(failed, error=f"malformed event after {len(reading.text)} deltas: "
-                                                     f"{event.data[:200]!r}")
-                    if isinstance(chunk, dict) and "error" in chunk:
-                        return replace(failed, error=f"error event after the 200: {json.dumps(chunk['error'])}")
-                    _read_chunk(reading, chunk, started)
+                    if not read_event(reading, event.data):
+                        return replace(failed, error=reading.error)
             except SSEError as exc:
                 return replace(failed, error=f"not an event stream: {exc}")
-            if not done:
+            if not reading.done:
                 raise _Retryable(replace(failed, error="the stream ended without [DONE]"))
-        ended = time.perf_counter()
-        return replace(failed, text="".join(reading.text), finish_reason=reading.finish_reason,
-                       prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
-                       ttft=(reading.first or ended) - started, duration=ended - started,
-                       tokens=reading.tokens, margins=reading.margins)
+        return _answer(failed, reading, started)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -181,68 +158,19 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def _read_chunk(reading: _Reading, chunk: dict[str, Any], started: float) -> None:
-    usage = chunk.get("usage")
-    if isinstance(usage, dict):
-        reading.prompt_tokens = usage.get("prompt_tokens", reading.prompt_tokens)
-        reading.completion_tokens = usage.get("completion_tokens", reading.completion_tokens)
-    for choice in chunk.get("choices") or ():
-        if choice.get("index", 0) != 0:
-            continue
-        delta = choice.get("delta")
-        piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
-        if piece:
-            if reading.first is None:
-                reading.first = time.perf_counter()
-            reading.text.append(piece)
-        if choice.get("finish_reason") is not None:
-            reading.finish_reason = choice["finish_reason"]
-        _read_logprobs(reading, choice.get("logprobs"))
-
-
-def _read_logprobs(reading: _Reading, logprobs: Any) -> None:
-    if not isinstance(logprobs, dict):
-        return
-    if reading.tokens is None:
-        reading.tokens, reading.margins = [], []
-    assert reading.margins is not None
-    content = logprobs.get("content")
-    if isinstance(content, list):  # chat
-        for entry in content:
-            reading.tokens.append(entry.get("token", ""))
-            reading.margins.append(_margin([t.get("logprob", 0.0) for t in entry.get("top_logprobs") or ()]))
-    elif isinstance(logprobs.get("tokens"), list):  # completions
-        for token, top in zip(logprobs["tokens"], logprobs.get("top_logprobs") or [], strict=False):
-            reading.tokens.append(token)
-            reading.margins.append(_margin(list((top or {}).values())))
-
-
-def _margin(values: list[float]) -> float | None:
-    """Top-1 minus top-2 logprob; None when fewer than two were listed."""
-    if len(values) < 2:
-        return None
-    first, second = (values[0], values[1]) if values[0] >= values[1] else (values[1], values[0])
-    for value in values[2:]:
-        if value > first:
-            first, second = value, first
-        elif value > second:
-            second = value
-    return round(first - second, 4)
-
-
-def _from_body(failed: Answer, response: httpx.Response, started: float) -> Answer:
-    ended = time.perf_counter()
+def _read_json(response: httpx.Response) -> Reading:
     try:
-        body = response.json()
-        choice = body["choices"][0]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return replace(failed, status=response.status_code,
-                       error=f"malformed response body: {response.text[:200]!r}")
-    message = choice.get("message")
-    text = message.get("content") if isinstance(message, dict) else choice.get("text")
-    reading = _Reading(text=[])
-    _read_logprobs(reading, choice.get("logprobs"))
-    usage = body.get("usage") or {}
-    return replace(failed, status=response.status_code, text=text or "", finish_reason=choice.get("finish_reason"),
-                   prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-                   ttft=ended - started, duration=ended - started, tokens=reading.tokens, margins=reading.margins)
+        return read_body(orjson.loads(response.content))
+    except orjson.JSONDecodeError:
+        return Reading(error=f"malformed response body: {response.text[:200]!r}")
+
+
+def _answer(failed: Answer, reading: Reading, started: float) -> Answer:
+    """The answer a finished reading makes (an error answer if the reading failed)."""
+    if reading.error is not None:
+        return replace(failed, error=reading.error)
+    ended = time.perf_counter()
+    return replace(failed, text=reading.content, finish_reason=reading.finish_reason,
+                   prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
+                   ttft=(reading.first or ended) - started, duration=ended - started,
+                   tokens=reading.tokens, margins=reading.margins)

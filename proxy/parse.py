@@ -1,0 +1,141 @@
+"""Reading what an OpenAI-compatible server answered: text, finish reason, usage, logprobs.
+
+Shared by the replay client (which reads frames as they arrive) and the proxy's tap
+(which reads the bytes it passed on, once the stream is over). Only choice 0 is read:
+that is the answer a pair compares. Unknown fields are ignored; both chat
+(``delta.content``, ``message.content``) and completions (``text``) shapes are read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+from httpx_sse import EventSource
+
+
+@dataclass
+class Reading:
+    """What has been read of one answer so far."""
+
+    text: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    first: float | None = None                   # perf_counter() of the first content
+    tokens: list[str] | None = None
+    margins: list[float | None] | None = None
+    error: str | None = None                     # an error event after the 200, a malformed frame
+    done: bool = False                           # [DONE] seen
+
+    @property
+    def content(self) -> str:
+        return "".join(self.text)
+
+
+def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
+    """Fold one streamed chunk into ``reading``."""
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
+        reading.prompt_tokens = usage.get("prompt_tokens", reading.prompt_tokens)
+        reading.completion_tokens = usage.get("completion_tokens", reading.completion_tokens)
+    for choice in chunk.get("choices") or ():
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue
+        delta = choice.get("delta")
+        piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
+        if piece:
+            if reading.first is None:
+                reading.first = time.perf_counter()
+            reading.text.append(piece)
+        if choice.get("finish_reason") is not None:
+            reading.finish_reason = choice["finish_reason"]
+        read_logprobs(reading, choice.get("logprobs"))
+
+
+def read_logprobs(reading: Reading, logprobs: Any) -> None:
+    """Tokens and top-1/top-2 margins from chat or completions logprobs."""
+    if not isinstance(logprobs, dict):
+        return
+    if reading.tokens is None:
+        reading.tokens, reading.margins = [], []
+    assert reading.margins is not None
+    content = logprobs.get("content")
+    if isinstance(content, list):  # chat
+        for entry in content:
+            reading.tokens.append(entry.get("token", ""))
+            reading.margins.append(margin([t.get("logprob", 0.0) for t in entry.get("top_logprobs") or ()]))
+    elif isinstance(logprobs.get("tokens"), list):  # completions
+        for token, top in zip(logprobs["tokens"], logprobs.get("top_logprobs") or [], strict=False):
+            reading.tokens.append(token)
+            reading.margins.append(margin(list((top or {}).values())))
+
+
+def margin(values: list[float]) -> float | None:
+    """Top-1 minus top-2 logprob; None when fewer than two were listed."""
+    if len(values) < 2:
+        return None
+    first, second = (values[0], values[1]) if values[0] >= values[1] else (values[1], values[0])
+    for value in values[2:]:
+        if value > first:
+            first, second = value, first
+        elif value > second:
+            second = value
+    return round(first - second, 4)
+
+
+def read_body(body: Any) -> Reading:
+    """A non-streamed response body; ``error`` is set when it is not one."""
+    reading = Reading()
+    try:
+        choice = body["choices"][0]
+    except (KeyError, IndexError, TypeError):
+        reading.error = "malformed response body: no choices"
+        return reading
+    message = choice.get("message") if isinstance(choice, dict) else None
+    text = message.get("content") if isinstance(message, dict) else choice.get("text")
+    reading.text.append(text or "")
+    reading.finish_reason = choice.get("finish_reason")
+    read_logprobs(reading, choice.get("logprobs"))
+    usage = body.get("usage") or {}
+    reading.prompt_tokens, reading.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    reading.done = True
+    return reading
+
+
+def sse_data(raw: bytes) -> Iterator[str]:
+    """The ``data`` of each event in a complete SSE body (httpx-sse does the framing)."""
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=raw)
+    for event in EventSource(response).iter_sse():
+        yield event.data
+
+
+def read_stream(raw: bytes) -> Reading:
+    """A streamed response body, read after the fact (the proxy's tap)."""
+    reading = Reading()
+    for data in sse_data(raw):
+        if data == "[DONE]":
+            reading.done = True
+            break
+        if not read_event(reading, data):
+            break
+    return reading
+
+
+def read_event(reading: Reading, data: str) -> bool:
+    """Fold one event's data into ``reading``; False once the answer is unusable."""
+    try:
+        chunk = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        reading.error = f"malformed event after {len(reading.text)} deltas: {data[:200]!r}"
+        return False
+    if isinstance(chunk, dict) and "error" in chunk:
+        reading.error = f"error event after the 200: {orjson.dumps(chunk['error']).decode()[:500]}"
+        return False
+    if isinstance(chunk, dict):
+        read_chunk(reading, chunk)
+    return True
