@@ -7,6 +7,7 @@ reports; they hold only what was observed, never anything needed to re-send it
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -68,3 +69,26 @@ class Pair:
     comparable: bool = True
     margin: float | None = None         # the baseline's top-1/top-2 margin at the first divergent token
     noise: Comparison | None = None     # replica compared with baseline
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return _content_text(message.get("content"))
+        return _content_text(messages[-1].get("content")) if messages and isinstance(messages[-1], dict) else ""
+    prompt = body.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
+        return "\n".join(p for p in prompt if isinstance(p, str))
+    return json.dumps(prompt)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""

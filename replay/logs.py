@@ -30,6 +30,7 @@ from typing import Any
 
 import ijson
 
+from proxy.records import prompt_text
 from shadowdiff.errors import InputError
 
 CHAT = "/v1/chat/completions"
@@ -68,29 +69,6 @@ class BadLine:
 
     line: int
     reason: str
-
-
-def prompt_text(body: dict[str, Any]) -> str:
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        for message in reversed(messages):
-            if isinstance(message, dict) and message.get("role") == "user":
-                return _content_text(message.get("content"))
-        return _content_text(messages[-1].get("content")) if messages and isinstance(messages[-1], dict) else ""
-    prompt = body.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
-        return "\n".join(p for p in prompt if isinstance(p, str))
-    return json.dumps(prompt)
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
 
 
 def _open(path: Path) -> Any:

@@ -1,0 +1,127 @@
+"""``build_app(settings)``: the shadow proxy as one ASGI application.
+
+Requests for the proxy's own endpoints (``/healthz``, ``/readyz``, ``/metrics``) go
+to a small Starlette app; everything else goes to the ``Forwarder``, a plain ASGI
+callable, without passing through any framework layer. The lifespan opens the
+connection pools, the store and its writer; at shutdown, after uvicorn has let the
+in-flight streams finish, it waits for the pairs still being compared and flushes
+them to the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import aiohttp
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from proxy.capture import Capture
+from proxy.forward import Forwarder
+from proxy.metrics import ProxyMetrics
+from proxy.pairs import PairRecorder
+from proxy.redact import Redactor
+from proxy.settings import ProxySettings
+from proxy.shadow import Mirror
+from proxy.store import Store
+from proxy.store.writer import PairWriter
+
+log = logging.getLogger("shadowdiff.proxy")
+ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class ProxyApp:
+    """The proxy: admin endpoints, the forwarder, and the lifespan that ties them."""
+
+    def __init__(self, settings: ProxySettings, registry: CollectorRegistry | None = None) -> None:
+        self.settings = settings
+        self.metrics = ProxyMetrics(registry)
+        self.mirror = Mirror(settings, self.metrics)
+        self.redactor = Redactor(settings.redact)
+        self.store: Store | None = None
+        self.writer: PairWriter | None = None
+        self.run_id: str | None = None
+        self.capture: Capture | None = None
+        self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
+        self.forwarder = Forwarder(settings, self.mirror, self.pairs, self.metrics)
+        self.admin = Starlette(routes=[
+            Route("/healthz", self._healthz), Route("/readyz", self._readyz), Route("/metrics", self._metrics),
+        ])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if scope["path"] in ADMIN_PATHS:
+                await self.admin(scope, receive, send)
+            else:
+                await self.forwarder(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        s = self.settings
+        if s.shadow is not None:
+            self.store = await asyncio.to_thread(Store.open, s.store)
+            self.run_id = await asyncio.to_thread(self.store.create_run, "serve", s.recorded())
+            self.writer = PairWriter(self.store, self.run_id)
+            self.pairs.writer = self.writer
+        if s.capture is not None:
+            self.capture = Capture(s.capture, self.redactor)
+            self.forwarder.capture = self.capture
+        self.forwarder.open()
+        self.mirror.open()
+
+    async def shutdown(self) -> None:
+        await self.pairs.drain(self.settings.drain_timeout)
+        await self.forwarder.close()
+        await self.mirror.close()
+        if self.writer is not None:
+            await asyncio.to_thread(self.writer.close)
+        if self.store is not None and self.run_id is not None:
+            await asyncio.to_thread(self.store.finish_run, self.run_id)
+            self.store.close()
+        if self.capture is not None:
+            await asyncio.to_thread(self.capture.close)
+
+    async def _healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def _readyz(self, request: Request) -> Response:
+        session = self.forwarder.session
+        assert session is not None
+        try:
+            async with session.get(self.settings.primary.rstrip("/") + "/health",
+                                   timeout=aiohttp.ClientTimeout(total=2)) as response:
+                if response.status == 200:
+                    return JSONResponse({"status": "ready"})
+                detail = f"the primary's /health answered {response.status}"
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            detail = f"the primary's /health did not answer: {type(exc).__name__}"
+        return JSONResponse({"status": "not ready", "detail": detail}, status_code=503)
+
+    async def _metrics(self, request: Request) -> Response:
+        return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+def build_app(settings: ProxySettings, registry: CollectorRegistry | None = None) -> ProxyApp:
+    """The proxy as an ASGI app; nothing is opened until the lifespan starts."""
+    return ProxyApp(settings, registry)

@@ -1,0 +1,76 @@
+"""The capture log: requests the proxy sees, as OpenAI Batch JSONL, for ``shadowdiff replay``.
+
+Lines are ``{"custom_id", "method": "POST", "url", "body"}`` - vLLM's ``run-batch``
+input, which ``replay`` reads. Requests are sampled, redacted (e-mail addresses,
+keys: ``--redact``), and written by a background thread; the file is rotated past
+``max_bytes`` (``capture.jsonl`` → ``capture.jsonl.1`` …). Headers are never written,
+so an Authorization header cannot end up in a capture.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import threading
+from pathlib import Path
+from typing import Any, cast
+
+import orjson
+
+from proxy.redact import Redactor
+from proxy.settings import CaptureSettings
+
+_STOP = object()
+
+
+class Capture:
+    def __init__(self, settings: CaptureSettings, redactor: Redactor) -> None:
+        self.settings = settings
+        self.redactor = redactor
+        self.written = 0
+        self.dropped = 0
+        self._rng = random.Random()
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=10_000)
+        settings.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = settings.path.open("ab")
+        self._size = self._file.tell()
+        self._thread = threading.Thread(target=self._run, name="shadowdiff-capture", daemon=True)
+        self._thread.start()
+
+    def offer(self, key: str, path: str, body: dict[str, Any]) -> None:
+        """Capture this request if it is sampled; never blocks the caller."""
+        if self._rng.random() >= self.settings.sample_rate:
+            return
+        try:
+            self._queue.put_nowait((key, path, body))
+        except queue.Full:
+            self.dropped += 1
+
+    def close(self) -> None:
+        self._queue.put(_STOP)
+        self._thread.join()
+        self._file.close()
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            key, path, body = cast(tuple[str, str, dict[str, Any]], item)
+            line = orjson.dumps({"custom_id": key, "method": "POST", "url": path,
+                                 "body": self.redactor.value(body)}) + b"\n"
+            if self._size and self._size + len(line) > self.settings.max_bytes:
+                self._rotate()
+            self._file.write(line)
+            self._file.flush()
+            self._size += len(line)
+            self.written += 1
+
+    def _rotate(self) -> None:
+        self._file.close()
+        path = self.settings.path
+        for i in range(self.settings.keep - 1, 0, -1):
+            older = Path(f"{path}.{i}")
+            if older.exists():
+                os.replace(older, f"{path}.{i + 1}")
+        os.replace(path, f"{path}.1")
+        self._file = path.open("ab")
+        self._size = 0

@@ -1,0 +1,119 @@
+"""``shadowdiff serve``: flags, ``SHADOWDIFF_*`` environment variables and a TOML file.
+
+Precedence: a flag beats its environment variable, which beats the config file,
+which beats the default. The config file uses the flags' names with underscores:
+
+    # shadowdiff.toml
+    primary = "http://bf16:8000"
+    shadow = "http://fp8:8000"
+    shadow_model = "Qwen/Qwen3-8B-FP8"
+    sample_rate = 0.25
+    exclude_model = ["embeddings"]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from proxy.records import Side
+from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
+from shadowdiff.errors import ConfigError
+
+
+def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    if value is None:
+        return None
+    try:
+        data = tomllib.loads(value.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {value}: {exc}") from exc
+    known = {p.name for p in ctx.command.params}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise click.BadParameter(f"{value}: unknown settings {', '.join(unknown)}")
+    ctx.default_map = {**(ctx.default_map or {}), **data}
+    return value
+
+
+def _env(name: str) -> str:
+    return "SHADOWDIFF_" + name.upper().replace("-", "_")
+
+
+def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A click option that also reads ``SHADOWDIFF_<NAME>``."""
+    name = decls[0].lstrip("-")
+    kwargs.setdefault("envvar", _env(name))
+    kwargs.setdefault("show_envvar", True)
+    return click.option(*decls, **kwargs)
+
+
+@click.command("serve")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), callback=_load_config,
+              is_eager=True, expose_value=False, envvar="SHADOWDIFF_CONFIG", help="A TOML file of settings.")
+@option("--primary", required=True, help="Base URL of the server whose answers clients get.")
+@option("--shadow", default=None, help="Base URL of the server whose answers are only compared.")
+@option("--primary-side", type=click.Choice([s.value for s in (Side.BASELINE, Side.CANDIDATE)]),
+        default="baseline", show_default=True, help="Which side the primary is.")
+@option("--primary-model", default=None, help="Rewrite the request's model for the primary (default: untouched).")
+@option("--shadow-model", default=None, help="The model name the shadow serves.")
+@option("--shadow-api-key", default=None, help="Bearer token for the shadow (default: the client's).")
+@option("--sample-rate", default=1.0, show_default=True, help="Share of requests mirrored.")
+@option("--sample-header", default=None,
+        help="Sample consistently by hashing this header (e.g. a session id).")
+@option("--max-shadow-in-flight", default=64, show_default=True, help="Shadow requests in flight at most.")
+@option("--shadow-timeout", default=120.0, show_default=True, help="Seconds for a whole shadow answer.")
+@option("--connect-timeout", default=10.0, show_default=True, help="Seconds to connect upstream.")
+@option("--primary-timeout", default=600.0, show_default=True,
+        help="Seconds without a byte from the primary before the client gets a 504.")
+@option("--max-mirror-body", default=1024 * 1024, show_default=True,
+        help="Request bodies larger than this are forwarded but not mirrored.")
+@option("--exclude-model", multiple=True, help="Never mirror requests for this model (repeatable).")
+@option("--store", default="shadowdiff.sqlite", show_default=True, help="Store location (file, dir or URL).")
+@option("--keep-rate", default=0.01, show_default=True,
+        help="Share of identical and sampled pairs kept in the store (changed ones always are).")
+@option("--near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
+@option("--capture", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="Write the requests seen to this OpenAI Batch JSONL file, for replay.")
+@option("--capture-rate", default=1.0, show_default=True, help="Share of requests captured.")
+@option("--capture-max-bytes", default=100 * 1024 * 1024, show_default=True, help="Rotate the capture past this.")
+@option("--capture-keep", default=5, show_default=True, help="Rotated capture files kept.")
+@option("--redact", multiple=True,
+        help="A regular expression redacted from stored and captured requests (repeatable; "
+             "default: e-mail addresses and key-like tokens).")
+@option("--drain-timeout", default=30.0, show_default=True,
+        help="At shutdown, seconds for in-flight streams and pending pairs to finish.")
+@option("--label", multiple=True, metavar="KEY=VALUE",
+        help="Recorded with the run: the conditions that move the noise floor (gpu=H100, vllm=0.34...).")
+@option("--host", default="127.0.0.1", show_default=True)
+@option("--port", default=8080, show_default=True)
+@option("--log-level", default="warning", show_default=True,
+        type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+def serve(host: str, port: int, log_level: str, **options: Any) -> None:
+    """Mirror live traffic: forward to the primary, compare with the shadow."""
+    from proxy.server import run
+
+    try:
+        settings = settings_from_options(**options)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    run(settings, host=host, port=port, log_level=log_level)
+
+
+def settings_from_options(*, capture: Path | None, capture_rate: float, capture_max_bytes: int,
+                          capture_keep: int, redact: tuple[str, ...], label: tuple[str, ...],
+                          exclude_model: tuple[str, ...], primary_side: str, **rest: Any) -> ProxySettings:
+    labels = {}
+    for item in label:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
+        labels[key] = value
+    return ProxySettings(
+        capture=CaptureSettings(capture, capture_rate, capture_max_bytes, capture_keep) if capture else None,
+        redact=tuple(redact) or DEFAULT_REDACTIONS, labels=labels, exclude_models=tuple(exclude_model),
+        primary_side=Side(primary_side), **rest)

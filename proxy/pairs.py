@@ -1,0 +1,131 @@
+"""Turning a mirrored request's two answers into a pair: compare, count, store.
+
+Each mirrored request gets a small task that waits for the primary's tapped answer
+and the shadow's, compares them (off the event loop when the texts are long) with
+the code replay uses, updates the metrics, and hands the pair to the store writer:
+every comparable pair that is not identical is stored; identical and sampled
+(non-deterministic) pairs are counted, and kept at ``keep_rate``. The tasks are
+tracked so that shutdown can wait for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import uuid
+from typing import Any
+
+from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
+from proxy.metrics import ProxyMetrics
+from proxy.records import Answer, Pair, Side, prompt_text
+from proxy.redact import Redactor
+from proxy.settings import ProxySettings
+from proxy.shadow import Plan, answer_from, read_answer
+from proxy.store.writer import PairWriter
+from proxy.tap import Tapped
+
+_OFF_LOOP_CHARS = 8000
+_OFF_LOOP_BYTES = 64 * 1024
+
+
+class PairRecorder:
+    def __init__(self, settings: ProxySettings, metrics: ProxyMetrics, writer: PairWriter | None,
+                 redactor: Redactor) -> None:
+        self.settings = settings
+        self.redactor = redactor
+        self.metrics = metrics
+        self.writer = writer
+        self.thresholds = Thresholds(near=settings.near)
+        self.pending: set[asyncio.Task[None]] = set()
+        self._rng = random.Random()
+        self._seq = 0
+
+    def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
+              shadow: asyncio.Task[tuple[Answer, str]]) -> None:
+        """Follow one mirrored request until both answers are in (or it is aborted).
+
+        ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
+        away, or ``"primary_error"`` if the primary failed.
+        """
+        self._seq += 1
+        task = asyncio.create_task(self._finish(key or uuid.uuid4().hex, self._seq, path, plan, primary, shadow))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    async def _finish(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
+                      shadow: asyncio.Task[tuple[Answer, str]]) -> None:
+        comparable = "true" if plan.comparable else "false"
+        tapped = await primary_future
+        if not isinstance(tapped, Tapped) or tapped.status != 200 or tapped.overflow:
+            # The client went away, or the primary failed: nothing to compare.
+            shadow.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await shadow
+            gone = tapped is None
+            self.metrics.shadow_event("skipped", "client_disconnected" if gone else "primary_error")
+            self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
+            return
+        primary = await self._primary_answer(tapped, plan)
+        shadow_answer, reason = await shadow
+        self.metrics.shadow_event("mirrored" if reason == "ok" else "failed", reason)
+        for answer in (primary, shadow_answer):
+            if answer.duration is not None:
+                self.metrics.duration.labels(answer.side.value).observe(answer.duration)
+            if answer.ok and answer.ttft is not None:
+                self.metrics.ttft.labels(answer.side.value).observe(answer.ttft)
+        answers = {primary.side: primary, shadow_answer.side: shadow_answer}
+        base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
+        comparison = await self._compare(base, cand)
+        self.metrics.pairs.labels(comparison.outcome.value, comparable).inc()
+        if plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR):
+            assert comparison.similarity is not None
+            self.metrics.similarity.observe(comparison.similarity)
+        if self.writer is None or comparison.outcome is Outcome.ERROR:
+            return
+        interesting = plan.comparable and comparison.outcome is not Outcome.IDENTICAL
+        if not interesting and self._rng.random() >= self.settings.keep_rate:
+            return
+        margin = None
+        if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
+            margin = base.margins[comparison.first_token]
+        self.writer.submit(Pair(
+            key=key, seq=seq, endpoint=path, prompt=self.redactor.text(prompt_text(plan.request)),
+            request=self.redactor.value(_stored(plan.request)),
+            comparison=comparison, answers=answers, category=_category(plan.request),
+            comparable=plan.comparable, margin=margin))
+        self.metrics.stored.inc()
+
+    async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
+        base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None
+                      else self.settings.primary_model)
+        if len(tapped.raw) > _OFF_LOOP_BYTES:
+            reading = await asyncio.to_thread(read_answer, tapped.raw, tapped.stream)
+        else:
+            reading = read_answer(tapped.raw, tapped.stream)
+        return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended)
+
+    async def _compare(self, a: Answer, b: Answer) -> Comparison:
+        if not (a.ok and b.ok):
+            return error_comparison(a.finish_reason, b.finish_reason)
+        kwargs: dict[str, Any] = {"tokens_a": a.tokens, "tokens_b": b.tokens, "finish_a": a.finish_reason,
+                                  "finish_b": b.finish_reason, "thresholds": self.thresholds}
+        if max(len(a.text), len(b.text)) > _OFF_LOOP_CHARS:
+            return await asyncio.to_thread(lambda: compare(a.text, b.text, **kwargs))
+        return compare(a.text, b.text, **kwargs)
+
+    async def drain(self, seconds: float) -> None:
+        """Wait for the pairs still being completed (at shutdown)."""
+        if self.pending:
+            await asyncio.wait(set(self.pending), timeout=seconds)
+
+
+def _category(request: dict[str, Any]) -> str | None:
+    metadata = request.get("metadata")
+    category = metadata.get("category") if isinstance(metadata, dict) else None
+    return None if category is None else str(category)
+
+
+def _stored(request: dict[str, Any]) -> dict[str, Any]:
+    """The request as stored: everything but fields that may carry credentials."""
+    return {k: v for k, v in request.items() if k not in ("api_key", "user")}

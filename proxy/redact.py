@@ -1,0 +1,31 @@
+"""Redacting patterns (e-mail addresses, keys...) from requests before they are kept."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+MARK = "[REDACTED]"
+
+
+class Redactor:
+    """Replaces every match of the patterns, in every string of a JSON value."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        patterns = list(patterns)
+        self._pattern = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+    def text(self, value: str) -> str:
+        return value if self._pattern is None else self._pattern.sub(MARK, value)
+
+    def value(self, value: Any) -> Any:
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        return value

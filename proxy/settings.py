@@ -1,0 +1,105 @@
+"""Everything ``shadowdiff serve`` can be told, in one immutable object.
+
+Settings come from flags, ``SHADOWDIFF_*`` environment variables and a TOML config
+file (``--config``), in that order of precedence; ``proxy/cli.py`` does the merging,
+``build_app(settings)`` takes the result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proxy.records import Side
+from shadowdiff.errors import ConfigError
+
+MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
+# Patterns redacted from captured requests by default: e-mail addresses and things
+# that look like API keys or bearer tokens.
+DEFAULT_REDACTIONS = (
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    r"\b(?:sk|pk|rk|api|key)[-_][A-Za-z0-9_-]{12,}\b",
+    r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}",
+)
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    """Writing the requests the proxy sees to OpenAI Batch JSONL, for later replay."""
+
+    path: Path
+    sample_rate: float = 1.0
+    max_bytes: int = 100 * 1024 * 1024     # rotate past this size
+    keep: int = 5                          # rotated files kept
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.sample_rate <= 1.0:
+            raise ConfigError("--capture-rate must be within 0..1")
+        if self.max_bytes < 1024:
+            raise ConfigError("--capture-max-bytes must be at least 1024")
+        if self.keep < 1:
+            raise ConfigError("--capture-keep must be at least 1")
+
+
+@dataclass(frozen=True)
+class ProxySettings:
+    """The proxy's configuration."""
+
+    primary: str
+    shadow: str | None = None
+    primary_side: Side = Side.BASELINE
+    primary_model: str | None = None       # rewrite the model field for the primary (None: untouched)
+    shadow_model: str | None = None        # the model name the shadow serves
+    shadow_api_key: str | None = None      # replaces the client's Authorization for the shadow
+    sample_rate: float = 1.0
+    sample_header: str | None = None       # hash this header for consistent sampling
+    max_shadow_in_flight: int = 64
+    shadow_timeout: float = 120.0
+    connect_timeout: float = 10.0
+    primary_timeout: float = 600.0         # no byte from the primary for this long: 504
+    max_mirror_body: int = 1024 * 1024     # larger bodies are forwarded, not mirrored
+    exclude_models: tuple[str, ...] = ()   # requests for these models are not mirrored
+    store: str = "shadowdiff.sqlite"
+    keep_rate: float = 0.01                # identical and sampled pairs kept in the store
+    near: float = 0.9
+    capture: CaptureSettings | None = None
+    redact: tuple[str, ...] = DEFAULT_REDACTIONS   # applied to stored and captured requests
+    drain_timeout: float = 30.0
+    labels: dict[str, str] = field(default_factory=dict)  # recorded with the run (model pair, GPU...)
+
+    def __post_init__(self) -> None:
+        for name in ("primary", "shadow"):
+            url = getattr(self, name)
+            if url is not None and not re.match(r"^https?://[^/]+", url):
+                raise ConfigError(f"--{name} must be an http(s) URL, got {url!r}")
+        for name in ("sample_rate", "keep_rate"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be within 0..1")
+        if self.max_shadow_in_flight < 1:
+            raise ConfigError("--max-shadow-in-flight must be at least 1")
+        for pattern in self.redact:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from exc
+        for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+
+    @property
+    def shadow_side(self) -> Side:
+        return Side.CANDIDATE if self.primary_side is Side.BASELINE else Side.BASELINE
+
+    def recorded(self) -> dict[str, object]:
+        """What is stored with the run (no secrets)."""
+        return {
+            "primary": self.primary, "shadow": self.shadow, "primary_side": self.primary_side.value,
+            "primary_model": self.primary_model, "shadow_model": self.shadow_model,
+            "sample_rate": self.sample_rate, "sample_header": self.sample_header,
+            "max_shadow_in_flight": self.max_shadow_in_flight, "shadow_timeout": self.shadow_timeout,
+            "keep_rate": self.keep_rate, "thresholds": {"near": self.near}, "labels": dict(self.labels),
+            "sides": {self.primary_side.value: {"url": self.primary, "model": self.primary_model},
+                      **({self.shadow_side.value: {"url": self.shadow, "model": self.shadow_model}}
+                         if self.shadow else {})},
+        }

@@ -1,0 +1,189 @@
+"""Mirroring: whether a request goes to the shadow too, and calling the shadow.
+
+The shadow has its own connection pool, a timeout, and a bound on requests in flight;
+whatever it does (hang, error, reset, garbage) ends as an ``Answer`` with an error and
+a reason for the metrics, never as an exception reaching the client's request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aiohttp
+import orjson
+
+from proxy.metrics import ProxyMetrics
+from proxy.parse import Reading, read_body, read_stream
+from proxy.records import Answer
+from proxy.settings import MIRRORED_PATHS, ProxySettings
+
+HOP_BY_HOP = frozenset({
+    b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
+    b"trailers", b"transfer-encoding", b"upgrade", b"host",
+})
+_ERROR_BODY_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A request that will be mirrored: what the shadow gets, and what the pair needs."""
+
+    body: bytes
+    request: dict[str, Any]
+    stream: bool
+    comparable: bool
+
+
+def is_comparable(request: dict[str, Any]) -> bool:
+    """Deterministic decoding: greedy (temperature 0 or top_k 1), or a fixed seed.
+
+    A request without ``temperature`` samples at the server's default, so it is not.
+    """
+    return request.get("temperature") == 0 or request.get("top_k") == 1 or request.get("seed") is not None
+
+
+def first_content(chunk: bytes) -> bool:
+    """Whether a chunk of an answer carries generated text (for time to first token)."""
+    for marker in (b'"content":"', b'"text":"'):
+        at = chunk.find(marker)
+        while at != -1:
+            if chunk[at + len(marker): at + len(marker) + 1] != b'"':
+                return True
+            at = chunk.find(marker, at + 1)
+    return False
+
+
+class Mirror:
+    """Decides what to mirror and sends it to the shadow."""
+
+    def __init__(self, settings: ProxySettings, metrics: ProxyMetrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.in_flight = 0
+        self._rng = random.Random()
+        self.session: aiohttp.ClientSession | None = None
+
+    def open(self) -> None:
+        """Create the shadow's connection pool (inside the running event loop)."""
+        connector = aiohttp.TCPConnector(limit=self.settings.max_shadow_in_flight, ttl_dns_cache=60)
+        self.session = aiohttp.ClientSession(
+            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"))
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+    def wanted(self, method: str, path: str) -> bool:
+        """Whether a request is a candidate for mirroring at all (cheap, before the body)."""
+        return self.settings.shadow is not None and method == "POST" and path in MIRRORED_PATHS
+
+    def _sampled(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        rate = self.settings.sample_rate
+        if rate >= 1.0:
+            return True
+        name = self.settings.sample_header
+        if name:
+            wanted = name.lower().encode()
+            value = next((v for k, v in headers if k.lower() == wanted), None)
+            if value is not None:
+                # Consistent sampling: the same session is always in or always out.
+                digest = hashlib.blake2b(value, digest_size=8).digest()
+                return int.from_bytes(digest, "big") / 2.0**64 < rate
+        return self._rng.random() < rate
+
+    def plan(self, headers: list[tuple[bytes, bytes]], body: bytes | None) -> Plan | str:
+        """A ``Plan`` for the shadow, or the reason the request is not mirrored."""
+        if body is None:
+            return "too_large"
+        if not self._sampled(headers):
+            return "sampled_out"
+        try:
+            request = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return "unparsable"
+        if not isinstance(request, dict):
+            return "unparsable"
+        if request.get("model") in self.settings.exclude_models:
+            return "excluded"
+        if self.in_flight >= self.settings.max_shadow_in_flight:
+            return "in_flight_bound"
+        shadow_body = body
+        if self.settings.shadow_model is not None:
+            shadow_body = orjson.dumps({**request, "model": self.settings.shadow_model})
+        return Plan(shadow_body, request, bool(request.get("stream")), is_comparable(request))
+
+    async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
+        """The shadow's answer and the metrics reason (``ok`` or why it failed)."""
+        assert self.session is not None and self.settings.shadow is not None
+        side = self.settings.shadow_side
+        failed = Answer(side, self.settings.shadow_model)
+        url = self.settings.shadow.rstrip("/") + path + (f"?{query}" if query else "")
+        sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
+                if k.lower() not in HOP_BY_HOP and k.lower() != b"content-length"
+                and not (self.settings.shadow_api_key and k.lower() == b"authorization")]
+        if self.settings.shadow_api_key:
+            sent.append(("Authorization", f"Bearer {self.settings.shadow_api_key}"))
+        self.in_flight += 1
+        self.metrics.shadow_in_flight.inc()
+        started = time.perf_counter()
+        first: float | None = None
+        try:
+            timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
+                                            sock_connect=self.settings.connect_timeout)
+            async with self.session.post(url, data=plan.body, headers=sent, timeout=timeout) as response:
+                if response.status != 200:
+                    text = (await response.read()).decode("utf-8", "replace")
+                    return replace(failed, status=response.status,
+                                    error=f"HTTP {response.status}: {text[:_ERROR_BODY_LIMIT]}"), "http_error"
+                raw = bytearray()
+                async for chunk in response.content.iter_any():
+                    if first is None and first_content(chunk):
+                        first = time.perf_counter()
+                    raw += chunk
+            ended = time.perf_counter()
+        except TimeoutError:
+            return replace(failed, error=f"no answer within {self.settings.shadow_timeout:g} s"), "timeout"
+        except aiohttp.ClientConnectorError as exc:
+            return replace(failed, error=f"connection failed: {exc}"), "connect_error"
+        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            return replace(failed, status=200, error=f"connection lost mid-answer: {type(exc).__name__}"), "reset"
+        finally:
+            self.in_flight -= 1
+            self.metrics.shadow_in_flight.dec()
+        reading = read_answer(bytes(raw), plan.stream)
+        answer = answer_from(failed, reading, 200, started, first, ended)
+        if reading.error is not None:
+            reason = "error_event" if reading.error.startswith("error event") else (
+                "incomplete" if reading.error.startswith("the stream ended") else "malformed")
+            return answer, reason
+        return answer, "ok"
+
+
+def read_answer(raw: bytes, stream: bool) -> Reading:
+    """Read a complete answer: an SSE stream (which must end in [DONE]) or a JSON body."""
+    if stream:
+        reading = read_stream(raw)
+        if reading.error is None and not reading.done:
+            reading.error = "the stream ended without [DONE]"
+        return reading
+    try:
+        return read_body(orjson.loads(raw))
+    except orjson.JSONDecodeError:
+        return Reading(error=f"malformed response body: {raw[:200]!r}")
+
+
+def answer_from(base: Answer, reading: Reading, status: int, started: float, first: float | None,
+                ended: float) -> Answer:
+    """The ``Answer`` a finished reading of a tapped or shadowed response makes."""
+    if reading.error is not None:
+        return replace(base, status=status, error=reading.error, duration=ended - started)
+    return replace(base, status=status, text=reading.content, finish_reason=reading.finish_reason,
+                    prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
+                    ttft=(first or ended) - started, duration=ended - started, tokens=reading.tokens,
+                    margins=reading.margins)
+

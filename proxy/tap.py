@@ -1,0 +1,18 @@
+"""The primary's answer as the forwarder saw it pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tapped:
+    """The primary's answer as it passed: raw bytes and when they came."""
+
+    raw: bytes
+    status: int
+    stream: bool
+    started: float
+    first: float | None
+    ended: float
+    overflow: bool = False
