@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from yarl import URL
 from starlette.types import Receive, Scope, Send
 
 from proxy.capture import Capture
@@ -79,7 +80,9 @@ class Forwarder:
         path: str = scope["path"]
         raw_path = scope.get("raw_path") or path.encode()
         query: bytes = scope["query_string"]
-        url = self.primary + raw_path.decode("latin-1") + (("?" + query.decode("latin-1")) if query else "")
+        # encoded=True: yarl must not re-quote the path (%7E would become ~).
+        url = URL(self.primary + raw_path.decode("latin-1") + (("?" + query.decode("latin-1")) if query else ""),
+                  encoded=True)
         headers = [(k, v) for k, v in scope["headers"] if k not in HOP_BY_HOP]
         has_body = any((k == b"content-length" and v != b"0") or k == b"transfer-encoding"
                        for k, v in scope["headers"])

@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from yarl import URL
 
 from proxy.metrics import ProxyMetrics
 from proxy.parse import Reading, read_body, read_stream
@@ -122,7 +123,7 @@ class Mirror:
         assert self.session is not None and self.settings.shadow is not None
         side = self.settings.shadow_side
         failed = Answer(side, self.settings.shadow_model)
-        url = self.settings.shadow.rstrip("/") + path + (f"?{query}" if query else "")
+        url = URL(self.settings.shadow.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
         sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
                 if k.lower() not in HOP_BY_HOP and k.lower() != b"content-length"
                 and not (self.settings.shadow_api_key and k.lower() == b"authorization")]

@@ -12,13 +12,15 @@ import uvicorn
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> Iterator[str]:
+def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0,
+                    **options: Any) -> Iterator[str]:
     """Serve ``app`` with uvicorn on a free port in a thread; yields its base URL.
 
-    The server stops (in-flight requests get two seconds) when the block ends.
+    The server stops (in-flight requests get two seconds) when the block ends;
+    ``options`` go to ``uvicorn.Config``.
     """
-    config = uvicorn.Config(app, host=host, port=port, log_level="error", lifespan="auto",
-                            timeout_graceful_shutdown=2)
+    options = {"log_level": "error", "lifespan": "auto", "timeout_graceful_shutdown": 2, **options}
+    config = uvicorn.Config(app, host=host, port=port, **options)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

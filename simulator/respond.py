@@ -78,8 +78,6 @@ class _Run:
         """Prefill, then the choices of every prompt, indexed as vLLM indexes them."""
         admitted = time.monotonic()
         self.queued = admitted - self.started
-        if self.job.fault is Fault.HANG:
-            await asyncio.sleep(self.faults.hang_seconds)
         pacer.schedule_prefill(self.job.prompt_tokens)
         await self._wait(pacer)
         self.prefill = time.monotonic() - admitted
@@ -111,8 +109,12 @@ class _Run:
             max_tokens=self.job.max_tokens, queued=self.queued, prefill=self.prefill, decode=decode)
 
     async def _early_fault(self) -> bool:
-        """Faults that answer before the request reaches the engine."""
+        """Faults that strike before the first byte; True if one answered the request."""
         fault = self.job.fault
+        if fault is Fault.HANG:
+            # Stuck before sending anything, holding its places in the batch.
+            async with self.engine.scheduler.admitted(self._seqs()):
+                await asyncio.sleep(self.faults.hang_seconds)
         if fault is None or fault.status is None:
             return False
         kind, message = _EARLY[fault.status]

@@ -21,9 +21,9 @@ import httpx
 from shadowdiff.background import serve_in_thread
 
 
-def serve_app(app: Any) -> contextlib.AbstractContextManager[str]:
+def serve_app(app: Any, **options: Any) -> contextlib.AbstractContextManager[str]:
     """Serve an ASGI app with uvicorn in a thread; the context yields its base URL."""
-    return serve_in_thread(app)
+    return serve_in_thread(app, **options)
 
 
 def free_port() -> int:
@@ -66,6 +66,27 @@ def shadowdiff_process(*args: str) -> Iterator[tuple[subprocess.Popen[bytes], st
                 stream.close()
 
 
-# One client for the whole test session: building an httpx.Client costs ~30 ms (its SSL
-# context), more than most requests to a simulator.
-HTTP = httpx.Client(timeout=10)
+class _PerTestClient:
+    """An httpx.Client renewed for every test (see ``conftest.fresh_http_client``).
+
+    Servers in tests listen on recycled ports; a keep-alive connection pooled in an
+    earlier test could otherwise reach a server that is still shutting down on a port
+    a new one now uses. ``verify=False`` skips loading CA certificates (~30 ms), which
+    loopback HTTP never needs.
+    """
+
+    def __init__(self) -> None:
+        self._client: httpx.Client | None = None
+
+    def reset(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            self._client = httpx.Client(timeout=10, verify=False)
+        return getattr(self._client, name)
+
+
+HTTP: Any = _PerTestClient()
