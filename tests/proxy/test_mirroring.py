@@ -1,0 +1,248 @@
+"""Mirroring: the shadow never hurts the client, and every pair is counted and stored."""
+
+from __future__ import annotations
+
+import resource
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from proxy.records import Side
+from proxy.store import Store
+from simulator import profiles
+from simulator.faults import Fault, FaultSettings
+from simulator.scheduler import LatencyModel
+from tests.replay.test_replay_e2e import expected_outcomes
+from tests.servers import HTTP
+
+Start = Callable[..., Any]
+FP8 = "Qwen/Qwen3-8B-FP8"
+
+
+def chat(prompt: str, **extra: Any) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": prompt}], "temperature": 0, "max_tokens": 256, **extra}
+
+
+def counter(app: Any, metric: str, *labels: str) -> float:
+    return float(getattr(app.metrics, metric).labels(*labels)._value.get())
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.01)
+
+
+def settled(app: Any) -> None:
+    """Wait until every mirrored request has become a pair (or a skip)."""
+    wait_for(lambda: not app.pairs.pending)
+
+
+@pytest.mark.parametrize(("fault", "reasons", "extra"), [
+    ("error_500", ("http_error", "http_error"), {}),
+    ("error_503", ("http_error", "http_error"), {}),
+    ("error_429", ("http_error", "http_error"), {}),
+    ("hang", ("timeout", "timeout"), {"shadow_timeout": 0.3}),
+    ("slow", ("ok", "ok"), {}),
+    ("reset", ("reset", "reset"), {}),
+    ("error_frame", ("error_event", "http_error"), {}),  # not streamed, the engine failure is a 500
+    ("malformed", ("malformed", "malformed"), {}),
+    ("split_utf8", ("ok", "ok"), {}),
+])
+def test_a_misbehaving_shadow_changes_nothing_for_the_client(
+        start_simulator: Start, start_proxy: Start, fault: str, reasons: tuple[str, str],
+        extra: dict[str, Any]) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(faults=FaultSettings(rates={Fault(fault): 1.0}, hang_seconds=30, slow_seconds=0.01))
+    proxy, app = start_proxy(primary=primary, shadow=shadow, **extra)
+    for body in (chat("Explain rivers.", stream=True), chat("Explain rivers.")):
+        direct = HTTP.post(primary + "/v1/chat/completions", json=body, headers={"X-Request-Id": "r"})
+        proxied = HTTP.post(proxy + "/v1/chat/completions", json=body, headers={"X-Request-Id": "r"})
+        assert proxied.status_code == direct.status_code == 200
+        assert _without_created(proxied.content) == _without_created(direct.content)
+    settled(app)
+    for reason in set(reasons):
+        result = "mirrored" if reason == "ok" else "failed"
+        assert counter(app, "shadow", result, reason) == reasons.count(reason)
+
+
+def _without_created(raw: bytes) -> bytes:
+    import re
+
+    return re.sub(rb'"created":\d+', b"", raw)
+
+
+def test_shadow_down(start_simulator: Start, start_proxy: Start) -> None:
+    from tests.servers import free_port
+
+    primary = start_simulator()
+    proxy, app = start_proxy(primary=primary, shadow=f"http://127.0.0.1:{free_port()}")
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("hi")).status_code == 200
+    settled(app)
+    assert counter(app, "shadow", "failed", "connect_error") == 1
+    assert counter(app, "pairs", "error", "true") == 1
+
+
+def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start, start_proxy: Start,
+                                                         tmp_path: Path) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    store = tmp_path / "store"
+    proxy, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, store=str(store), keep_rate=0.0)
+    prompts = [f"Question {i}: explain {t} for a newcomer." for i, t in enumerate(["rivers", "taxes", "gardens"] * 12)]
+    for i, prompt in enumerate(prompts):
+        r = HTTP.post(proxy + "/v1/chat/completions", json=chat(prompt, stream=i % 2 == 0, logprobs=True,
+                                                                top_logprobs=2), headers={"X-Request-Id": f"q{i}"})
+        assert r.status_code == 200
+    settled(app)
+    expected = expected_outcomes(prompts)
+    assert counter(app, "pairs", "identical", "true") == expected["identical"]
+    assert counter(app, "pairs", "equivalent", "true") == expected["equivalent"]
+    changed = counter(app, "pairs", "near", "true") + counter(app, "pairs", "divergent", "true")
+    assert changed == expected["changed"]
+    app.writer.close()  # flush now (the fixture's shutdown would too, later)
+    opened = Store.open(store)
+    run = opened.latest_run("serve")
+    assert run is not None
+    pairs = list(opened.pairs(run.id))
+    # every non-identical comparable pair is stored, with both answers; no identical one (keep_rate 0)
+    assert len(pairs) == expected["equivalent"] + expected["changed"]
+    for pair in pairs:
+        assert pair["comparable"]
+        assert pair["outcome"] in ("equivalent", "near", "divergent")
+        assert set(pair.answers) == {Side.BASELINE, Side.CANDIDATE}
+        assert pair.answers[Side.CANDIDATE].model == FP8
+        assert pair["key"].startswith("q")
+        if pair["outcome"] != "equivalent":
+            assert pair["first_token"] is not None
+    opened.close()
+    app.writer = None  # closed above
+
+
+def test_sampled_requests_are_labelled_not_counted(start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator()
+    shadow = start_simulator()
+    proxy, app = start_proxy(primary=primary, shadow=shadow, keep_rate=1.0)
+    for i in range(6):
+        HTTP.post(proxy + "/v1/chat/completions", json=chat(f"p{i}", temperature=0.9))
+    HTTP.post(proxy + "/v1/chat/completions", json=chat("seeded", temperature=0.9, seed=3))
+    HTTP.post(proxy + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "default"}]})
+    settled(app)
+    not_comparable = sum(counter(app, "pairs", o, "false") for o in ("identical", "equivalent", "near", "divergent"))
+    assert not_comparable == 7
+    # the seeded one is comparable: same seed, same parameters, both sides baseline here
+    assert counter(app, "pairs", "identical", "true") == 1
+    assert app.metrics.similarity._sum.get() == 0  # sampled pairs never enter the similarity histogram
+
+
+def test_sampling_rate_and_consistent_sampling(start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator()
+    shadow = start_simulator()
+    proxy, app = start_proxy(primary=primary, shadow=shadow, sample_rate=0.0)
+    HTTP.post(proxy + "/v1/chat/completions", json=chat("x"))
+    settled(app)
+    assert counter(app, "shadow", "skipped", "sampled_out") == 1
+    proxy, app = start_proxy(primary=primary, shadow=shadow, sample_rate=0.5, sample_header="x-session-id")
+    decisions: dict[str, set[bool]] = {}
+    for session in (f"s{i}" for i in range(20)):
+        for _ in range(3):
+            before = counter(app, "shadow", "skipped", "sampled_out")
+            HTTP.post(proxy + "/v1/chat/completions", json=chat("x"), headers={"x-session-id": session})
+            settled(app)
+            decisions.setdefault(session, set()).add(counter(app, "shadow", "skipped", "sampled_out") > before)
+    assert all(len(d) == 1 for d in decisions.values())  # a session is always in, or always out
+    assert 0 < sum(next(iter(d)) for d in decisions.values()) < 20
+
+
+def test_what_is_not_mirrored(start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator()
+    shadow = start_simulator()
+    proxy, app = start_proxy(primary=primary, shadow=shadow, max_mirror_body=10_000,
+                             exclude_models=("Qwen/Qwen3-8B",))
+    r = HTTP.post(proxy + "/v1/chat/completions", content=b"this is not json",
+                  headers={"content-type": "application/json"})
+    assert r.status_code == 400  # the primary's answer, forwarded
+    assert "json_invalid" in r.text
+    big = {"messages": [{"role": "user", "content": "word " * 50_000}], "max_tokens": 2}
+    r = HTTP.post(proxy + "/v1/chat/completions", json=big)
+    assert r.status_code == 400  # longer than the simulator's context: its answer, forwarded
+    HTTP.post(proxy + "/v1/chat/completions", json=chat("x", model="Qwen/Qwen3-8B"))
+    HTTP.get(proxy + "/v1/models")
+    settled(app)
+    assert counter(app, "shadow", "skipped", "unparsable") == 1
+    assert counter(app, "shadow", "skipped", "too_large") == 1
+    assert counter(app, "shadow", "skipped", "excluded") == 1
+    assert HTTP.get(shadow + "/metrics").text.count("vllm:e2e_request_latency_seconds_count{") == 1
+    assert 'vllm:e2e_request_latency_seconds_count{engine="0",model_name="Qwen/Qwen3-8B"} 0.0' in HTTP.get(
+        shadow + "/metrics").text
+
+
+def test_a_huge_body_is_forwarded_whole(start_proxy: Start) -> None:
+    from tests.proxy.test_forwarding import echo_app
+    from tests.servers import serve_app
+
+    with serve_app(echo_app()) as upstream:
+        proxy, app = start_proxy(primary=upstream, shadow=upstream, max_mirror_body=1024)
+        body = b'{"messages": [{"role": "user", "content": "' + b"x" * (8 * 1024 * 1024) + b'"}]}'
+        got = HTTP.post(proxy + "/v1/chat/completions", content=body,
+                        headers={"content-type": "application/json"}).json()
+        assert got["body_length"] == len(body)
+        settled(app)
+        assert counter(app, "shadow", "skipped", "too_large") == 1
+
+
+def test_a_hanging_shadow_under_200_concurrent_streams(start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator(latency=LatencyModel(tpot=0.002))
+    shadow = start_simulator(faults=FaultSettings(rates={Fault.HANG: 1.0}, hang_seconds=60))
+    proxy, app = start_proxy(primary=primary, shadow=shadow, max_shadow_in_flight=16, shadow_timeout=60)
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    failures: list[BaseException] = []
+    peak_in_flight = 0
+
+    def one(i: int) -> None:
+        try:
+            with httpx.Client(timeout=60) as client:
+                r = client.post(proxy + "/v1/chat/completions", json=chat(f"q{i}", stream=True, max_tokens=30))
+                assert r.status_code == 200
+                assert r.text.endswith("data: [DONE]\n\n")
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(200)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        peak_in_flight = max(peak_in_flight, app.mirror.in_flight)
+        time.sleep(0.005)
+    assert failures == []
+    assert peak_in_flight <= 16
+    assert counter(app, "shadow", "skipped", "in_flight_bound") >= 200 - 16
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
+    assert grown_mib < 200
+
+
+def test_primary_may_be_the_candidate(start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    baseline = start_simulator()
+    candidate = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8-heavy"))
+    proxy, app = start_proxy(primary=candidate, shadow=baseline, primary_side=Side.CANDIDATE,
+                             shadow_model="Qwen/Qwen3-8B", store=str(tmp_path / "s"), keep_rate=1.0)
+    for i in range(10):
+        HTTP.post(proxy + "/v1/chat/completions", json=chat(f"Explain topic {i}.", model=FP8))
+    settled(app)
+    app.writer.close()
+    opened = Store.open(tmp_path / "s")
+    run = opened.latest_run()
+    assert run is not None
+    assert run.settings["primary_side"] == "candidate"
+    models = Counter((p.answers[Side.BASELINE].model, p.answers[Side.CANDIDATE].model) for p in opened.pairs(run.id))
+    assert models == {("Qwen/Qwen3-8B", FP8): 10}
+    opened.close()
+    app.writer = None
