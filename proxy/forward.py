@@ -24,8 +24,8 @@ from typing import Any
 
 import aiohttp
 import orjson
-from yarl import URL
 from starlette.types import Receive, Scope, Send
+from yarl import URL
 
 from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics

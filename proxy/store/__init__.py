@@ -90,7 +90,10 @@ class Store:
 
     @classmethod
     def open(cls, location: str | Path) -> Store:
-        url = database_url(location)
+        try:
+            url = database_url(location)
+        except OSError as exc:
+            raise ConfigError(f"cannot use store {location}: {exc.strerror or exc}") from exc
         try:
             engine = sa.create_engine(url, future=True, pool_pre_ping=True)
         except (sa.exc.ArgumentError, ImportError) as exc:

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.applications import Starlette
 
 from simulator.faults import Fault, FaultSettings
 from simulator.scheduler import LatencyModel
@@ -235,7 +235,7 @@ def test_many_concurrent_streams(start_simulator: Start, start_proxy: Start) -> 
                 r = client.post(proxy + "/v1/completions", json={"prompt": f"p{i}", "max_tokens": 20,
                                                                  "temperature": 0, "stream": True})
                 texts.append(r.text)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+        except BaseException as exc:
             failures.append(exc)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(60)]

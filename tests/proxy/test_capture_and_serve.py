@@ -1,0 +1,192 @@
+"""The capture log (and replaying it), redaction, and ``shadowdiff serve`` as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy.records import Side
+from proxy.redact import MARK, Redactor
+from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings
+from proxy.store import Store
+from replay.cli import run_replay
+from replay.client import Upstream
+from replay.runner import ReplaySettings
+from simulator import profiles
+from tests.proxy.test_mirroring import FP8, chat, settled
+from tests.servers import HTTP, free_port, shadowdiff_process, wait_ready
+
+Start = Callable[..., Any]
+
+
+def test_redaction() -> None:
+    redactor = Redactor(DEFAULT_REDACTIONS)
+    text = "mail jane.doe@example.com, key sk-abcdefghijklmnop1234, header Bearer abc.def-ghi_123"
+    assert redactor.text(text) == f"mail {MARK}, key {MARK}, header {MARK}"
+    assert redactor.value({"a": [text, 3, None], "b": {"c": "x@y.io"}}) == {
+        "a": [redactor.text(text), 3, None], "b": {"c": MARK}}
+    assert Redactor([]).text(text) == text
+
+
+def test_captured_traffic_replays_to_the_same_pairs(start_simulator: Start, start_proxy: Start,
+                                                    tmp_path: Path) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    capture = tmp_path / "capture.jsonl"
+    proxy, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, store=str(tmp_path / "live"),
+                             keep_rate=1.0, capture=CaptureSettings(capture))
+    prompts = [f"Question {i}: explain {t}." for i, t in enumerate(["rivers", "taxes", "bridges", "clouds"] * 5)]
+    secret = {"Authorization": "Bearer sk-live-secret-token-123456"}
+    for i, prompt in enumerate(prompts):
+        r = HTTP.post(proxy + "/v1/chat/completions", json=chat(prompt, stream=True),
+                      headers={"X-Request-Id": f"req-{i}", **secret})
+        assert r.status_code == 200
+    pii = chat("Write to jane.doe@example.com with the key sk-abcdefghijklmnop1234", stream=True)
+    assert HTTP.post(proxy + "/v1/chat/completions", json=pii, headers={"X-Request-Id": "pii", **secret}).is_success
+    settled(app)
+    app.writer.close()
+    app.capture.close()
+    app.writer = app.capture = None
+    lines = [json.loads(line) for line in capture.read_text().splitlines()]
+    assert len(lines) == 21
+    first = lines[0]
+    assert set(first) == {"custom_id", "method", "url", "body"}
+    assert (first["custom_id"], first["method"], first["url"]) == ("req-0", "POST", "/v1/chat/completions")
+    assert first["body"] == chat(prompts[0], stream=True)
+    captured_pii = next(line for line in lines if line["custom_id"] == "pii")
+    assert captured_pii["body"]["messages"][0]["content"] == f"Write to {MARK} with the key {MARK}"
+    assert "sk-live-secret-token" not in capture.read_text()
+    # replay the capture against the same servers: the same pairs come out
+    out = tmp_path / "replayed"
+    run_replay(ReplaySettings(log=capture, baseline=Upstream(Side.BASELINE, primary),
+                              candidate=Upstream(Side.CANDIDATE, shadow, FP8)), out, None, resume=False)
+    live_store, replay_store = Store.open(tmp_path / "live"), Store.open(out)
+    live_run, replay_run = live_store.latest_run("serve"), replay_store.latest_run("replay")
+    assert live_run is not None and replay_run is not None
+    live = {p["key"]: p["outcome"] for p in live_store.pairs(live_run.id) if p["key"] != "pii"}
+    replayed = {p["key"]: p["outcome"] for p in replay_store.pairs(replay_run.id) if p["key"] != "pii"}
+    assert len(live) == 20
+    assert replayed == live
+    stored_pii = next(p for p in live_store.pairs(live_run.id) if p["key"] == "pii")
+    assert "jane.doe" not in stored_pii["prompt"]
+    assert "jane.doe" not in json.dumps(stored_pii["request"])
+    # authorization headers are written nowhere
+    for path in (tmp_path / "live", out):
+        for file in path.iterdir():
+            assert b"sk-live-secret-token" not in file.read_bytes(), file
+    live_store.close()
+    replay_store.close()
+
+
+def test_capture_rotates(start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    primary = start_simulator()
+    capture = tmp_path / "c.jsonl"
+    proxy, app = start_proxy(primary=primary, capture=CaptureSettings(capture, max_bytes=2048, keep=2))
+    for i in range(40):
+        HTTP.post(proxy + "/v1/completions", json={"prompt": f"prompt number {i} " * 5, "max_tokens": 1})
+    app.capture.close()
+    app.capture = None
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["c.jsonl", "c.jsonl.1", "c.jsonl.2"]
+    assert all((tmp_path / f).stat().st_size <= 2048 for f in files)
+    total = sum(len((tmp_path / f).read_text().splitlines()) for f in files)
+    assert 0 < total < 40  # older rotations are dropped past --capture-keep
+
+
+def serve_command(primary: str, shadow: str, store: Path, *extra: str) -> list[str]:
+    return ["serve", "--primary", primary, "--shadow", shadow, "--shadow-model", FP8, "--store", str(store),
+            "--keep-rate", "1", *extra]
+
+
+def test_serve_process_finishes_streams_and_flushes_pairs_on_sigterm(tmp_path: Path) -> None:
+    from simulator.app import build_app
+    from simulator.scheduler import LatencyModel
+    from simulator.settings import SimulatorSettings
+    from tests.servers import serve_app
+
+    slow = LatencyModel(tpot=0.02)
+    with serve_app(build_app(SimulatorSettings(latency=slow))) as primary, \
+            serve_app(build_app(SimulatorSettings(served_model_names=(FP8,), latency=slow))) as shadow, \
+            shadowdiff_process(*serve_command(primary, shadow, tmp_path / "store")) as (process, proxy):
+        wait_ready(proxy + "/readyz", process)
+        with HTTP.stream("POST", proxy + "/v1/chat/completions", json=chat("Explain rivers.", stream=True)) as r:
+            pieces = r.iter_raw()
+            received = next(pieces)
+            process.send_signal(signal.SIGTERM)
+            received += b"".join(pieces)
+        assert received.endswith(b"data: [DONE]\n\n")
+        assert process.wait(30) in (0, -signal.SIGTERM)
+    store = Store.open(tmp_path / "store")
+    run = store.latest_run("serve")
+    assert run is not None
+    assert run.finished_at is not None
+    assert store.count_pairs(run.id) == 1  # compared after the stream ended, stored before exit
+    store.close()
+
+
+def test_settings_come_from_flags_environment_and_a_config_file(tmp_path: Path) -> None:
+    from simulator.app import build_app
+    from simulator.settings import SimulatorSettings
+    from tests.servers import serve_app
+
+    config = tmp_path / "shadowdiff.toml"
+    with serve_app(build_app(SimulatorSettings())) as primary:
+        config.write_text(f'primary = "{primary}"\nsample_rate = 0.5\nlabel = ["gpu=H100"]\n')
+        env = {**os.environ, "SHADOWDIFF_STORE": str(tmp_path / "from-env"), "SHADOWDIFF_SHADOW": primary,
+               "SHADOWDIFF_SAMPLE_RATE": "0.25"}
+        port = free_port()
+        process = subprocess.Popen([sys.executable, "-m", "shadowdiff", "serve", "--config", str(config), "--port",
+                                    str(port), "--sample-rate", "0.75"], env=env, stderr=subprocess.PIPE)
+        try:
+            wait_ready(f"http://127.0.0.1:{port}/healthz", process)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+            assert process.stderr is not None
+            process.stderr.close()
+    store = Store.open(tmp_path / "from-env")  # the store came from the environment
+    run = store.latest_run("serve")
+    assert run is not None
+    assert run.settings["primary"] == primary  # from the config file
+    assert run.settings["sample_rate"] == 0.75  # the flag beats the environment and the file
+    assert run.settings["labels"] == {"gpu": "H100"}
+    store.close()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--primary", "not-a-url"), "--primary must be an http(s) URL"),
+    (("--primary", "http://x", "--sample-rate", "2"), "--sample-rate must be within 0..1"),
+    (("--primary", "http://x", "--label", "oops"), "--label expects KEY=VALUE"),
+    (("--primary", "http://x", "--redact", "("), "is not a valid regular expression"),
+])
+def test_bad_settings_are_usage_errors(args: tuple[str, ...], message: str, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "serve", *args, "--store", str(tmp_path / "s")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert message in result.stderr
+    config = tmp_path / "bad.toml"
+    config.write_text('primary = "http://x"\ncolour = "red"\n')
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "serve", "--config", str(config)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "unknown settings colour" in result.stderr
+
+
+def test_serve_refuses_an_unusable_store(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    port = free_port()
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "serve", "--primary", "http://127.0.0.1:1",
+                             "--shadow", "http://127.0.0.1:2", "--store", str(tmp_path / "file" / "sub.sqlite"),
+                             "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3  # uvicorn's "startup failed"
+    assert "cannot use store" in result.stderr
+    assert "Application startup failed" in result.stderr
+    assert "Traceback" not in result.stderr
