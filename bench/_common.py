@@ -31,13 +31,28 @@ def pin(core: int) -> None:
 def shadowdiff(*args: str, core: int = 0) -> Iterator[str]:
     """Run ``shadowdiff <args>`` on its own core; yields its base URL."""
     port = free_port()
-    cmd = [sys.executable, "-m", "shadowdiff", *args, "--port", str(port)]
+    with server([sys.executable, "-m", "shadowdiff", *args, "--port", str(port)], port, core) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def instant(core: int = 0) -> Iterator[str]:
+    """Run bench/_instant.py (an upstream that does no work) on a core; yields its URL."""
+    port = free_port()
+    with server([sys.executable, os.path.join(ROOT, "bench", "_instant.py"), str(port)], port, core,
+                ready="/") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def server(cmd: list[str], port: int, core: int, ready: str = "/health") -> Iterator[str]:
+    """Run a server process pinned to ``core``; yields its URL once ``ready`` answers."""
     if (os.cpu_count() or 1) > 1:
         cmd = ["taskset", "-c", str(core % (os.cpu_count() or 1)), *cmd]
     process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_ready(url + "/health", process)
+        wait_ready(url + ready, process)
         yield url
     finally:
         process.terminate()

@@ -10,8 +10,10 @@ Measured (targets from ../shared/DESIGN.md):
 * the primary's p99 through the proxy with mirroring on versus off (target: on costs
   ≤ 5 %).
 
-The simulators run on one core, the proxy on the other; the load generator (aiohttp)
-shares the simulators' core.
+The upstreams are ``bench/_instant.py`` servers, which answer at once without work
+(as in the design notes' measurements), so the figures are the proxy's, not a
+simulator's. They and the load generator (aiohttp) run on one core, the proxy on the
+other.
 
     python bench/proxy_overhead.py [--requests 2000] [--seconds 5]
 """
@@ -28,7 +30,9 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from _common import pin, shadowdiff, table
+from proxy.shadow import first_content
+
+from _common import instant, pin, shadowdiff, table
 
 BODY = {"model": "bench", "messages": [{"role": "user", "content": "Explain rivers."}], "temperature": 0,
         "max_tokens": 16}
@@ -53,7 +57,7 @@ async def ttft(session: aiohttp.ClientSession, url: str) -> float:
     first = None
     async with session.post(url + "/v1/chat/completions", json=STREAM) as r:
         async for chunk in r.content.iter_any():
-            if first is None and b'"content":"' in chunk and b'"content":""' not in chunk[:400]:
+            if first is None and first_content(chunk):
                 first = time.perf_counter() - started
     return first if first is not None else time.perf_counter() - started
 
@@ -105,9 +109,8 @@ def main() -> None:
     args = parser.parse_args()
     pin(0)
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        primary = stack.enter_context(shadowdiff("simulate", "--served-model-name", "bench", core=0))
-        shadow = stack.enter_context(shadowdiff("simulate", "--served-model-name", "bench", "--profile", "fp8",
-                                                core=0))
+        primary = stack.enter_context(instant(core=0))
+        shadow = stack.enter_context(instant(core=0))
         plain = stack.enter_context(shadowdiff("serve", "--primary", primary, "--store", f"{tmp}/a", core=1))
         mirrored = stack.enter_context(shadowdiff("serve", "--primary", primary, "--shadow", shadow,
                                                   "--store", f"{tmp}/b", core=1))
@@ -128,7 +131,7 @@ def main() -> None:
         direct_rps, _ = asyncio.run(throughput(primary, args.seconds, 32))
         proxied_rps, off = asyncio.run(throughput(plain, args.seconds, 32))
         _, on = asyncio.run(throughput(mirrored, args.seconds, 32))
-        print("shadowdiff serve vs direct, zero-delay simulators (primary and shadow on core 0, proxy on core 1)\n")
+        print("shadowdiff serve vs direct, instant upstreams and client on core 0, proxy on core 1\n")
         print(table(rows))
         print()
         print(table([

@@ -11,6 +11,7 @@ them to the store.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 
 import aiohttp
@@ -61,6 +62,9 @@ class ProxyApp:
                 await self.forwarder(scope, receive, send)
         elif scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+        elif scope["type"] == "websocket":
+            # Not proxied (vLLM's OpenAI API is plain HTTP): refused, which uvicorn sends as a 403.
+            await send({"type": "websocket.close", "code": 1008})
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -82,16 +86,21 @@ class ProxyApp:
         if s.shadow is not None:
             self.store = await asyncio.to_thread(Store.open, s.store)
             self.run_id = await asyncio.to_thread(self.store.create_run, "serve", s.recorded())
-            self.writer = PairWriter(self.store, self.run_id)
+            self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc)
             self.pairs.writer = self.writer
         if s.capture is not None:
             self.capture = Capture(s.capture, self.redactor)
             self.forwarder.capture = self.capture
         self.forwarder.open()
         self.mirror.open()
+        # What start-up allocated lives as long as the process: keep it out of the
+        # garbage collector's scans, which otherwise show up as latency spikes.
+        gc.collect()
+        gc.freeze()
 
     async def shutdown(self) -> None:
         await self.pairs.drain(self.settings.drain_timeout)
+        self.pairs.closed = True
         await self.forwarder.close()
         await self.mirror.close()
         if self.writer is not None:

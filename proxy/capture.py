@@ -9,6 +9,7 @@ so an Authorization header cannot end up in a capture.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import random
@@ -47,16 +48,23 @@ class Capture:
         except queue.Full:
             self.dropped += 1
 
-    def close(self) -> None:
-        self._queue.put(_STOP)
-        self._thread.join()
+    def close(self, timeout: float = 30.0) -> None:
+        """Write what is queued (for up to ``timeout`` seconds) and close the file."""
+        if self._thread.is_alive():
+            with contextlib.suppress(queue.Full):
+                self._queue.put(_STOP, timeout=timeout)
+            self._thread.join(timeout)
         self._file.close()
 
     def _run(self) -> None:
         while (item := self._queue.get()) is not _STOP:
             key, path, body = cast(tuple[str, str, dict[str, Any]], item)
-            line = orjson.dumps({"custom_id": key, "method": "POST", "url": path,
-                                 "body": self.redactor.value(body)}) + b"\n"
+            try:
+                line = orjson.dumps({"custom_id": key, "method": "POST", "url": path,
+                                     "body": self.redactor.value(body)}) + b"\n"
+            except (TypeError, RecursionError, orjson.JSONEncodeError):
+                self.dropped += 1  # a request nested too deep to write back: skipped, the rest goes on
+                continue
             if self._size and self._size + len(line) > self.settings.max_bytes:
                 self._rotate()
             self._file.write(line)

@@ -4,19 +4,21 @@ A plain ASGI callable over an aiohttp session, because the framework layers, not
 the network, are most of a Python proxy's cost (../shared/DESIGN.md measured 0.98 ms
 added by Starlette routing + httpx, 0.38 ms by pure ASGI + aiohttp). Everything is
 forwarded as received: method, raw path, query, headers (minus hop-by-hop), and the
-body, streamed; the primary's status, headers and body come back unchanged, each
-chunk sent on as it arrives.
+body (passed as bytes when it arrives in one piece, streamed when it does not); the
+primary's status, headers and body come back unchanged, each chunk sent on as it
+arrives.
 
 For a request that is mirrored or captured, the body is also kept (up to
 ``max_mirror_body``) and, once complete, turned into a shadow request; the primary's
 answer is kept as raw bytes while it passes and only parsed afterwards, by the pair
-task, so the client's stream never waits for shadowdiff.
+task, so the client's stream never waits for shadowdiff. Nothing that mirroring or
+capture does can fail the client's request: their errors are counted and dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -31,22 +33,21 @@ from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, Mirror, Plan, first_content
+from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, first_content
 from proxy.tap import Tapped
 
-_RESPONSE_HOP_BY_HOP = frozenset({
-    b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
-    b"trailers", b"transfer-encoding", b"upgrade",
-})
-_TAP_LIMIT = 16 * 1024 * 1024   # an answer larger than this is passed on but not compared
-
-
-class ClientGone(Exception):
-    """The client disconnected before its request was complete."""
+log = logging.getLogger("shadowdiff.proxy")
+_RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
 
 
 def _error(status: int, kind: str, message: str) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": kind, "param": None, "code": status}})
+
+
+def _end_to_end(headers: list[tuple[bytes, bytes]], hop_by_hop: frozenset[bytes]) -> list[tuple[bytes, bytes]]:
+    """Headers without the hop-by-hop ones, including those a Connection header names."""
+    named = {name.strip().lower() for k, v in headers if k.lower() == b"connection" for name in v.split(b",")}
+    return [(k, v) for k, v in headers if k.lower() not in hop_by_hop and k.lower() not in named]
 
 
 class Forwarder:
@@ -65,10 +66,13 @@ class Forwarder:
                                              sock_read=settings.primary_timeout)
 
     def open(self) -> None:
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=60, keepalive_timeout=60)
+        # Idle upstream connections are dropped before vLLM's (uvicorn's) 5 s keep-alive
+        # would, so a request never lands on a connection the server is closing.
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=60, keepalive_timeout=4)
         self.session = aiohttp.ClientSession(
             connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"))
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
+            max_line_size=65536, max_field_size=65536)
 
     async def close(self) -> None:
         if self.session is not None:
@@ -76,39 +80,46 @@ class Forwarder:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self.session is not None
-        method: str = scope["method"]
-        path: str = scope["path"]
-        raw_path = scope.get("raw_path") or path.encode()
-        query: bytes = scope["query_string"]
-        # encoded=True: yarl must not re-quote the path (%7E would become ~).
-        url = URL(self.primary + raw_path.decode("latin-1") + (("?" + query.decode("latin-1")) if query else ""),
-                  encoded=True)
-        headers = [(k, v) for k, v in scope["headers"] if k not in HOP_BY_HOP]
-        has_body = any((k == b"content-length" and v != b"0") or k == b"transfer-encoding"
-                       for k, v in scope["headers"])
-        keep = has_body and method == "POST" and path in MIRRORED_PATHS and (
-            self.mirror.wanted(method, path) or self.capture is not None)
-        request = _Request(self, path, query.decode("latin-1"), headers, keep)
-        data = request.body(receive) if has_body else None
-        if not has_body:
-            request.complete = True
+        request = _Request(self, scope, receive)
+        try:
+            await self._forward(request, send)
+        finally:
+            request.finish()
+
+    async def _forward(self, request: _Request, send: Send) -> None:
+        assert self.session is not None
+        if not request.ascii_headers:
+            await self._answer_error(send, request.path, 400, "BadRequestError",
+                                     "a request header holds non-ASCII bytes; shadowdiff forwards ASCII headers only")
+            return
+        try:
+            data = await request.body_for_primary()
+        except _ClientGone:
+            return
         started = time.perf_counter()
         try:
             response = await self.session.request(
-                method, url, headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers],
-                data=data, allow_redirects=False, timeout=self.timeout)
-        except ClientGone:
-            return
+                request.method, request.url, headers=request.upstream_headers, data=data,
+                allow_redirects=False, timeout=self.timeout)
+        except asyncio.CancelledError:
+            if request.gone:  # the client left while the primary was still working
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+                return
+            raise
         except (TimeoutError, aiohttp.ServerTimeoutError):
-            await self._answer_error(send, path, 504, "GatewayTimeoutError",
-                                     f"the primary did not answer within {self.settings.primary_timeout:g} s")
-            request.primary_failed()
+            request.failed = True
+            if not request.gone:
+                await self._answer_error(send, request.path, 504, "GatewayTimeoutError",
+                                         f"the primary did not answer within {self.settings.primary_timeout:g} s")
             return
         except aiohttp.ClientError as exc:
-            await self._answer_error(send, path, 502, "BadGatewayError", f"the primary is unreachable: {exc}")
-            request.primary_failed()
+            request.failed = not request.gone
+            if not request.gone:
+                log.warning("primary request failed: %r", exc)
+                await self._answer_error(send, request.path, 502, "BadGatewayError",
+                                         "the primary is unreachable or sent an invalid answer")
             return
-        await self._relay(request, response, receive, send, started)
+        await self._relay(request, response, send, started)
 
     async def _answer_error(self, send: Send, path: str, status: int, kind: str, message: str) -> None:
         body = _error(status, kind, message)
@@ -117,117 +128,190 @@ class Forwarder:
         await send({"type": "http.response.body", "body": body})
         self.metrics.request(path, status)
 
-    async def _relay(self, request: _Request, response: aiohttp.ClientResponse, receive: Receive, send: Send,
+    async def _relay(self, request: _Request, response: aiohttp.ClientResponse, send: Send,
                      started: float) -> None:
         status = response.status
-        headers = [(k.lower(), v) for k, v in response.raw_headers if k.lower() not in _RESPONSE_HOP_BY_HOP]
+        headers = _end_to_end([(k.lower(), v) for k, v in response.raw_headers], _RESPONSE_HOP_BY_HOP)
         self.metrics.request(request.path, status)
-        tap = request.plan is not None or request.pending_plan
+        keep = request.keeps_answer
+        timed = request.path in MIRRORED_PATHS
         raw = bytearray()
         first: float | None = None
         overflow = False
-        task = asyncio.current_task()
-        assert task is not None
-        state = {"finished": False, "gone": False}
-
-        async def watch() -> None:
-            # The request body is complete, so receive() now only reports a disconnect.
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            if not state["finished"]:
-                state["gone"] = True
-                task.cancel()
-
-        watcher = asyncio.create_task(watch()) if request.complete else None
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             async for chunk in response.content.iter_any():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if tap:
-                    if first is None and first_content(chunk):
-                        first = time.perf_counter()
-                    if len(raw) + len(chunk) <= _TAP_LIMIT:
+                if timed and first is None and first_content(chunk):
+                    first = time.perf_counter()
+                if keep:
+                    if len(raw) + len(chunk) <= TAP_LIMIT:
                         raw += chunk
                     else:
                         overflow = True
-            state["finished"] = True
+            request.responded = True
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
-            if not state["gone"]:
+            if not request.gone:
                 raise
-            task.uncancel()
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
             response.close()  # drops the upstream connection: vLLM aborts the request
-            request.aborted()
             return
         except (TimeoutError, aiohttp.ClientError):
             # The primary failed mid-answer; the status is sent, so the client learns
             # it from the connection closing before the end, as it would without us.
-            state["finished"] = True
+            request.responded = request.failed = True
             response.close()
-            request.primary_failed()
             return
         finally:
-            state["finished"] = True
-            if watcher is not None:
-                watcher.cancel()
             response.release()
+        ended = time.perf_counter()
+        if timed:
+            side = self.settings.primary_side.value
+            self.metrics.duration.labels(side).observe(ended - started)
+            if first is not None:
+                self.metrics.ttft.labels(side).observe(first - started)
         request.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
-            "content-type", ""), started, first, time.perf_counter(), overflow))
+            "content-type", ""), started, first, ended, overflow))
+
+
+class _ClientGone(Exception):
+    """The client disconnected while its request body was arriving."""
 
 
 class _Request:
-    """One forwarded request's mirroring state."""
+    """One forwarded request: what goes upstream, and its mirroring state."""
 
-    def __init__(self, forwarder: Forwarder, path: str, query: str, headers: list[tuple[bytes, bytes]],
-                 keep: bool) -> None:
+    def __init__(self, forwarder: Forwarder, scope: Scope, receive: Receive) -> None:
         self.f = forwarder
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.keep = keep
-        self.complete = False
+        self.receive = receive
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        raw_path: bytes = scope.get("raw_path") or self.path.encode()
+        query: bytes = scope["query_string"]
+        self.query = query.decode("latin-1")
+        # encoded=True: yarl must not re-quote the path (%7E would become ~).
+        self.url = URL(forwarder.primary + raw_path.decode("latin-1") + (f"?{self.query}" if query else ""),
+                       encoded=True)
+        self.headers = _end_to_end(scope["headers"], HOP_BY_HOP)
+        self.ascii_headers = all(v.isascii() for _, v in self.headers)
+        self.upstream_headers = [(k.decode("ascii"), v.decode("ascii")) for k, v in self.headers] \
+            if self.ascii_headers else []
+        self.has_body = any((k == b"content-length" and v != b"0") or k == b"transfer-encoding"
+                            for k, v in scope["headers"])
+        self.keeps_body = self.has_body and self.method == "POST" and self.path in MIRRORED_PATHS and (
+            forwarder.mirror.wanted(self.method, self.path) or forwarder.capture is not None
+            or forwarder.settings.primary_model is not None)
+        client_id = next((v.decode("latin-1") for k, v in self.headers if k == b"x-request-id"), None)
+        # Unique per request even when clients reuse X-Request-Id; still greppable by it.
+        self.key = f"{client_id}-{uuid.uuid4().hex[:8]}" if client_id else uuid.uuid4().hex
         self.plan: Plan | None = None
-        self.pending_plan = keep   # until the body is complete, a plan may still come
         self.primary: asyncio.Future[Any] | None = None
-        self.key = next((v.decode("latin-1") for k, v in headers if k == b"x-request-id"), None)
+        self.gone = False
+        self.failed = False
+        self.responded = False
+        self.task = asyncio.current_task()
+        self.watcher: asyncio.Task[None] | None = None
 
-    async def body(self, receive: Receive) -> AsyncIterator[bytes]:
-        """The request body, passed on chunk by chunk (and kept, for mirroring)."""
-        kept: bytearray | None = bytearray() if self.keep else None
-        while True:
-            message = await receive()
+    @property
+    def keeps_answer(self) -> bool:
+        return self.primary is not None
+
+    async def body_for_primary(self) -> bytes | AsyncIterator[bytes] | None:
+        """What to send the primary: nothing, the body, or the body as it arrives."""
+        if not self.has_body:
+            self._complete(None)
+            return None
+        first = await self.receive()
+        if first["type"] == "http.disconnect":
+            raise _ClientGone
+        chunk = first.get("body", b"")
+        if first.get("more_body", False) and not (self.keeps_body and self.f.settings.primary_model):
+            return self._stream(chunk)
+        # Most bodies arrive in one ASGI message; with --primary-model the body is read
+        # whole, since its model name is rewritten before it is sent.
+        body = bytearray(chunk)
+        more = first.get("more_body", False)
+        while more:
+            message = await self.receive()
             if message["type"] == "http.disconnect":
-                raise ClientGone
+                raise _ClientGone
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        data = bytes(body)
+        self._complete(data if len(data) <= self.f.settings.max_mirror_body else None)
+        return self._for_primary(data)
+
+    async def _stream(self, first: bytes) -> AsyncIterator[bytes]:
+        kept: bytearray | None = bytearray(first) if self.keeps_body else None
+        if first:
+            yield first
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                raise _ClientGone  # aiohttp wraps it; ``gone`` tells the caller
             chunk = message.get("body", b"")
             if kept is not None:
-                if len(kept) + len(chunk) <= self.f.settings.max_mirror_body:
-                    kept += chunk
-                else:
-                    kept = None
+                kept = kept + chunk if len(kept) + len(chunk) <= self.f.settings.max_mirror_body else None
             if chunk:
                 yield chunk
             if not message.get("more_body", False):
                 break
-        self.complete = True
-        if self.keep:
-            self._body_complete(bytes(kept) if kept is not None else None)
+        self._complete(bytes(kept) if kept is not None else None)
 
-    def _body_complete(self, body: bytes | None) -> None:
+    def _for_primary(self, body: bytes) -> bytes:
+        model = self.f.settings.primary_model
+        if model is None or not self.keeps_body:
+            return body
+        try:
+            request = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return body
+        if not isinstance(request, dict):
+            return body
+        rewritten = orjson.dumps({**request, "model": model})
+        self.upstream_headers = [(k, str(len(rewritten)) if k.lower() == "content-length" else v)
+                                 for k, v in self.upstream_headers]
+        return rewritten
+
+    def _complete(self, body: bytes | None) -> None:
+        """The body is in: watch for a disconnect from now on, mirror, capture."""
+        self.watcher = asyncio.get_running_loop().create_task(self._watch())
+        if not self.keeps_body:
+            return
+        try:
+            self._mirror_and_capture(body)
+        except Exception:
+            log.exception("mirroring or capture failed for one request")
+            self.f.metrics.shadow_event("skipped", "unparsable")
+
+    async def _watch(self) -> None:
+        # The request body is complete, so receive() now only reports a disconnect.
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+        if not self.responded and self.task is not None:
+            self.gone = True
+            self.task.cancel()
+
+    def _mirror_and_capture(self, body: bytes | None) -> None:
         f = self.f
-        self.pending_plan = False
         if f.capture is not None and body is not None:
-            with contextlib.suppress(orjson.JSONDecodeError):
+            try:
                 parsed = orjson.loads(body)
-                if isinstance(parsed, dict):
-                    f.capture.offer(self.key or uuid.uuid4().hex, self.path, parsed)
-        if not f.mirror.wanted("POST", self.path):
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict):
+                f.capture.offer(self.key, self.path, parsed)
+        if not f.mirror.wanted(self.method, self.path):
             return
         plan = f.mirror.plan(self.headers, body)
         if isinstance(plan, str):
             f.metrics.shadow_event("skipped", plan)
             return
         self.plan = plan
-        shadow = asyncio.create_task(f.mirror.call(plan, self.path, self.query, self.headers))
+        shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.path, self.query, self.headers))
+        shadow.add_done_callback(lambda _: f.mirror.release(plan))  # even if cancelled before it ran
         self.primary = asyncio.get_running_loop().create_future()
         f.pairs.track(self.key, self.path, plan, self.primary, shadow)
 
@@ -235,10 +319,10 @@ class _Request:
         if self.primary is not None and not self.primary.done():
             self.primary.set_result(tapped)
 
-    def primary_failed(self) -> None:
+    def finish(self) -> None:
+        """Whatever happened, the pair learns how the primary side ended."""
+        if self.watcher is not None:
+            self.watcher.cancel()
         if self.primary is not None and not self.primary.done():
-            self.primary.set_result("primary_error")
-
-    def aborted(self) -> None:
-        if self.primary is not None and not self.primary.done():
-            self.primary.set_result(None)
+            # None: the client left (or the server is stopping) - the pair is aborted
+            self.primary.set_result("primary_error" if self.failed else None)

@@ -60,9 +60,9 @@ class ProxyMetrics:
         self.shadow_in_flight = Gauge("shadowdiff_shadow_requests_in_flight", "Shadow requests under way.",
                                       registry=r)
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
-        for route in ROUTES:
-            for cls in STATUS_CLASSES:
-                self.requests.labels(route, cls)
+        # children looked up once: labels() costs a lock and a dict walk per call
+        self._requests = {(route, cls): self.requests.labels(route, cls)
+                          for route in ROUTES for cls in STATUS_CLASSES}
         for result, reasons in SHADOW_REASONS.items():
             for reason in reasons:
                 self.shadow.labels(result, reason)
@@ -74,7 +74,7 @@ class ProxyMetrics:
             self.ttft.labels(side.value)
 
     def request(self, path: str, status: int) -> None:
-        self.requests.labels(route_of(path), status_class(status)).inc()
+        self._requests[route_of(path), status_class(status)].inc()
 
     def shadow_event(self, result: str, reason: str) -> None:
         self.shadow.labels(result, reason).inc()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import uuid
 from typing import Any
@@ -21,12 +22,12 @@ from proxy.metrics import ProxyMetrics
 from proxy.records import Answer, Pair, Side, prompt_text
 from proxy.redact import Redactor
 from proxy.settings import ProxySettings
-from proxy.shadow import Plan, answer_from, read_answer
+from proxy.shadow import OFF_LOOP_BYTES, Plan, answer_from, read_answer
 from proxy.store.writer import PairWriter
 from proxy.tap import Tapped
 
 _OFF_LOOP_CHARS = 8000
-_OFF_LOOP_BYTES = 64 * 1024
+log = logging.getLogger("shadowdiff.proxy")
 
 
 class PairRecorder:
@@ -38,6 +39,7 @@ class PairRecorder:
         self.writer = writer
         self.thresholds = Thresholds(near=settings.near)
         self.pending: set[asyncio.Task[None]] = set()
+        self.closed = False          # set at shutdown, once the writer is closed
         self._rng = random.Random()
         self._seq = 0
 
@@ -56,24 +58,37 @@ class PairRecorder:
     async def _finish(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
                       shadow: asyncio.Task[tuple[Answer, str]]) -> None:
         comparable = "true" if plan.comparable else "false"
+        try:
+            await self._complete(key, seq, path, plan, primary_future, shadow, comparable)
+        except Exception:
+            log.exception("a pair could not be completed")
+            self.metrics.pairs.labels("error", comparable).inc()
+        finally:
+            if not shadow.done():
+                shadow.cancel()
+
+    async def _complete(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
+                        shadow: asyncio.Task[tuple[Answer, str]], comparable: str) -> None:
         tapped = await primary_future
         if not isinstance(tapped, Tapped) or tapped.status != 200 or tapped.overflow:
-            # The client went away, or the primary failed: nothing to compare.
+            # The client went away, or the primary failed or was too long: nothing to compare.
             shadow.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await shadow
             gone = tapped is None
-            self.metrics.shadow_event("skipped", "client_disconnected" if gone else "primary_error")
+            reason = "client_disconnected" if gone else "too_large" if getattr(tapped, "overflow", False) \
+                else "primary_error"
+            self.metrics.shadow_event("skipped", reason)
             self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
             return
         primary = await self._primary_answer(tapped, plan)
         shadow_answer, reason = await shadow
         self.metrics.shadow_event("mirrored" if reason == "ok" else "failed", reason)
-        for answer in (primary, shadow_answer):
-            if answer.duration is not None:
-                self.metrics.duration.labels(answer.side.value).observe(answer.duration)
-            if answer.ok and answer.ttft is not None:
-                self.metrics.ttft.labels(answer.side.value).observe(answer.ttft)
+        # (the primary's timings are recorded by the forwarder, for every request)
+        if shadow_answer.duration is not None:
+            self.metrics.duration.labels(shadow_answer.side.value).observe(shadow_answer.duration)
+        if shadow_answer.ok and shadow_answer.ttft is not None:
+            self.metrics.ttft.labels(shadow_answer.side.value).observe(shadow_answer.ttft)
         answers = {primary.side: primary, shadow_answer.side: shadow_answer}
         base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
         comparison = await self._compare(base, cand)
@@ -81,25 +96,29 @@ class PairRecorder:
         if plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR):
             assert comparison.similarity is not None
             self.metrics.similarity.observe(comparison.similarity)
-        if self.writer is None or comparison.outcome is Outcome.ERROR:
+        if self.writer is None:
             return
-        interesting = plan.comparable and comparison.outcome is not Outcome.IDENTICAL
-        if not interesting and self._rng.random() >= self.settings.keep_rate:
+        # Every comparable pair that changed is kept; identical, sampled and failed ones
+        # are counted, and kept at keep_rate (a dead shadow must not flood the store).
+        changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
+        if not changed and self._rng.random() >= self.settings.keep_rate:
             return
         margin = None
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
+        if self.closed:
+            log.warning("a pair completed after the store was closed; it is counted, not stored")
+            return
         self.writer.submit(Pair(
             key=key, seq=seq, endpoint=path, prompt=self.redactor.text(prompt_text(plan.request)),
             request=self.redactor.value(_stored(plan.request)),
             comparison=comparison, answers=answers, category=_category(plan.request),
             comparable=plan.comparable, margin=margin))
-        self.metrics.stored.inc()
 
     async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
         base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None
                       else self.settings.primary_model)
-        if len(tapped.raw) > _OFF_LOOP_BYTES:
+        if len(tapped.raw) > OFF_LOOP_BYTES:
             reading = await asyncio.to_thread(read_answer, tapped.raw, tapped.stream)
         else:
             reading = read_answer(tapped.raw, tapped.stream)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import uvicorn
@@ -16,7 +17,7 @@ def uvicorn_config(settings: ProxySettings, *, host: str, port: int, log_level: 
     return uvicorn.Config(
         build_app(settings), host=host, port=port, log_level=log_level, access_log=False,
         server_header=False, date_header=False, lifespan="on",
-        timeout_graceful_shutdown=int(settings.drain_timeout))
+        timeout_graceful_shutdown=math.ceil(settings.drain_timeout))
 
 
 def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning") -> None:

@@ -7,6 +7,7 @@ a reason for the metrics, never as an exception reaching the client's request.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 import time
@@ -27,9 +28,11 @@ HOP_BY_HOP = frozenset({
     b"trailers", b"transfer-encoding", b"upgrade", b"host",
 })
 _ERROR_BODY_LIMIT = 2000
+TAP_LIMIT = 16 * 1024 * 1024    # an answer larger than this is passed on but not compared
+OFF_LOOP_BYTES = 64 * 1024      # answers larger than this are parsed in a thread
 
 
-@dataclass(frozen=True)
+@dataclass
 class Plan:
     """A request that will be mirrored: what the shadow gets, and what the pair needs."""
 
@@ -37,6 +40,7 @@ class Plan:
     request: dict[str, Any]
     stream: bool
     comparable: bool
+    holds_slot: bool = True      # one of the ``max_shadow_in_flight`` places, until released
 
 
 def is_comparable(request: dict[str, Any]) -> bool:
@@ -65,6 +69,7 @@ class Mirror:
         self.settings = settings
         self.metrics = metrics
         self.in_flight = 0
+        self.peak = 0                # the most shadow requests ever in flight at once
         self._rng = random.Random()
         self.session: aiohttp.ClientSession | None = None
 
@@ -115,8 +120,23 @@ class Mirror:
             return "in_flight_bound"
         shadow_body = body
         if self.settings.shadow_model is not None:
-            shadow_body = orjson.dumps({**request, "model": self.settings.shadow_model})
+            try:
+                shadow_body = orjson.dumps({**request, "model": self.settings.shadow_model})
+            except orjson.JSONEncodeError:  # e.g. nested deeper than orjson writes
+                return "unparsable"
+        # The place is taken now, not when the shadow task first runs: requests whose
+        # bodies complete in the same loop turn must not all pass the bound.
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        self.metrics.shadow_in_flight.inc()
         return Plan(shadow_body, request, bool(request.get("stream")), is_comparable(request))
+
+    def release(self, plan: Plan) -> None:
+        """Give back the plan's place (once, however the shadow request ended)."""
+        if plan.holds_slot:
+            plan.holds_slot = False
+            self.in_flight -= 1
+            self.metrics.shadow_in_flight.dec()
 
     async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
         """The shadow's answer and the metrics reason (``ok`` or why it failed)."""
@@ -129,8 +149,6 @@ class Mirror:
                 and not (self.settings.shadow_api_key and k.lower() == b"authorization")]
         if self.settings.shadow_api_key:
             sent.append(("Authorization", f"Bearer {self.settings.shadow_api_key}"))
-        self.in_flight += 1
-        self.metrics.shadow_in_flight.inc()
         started = time.perf_counter()
         first: float | None = None
         try:
@@ -138,14 +156,17 @@ class Mirror:
                                             sock_connect=self.settings.connect_timeout)
             async with self.session.post(url, data=plan.body, headers=sent, timeout=timeout) as response:
                 if response.status != 200:
-                    text = (await response.read()).decode("utf-8", "replace")
+                    text = (await response.content.read(_ERROR_BODY_LIMIT)).decode("utf-8", "replace")
                     return replace(failed, status=response.status,
-                                    error=f"HTTP {response.status}: {text[:_ERROR_BODY_LIMIT]}"), "http_error"
+                                   error=f"HTTP {response.status}: {text}"), "http_error"
                 raw = bytearray()
                 async for chunk in response.content.iter_any():
                     if first is None and first_content(chunk):
                         first = time.perf_counter()
                     raw += chunk
+                    if len(raw) > TAP_LIMIT:
+                        return replace(failed, status=200, error="the answer is larger than the tap limit "
+                                                                   f"({TAP_LIMIT} bytes)"), "malformed"
             ended = time.perf_counter()
         except TimeoutError:
             return replace(failed, error=f"no answer within {self.settings.shadow_timeout:g} s"), "timeout"
@@ -153,10 +174,14 @@ class Mirror:
             return replace(failed, error=f"connection failed: {exc}"), "connect_error"
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
             return replace(failed, status=200, error=f"connection lost mid-answer: {type(exc).__name__}"), "reset"
+        except aiohttp.ClientError as exc:  # an invalid HTTP answer, among others
+            return replace(failed, error=f"invalid answer: {type(exc).__name__}: {exc}"[:500]), "malformed"
         finally:
-            self.in_flight -= 1
-            self.metrics.shadow_in_flight.dec()
-        reading = read_answer(bytes(raw), plan.stream)
+            self.release(plan)
+        if len(raw) > OFF_LOOP_BYTES:
+            reading = await asyncio.to_thread(read_answer, bytes(raw), plan.stream)
+        else:
+            reading = read_answer(bytes(raw), plan.stream)
         answer = answer_from(failed, reading, 200, started, first, ended)
         if reading.error is not None:
             reason = "error_event" if reading.error.startswith("error event") else (
@@ -166,7 +191,17 @@ class Mirror:
 
 
 def read_answer(raw: bytes, stream: bool) -> Reading:
-    """Read a complete answer: an SSE stream (which must end in [DONE]) or a JSON body."""
+    """Read a complete answer: an SSE stream (which must end in [DONE]) or a JSON body.
+
+    Never raises: an answer of an unexpected shape is an answer with an ``error``.
+    """
+    try:
+        return _read_answer(raw, stream)
+    except Exception as exc:
+        return Reading(error=f"malformed answer: {type(exc).__name__}: {exc}"[:500])
+
+
+def _read_answer(raw: bytes, stream: bool) -> Reading:
     if stream:
         reading = read_stream(raw)
         if reading.error is None and not reading.done:

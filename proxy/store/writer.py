@@ -25,12 +25,14 @@ class PairWriter:
     """Queue pairs for ``store`` under ``run_id``; ``close()`` writes what is left."""
 
     def __init__(self, store: Store, run_id: str, *, on_duplicate: Callable[[Pair], None] | None = None,
-                 max_batch: int = 200, max_delay: float = 0.05) -> None:
+                 on_written: Callable[[int], None] | None = None, max_batch: int = 200,
+                 max_delay: float = 0.05) -> None:
         self.store = store
         self.run_id = run_id
         self.written = 0
         self.failed: BaseException | None = None
         self._on_duplicate = on_duplicate or (lambda _: None)
+        self._on_written = on_written or (lambda _: None)
         self._queue: queue.Queue[object] = queue.Queue()
         self._max_batch = max_batch
         self._max_delay = max_delay
@@ -71,5 +73,6 @@ class PairWriter:
                 self.failed = exc
                 return
             self.written += len(batch) - len(duplicates)
+            self._on_written(len(batch) - len(duplicates))
             for pair in duplicates:
                 self._on_duplicate(pair)

@@ -59,9 +59,10 @@ def test_captured_traffic_replays_to_the_same_pairs(start_simulator: Start, star
     assert len(lines) == 21
     first = lines[0]
     assert set(first) == {"custom_id", "method", "url", "body"}
-    assert (first["custom_id"], first["method"], first["url"]) == ("req-0", "POST", "/v1/chat/completions")
+    assert first["custom_id"].startswith("req-0-")  # the client's X-Request-Id, made unique
+    assert (first["method"], first["url"]) == ("POST", "/v1/chat/completions")
     assert first["body"] == chat(prompts[0], stream=True)
-    captured_pii = next(line for line in lines if line["custom_id"] == "pii")
+    captured_pii = next(line for line in lines if line["custom_id"].startswith("pii-"))
     assert captured_pii["body"]["messages"][0]["content"] == f"Write to {MARK} with the key {MARK}"
     assert "sk-live-secret-token" not in capture.read_text()
     # replay the capture against the same servers: the same pairs come out
@@ -71,11 +72,12 @@ def test_captured_traffic_replays_to_the_same_pairs(start_simulator: Start, star
     live_store, replay_store = Store.open(tmp_path / "live"), Store.open(out)
     live_run, replay_run = live_store.latest_run("serve"), replay_store.latest_run("replay")
     assert live_run is not None and replay_run is not None
-    live = {p["key"]: p["outcome"] for p in live_store.pairs(live_run.id) if p["key"] != "pii"}
-    replayed = {p["key"]: p["outcome"] for p in replay_store.pairs(replay_run.id) if p["key"] != "pii"}
+    live = {p["key"]: p["outcome"] for p in live_store.pairs(live_run.id) if not p["key"].startswith("pii-")}
+    replayed = {p["key"]: p["outcome"] for p in replay_store.pairs(replay_run.id)
+                if not p["key"].startswith("pii-")}
     assert len(live) == 20
     assert replayed == live
-    stored_pii = next(p for p in live_store.pairs(live_run.id) if p["key"] == "pii")
+    stored_pii = next(p for p in live_store.pairs(live_run.id) if p["key"].startswith("pii-"))
     assert "jane.doe" not in stored_pii["prompt"]
     assert "jane.doe" not in json.dumps(stored_pii["request"])
     # authorization headers are written nowhere

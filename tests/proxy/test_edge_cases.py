@@ -1,0 +1,278 @@
+"""Edge cases of the proxy: odd bodies, odd upstreams, odd clients."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from proxy.settings import CaptureSettings
+from proxy.store import Store
+from simulator import profiles
+from simulator.scheduler import LatencyModel
+from tests.proxy.test_mirroring import FP8, chat, counter, settled, wait_for
+from tests.servers import HTTP, serve_app
+
+Start = Callable[..., Any]
+
+
+def raw_request(url: str, data: bytes, read: bool = True) -> bytes:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(data)
+        if not read:
+            return b""
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def test_a_body_too_deep_to_rewrite_is_forwarded_not_mirrored(start_simulator: Start, start_proxy: Start) -> None:
+    primary, shadow = start_simulator(), start_simulator(served_model_names=(FP8,))
+    proxy, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8)
+    deep: Any = "x"
+    for _ in range(300):
+        deep = [deep]
+    r = HTTP.post(proxy + "/v1/chat/completions", json={**chat("hi"), "extra": deep})
+    assert r.status_code == 200
+    settled(app)
+    assert counter(app, "shadow", "skipped", "unparsable") == 1
+
+
+def test_a_client_leaving_during_the_upload_is_not_a_5xx(start_simulator: Start, start_proxy: Start) -> None:
+    proxy, app = start_proxy(primary=start_simulator())
+    raw_request(proxy, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: 100000\r\n\r\n" + b'{"messages": [' + b" " * 1000, read=False)
+    time.sleep(0.3)
+    assert counter(app, "requests", "chat", "5xx") == 0
+    assert HTTP.get(proxy + "/healthz").status_code == 200
+
+
+def test_a_client_leaving_before_the_answer_starts_aborts_it(start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator(latency=LatencyModel(tpot=0.02))
+    shadow = start_simulator(latency=LatencyModel(tpot=0.02))
+    proxy, app = start_proxy(primary=primary, shadow=shadow)
+    # not streamed: vLLM sends nothing until the whole answer is generated (~40 s here)
+    body = chat("Explain rivers.", max_tokens=2000, ignore_eos=True)
+    with pytest.raises(httpx.ReadTimeout):
+        HTTP.post(proxy + "/v1/chat/completions", json=body, timeout=0.5)
+    wait_for(lambda: HTTP.get(primary + "/load").json()["server_load"] == 0, seconds=2)
+    wait_for(lambda: counter(app, "pairs", "aborted", "true") == 1, seconds=2)
+    assert HTTP.get(shadow + "/load").json() == {"server_load": 0}
+
+
+def test_the_in_flight_bound_holds_when_bodies_complete_together(start_simulator: Start,
+                                                                  start_proxy: Start) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(latency=LatencyModel(ttft=0.5))
+    proxy, app = start_proxy(primary=primary, shadow=shadow, max_shadow_in_flight=2)
+    host, port = proxy.removeprefix("http://").split(":")
+    body = json.dumps(chat("x", max_tokens=2)).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    sockets = [socket.create_connection((host, int(port))) for _ in range(30)]
+    for s in sockets:
+        s.sendall(head + body[:-1])
+    time.sleep(0.2)
+    for s in sockets:  # the last byte of every body at once
+        s.sendall(body[-1:])
+    for s in sockets:
+        s.settimeout(10)
+        assert s.recv(12).startswith(b"HTTP/1.1 200")
+        s.close()
+    settled(app)
+    assert app.mirror.peak <= 2
+    assert counter(app, "shadow", "skipped", "in_flight_bound") == 28
+
+
+def test_reused_request_ids_lose_no_pair(start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8-heavy"))
+    proxy, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, store=str(tmp_path / "s"))
+    for i in range(8):
+        HTTP.post(proxy + "/v1/chat/completions", json=chat(f"Explain topic {i}."), headers={"X-Request-Id": "same"})
+    settled(app)
+    app.writer.close()
+    changed = sum(counter(app, "pairs", o, "true") for o in ("equivalent", "near", "divergent"))
+    store = Store.open(tmp_path / "s")
+    run = store.latest_run()
+    assert run is not None
+    keys = [p["key"] for p in store.pairs(run.id)]
+    assert len(keys) == changed > 0
+    assert all(k.startswith("same-") for k in keys)
+    assert app.metrics.stored._value.get() == changed
+    store.close()
+    app.writer = None
+
+
+def test_capture_survives_a_request_it_cannot_write(start_simulator: Start, start_proxy: Start,
+                                                    tmp_path: Path) -> None:
+    capture = tmp_path / "c.jsonl"
+    proxy, app = start_proxy(primary=start_simulator(), capture=CaptureSettings(capture))
+    deep: Any = "x"
+    for _ in range(400):
+        deep = [deep]
+    HTTP.post(proxy + "/v1/chat/completions", json={**chat("one"), "extra": deep})
+    HTTP.post(proxy + "/v1/chat/completions", json=chat("two"))
+    app.capture.close()
+    app.capture = None
+    lines = [json.loads(line) for line in capture.read_text().splitlines()]
+    assert [line["body"]["messages"][0]["content"] for line in lines] == ["two"]
+
+
+def test_non_ascii_header_bytes_get_a_clear_error(start_simulator: Start, start_proxy: Start) -> None:
+    proxy, _ = start_proxy(primary=start_simulator())
+    answer = raw_request(proxy, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Name: caf\xe9\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert b"non-ASCII" in answer
+
+
+def garbage_upstream() -> Starlette:
+    """A shadow that answers 200 with bodies of the wrong shape."""
+
+    async def chat_endpoint(request: Request) -> Response:
+        body = await request.json()
+        shapes = [{"choices": "abc"}, {"choices": [{"message": {"content": ["a list"]}}]}, {"usage": [1]}]
+        return JSONResponse(shapes[len(body["messages"][0]["content"]) % len(shapes)])
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat_endpoint, methods=["POST"])])
+
+
+def test_a_shadow_sending_the_wrong_shapes_is_contained(start_simulator: Start, start_proxy: Start) -> None:
+    with serve_app(garbage_upstream()) as shadow:
+        proxy, app = start_proxy(primary=start_simulator(), shadow=shadow)
+        for prompt in ("a", "bb", "ccc"):
+            assert HTTP.post(proxy + "/v1/chat/completions", json=chat(prompt)).status_code == 200
+        settled(app)
+        assert counter(app, "shadow", "failed", "malformed") == 3
+        assert counter(app, "pairs", "error", "true") == 3
+
+
+def test_a_shadow_speaking_invalid_http_is_contained(start_simulator: Start, start_proxy: Start) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _ = server.accept()
+            conn.recv(65536)
+            conn.sendall(b"THIS IS NOT HTTP\r\n\r\n")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    proxy, app = start_proxy(primary=start_simulator(), shadow=f"http://127.0.0.1:{port}")
+    for _ in range(2):
+        assert HTTP.post(proxy + "/v1/chat/completions", json=chat("x")).status_code == 200
+    settled(app)
+    assert counter(app, "shadow", "failed", "malformed") + counter(app, "shadow", "failed", "reset") == 2
+    thread.join(5)
+    server.close()
+
+
+def test_primary_model_rewrites_only_the_primary(start_proxy: Start) -> None:
+    from tests.proxy.test_forwarding import echo_app
+
+    with serve_app(echo_app()) as upstream:
+        proxy, _ = start_proxy(primary=upstream, primary_model="served-name")
+        body = json.dumps({"model": "client-name", "messages": [{"role": "user", "content": "x"}]}).encode()
+        got = HTTP.post(proxy + "/v1/chat/completions", content=body,
+                        headers={"content-type": "application/json"}).json()
+        expected = json.dumps({"model": "served-name", "messages": [{"role": "user", "content": "x"}]},
+                              separators=(",", ":")).encode()
+        import hashlib
+
+        assert got["body_sha256"] == hashlib.sha256(expected).hexdigest()
+        other = HTTP.post(proxy + "/v1/models/x", content=body, headers={"content-type": "application/json"}).json()
+        assert other["body_sha256"] == hashlib.sha256(body).hexdigest()  # other routes untouched
+
+
+def test_websockets_are_refused_cleanly(start_simulator: Start, start_proxy: Start) -> None:
+    proxy, _ = start_proxy(primary=start_simulator())
+    answer = raw_request(proxy, b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 403")
+
+
+def test_long_response_headers_pass(start_proxy: Start) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"x-big", b"v" * 20000)]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    with serve_app(app) as upstream:
+        proxy, _ = start_proxy(primary=upstream)
+        r = HTTP.get(proxy + "/anything")
+        assert r.status_code == 200
+        assert len(r.headers["x-big"]) == 20000
+
+
+def test_connection_named_headers_are_hop_by_hop(start_proxy: Start) -> None:
+    from tests.proxy.test_forwarding import echo_app
+
+    with serve_app(echo_app()) as upstream:
+        proxy, _ = start_proxy(primary=upstream)
+        got = HTTP.get(proxy + "/x", headers={"Connection": "keep-alive, x-secret-hop", "x-secret-hop": "1",
+                                              "x-kept": "2"}).json()
+        names = {k for k, _ in got["headers"]}
+        assert "x-secret-hop" not in names
+        assert "x-kept" in names
+
+
+def test_primary_timings_are_recorded_without_a_shadow(start_simulator: Start, start_proxy: Start) -> None:
+    proxy, app = start_proxy(primary=start_simulator())
+    HTTP.post(proxy + "/v1/chat/completions", json=chat("x", stream=True))
+    HTTP.post(proxy + "/v1/chat/completions", json=chat("y"))
+    assert app.metrics.duration.labels("baseline")._sum.get() > 0
+    counts = [s.value for m in app.metrics.registry.collect() for s in m.samples
+              if s.name == "shadowdiff_upstream_request_duration_seconds_count" and s.labels["side"] == "baseline"]
+    assert counts == [2.0]
+    ttfts = [s.value for m in app.metrics.registry.collect() for s in m.samples
+             if s.name == "shadowdiff_upstream_time_to_first_token_seconds_count" and s.labels["side"] == "baseline"]
+    assert ttfts == [2.0]
+
+
+def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simulator: Start) -> None:
+    from proxy.app import build_app
+    from proxy.settings import ProxySettings
+    from shadowdiff.background import serve_in_thread
+
+    primary = start_simulator(latency=LatencyModel(tpot=0.05))
+    shadow = start_simulator(latency=LatencyModel(tpot=0.05))
+    app = build_app(ProxySettings(primary=primary, shadow=shadow, store=":memory:", drain_timeout=3))
+    holder: dict[str, Any] = {}
+    context = serve_in_thread(app, lifespan="on", timeout_graceful_shutdown=1)
+    proxy = context.__enter__()
+
+    def stream() -> None:
+        with httpx.Client(timeout=30) as client:
+            try:
+                client.post(proxy + "/v1/chat/completions", json=chat("x", stream=True, max_tokens=500,
+                                                                      ignore_eos=True))
+            except httpx.HTTPError as exc:
+                holder["error"] = exc
+
+    thread = threading.Thread(target=stream)
+    thread.start()
+    wait_for(lambda: HTTP.get(primary + "/load").json()["server_load"] == 1)
+    started = time.monotonic()
+    context.__exit__(None, None, None)  # graceful timeout 1 s, then the streams are cut
+    stopped = time.monotonic() - started
+    thread.join()
+    assert stopped < 3  # not stuck waiting on a pair that can never complete
+    assert counter(app, "pairs", "aborted", "true") == 1
