@@ -18,6 +18,7 @@ capture does can fail the client's request: their errors are counted and dropped
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 import uuid
@@ -62,6 +63,8 @@ class Forwarder:
         self.capture = capture
         self.session: aiohttp.ClientSession | None = None
         self.primary = settings.primary.rstrip("/")
+        self.instance = uuid.uuid4().hex[:8] + "-"   # this process's prefix for request keys
+        self.counter = itertools.count(1)
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.connect_timeout,
                                              sock_read=settings.primary_timeout)
 
@@ -202,9 +205,7 @@ class _Request:
         self.keeps_body = self.has_body and self.method == "POST" and self.path in MIRRORED_PATHS and (
             forwarder.mirror.wanted(self.method, self.path) or forwarder.capture is not None
             or forwarder.settings.primary_model is not None)
-        client_id = next((v.decode("latin-1") for k, v in self.headers if k == b"x-request-id"), None)
-        # Unique per request even when clients reuse X-Request-Id; still greppable by it.
-        self.key = f"{client_id}-{uuid.uuid4().hex[:8]}" if client_id else uuid.uuid4().hex
+        self._key: str | None = None
         self.plan: Plan | None = None
         self.primary: asyncio.Future[Any] | None = None
         self.gone = False
@@ -293,6 +294,16 @@ class _Request:
         if not self.responded and self.task is not None:
             self.gone = True
             self.task.cancel()
+
+    @property
+    def key(self) -> str:
+        """The pair's and the capture line's id: unique in the run even when clients
+        reuse an X-Request-Id, and still greppable by it."""
+        if self._key is None:
+            client_id = next((v.decode("latin-1") for k, v in self.headers if k == b"x-request-id"), None)
+            unique = f"{self.f.instance}{next(self.f.counter):x}"
+            self._key = f"{client_id}-{unique}" if client_id else unique
+        return self._key
 
     def _mirror_and_capture(self, body: bytes | None) -> None:
         f = self.f

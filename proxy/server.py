@@ -17,6 +17,9 @@ def uvicorn_config(settings: ProxySettings, *, host: str, port: int, log_level: 
     return uvicorn.Config(
         build_app(settings), host=host, port=port, log_level=log_level, access_log=False,
         server_header=False, date_header=False, lifespan="on",
+        # no X-Forwarded-* rewriting of the scope: it costs on every request, and the
+        # proxy forwards headers as they came anyway
+        proxy_headers=False,
         timeout_graceful_shutdown=math.ceil(settings.drain_timeout))
 
 
