@@ -23,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -32,7 +34,7 @@ import aiohttp
 
 from proxy.shadow import first_content
 
-from _common import instant, pin, shadowdiff, table
+from _common import ROOT, free_port, instant, pin, server, shadowdiff, table
 
 BODY = {"model": "bench", "messages": [{"role": "user", "content": "Explain rivers."}], "temperature": 0,
         "max_tokens": 16}
@@ -135,10 +137,15 @@ def main() -> None:
         plain = stack.enter_context(shadowdiff("serve", "--primary", primary, "--store", f"{tmp}/a", core=1))
         mirrored = stack.enter_context(shadowdiff("serve", "--primary", primary, "--shadow", shadow,
                                                   "--store", f"{tmp}/b", core=1))
+        port = free_port()
+        minimal = stack.enter_context(server([sys.executable, os.path.join(ROOT, "bench", "_minimal_proxy.py"),
+                                              primary, str(port)], port, 1, ready="/healthz"))
         rows = [("measure", "direct", "proxied", "added", "target")]
         noise = repeated(args.runs, primary, other, args.requests, 1, post)
         rows += [(f"noise: the same instant server on core 1, p{q} ms", ms(noise[f"d{q}"]), ms(noise[f"p{q}"]),
                   ms(noise[f"p{q}"] - noise[f"d{q}"]), "") for q in (50, 99)]
+        rows += added_rows("reference: minimal ASGI + aiohttp proxy, concurrency 1,",
+                           repeated(args.runs, primary, minimal, args.requests, 1, post), {})
         rows += added_rows("latency, concurrency 1,", repeated(args.runs, primary, plain, args.requests, 1, post),
                            {50: "≤ 0.5 ms", 99: "≤ 2 ms"})
         rows += added_rows("latency, concurrency 32,", repeated(1, primary, plain, args.requests, 32, post), {})
