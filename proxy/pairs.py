@@ -23,6 +23,7 @@ from proxy.records import Answer, Pair, Side, prompt_text
 from proxy.redact import Redactor
 from proxy.settings import ProxySettings
 from proxy.shadow import OFF_LOOP_BYTES, Plan, answer_from, read_answer
+from proxy.signals import triage_answers
 from proxy.store.writer import PairWriter
 from proxy.tap import Tapped
 
@@ -113,7 +114,7 @@ class PairRecorder:
             key=key, seq=seq, endpoint=path, prompt=self.redactor.text(prompt_text(plan.request)),
             request=self.redactor.value(_stored(plan.request)),
             comparison=comparison, answers=answers, category=_category(plan.request),
-            comparable=plan.comparable, margin=margin))
+            comparable=plan.comparable, margin=margin, **triage_answers(base, cand, comparison, margin)))
 
     async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
         base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None

@@ -29,6 +29,7 @@ class Reading:
     margins: list[float | None] | None = None
     error: str | None = None                     # an error event after the 200, a malformed frame
     done: bool = False                           # [DONE] seen
+    tool_calls: list[dict[str, Any]] | None = None  # chat tool calls, arguments joined from their deltas
 
     @property
     def content(self) -> str:
@@ -54,7 +55,26 @@ def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
             reading.text.append(piece)
         if choice.get("finish_reason") is not None:
             reading.finish_reason = choice["finish_reason"]
+        if isinstance(delta, dict) and delta.get("tool_calls"):
+            _read_tool_call_deltas(reading, delta["tool_calls"])
         read_logprobs(reading, choice.get("logprobs"))
+
+
+def _read_tool_call_deltas(reading: Reading, deltas: list[Any]) -> None:
+    """Streamed tool calls come in pieces: the name once, the arguments in parts."""
+    calls = reading.tool_calls if reading.tool_calls is not None else []
+    reading.tool_calls = calls
+    for piece in deltas:
+        index = int(piece.get("index", len(calls)))
+        while len(calls) <= index:
+            calls.append({"id": None, "type": "function", "function": {"name": None, "arguments": ""}})
+        call = calls[index]
+        call["id"] = piece.get("id") or call["id"]
+        function = piece.get("function") or {}
+        if function.get("name"):
+            call["function"]["name"] = function["name"]
+        if function.get("arguments"):
+            call["function"]["arguments"] += function["arguments"]
 
 
 def read_logprobs(reading: Reading, logprobs: Any) -> None:
@@ -113,6 +133,8 @@ def _read_body(body: Any) -> Reading:
         return reading
     reading.text.append(text or "")
     reading.finish_reason = choice.get("finish_reason")
+    if isinstance(message, dict) and message.get("tool_calls"):
+        reading.tool_calls = list(message["tool_calls"])
     read_logprobs(reading, choice.get("logprobs"))
     usage = body.get("usage") or {}
     reading.prompt_tokens, reading.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")

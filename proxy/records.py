@@ -21,6 +21,18 @@ class Side(StrEnum):
     REPLICA = "replica"
 
 
+class Verdict(StrEnum):
+    """A reviewer's call, under the rubric: is there a factual or numerical claim one
+    side gets right and the other gets wrong?"""
+
+    EQUIVALENT = "equivalent"      # the same answer
+    WORDING = "wording"            # worded differently, same content
+    MINOR = "minor"                # a minor regression (formatting, a repeated word, a cut)
+    AMBIGUOUS = "ambiguous"        # equally defensible readings
+    FACTUAL = "factual"            # a fact or number wrong on one side: the blocker
+    IMPROVEMENT = "improvement"    # the candidate is better
+
+
 @dataclass(frozen=True)
 class Answer:
     """One side's answer to one request, with how it went on the wire."""
@@ -38,6 +50,7 @@ class Answer:
     attempts: int = 1
     tokens: list[str] | None = None     # output tokens, when logprobs were requested
     margins: list[float | None] | None = None  # top-1 minus top-2 logprob per token
+    tool_calls: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,6 +82,9 @@ class Pair:
     comparable: bool = True
     margin: float | None = None         # the baseline's top-1/top-2 margin at the first divergent token
     noise: Comparison | None = None     # replica compared with baseline
+    signals: list[dict[str, Any]] | None = None   # triage: what differs, with reasons
+    suggested: str | None = None        # triage's suggested verdict
+    priority: int = 0                   # triage's review priority (higher first)
 
 
 def prompt_text(body: dict[str, Any]) -> str:

@@ -221,5 +221,5 @@ def answer_from(base: Answer, reading: Reading, status: int, started: float, fir
     return replace(base, status=status, text=reading.content, finish_reason=reading.finish_reason,
                     prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
                     ttft=(first or ended) - started, duration=ended - started, tokens=reading.tokens,
-                    margins=reading.margins)
+                    margins=reading.margins, tool_calls=reading.tool_calls)
 

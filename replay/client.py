@@ -173,4 +173,4 @@ def _answer(failed: Answer, reading: Reading, started: float) -> Answer:
     return replace(failed, text=reading.content, finish_reason=reading.finish_reason,
                    prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
                    ttft=(reading.first or ended) - started, duration=ended - started,
-                   tokens=reading.tokens, margins=reading.margins)
+                   tokens=reading.tokens, margins=reading.margins, tool_calls=reading.tool_calls)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from proxy.compare import Thresholds, compare, error_comparison
 from proxy.records import Answer, Pair, Side
+from proxy.signals import triage_answers
 from proxy.store import Store
 from replay import answers
 from shadowdiff.errors import InputError
@@ -47,7 +48,7 @@ def compare_files(a: Path, b: Path, store: Store, thresholds: Thresholds | None 
                               thresholds=thresholds)
                       if base.ok and cand.ok else error_comparison(base.finish_reason, cand.finish_reason))
         pair = Pair(item.key, item.line, "", item.prompt, {}, comparison,
-                    {Side.BASELINE: base, Side.CANDIDATE: cand})
+                    {Side.BASELINE: base, Side.CANDIDATE: cand}, **triage_answers(base, cand, comparison, None))
         if store.add_pair(run_id, pair):
             stored += 1
         else:

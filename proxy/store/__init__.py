@@ -63,6 +63,8 @@ def database_url(location: str | Path) -> str:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # Transactions are begun by us (below), not by the driver's implicit BEGIN.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     # WAL: readers (reports, the review UI) never block the writer; NORMAL sync is
     # durable against a killed process (not a power cut), at a fraction of the cost.
@@ -71,6 +73,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    # BEGIN IMMEDIATE takes the write lock up front. With a plain (deferred) BEGIN, a
+    # transaction that reads and then writes - a claim, a migration - fails with
+    # "database is locked" at once, whatever busy_timeout says, when another writer
+    # got in between; IMMEDIATE makes it wait its turn instead.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _alembic_config(connection: Connection) -> Config:
@@ -100,6 +110,7 @@ class Store:
             raise ConfigError(f"cannot use store {location}: {exc}") from exc
         if engine.dialect.name == "sqlite":
             sa.event.listen(engine, "connect", _sqlite_pragmas)
+            sa.event.listen(engine, "begin", _sqlite_begin)
         try:
             return cls(engine)
         except OperationalError as exc:
@@ -276,6 +287,7 @@ def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
         "length_ratio": comparison.length_ratio, "margin": pair.margin,
         "noise_outcome": noise.outcome.value if noise else None,
         "noise_similarity": noise.similarity if noise else None, "created_at": now,
+        "signals": pair.signals, "suggested": pair.suggested, "priority": pair.priority,
     }
 
 
@@ -284,7 +296,7 @@ def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
         "pair_id": pair_id, "side": a.side.value, "model": a.model, "status": a.status, "error": a.error,
         "text": a.text, "finish_reason": a.finish_reason, "prompt_tokens": a.prompt_tokens,
         "completion_tokens": a.completion_tokens, "ttft": a.ttft, "duration": a.duration,
-        "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins,
+        "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins, "tool_calls": a.tool_calls,
     }
 
 
@@ -293,5 +305,5 @@ def _answer(row: Any) -> Answer:
         side=Side(row.side), model=row.model, text=row.text, finish_reason=row.finish_reason,
         prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, ttft=row.ttft,
         duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
-        tokens=row.tokens, margins=row.margins,
+        tokens=row.tokens, margins=row.margins, tool_calls=row.tool_calls,
     )

@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = "0001"
+SCHEMA_VERSION = "0002"
 
 metadata = MetaData()
 
@@ -52,9 +52,19 @@ pairs = Table(
     Column("noise_outcome", String(16)),
     Column("noise_similarity", Float),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # triage (0002)
+    Column("signals", JSON),
+    Column("suggested", String(16)),
+    Column("priority", Integer, nullable=False, server_default="0"),
+    Column("claimed_by", String(255)),
+    Column("claimed_until", DateTime(timezone=True)),
+    Column("judge_verdict", String(16)),
+    Column("judge_wrong_side", String(16)),
+    Column("judge_reason", Text),
     UniqueConstraint("run_id", "key", name="uq_pairs_run_key"),
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
     Index("ix_pairs_run_seq", "run_id", "seq"),
+    Index("ix_pairs_run_priority", "run_id", "priority"),
 )
 
 answers = Table(
@@ -73,6 +83,19 @@ answers = Table(
     Column("attempts", Integer, nullable=False),
     Column("tokens", JSON),
     Column("margins", JSON),
+    Column("tool_calls", JSON),
+)
+
+reviews = Table(
+    "reviews", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("pair_id", Integer, ForeignKey("pairs.id", ondelete="CASCADE"), nullable=False),
+    Column("reviewer", String(255), nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("wrong_side", String(16)),          # for a factual verdict: which side is wrong
+    Column("note", Text, nullable=False, server_default=""),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_reviews_pair", "pair_id"),
 )
 
 skipped = Table(

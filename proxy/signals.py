@@ -1,0 +1,305 @@
+"""Triage signals: machine-found hints about how two answers differ.
+
+Similarity says how much two answers differ, not whether one is wrong. Each function
+here looks for one kind of difference that tends to matter (a number, a label, a JSON
+value, code, a refusal...) and returns a ``Signal`` with a value and a reason a
+reviewer can read, or None. ``triage`` runs them all and turns what they found into a
+suggested verdict and a review priority: a changed number or label first,
+formatting last.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from proxy.compare import Comparison, Outcome, normalize
+from proxy.records import Answer
+
+
+@dataclass(frozen=True)
+class Signal:
+    kind: str
+    value: Any
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Triage:
+    signals: tuple[Signal, ...]
+    suggested: str      # one of the rubric's verdicts
+    priority: int       # higher is reviewed first
+
+    def as_json(self) -> list[dict[str, Any]]:
+        return [s.as_json() for s in self.signals]
+
+
+# -- numbers --------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+
+_UNITS = (r"%|percent|per cent|million|billion|thousand|trillion|k|km|m|cm|mm|kg|g|mg|lb|s|ms|h|"
+          r"hours?|minutes?|seconds?|days?|weeks?|months?|years?|°C|°F|°|USD|EUR|GBP|dollars?|euros?")
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-+−])?(?P<currency>[$€£])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?:\s?(?P<unit>{_UNITS})\b)?", re.IGNORECASE)
+
+
+def _numbers(text: str) -> Counter[str]:
+    found: Counter[str] = Counter()
+    for m in _NUMBER.finditer(text):
+        sign = "-" if m.group("sign") in ("-", "−") else ""
+        value = m.group("num").replace(",", "")
+        unit = (m.group("currency") or "") + (m.group("unit") or "").lower()
+        found[f"{sign}{value}{(' ' + unit) if unit else ''}"] += 1
+    return found
+
+
+def numbers(a: str, b: str) -> Signal | None:
+    """Numbers (with sign and unit) that one answer states and the other does not.
+
+    Code blocks are left to ``code``: a changed constant there is a code change.
+    """
+    na, nb = _numbers(_FENCE.sub("", a)), _numbers(_FENCE.sub("", b))
+    only_a, only_b = sorted((na - nb).elements()), sorted((nb - na).elements())
+    if not only_a and not only_b:
+        return None
+    parts = []
+    if only_a:
+        parts.append(f"only the baseline says {', '.join(only_a[:6])}")
+    if only_b:
+        parts.append(f"only the candidate says {', '.join(only_b[:6])}")
+    return Signal("numbers", {"baseline_only": only_a, "candidate_only": only_b}, "; ".join(parts))
+
+
+# -- structured output ----------------------------------------------------------------
+
+def _json_of(text: str) -> Any:
+    stripped = text.strip()
+    candidates = [stripped] + [m.group(2) for m in _FENCE.finditer(text) if m.group(1) in ("", "json")]
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return _NOT_JSON
+
+
+_NOT_JSON = object()
+
+
+def _diff_paths(x: Any, y: Any, path: str = "$") -> list[str]:
+    if isinstance(x, dict) and isinstance(y, dict):
+        out = [f"{path}.{k}" for k in sorted(set(x) ^ set(y))]
+        for k in sorted(set(x) & set(y)):
+            out += _diff_paths(x[k], y[k], f"{path}.{k}")
+        return out
+    if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        return [p for i, (u, v) in enumerate(zip(x, y, strict=True)) for p in _diff_paths(u, v, f"{path}[{i}]")]
+    return [] if x == y else [path]
+
+
+def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
+               tool_calls_b: Sequence[Any] | None = None) -> Signal | None:
+    """JSON answers (or tool-call arguments) compared canonically: key order and
+    spacing do not count, values do."""
+    if tool_calls_a or tool_calls_b:
+        ca, cb = _canonical_calls(tool_calls_a or ()), _canonical_calls(tool_calls_b or ())
+        if ca != cb:
+            return Signal("structured", {"tool_calls": True, "paths": _diff_paths(ca, cb)},
+                          "the tool calls differ (name or arguments)")
+        return None
+    ja, jb = _json_of(a), _json_of(b)
+    if ja is _NOT_JSON and jb is _NOT_JSON:
+        return None
+    if ja is _NOT_JSON or jb is _NOT_JSON:
+        side = "baseline" if ja is not _NOT_JSON else "candidate"
+        return Signal("structured", {"parses": side}, f"only the {side}'s answer is valid JSON")
+    paths = _diff_paths(ja, jb)
+    if not paths:
+        return None
+    return Signal("structured", {"paths": paths[:20]}, f"the JSON differs at {', '.join(paths[:5])}")
+
+
+def _canonical_calls(calls: Sequence[Any]) -> list[Any]:
+    out = []
+    for call in calls:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError):
+                arguments = json.loads(arguments)
+        out.append({"name": function.get("name"), "arguments": arguments})
+    return out
+
+
+# -- short answers and labels ---------------------------------------------------------
+
+_LABEL_LINE = re.compile(r"^\s*(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]\s*(.+?)\s*$",
+                         re.I | re.M)
+_YES_NO = re.compile(r"^(yes|no|true|false)\b", re.I)
+_OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
+
+
+def _label_of(text: str) -> str | None:
+    """The answer's label: a "Label: x" line, a whole answer of a few words, a leading
+    yes/no/true/false, or a leading "(B)" / "B)" option."""
+    m = _LABEL_LINE.search(text)
+    if m:
+        return m.group(1).strip().strip(".").lower()
+    stripped = text.strip()
+    if stripped and "\n" not in stripped and len(stripped) <= 25 and len(stripped.split()) <= 3:
+        return stripped.strip(".!").lower()
+    for pattern in (_YES_NO, _OPTION):
+        m = pattern.match(stripped)
+        if m:
+            return m.group(1).lower()
+    return None
+
+
+def label(a: str, b: str) -> Signal | None:
+    """A short answer or a label (classification, multiple choice, yes/no) that changed."""
+    la, lb = _label_of(a), _label_of(b)
+    if la is None or lb is None or la == lb:
+        return None
+    return Signal("label", {"baseline": la, "candidate": lb}, f"the answer changed from {la!r} to {lb!r}")
+
+
+# -- code -----------------------------------------------------------------------------
+
+def code(a: str, b: str) -> Signal | None:
+    """Fenced code blocks that differ (beyond whitespace)."""
+    ca = [normalize(m.group(2)) for m in _FENCE.finditer(a) if m.group(1) not in ("", "json", "text")]
+    cb = [normalize(m.group(2)) for m in _FENCE.finditer(b) if m.group(1) not in ("", "json", "text")]
+    if (not ca and not cb) or ca == cb:
+        return None
+    return Signal("code", {"blocks": [len(ca), len(cb)]},
+                  f"the code differs ({len(ca)} block(s) in the baseline, {len(cb)} in the candidate)")
+
+
+# -- endings ----------------------------------------------------------------------------
+
+def truncation(finish_a: str | None, finish_b: str | None) -> Signal | None:
+    """A changed finish reason: one side hit the token limit, or stopped otherwise."""
+    if finish_a == finish_b:
+        return None
+    cut = [side for side, finish in (("baseline", finish_a), ("candidate", finish_b)) if finish == "length"]
+    reason = (f"the {cut[0]} was cut at the token limit" if len(cut) == 1
+              else f"finish reasons differ: {finish_a} vs {finish_b}")
+    return Signal("truncation", {"baseline": finish_a, "candidate": finish_b}, reason)
+
+
+# -- repetition -------------------------------------------------------------------------
+
+_WORDS = re.compile(r"\w+", re.U)
+
+
+def _repeats(text: str) -> set[str]:
+    words = [w.lower() for w in _WORDS.findall(text)]
+    found = {f"{w} {w}" for w, nxt in itertools.pairwise(words) if w == nxt and not w.isdigit()}
+    trigrams = Counter(zip(words, words[1:], words[2:], strict=False))
+    found |= {" ".join(t) for t, n in trigrams.items() if n >= 4}
+    return found
+
+
+def repetition(a: str, b: str) -> Signal | None:
+    """A repeated word or phrase that one answer has and the other lacks."""
+    ra, rb = _repeats(a), _repeats(b)
+    only_a, only_b = sorted(ra - rb), sorted(rb - ra)
+    if not only_a and not only_b:
+        return None
+    side = "candidate" if only_b else "baseline"
+    return Signal("repetition", {"baseline_only": only_a[:5], "candidate_only": only_b[:5]},
+                  f"the {side} repeats {', '.join(repr(x) for x in (only_b or only_a)[:3])}")
+
+
+# -- refusals ---------------------------------------------------------------------------
+
+_REFUSAL = re.compile(r"\b(I can(?:no|')t (?:help|assist|provide|do)|I(?: am|'m) (?:sorry|unable|not able)|"
+                      r"I won't|as an AI|I must decline|cannot comply)\b", re.I)
+
+
+def refusal(a: str, b: str) -> Signal | None:
+    ra, rb = bool(_REFUSAL.search(a[:400])), bool(_REFUSAL.search(b[:400]))
+    if ra == rb:
+        return None
+    side = "baseline" if ra else "candidate"
+    return Signal("refusal", {"side": side}, f"only the {side} refuses")
+
+
+# -- size and position --------------------------------------------------------------------
+
+def length(a: str, b: str, low: float = 0.8, high: float = 1.25) -> Signal | None:
+    if not a:
+        return None
+    ratio = len(b) / len(a)
+    if low <= ratio <= high:
+        return None
+    return Signal("length", round(ratio, 3), f"the candidate is {ratio:.2f}x the baseline's length")
+
+
+def divergence(comparison: Comparison, margin: float | None, near_tie: float = 0.5) -> Signal | None:
+    """Where the answers part, and how sure the baseline was there."""
+    if comparison.first_char is None:
+        return None
+    value: dict[str, Any] = {"char": comparison.first_char, "token": comparison.first_token, "margin": margin}
+    where = f"token {comparison.first_token}" if comparison.first_token is not None \
+        else f"character {comparison.first_char}"
+    if margin is None:
+        return Signal("divergence", value, f"the answers part at {where}")
+    kind = "a near-tie: likely benign numerics" if margin < near_tie else "a confident change"
+    return Signal("divergence", value,
+                  f"the answers part at {where}, where the baseline's top-1/top-2 margin was {margin:.2f} ({kind})")
+
+
+# -- triage ----------------------------------------------------------------------------------
+
+_PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "code": 70, "truncation": 60,
+             "repetition": 55, "length": 40}
+_FACTUAL = ("numbers", "label", "structured", "refusal")
+_MINOR = ("code", "truncation", "repetition", "length")
+Checker = Callable[[str, str], Signal | None]
+
+
+def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = None, finish_b: str | None = None,
+           margin: float | None = None, tool_calls_a: Sequence[Any] | None = None,
+           tool_calls_b: Sequence[Any] | None = None) -> Triage:
+    """Every signal for a pair, a suggested verdict and a review priority."""
+    if comparison.outcome in (Outcome.IDENTICAL, Outcome.ERROR):
+        return Triage((), "equivalent" if comparison.outcome is Outcome.IDENTICAL else "ambiguous", 0)
+    found = [s for s in (numbers(a, b), structured(a, b, tool_calls_a, tool_calls_b), label(a, b), code(a, b),
+                         truncation(finish_a, finish_b), repetition(a, b), refusal(a, b), length(a, b),
+                         divergence(comparison, margin)) if s is not None]
+    kinds = {s.kind for s in found}
+    if comparison.outcome is Outcome.EQUIVALENT:
+        return Triage(tuple(found), "equivalent", 5)
+    priority = max((_PRIORITY[k] for k in kinds if k in _PRIORITY), default=20)
+    # a confident first divergence raises the stakes; a near-tie lowers them a little
+    div = next((s for s in found if s.kind == "divergence"), None)
+    if div is not None and div.value.get("margin") is not None:
+        priority += 10 if div.value["margin"] >= 0.5 else -5
+    if any(k in kinds for k in _FACTUAL):
+        suggested = "factual"
+    elif any(k in kinds for k in _MINOR):
+        suggested = "minor"
+    else:
+        suggested = "wording"
+    return Triage(tuple(found), suggested, max(priority, 1))
+
+
+def triage_answers(base: Answer, cand: Answer, comparison: Comparison, margin: float | None) -> dict[str, Any]:
+    """The triage fields of a ``Pair`` (signals, suggested, priority) for two answers."""
+    if not (base.ok and cand.ok):
+        return {"signals": None, "suggested": None, "priority": 0}
+    t = triage(base.text, cand.text, comparison, finish_a=base.finish_reason, finish_b=cand.finish_reason,
+               margin=margin, tool_calls_a=base.tool_calls, tool_calls_b=cand.tool_calls)
+    return {"signals": t.as_json(), "suggested": t.suggested, "priority": t.priority}

@@ -1,0 +1,185 @@
+"""The review queue: claims, verdicts that are never lost, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy.compare import compare
+from proxy.records import Answer, Pair, Side, Verdict
+from proxy.signals import triage
+from proxy.store import Store
+from proxy.store.review import Filters, ReviewQueue
+from shadowdiff.errors import InputError
+from tests.proxy.conftest import POSTGRES
+
+
+def pair(key: str, base: str, cand: str) -> Pair:
+    comparison = compare(base, cand)
+    t = triage(base, cand, comparison)
+    return Pair(key, int(key.lstrip("k") or 0), "/v1/chat/completions", f"prompt {key}", {}, comparison,
+                {Side.BASELINE: Answer(Side.BASELINE, "m", base), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", cand)},
+                signals=t.as_json(), suggested=t.suggested, priority=t.priority)
+
+
+def fill(store: Store) -> str:
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [
+        pair("k1", "It is usually fine.", "It is typically fine."),                 # wording
+        pair("k2", "The total is 42 dollars.", "The total is 43 dollars."),         # numbers: first
+        pair("k3", "Same answer.", "Same answer."),                                 # identical: not queued
+        pair("k4", "Label: Positive", "Label: Negative"),                           # label
+        pair("k5", "Line one.\nLine two.", "Line one.\n\nLine two."),               # formatting
+    ])
+    return run
+
+
+def test_queue_order_filters_and_counts(store: Store) -> None:
+    run = fill(store)
+    queue = ReviewQueue(store)
+    rows = queue.page(Filters(run_id=run))
+    assert [r["key"] for r in rows] == ["k2", "k4", "k1", "k5"]
+    assert rows[0]["suggested"] == "factual"
+    assert [r["key"] for r in queue.page(Filters(run_id=run, signal="numbers"))] == ["k2"]
+    assert [r["key"] for r in queue.page(Filters(run_id=run, outcome="equivalent"))] == ["k5"]
+    assert queue.counts(Filters(run_id=run)) == {"total": 4, "selected": 4, "reviewed": 0}
+    before, after = queue.neighbours(rows[1]["id"], Filters(run_id=run))
+    assert (before, after) == (rows[0]["id"], rows[2]["id"])
+
+
+def test_two_reviewers_never_get_the_same_pair_and_claims_expire(store: Store) -> None:
+    run = fill(store)
+    queue = ReviewQueue(store, claim_ttl=0.5)
+    ana, bob = queue.claim_next("ana", Filters(run_id=run)), queue.claim_next("bob", Filters(run_id=run))
+    assert ana is not None and bob is not None and ana != bob
+    assert queue.claim_next("ana", Filters(run_id=run)) == ana  # her own claim comes back to her
+    time.sleep(0.6)
+    assert queue.claim_next("carl", Filters(run_id=run)) == ana  # expired: free again
+
+
+def test_concurrent_claims(store: Store) -> None:
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [pair(f"k{i}", f"It costs {i} dollars.", f"It costs {i + 1} dollars.") for i in range(40)])
+    queue = ReviewQueue(store)
+    claimed: dict[str, list[int]] = {}
+    lock = threading.Lock()
+
+    def reviewer(name: str) -> None:
+        mine = []
+        for _ in range(10):
+            pair_id = ReviewQueue(store).claim_next(name, Filters(run_id=run))
+            if pair_id is not None:
+                mine.append(pair_id)
+                queue.add_review(pair_id, name, "wording")
+        with lock:
+            claimed[name] = mine
+
+    threads = [threading.Thread(target=reviewer, args=(f"r{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    everything = [i for ids in claimed.values() for i in ids]
+    assert len(everything) == 40
+    assert len(set(everything)) == 40  # no pair reviewed twice by the claim protocol
+    assert queue.counts(Filters(run_id=run))["reviewed"] == 40
+
+
+def test_verdicts_are_never_overwritten(store: Store) -> None:
+    run = fill(store)
+    queue = ReviewQueue(store)
+    target = queue.page(Filters(run_id=run))[0]["id"]
+    queue.add_review(target, "ana", "factual", "candidate", "43 is wrong")
+    queue.add_review(target, "bob", "minor", note="rounding?")
+    reviews = queue.reviews(target)
+    assert [(r.reviewer, r.verdict, r.wrong_side) for r in reviews] == [
+        ("ana", Verdict.FACTUAL, Side.CANDIDATE), ("bob", Verdict.MINOR, None)]
+    row = queue.page(Filters(run_id=run))[0]
+    assert (row["reviews"], row["verdicts"]) == (2, 2)  # a disagreement, visible
+    exported = list(queue.export(run))
+    assert [e["verdict"] for e in exported] == ["factual", "minor"]
+    assert exported[0]["key"] == "k2"
+    assert [r["key"] for r in queue.page(Filters(run_id=run, verdict="factual"))] == ["k2"]
+    assert [r["key"] for r in queue.page(Filters(run_id=run, unreviewed=True))] == ["k4", "k1", "k5"]
+
+
+@pytest.mark.parametrize(("verdict", "side", "message"), [
+    ("great", None, "unknown verdict 'great'"),
+    ("factual", None, "says which side is wrong"),
+    ("factual", "replica", "says which side is wrong"),
+])
+def test_bad_verdicts_are_refused(store: Store, verdict: str, side: str | None, message: str) -> None:
+    run = fill(store)
+    queue = ReviewQueue(store)
+    target = queue.page(Filters(run_id=run))[0]["id"]
+    with pytest.raises(InputError, match=message):
+        queue.add_review(target, "ana", verdict, side)
+    with pytest.raises(InputError, match="no pair"):
+        queue.add_review(10**9, "ana", "wording")
+    with pytest.raises(InputError, match="reviewer"):
+        queue.add_review(target, "  ", "wording")
+    assert queue.reviews(target) == []
+
+
+def test_two_proxy_processes_write_to_one_postgresql_store(tmp_path: Path) -> None:
+    if not POSTGRES:
+        pytest.skip("set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
+    import uuid
+
+    import sqlalchemy as sa
+
+    from proxy.store import database_url
+    from simulator import profiles
+    from simulator.app import build_app
+    from simulator.settings import SimulatorSettings
+    from tests.servers import HTTP, serve_app, shadowdiff_process, wait_ready
+
+    name = f"shadowdiff_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(database_url(POSTGRES), isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = POSTGRES.rsplit("/", 1)[0] + "/" + name
+    try:
+        with serve_app(build_app(SimulatorSettings())) as primary, \
+                serve_app(build_app(SimulatorSettings(profile=profiles.builtin("fp8-heavy")))) as shadow:
+            args = ["serve", "--primary", primary, "--shadow", shadow, "--store", url, "--keep-rate", "1"]
+            with shadowdiff_process(*args) as (p1, proxy1), shadowdiff_process(*args) as (p2, proxy2):
+                wait_ready(proxy1 + "/readyz", p1)
+                wait_ready(proxy2 + "/readyz", p2)
+                errors: list[Any] = []
+
+                def send(proxy: str, offset: int) -> None:
+                    for i in range(25):
+                        r = HTTP.post(proxy + "/v1/chat/completions", json={
+                            "messages": [{"role": "user", "content": f"Explain topic {offset + i}."}],
+                            "temperature": 0})
+                        if r.status_code != 200:
+                            errors.append(r.status_code)
+
+                threads = [threading.Thread(target=send, args=(proxy1, 0)),
+                           threading.Thread(target=send, args=(proxy2, 100))]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                assert errors == []
+                import signal as signals_module
+
+                for process in (p1, p2):
+                    process.send_signal(signals_module.SIGTERM)
+                    process.wait(30)
+        store = Store.open(url)
+        runs = store.runs()
+        assert len(runs) == 2
+        assert sorted(store.count_pairs(r.id) for r in runs) == [25, 25]  # keep-rate 1: every pair
+        store.close()
+    finally:
+        with admin.connect() as c:
+            c.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
