@@ -167,8 +167,15 @@ def _open_store(location: str | Path) -> Store:
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the reports (default: the store's directory).")
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-def report(store: str, out: Path | None, run_id: str | None) -> None:
-    """Write (again) the reports of a run from its store."""
+@click.option("--min-reviewed", default=1.0, show_default=True,
+              help="Share of changed pairs that must have a verdict for PASS.")
+@click.option("--max-errors", default=0, show_default=True, help="Pairs that could not be compared, allowed.")
+def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int) -> None:
+    """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE.
+
+    PASS needs zero factual verdicts against the candidate and a verdict on every
+    changed pair (or --min-reviewed of them).
+    """
     from replay.reports import write_reports
 
     try:
@@ -179,13 +186,14 @@ def report(store: str, out: Path | None, run_id: str | None) -> None:
                 raise ShadowdiffError(f"the store {store} holds no run yet")
             target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
                              else Path("."))
-            paths = write_reports(opened, run.id, target)
+            paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors)
         finally:
             opened.close()
     except ShadowdiffError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
+    raise SystemExit(int(paths.acceptance.decision))
 
 
 @click.command("compare")

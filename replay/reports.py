@@ -25,6 +25,7 @@ from rapidfuzz.distance import Indel
 
 from proxy.records import Side
 from proxy.store import Store, StoredPair
+from replay.acceptance import Acceptance, acceptance
 from replay.summary import OUTCOMES, Summary, summarize
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
@@ -41,6 +42,7 @@ CSV_COLUMNS = [
 class ReportPaths:
     directory: Path
     summary_text: str
+    acceptance: Acceptance
 
     @property
     def html(self) -> Path:
@@ -99,24 +101,27 @@ def summary_text(s: Summary) -> str:
     return "\n".join(lines)
 
 
-def write_reports(store: Store, run_id: str, out: Path) -> ReportPaths:
+def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float = 1.0,
+                  max_errors: int = 0) -> ReportPaths:
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
+    verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors)
     with _atomic(out / "summary.json") as f:
-        json.dump(summary.as_json(), f, indent=2, ensure_ascii=False)
+        json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")
     _write_pairs(store, run_id, out)
     env = Environment(loader=PackageLoader("replay", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, num=_num)
-    context = {"s": summary, "outcomes": OUTCOMES, "text": summary_text(summary)}
+    text = summary_text(summary) + "\n" + verdict.text()
+    context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict}
     with _atomic(out / "report.md") as f:
         for piece in env.get_template("report.md.j2").generate(pairs=_diffs(store, run_id), **context):
             f.write(piece)
     with _atomic(out / "report.html") as f:
         for piece in env.get_template("report.html.j2").generate(pairs=_diffs(store, run_id), **context):
             f.write(piece)
-    return ReportPaths(out, summary_text(summary))
+    return ReportPaths(out, text, verdict)
 
 
 def _diffs(store: Store, run_id: str) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,132 @@
+"""The acceptance verdict: does the candidate pass?
+
+The bar, from the manual check this tool automates: zero cases where the candidate
+gets a fact or number wrong that the baseline got right. Every pair whose answers
+differ in substance (``near`` or ``divergent``, decoded deterministically) needs a
+person's verdict; one ``factual`` verdict against the candidate fails the run, and
+until enough pairs are reviewed the run is incomplete. An LLM judge's suggestion
+never counts - only a person's verdict does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import sqlalchemy as sa
+
+from proxy.records import Side, Verdict
+from proxy.store import Store, schema
+from proxy.store.review import NEEDS_REVIEW
+
+# When reviewers disagree, the most serious verdict stands.
+_SEVERITY = {Verdict.FACTUAL: 5, Verdict.MINOR: 4, Verdict.AMBIGUOUS: 3, Verdict.WORDING: 2,
+             Verdict.IMPROVEMENT: 1, Verdict.EQUIVALENT: 0}
+
+
+class Decision(IntEnum):
+    """The exit code of ``shadowdiff report``."""
+
+    PASS = 0
+    FAIL = 1
+    INCOMPLETE = 2
+
+
+@dataclass
+class Acceptance:
+    decision: Decision
+    identical: int = 0
+    equivalent: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    unreviewed: int = 0
+    needs_review: int = 0
+    errors: int = 0
+    sampled: int = 0
+    disagreements: int = 0
+    suggested_unreviewed: dict[str, int] = field(default_factory=dict)
+    factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
+    reasons: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
+                "verdicts": self.verdicts, "unreviewed": self.unreviewed, "needs_review": self.needs_review,
+                "errors": self.errors, "sampled": self.sampled, "disagreements": self.disagreements,
+                "suggested_unreviewed": self.suggested_unreviewed, "factual": self.factual,
+                "reasons": self.reasons}
+
+    def text(self) -> str:
+        v = self.verdicts
+        lines = [
+            f"{self.identical} identical, {self.equivalent + v.get('equivalent', 0)} equivalent, "
+            f"{v.get('wording', 0)} wording-only, {v.get('minor', 0)} minor, {v.get('ambiguous', 0)} ambiguous, "
+            f"{v.get('factual', 0)} factual regressions, {v.get('improvement', 0)} improvements, "
+            f"{self.unreviewed} unreviewed" + (f", {self.errors} errors" if self.errors else ""),
+        ]
+        if self.suggested_unreviewed:
+            lines.append("unreviewed, by suggestion: " + ", ".join(
+                f"{n} {k}" for k, n in sorted(self.suggested_unreviewed.items(), key=lambda kv: -kv[1])))
+        if self.disagreements:
+            lines.append(f"{self.disagreements} pairs have reviewers who disagree (the most serious verdict counts)")
+        lines.append(f"verdict: {self.decision.name}" + (f" - {'; '.join(self.reasons)}" if self.reasons else ""))
+        for f in self.factual:
+            lines.append(f"  factual regression: pair {f['key']} (id {f['pair_id']}), the candidate is wrong "
+                         f"according to {f['reviewer']}" + (f": {f['note']}" if f["note"] else ""))
+        return "\n".join(lines)
+
+
+def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_errors: int = 0) -> Acceptance:
+    """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring)."""
+    p, r = schema.pairs.c, schema.reviews.c
+    with store.engine.connect() as c:
+        pairs = c.execute(sa.select(p.id, p.key, p.outcome, p.comparable, p.suggested)
+                          .where(p.run_id == run_id)).all()
+        reviews = c.execute(sa.select(r.pair_id, r.reviewer, r.verdict, r.wrong_side, r.note, r.id)
+                            .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
+                            .where(p.run_id == run_id).order_by(r.id)).all()
+    by_pair: dict[int, list[Any]] = {}
+    for review in reviews:
+        by_pair.setdefault(review.pair_id, []).append(review)
+    result = Acceptance(Decision.PASS)
+    verdicts: Counter[str] = Counter()
+    suggested: Counter[str] = Counter()
+    keys = {row.id: row.key for row in pairs}
+    for row in pairs:
+        if row.outcome == "identical":
+            result.identical += 1
+        elif row.outcome == "error":
+            result.errors += 1
+        elif not row.comparable:
+            result.sampled += 1
+        elif row.outcome == "equivalent" and row.id not in by_pair:
+            result.equivalent += 1
+        if row.outcome in NEEDS_REVIEW and row.comparable:
+            result.needs_review += 1
+            if row.id not in by_pair:
+                result.unreviewed += 1
+                suggested[row.suggested or "unknown"] += 1
+        given = by_pair.get(row.id)
+        if given:
+            kinds = {Verdict(g.verdict) for g in given}
+            result.disagreements += len(kinds) > 1
+            verdicts[max(kinds, key=lambda v: _SEVERITY[v]).value] += 1
+    for review in reviews:
+        if review.verdict == Verdict.FACTUAL.value and review.wrong_side == Side.CANDIDATE.value:
+            result.factual.append({"pair_id": review.pair_id, "key": keys.get(review.pair_id),
+                                   "reviewer": review.reviewer, "note": review.note})
+    result.verdicts = dict(verdicts)
+    result.suggested_unreviewed = dict(suggested)
+    reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
+    if result.factual:
+        result.decision = Decision.FAIL
+        result.reasons.append(f"{len(result.factual)} factual regression(s) against the candidate")
+    else:
+        if reviewed_share < min_reviewed:
+            result.decision = Decision.INCOMPLETE
+            result.reasons.append(f"{result.unreviewed} of {result.needs_review} changed pairs are unreviewed "
+                                  f"({100 * reviewed_share:.0f} % reviewed, {100 * min_reviewed:.0f} % required)")
+        if result.errors > max_errors:
+            result.decision = Decision.INCOMPLETE
+            result.reasons.append(f"{result.errors} pairs could not be compared (errors; {max_errors} allowed)")
+    return result

@@ -1,0 +1,102 @@
+"""The acceptance verdict and the exit code of ``shadowdiff report``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from proxy.compare import compare
+from proxy.records import Answer, Pair, Side
+from proxy.signals import triage_answers
+from proxy.store import Store
+from proxy.store.review import Filters, ReviewQueue
+from replay.acceptance import Decision, acceptance
+
+
+def make_run(tmp_path: Path) -> tuple[Store, str, dict[str, int]]:
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    texts = {
+        "same": ("The answer is 4.", "The answer is 4."),
+        "drift": ("It is usually fine.", "It is typically fine."),
+        "flip": ("The total is 42 dollars.", "The total is 43 dollars."),
+        "label": ("Label: Positive", "Label: Negative"),
+    }
+    pairs = []
+    for i, (key, (a, b)) in enumerate(texts.items()):
+        base, cand = Answer(Side.BASELINE, "m", a, "stop"), Answer(Side.CANDIDATE, "m", b, "stop")
+        comparison = compare(a, b)
+        pairs.append(Pair(key, i, "/v1/chat/completions", key, {}, comparison, {Side.BASELINE: base,
+                     Side.CANDIDATE: cand}, **triage_answers(base, cand, comparison, None)))
+    store.add_pairs(run, pairs)
+    ids = {row["key"]: row["id"] for row in ReviewQueue(store).page(Filters(run_id=run))}
+    return store, run, ids
+
+
+def run_report(store_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(store_dir), *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_incomplete_until_reviewed_then_pass(tmp_path: Path) -> None:
+    store, run, ids = make_run(tmp_path)
+    result = acceptance(store, run)
+    assert result.decision is Decision.INCOMPLETE
+    assert (result.identical, result.needs_review, result.unreviewed) == (1, 3, 3)
+    assert result.suggested_unreviewed == {"factual": 2, "wording": 1}
+    queue = ReviewQueue(store)
+    queue.add_review(ids["drift"], "ana", "wording")
+    queue.add_review(ids["flip"], "ana", "minor", note="rounding, both fine")
+    assert acceptance(store, run, min_reviewed=0.6).decision is Decision.PASS
+    queue.add_review(ids["label"], "ana", "ambiguous")
+    result = acceptance(store, run)
+    assert result.decision is Decision.PASS
+    assert result.verdicts == {"wording": 1, "minor": 1, "ambiguous": 1}
+    store.close()
+    answer = run_report(tmp_path)
+    assert answer.returncode == 0
+    assert "1 identical, 0 equivalent, 1 wording-only, 1 minor, 1 ambiguous, 0 factual regressions" in answer.stdout
+    assert "verdict: PASS" in answer.stdout
+
+
+def test_one_factual_verdict_fails_the_run_and_names_the_pair(tmp_path: Path) -> None:
+    store, run, ids = make_run(tmp_path)
+    queue = ReviewQueue(store)
+    queue.add_review(ids["flip"], "bob", "factual", "candidate", "43 is wrong, 42 is right")
+    queue.add_review(ids["flip"], "ana", "wording")  # a disagreement: the most serious verdict stands
+    queue.add_review(ids["label"], "ana", "factual", "baseline", "the baseline was wrong here")
+    result = acceptance(store, run, min_reviewed=0)
+    assert result.decision is Decision.FAIL
+    assert [f["key"] for f in result.factual] == ["flip"]
+    assert result.disagreements == 1
+    store.close()
+    answer = run_report(tmp_path, "--min-reviewed", "0")
+    assert answer.returncode == 1
+    assert "factual regression: pair flip" in answer.stdout
+    assert "43 is wrong, 42 is right" in answer.stdout
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["acceptance"]["decision"] == "FAIL"
+    assert "FAIL" in (tmp_path / "report.html").read_text()
+
+
+def test_judge_suggestions_do_not_count(tmp_path: Path) -> None:
+    store, run, ids = make_run(tmp_path)
+    queue = ReviewQueue(store)
+    for key in ("drift", "flip", "label"):
+        queue.set_judge(ids[key], "equivalent", None, "looks the same to me")
+    assert acceptance(store, run).decision is Decision.INCOMPLETE
+    store.close()
+
+
+def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
+    from proxy.compare import error_comparison
+
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [Pair("e", 0, "", "p", {}, error_comparison(), {
+        Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")})])
+    assert acceptance(store, run).decision is Decision.INCOMPLETE
+    assert acceptance(store, run, max_errors=1).decision is Decision.PASS
+    store.close()
