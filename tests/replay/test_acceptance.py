@@ -96,7 +96,8 @@ def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
     store = Store.open(tmp_path)
     run = store.create_run("replay", {})
     store.add_pairs(run, [Pair("e", 0, "", "p", {}, error_comparison(), {
-        Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")})])
+        Side.BASELINE: Answer(Side.BASELINE, "m", "x"),
+        Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")})])
     assert acceptance(store, run).decision is Decision.INCOMPLETE
     assert acceptance(store, run, max_errors=1).decision is Decision.PASS
     store.close()
