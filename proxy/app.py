@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from proxy.capture import Capture
 from proxy.forward import Forwarder
@@ -34,6 +34,7 @@ from proxy.store.writer import PairWriter
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+REVIEW_PREFIX = "/review"   # vLLM serves nothing there, so it is safe to take from the forwarded space
 
 
 class ProxyApp:
@@ -48,6 +49,7 @@ class ProxyApp:
         self.writer: PairWriter | None = None
         self.run_id: str | None = None
         self.capture: Capture | None = None
+        self.review: ASGIApp | None = None
         self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
         self.forwarder = Forwarder(settings, self.mirror, self.pairs, self.metrics)
         self.admin = Starlette(routes=[
@@ -56,8 +58,11 @@ class ProxyApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            if scope["path"] in ADMIN_PATHS:
+            path = scope["path"]
+            if path in ADMIN_PATHS:
                 await self.admin(scope, receive, send)
+            elif self.review is not None and (path == REVIEW_PREFIX or path.startswith(REVIEW_PREFIX + "/")):
+                await self.review(scope, receive, send)
             else:
                 await self.forwarder(scope, receive, send)
         elif scope["type"] == "lifespan":
@@ -83,11 +88,16 @@ class ProxyApp:
 
     async def startup(self) -> None:
         s = self.settings
-        if s.shadow is not None:
+        if s.shadow is not None or s.review_token is not None:
             self.store = await asyncio.to_thread(Store.open, s.store)
+        if s.shadow is not None and self.store is not None:
             self.run_id = await asyncio.to_thread(self.store.create_run, "serve", s.recorded())
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc)
             self.pairs.writer = self.writer
+        if s.review_token is not None and self.store is not None:
+            from proxy.review.app import build_review_app
+
+            self.review = build_review_app(self.store, s.review_token, prefix=REVIEW_PREFIX)
         if s.capture is not None:
             self.capture = Capture(s.capture, self.redactor)
             self.forwarder.capture = self.capture
@@ -105,8 +115,9 @@ class ProxyApp:
         await self.mirror.close()
         if self.writer is not None:
             await asyncio.to_thread(self.writer.close)
-        if self.store is not None and self.run_id is not None:
-            await asyncio.to_thread(self.store.finish_run, self.run_id)
+        if self.store is not None:
+            if self.run_id is not None:
+                await asyncio.to_thread(self.store.finish_run, self.run_id)
             self.store.close()
         if self.capture is not None:
             await asyncio.to_thread(self.capture.close)

@@ -89,6 +89,8 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="At shutdown, seconds for in-flight streams and pending pairs to finish.")
 @option("--label", multiple=True, metavar="KEY=VALUE",
         help="Recorded with the run: the conditions that move the noise floor (gpu=H100, vllm=0.34...).")
+@option("--review-token", default=None,
+        help="Serve the review UI under /review, opened by this token (at least 8 characters).")
 @option("--host", default="127.0.0.1", show_default=True)
 @option("--port", default=8080, show_default=True)
 @option("--log-level", default="warning", show_default=True,

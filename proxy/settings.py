@@ -67,6 +67,7 @@ class ProxySettings:
     redact: tuple[str, ...] = DEFAULT_REDACTIONS   # applied to stored and captured requests
     drain_timeout: float = 30.0
     labels: dict[str, str] = field(default_factory=dict)  # recorded with the run (model pair, GPU...)
+    review_token: str | None = None        # opens the review UI under /review (None: no UI)
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow"):
@@ -83,6 +84,8 @@ class ProxySettings:
                 re.compile(pattern)
             except re.error as exc:
                 raise ConfigError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from exc
+        if self.review_token is not None and len(self.review_token) < 8:
+            raise ConfigError("--review-token must be at least 8 characters")
         for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")

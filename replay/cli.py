@@ -155,13 +155,6 @@ def _closing_line(tally: Tally) -> str:
     return ", ".join(parts)
 
 
-def _open_store(location: str | Path) -> Store:
-    path = Path(str(location))
-    if "://" not in str(location) and not path.exists():
-        raise ShadowdiffError(f"no store at {location}: give a replay's --out directory, a .sqlite file or a URL")
-    return Store.open(location)
-
-
 @click.command("report")
 @click.argument("store")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -179,7 +172,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
     from replay.reports import write_reports
 
     try:
-        opened = _open_store(store)
+        opened = Store.open_existing(store)
         try:
             run = opened.run(run_id) if run_id else opened.latest_run()
             if run is None:

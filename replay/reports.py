@@ -14,21 +14,19 @@ import contextlib
 import csv
 import json
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from rapidfuzz.distance import Indel
 
+from proxy.diffview import word_diff
 from proxy.records import Side
 from proxy.store import Store, StoredPair
 from replay.acceptance import Acceptance, acceptance
 from replay.summary import OUTCOMES, Summary, summarize
 
-_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
 CSV_COLUMNS = [
     "key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char", "first_token",
     "length_ratio", "margin", "noise_outcome", "noise_similarity",
@@ -55,22 +53,6 @@ def _atomic(path: Path) -> Iterator[IO[str]]:
     with tmp.open("w", encoding="utf-8", newline="") as f:
         yield f
     os.replace(tmp, path)
-
-
-def word_diff(a: str, b: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Word-level segments of both texts: ("same"|"del", text) for a, ("same"|"ins", text) for b."""
-    wa, wb = _WORDS.findall(a), _WORDS.findall(b)
-    left: list[tuple[str, str]] = []
-    right: list[tuple[str, str]] = []
-    for op in Indel.opcodes(wa, wb):
-        if op.tag == "equal":
-            left.append(("same", "".join(wa[op.src_start:op.src_end])))
-            right.append(("same", "".join(wb[op.dest_start:op.dest_end])))
-        if op.tag in ("delete", "replace"):
-            left.append(("del", "".join(wa[op.src_start:op.src_end])))
-        if op.tag in ("insert", "replace"):
-            right.append(("ins", "".join(wb[op.dest_start:op.dest_end])))
-    return left, right
 
 
 def _pct(value: float | None) -> str:

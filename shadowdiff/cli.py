@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from proxy.cli import serve
+from proxy.review.cli import review
 from replay.cli import compare_command, demo, replay, report
 from shadowdiff import __version__
 from simulator.cli import simulate
@@ -26,3 +27,4 @@ main.add_command(report)
 main.add_command(compare_command, "compare")
 main.add_command(demo)
 main.add_command(serve)
+main.add_command(review)

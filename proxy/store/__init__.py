@@ -117,6 +117,13 @@ class Store:
             engine.dispose()
             raise ConfigError(f"cannot open store {location}: {exc.orig}") from exc
 
+    @classmethod
+    def open_existing(cls, location: str | Path) -> Store:
+        """Open a store that must already exist (reports, review): a typo is an error, not a new file."""
+        if "://" not in str(location) and not Path(str(location)).exists():
+            raise ConfigError(f"no store at {location}: give a replay's --out directory, a .sqlite file or a URL")
+        return cls.open(location)
+
     def _migrate(self) -> None:
         with self.engine.begin() as connection:
             if self.dialect == "postgresql":

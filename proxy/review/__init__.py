@@ -1,0 +1,1 @@
+"""The review UI (see ``app``) and who may use it (see ``auth``)."""

@@ -1,0 +1,174 @@
+"""The review UI in real headless Chromium (Debian's ``chromium``, driven by Playwright).
+
+Skipped when Playwright or Chromium is missing, unless ``SHADOWDIFF_REQUIRE_BROWSER=1``
+(CI sets it), where a missing browser is a failure rather than a silent skip. The pair
+page's screenshot is saved under ``test-output/`` (or ``$SHADOWDIFF_TEST_OUTPUT``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from proxy.review.app import build_review_app
+from proxy.review.auth import Auth
+from proxy.store import Store
+from proxy.store.review import Filters, ReviewQueue
+from tests.proxy.factories import fill, pair
+from tests.servers import serve_app
+
+TOKEN = "browser-review-token"
+CHROMIUM = os.environ.get("SHADOWDIFF_CHROMIUM", "/usr/bin/chromium")
+XSS = ('<script>window.pwned = 1; document.title = "pwned"</script>'
+       '<img src=x onerror="window.pwned = 2; document.title = \'pwned\'">')
+
+
+def _playwright() -> Any:
+    required = os.environ.get("SHADOWDIFF_REQUIRE_BROWSER") == "1"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if required:
+            raise
+        pytest.skip("playwright is not installed")
+    if not shutil.which(CHROMIUM):
+        if required:
+            pytest.fail(f"no Chromium at {CHROMIUM}")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_playwright = _playwright()
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[tuple[str, Store, str]]:
+    store = Store.open(tmp_path)
+    run = fill(store)
+    store.add_pairs(run, [pair("k9", f"Result: {XSS} 7 apples.", f"Result: {XSS} 8 apples.")])
+    with serve_app(build_review_app(store, TOKEN)) as url:
+        yield url + "/review", store, run
+    store.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1300, "height": 1000})
+    opened = context.new_page()
+    opened.set_default_timeout(10_000)
+    yield opened
+    context.close()
+
+
+def sign_in(page: Any, base: str, name: str = "ana") -> None:
+    page.goto(base + "/")
+    assert page.url.endswith("/review/login")          # no token: the login form, no data
+    page.fill("input[name=token]", TOKEN)
+    page.fill("input[name=reviewer]", name)
+    page.click("button[type=submit]")
+    page.wait_for_url(base + "/")
+
+
+def output_dir() -> Path:
+    out = Path(os.environ.get("SHADOWDIFF_TEST_OUTPUT", "test-output"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def test_without_the_token_nothing_shows(page: Any, site: tuple[str, Store, str]) -> None:
+    base, store, run = site
+    pid = ReviewQueue(store).page(Filters(run_id=run))[0]["id"]
+    page.goto(f"{base}/pairs/{pid}")
+    assert page.url.endswith("/review/login")
+    assert "42 dollars" not in page.content()
+    page.fill("input[name=token]", "not-the-token")
+    page.fill("input[name=reviewer]", "mallory")
+    page.click("button[type=submit]")
+    assert "wrong token" in page.inner_text(".error")
+    response = page.goto(f"{base}/export.csv")
+    assert response.status == 303 or page.url.endswith("/review/login") or response.status == 401
+
+
+def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tuple[str, Store, str]) -> None:
+    base, store, _ = site
+    sign_in(page, base)
+    assert "0 of 5 changed pairs reviewed" in page.inner_text("main")
+    page.click("#next")                                  # claims the highest-priority pair
+    page.wait_for_url("**/pairs/*")
+    auth = Auth(TOKEN)
+    walked = []
+    for step in range(3):
+        pid = int(page.url.rsplit("/", 1)[1].split("?")[0])
+        walked.append(pid)
+        assert page.locator("#revealed").count() == 0   # blind until the verdict
+        if step == 0:
+            page.keyboard.press("b")                     # factual, B is wrong
+        else:
+            page.keyboard.press("2")                     # wording
+        page.keyboard.press("Control+Enter")
+        page.wait_for_selector("#revealed")
+        a_is = "baseline" if auth.blind_a_is_baseline(pid) else "candidate"
+        assert f"A is the {a_is}" in page.inner_text("#revealed")
+        if page.locator("#following").count() == 0:
+            break
+        page.keyboard.press("j")
+        page.wait_for_url(lambda url, pid=pid: f"/pairs/{pid}?" not in url and f"/pairs/{pid}" not in url)
+    assert len(walked) == 3
+    page.keyboard.press("k")                             # and back to the last one judged
+    page.wait_for_url(f"**/pairs/{walked[-1]}?*")
+
+    reviews = {pid: ReviewQueue(store).reviews(pid) for pid in walked}
+    first = reviews[walked[0]][0]
+    assert first.verdict.value == "factual"
+    assert first.wrong_side is not None
+    assert (first.wrong_side.value == "baseline") == (not auth.blind_a_is_baseline(walked[0]))  # B's side
+    assert all(r[0].verdict.value == "wording" for pid, r in reviews.items() if pid != walked[0])
+
+    page.goto(base + "/")
+    with page.expect_download() as download:
+        page.click("text=export CSV")
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    assert sorted((int(r["pair_id"]), r["verdict"], r["reviewer"]) for r in rows) == sorted(
+        (pid, reviews[pid][0].verdict.value, "ana") for pid in walked)
+
+
+def test_an_xss_payload_in_an_answer_stays_text(page: Any, site: tuple[str, Store, str]) -> None:
+    base, store, run = site
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    sign_in(page, base)
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k9")
+    page.goto(f"{base}/pairs/{pid}")
+    page.wait_for_selector("#side-A pre")
+    assert page.evaluate("window.pwned") is None
+    assert page.title() != "pwned" and not dialogs
+    assert "<script>window.pwned = 1" in page.inner_text("#side-A pre")
+    assert page.locator("#side-A pre script, #side-A pre img").count() == 0
+    page.screenshot(path=str(output_dir() / "review-pair-xss.png"), full_page=True)
+
+
+def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) -> None:
+    base, store, run = site
+    sign_in(page, base)
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k2")
+    page.goto(f"{base}/pairs/{pid}")
+    assert page.locator("#side-A mark").count() >= 1 and page.locator("#side-B mark").count() >= 1
+    assert "numbers" in page.inner_text("#signals")
+    path = output_dir() / "review-pair.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000

@@ -1,0 +1,302 @@
+"""The review UI over real HTTP: the token, CSRF, escaping, blind sides, verdicts, export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from proxy.records import Side
+from proxy.review.app import blind, build_review_app
+from proxy.review.auth import Auth
+from proxy.store import Store
+from proxy.store.review import ReviewQueue
+from tests.proxy.factories import fill, pair
+from tests.servers import free_port, serve_app, wait_ready
+
+TOKEN = "review-token-for-tests"
+XSS = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    store = Store.open(tmp_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def ui(sqlite_store: Store) -> Iterator[tuple[str, Store, str]]:
+    run = fill(sqlite_store)
+    sqlite_store.add_pairs(run, [pair("k9", f"The answer is {XSS} and 7.", f"The answer is {XSS} and 8.")])
+    with serve_app(build_review_app(sqlite_store, TOKEN)) as url:
+        yield url + "/review", sqlite_store, run
+
+
+def signed_in(base: str, name: str = "ana") -> httpx.Client:
+    client = httpx.Client(base_url=base)
+    response = client.post("/login", data={"token": TOKEN, "reviewer": name})
+    assert response.status_code == 303, response.text
+    return client
+
+
+def csrf_of(html: str) -> str:
+    match = re.search(r'name="csrf" value="([0-9a-f]+)"', html)
+    assert match, "no CSRF field in the form"
+    return match.group(1)
+
+
+def pair_ids(store: Store, run: str) -> dict[str, int]:
+    return {row["key"]: row["id"] for row in ReviewQueue(store).page(_all(run))}
+
+
+def _all(run: str) -> Any:
+    from proxy.store.review import Filters
+
+    return Filters(run_id=run)
+
+
+def test_no_token_no_data(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    pid = pair_ids(store, run)["k2"]
+    for path in ["/", f"/pairs/{pid}", "/export.csv", "/export.jsonl"]:
+        response = httpx.get(base + path)
+        assert response.status_code == 401, path
+        assert "42 dollars" not in response.text and "k2" not in response.text
+    # a browser is sent to the login form instead
+    response = httpx.get(base + "/", headers={"accept": "text/html"})
+    assert response.status_code == 303 and response.headers["location"].endswith("/review/login")
+    for path in [f"/pairs/{pid}/verdict", "/next"]:
+        assert httpx.post(base + path, data={"verdict": "wording"}).status_code == 401
+    assert httpx.get(base + "/", headers={"authorization": "Bearer wrong-token-xx"}).status_code == 401
+    assert httpx.get(base + "/", cookies={"shadowdiff_review": "forged"}).status_code == 401
+    assert ReviewQueue(store).reviews(pid) == []
+
+
+def test_login_sets_a_strict_httponly_cookie_that_is_not_the_token(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    bad = httpx.post(base + "/login", data={"token": "nope-nope-nope", "reviewer": "ana"})
+    assert bad.status_code == 401 and "wrong token" in bad.text
+    good = httpx.post(base + "/login", data={"token": TOKEN, "reviewer": "ana"})
+    cookies = good.headers.get_list("set-cookie")
+    session = next(c for c in cookies if c.startswith("shadowdiff_review="))
+    assert "HttpOnly" in session and "SameSite=strict" in session and "Path=/review" in session
+    assert TOKEN not in session
+
+
+def test_queue_is_ordered_by_priority_and_filters(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    client = signed_in(base)
+    page = client.get("/").text
+    keys = re.findall(r'/pairs/\d+\?[^"]*">(k\d)</a>', page)
+    assert keys.index("k2") < keys.index("k1") and keys.index("k4") < keys.index("k5")
+    assert "0 of 5 changed pairs reviewed" in page
+    numbers = client.get("/", params={"signal": "numbers"}).text
+    assert set(re.findall(r'">(k\d)</a>', numbers)) == {"k2", "k9"}
+    assert client.get("/", params={"offset": "-3x"}).status_code == 200  # bad input: ignored, not a 500
+
+
+def test_scripts_use_the_token_as_a_header(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    for headers in ({"authorization": f"Bearer {TOKEN}"}, {"x-review-token": TOKEN}):
+        assert httpx.get(base + "/export.jsonl", headers=headers).status_code == 200
+
+
+def test_answers_and_prompts_are_escaped(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    response = client.get(f"/pairs/{pair_ids(store, run)['k9']}")
+    assert response.status_code == 200
+    assert "<script>document" not in response.text and "<img src=x" not in response.text
+    assert "&lt;script&gt;document.title" in response.text
+    policy = response.headers["content-security-policy"]
+    nonce = re.search(r"'nonce-([^']+)'", policy)
+    script_src = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
+    assert nonce and script_src.strip() == f"script-src 'nonce-{nonce.group(1)}'"
+    assert response.text.count(f'nonce="{nonce.group(1)}"') == 1  # only the page's own script
+
+
+def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_store: Store) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    pid = pair_ids(store, run)["k2"]
+    first = client.get(f"/pairs/{pid}").text
+    assert _without_nonce(first) == _without_nonce(client.get(f"/pairs/{pid}").text)
+    assert 'id="revealed"' not in first
+    # neither the headings nor the explained signals say which side is which
+    sides = re.findall(r'<div class="side" id="side-([AB])">\s*<h2>([^<]*)</h2>', first)
+    assert sides == [("A", "A"), ("B", "B")]
+    signals = first.split('id="signals"')[1].split("</ul>")[0]
+    assert not re.search(r"baseline|candidate", signals, re.IGNORECASE)
+    auth = Auth(TOKEN)
+    orders = {auth.blind_a_is_baseline(i) for i in range(1, 40)}
+    assert orders == {True, False}
+    a_text = re.search(r'id="side-A">.*?<pre>(.*?)</pre>', first, re.DOTALL)
+    assert a_text
+    expected = "42" if auth.blind_a_is_baseline(pid) else "43"
+    assert expected in a_text.group(1)
+
+
+def _without_nonce(html: str) -> str:
+    return re.sub(r'nonce="[^"]+"', "", html)
+
+
+def follow(client: httpx.Client, response: httpx.Response) -> httpx.Response:
+    return client.get(client.base_url.join(response.headers["location"]))
+
+
+def test_a_verdict_is_recorded_against_the_right_side_and_revealed(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    pid = pair_ids(store, run)["k2"]
+    html = client.get(f"/pairs/{pid}").text
+    wrong_letter = "B" if Auth(TOKEN).blind_a_is_baseline(pid) else "A"   # the candidate's letter
+    response = client.post(f"/pairs/{pid}/verdict", data={
+        "csrf": csrf_of(html), "verdict": "factual", "wrong": wrong_letter, "note": "43 is wrong",
+        "reviewer": "ana"})
+    assert response.status_code == 303
+    [review] = ReviewQueue(store).reviews(pid)
+    assert (review.reviewer, review.verdict.value, review.wrong_side, review.note) == \
+        ("ana", "factual", Side.CANDIDATE, "43 is wrong")
+    after = follow(client, response).text
+    assert 'id="revealed"' in after and "factual" in after
+
+
+def test_forms_refuse_cross_site_requests(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    pid = pair_ids(store, run)["k1"]
+    csrf = csrf_of(client.get(f"/pairs/{pid}").text)
+    no_token = client.post(f"/pairs/{pid}/verdict", data={"verdict": "wording", "reviewer": "ana"})
+    assert no_token.status_code == 403
+    forged = client.post(f"/pairs/{pid}/verdict", data={"csrf": "0" * 64, "verdict": "wording", "reviewer": "ana"})
+    assert forged.status_code == 403
+    foreign = client.post(f"/pairs/{pid}/verdict", headers={"origin": "https://evil.example"},
+                          data={"csrf": csrf, "verdict": "wording", "reviewer": "ana"})
+    assert foreign.status_code == 403
+    assert client.post("/next", data={}).status_code == 403
+    assert ReviewQueue(store).reviews(pid) == []
+
+
+def test_bad_verdicts_get_clear_errors_and_store_nothing(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    pid = pair_ids(store, run)["k1"]
+    csrf = csrf_of(client.get(f"/pairs/{pid}").text)
+    cases = [
+        ({"verdict": "great"}, 400, "unknown verdict"),
+        ({"verdict": "factual"}, 400, "which side is wrong: A or B"),
+        ({"verdict": "wording", "reviewer": " "}, 400, "reviewer"),
+        ({"verdict": "wording", "note": "x" * 10_001}, 400, "10,000"),
+    ]
+    for data, status, message in cases:
+        response = client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "reviewer": "ana", **data})
+        assert response.status_code == status and message in response.json()["error"], data
+    missing = client.post("/pairs/999999/verdict", data={"csrf": csrf, "verdict": "wording", "reviewer": "ana"})
+    assert missing.status_code == 404
+    assert client.get("/pairs/999999").status_code == 404
+    assert client.get("/pairs/abc").status_code == 404
+    # a browser is sent back to the pair with the reason shown
+    html = client.post(f"/pairs/{pid}/verdict", headers={"accept": "text/html"},
+                       data={"csrf": csrf, "verdict": "factual", "reviewer": "ana"})
+    assert html.status_code == 303
+    assert "which side is wrong: A or B" in follow(client, html).text
+    assert ReviewQueue(store).reviews(pid) == []
+
+
+def test_second_verdicts_are_kept_and_disagreement_shows(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    pid = pair_ids(store, run)["k4"]
+    for name, verdict in (("ana", "wording"), ("bob", "ambiguous")):
+        client = signed_in(base, name)
+        csrf = csrf_of(client.get(f"/pairs/{pid}").text)
+        assert client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": verdict}).status_code == 303
+    assert [(r.reviewer, r.verdict.value) for r in ReviewQueue(store).reviews(pid)] == \
+        [("ana", "wording"), ("bob", "ambiguous")]
+    assert 'title="reviewers disagree"' in client.get("/").text
+
+
+def test_next_claims_distinct_pairs_for_two_reviewers(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    ana, bob = signed_in(base, "ana"), signed_in(base, "bob")
+    got = []
+    for client in (ana, bob):
+        response = client.post("/next", data={"csrf": csrf_of(client.get("/").text)})
+        assert response.status_code == 303
+        got.append(response.headers["location"])
+    assert got[0] != got[1] and all("/pairs/" in g for g in got)
+
+
+def test_export_csv_and_jsonl_hold_every_verdict(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    queue = ReviewQueue(store)
+    ids = pair_ids(store, run)
+    queue.add_review(ids["k1"], "ana", "wording", note='comma, "quote"\nnewline')
+    queue.add_review(ids["k2"], "bob", "factual", "candidate")
+    client = signed_in(base)
+    rows = list(csv.DictReader(io.StringIO(client.get("/export.csv").text)))
+    assert [(r["key"], r["reviewer"], r["verdict"], r["wrong_side"]) for r in rows] == \
+        [("k1", "ana", "wording", ""), ("k2", "bob", "factual", "candidate")]
+    assert rows[0]["note"] == 'comma, "quote"\nnewline'
+    lines = [json.loads(line) for line in client.get("/export.jsonl").text.splitlines()]
+    assert [(r["key"], r["verdict"]) for r in lines] == [("k1", "wording"), ("k2", "factual")]
+    assert client.get("/export.jsonl", params={"run": "no-such-run"}).text == ""
+
+
+def test_blind_rewrites_side_names_in_reasons() -> None:
+    assert blind("the baseline's 42 became 43 in the candidate", True) == "A's 42 became 43 in B"
+    assert blind("Baseline stops early", False) == "B stops early"
+
+
+def test_serve_mounts_the_ui_under_review(start_simulator: Any, start_proxy: Any, tmp_path: Path) -> None:
+    primary = start_simulator()
+    url, _ = start_proxy(primary=primary, review_token=TOKEN, store=str(tmp_path / "s"))
+    assert httpx.get(url + "/review/").status_code == 401
+    client = signed_in(url + "/review")
+    assert "Queue" in client.get("/").text
+    assert httpx.get(url + "/v1/models").status_code == 200           # the proxy still proxies
+    # without a token the UI is off and /review belongs to the primary (vLLM: 404)
+    plain, _ = start_proxy(primary=primary)
+    assert httpx.get(plain + "/review/").status_code == 404
+
+
+def test_short_tokens_are_refused() -> None:
+    from proxy.settings import ProxySettings
+    from shadowdiff.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="at least 8"):
+        ProxySettings(primary="http://127.0.0.1:1", review_token="short")
+
+
+def test_review_command_serves_a_replay_store(sqlite_store: Store, tmp_path: Path) -> None:
+    fill(sqlite_store)
+    port = free_port()
+    missing = subprocess.run([sys.executable, "-m", "shadowdiff", "review", str(tmp_path / "nothing")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and "no store at" in missing.stderr
+    process = subprocess.Popen([sys.executable, "-m", "shadowdiff", "review", str(tmp_path), "--port", str(port)],
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        base = f"http://127.0.0.1:{port}/review"
+        wait_ready(base + "/login", process)
+        assert process.stderr is not None
+        token = ""
+        while not token:
+            line = process.stderr.readline()
+            token = line.split("token ", 1)[1].strip() if "sign in with the token" in line else ""
+        client = httpx.Client(base_url=base)
+        assert client.post("/login", data={"token": token, "reviewer": "ana"}).status_code == 303
+        assert "k2" in client.get("/").text
+    finally:
+        process.terminate()
+        process.wait(10)
