@@ -46,6 +46,7 @@ class Acceptance:
     sampled: int = 0
     disagreements: int = 0
     suggested_unreviewed: dict[str, int] = field(default_factory=dict)
+    judge_unreviewed: dict[str, int] = field(default_factory=dict)   # the LLM judge's suggestions
     factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
     reasons: list[str] = field(default_factory=list)
 
@@ -53,7 +54,8 @@ class Acceptance:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
                 "verdicts": self.verdicts, "unreviewed": self.unreviewed, "needs_review": self.needs_review,
                 "errors": self.errors, "sampled": self.sampled, "disagreements": self.disagreements,
-                "suggested_unreviewed": self.suggested_unreviewed, "factual": self.factual,
+                "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
+                "factual": self.factual,
                 "reasons": self.reasons}
 
     def text(self) -> str:
@@ -67,6 +69,9 @@ class Acceptance:
         if self.suggested_unreviewed:
             lines.append("unreviewed, by suggestion: " + ", ".join(
                 f"{n} {k}" for k, n in sorted(self.suggested_unreviewed.items(), key=lambda kv: -kv[1])))
+        if self.judge_unreviewed:
+            lines.append("unreviewed, by the LLM judge's suggestion (not counted): " + ", ".join(
+                f"{n} {k}" for k, n in sorted(self.judge_unreviewed.items(), key=lambda kv: -kv[1])))
         if self.disagreements:
             lines.append(f"{self.disagreements} pairs have reviewers who disagree (the most serious verdict counts)")
         lines.append(f"verdict: {self.decision.name}" + (f" - {'; '.join(self.reasons)}" if self.reasons else ""))
@@ -80,7 +85,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring)."""
     p, r = schema.pairs.c, schema.reviews.c
     with store.engine.connect() as c:
-        pairs = c.execute(sa.select(p.id, p.key, p.outcome, p.comparable, p.suggested)
+        pairs = c.execute(sa.select(p.id, p.key, p.outcome, p.comparable, p.suggested, p.judge_verdict,
+                                    p.judge_wrong_side)
                           .where(p.run_id == run_id)).all()
         reviews = c.execute(sa.select(r.pair_id, r.reviewer, r.verdict, r.wrong_side, r.note, r.id)
                             .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
@@ -91,6 +97,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     result = Acceptance(Decision.PASS)
     verdicts: Counter[str] = Counter()
     suggested: Counter[str] = Counter()
+    judged: Counter[str] = Counter()
     keys = {row.id: row.key for row in pairs}
     for row in pairs:
         if row.outcome == "identical":
@@ -106,6 +113,9 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             if row.id not in by_pair:
                 result.unreviewed += 1
                 suggested[row.suggested or "unknown"] += 1
+                if row.judge_verdict:
+                    wrong = f" ({row.judge_wrong_side} wrong)" if row.judge_wrong_side else ""
+                    judged[row.judge_verdict + wrong] += 1
         given = by_pair.get(row.id)
         if given:
             kinds = {Verdict(g.verdict) for g in given}
@@ -117,6 +127,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                                    "reviewer": review.reviewer, "note": review.note})
     result.verdicts = dict(verdicts)
     result.suggested_unreviewed = dict(suggested)
+    result.judge_unreviewed = dict(judged)
     reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
     if result.factual:
         result.decision = Decision.FAIL

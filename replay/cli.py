@@ -1,11 +1,12 @@
-"""``shadowdiff replay``, ``report``, ``compare`` and ``demo``."""
+"""``shadowdiff replay``, ``report``, ``judge``, ``compare`` and ``demo``."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from tqdm import tqdm
@@ -17,6 +18,9 @@ from replay import logs
 from replay.client import RetryPolicy, Upstream
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
 from shadowdiff.errors import ShadowdiffError
+
+if TYPE_CHECKING:
+    from replay.judge import JudgeTally
 
 
 class _KeepOr(click.ParamType):  # type: ignore[type-arg]
@@ -155,6 +159,65 @@ def _closing_line(tally: Tally) -> str:
     return ", ".join(parts)
 
 
+def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The LLM judge's options, shared by ``judge`` and ``report``."""
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for decl, kwargs in reversed([
+            ("--judge", {"required": required, "default": None, "envvar": "SHADOWDIFF_JUDGE",
+                         "help": "Base URL of an OpenAI-compatible server that pre-fills suggested verdicts."}),
+            ("--judge-model", {"required": required, "default": None, "envvar": "SHADOWDIFF_JUDGE_MODEL",
+                               "help": "The judge's model name."}),
+            ("--judge-api-key", {"default": None, "envvar": "SHADOWDIFF_JUDGE_API_KEY",
+                                 "help": "Bearer token for the judge."}),
+            ("--judge-concurrency", {"default": 4, "show_default": True, "help": "Judge calls in flight."}),
+        ]):
+            fn = click.option(decl, **kwargs)(fn)  # type: ignore[arg-type]
+        return fn
+
+    return decorate
+
+
+def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
+               redo: bool = False) -> JudgeTally:
+    from replay.judge import JudgeSettings, describe, judge_run, pairs_to_judge
+
+    if not model:
+        raise ShadowdiffError("--judge needs --judge-model")
+    settings = JudgeSettings(url, model, api_key, concurrency)
+    total = len(pairs_to_judge(store, run_id, redo))
+    with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
+              mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
+        tally = asyncio.run(judge_run(store, run_id, settings, redo, progress=lambda: bar.update(1)))
+    click.echo(describe(tally), err=True)
+    return tally
+
+
+@click.command("judge")
+@click.argument("store")
+@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
+@click.option("--redo", is_flag=True, help="Ask again about pairs that already have a suggestion.")
+@judge_options(required=True)
+def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: str, judge_api_key: str | None,
+          judge_concurrency: int) -> None:
+    """Ask an LLM judge the rubric question for every changed pair: suggestions for reviewers.
+
+    Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
+    """
+    try:
+        opened = Store.open_existing(store)
+        try:
+            run = opened.run(run_id) if run_id else opened.latest_run()
+            if run is None:
+                raise ShadowdiffError(f"the store {store} holds no run yet")
+            tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
+        finally:
+            opened.close()
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if tally.failed or tally.unparsable:
+        raise SystemExit(1)
+
+
 @click.command("report")
 @click.argument("store")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -163,11 +226,14 @@ def _closing_line(tally: Tally) -> str:
 @click.option("--min-reviewed", default=1.0, show_default=True,
               help="Share of changed pairs that must have a verdict for PASS.")
 @click.option("--max-errors", default=0, show_default=True, help="Pairs that could not be compared, allowed.")
-def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int) -> None:
+@judge_options(required=False)
+def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
+           judge: str | None, judge_model: str | None, judge_api_key: str | None, judge_concurrency: int) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE.
 
     PASS needs zero factual verdicts against the candidate and a verdict on every
-    changed pair (or --min-reviewed of them).
+    changed pair (or --min-reviewed of them). With --judge, an LLM judge first fills
+    in suggestions for pairs that have none; suggestions never count toward PASS.
     """
     from replay.reports import write_reports
 
@@ -177,6 +243,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
             run = opened.run(run_id) if run_id else opened.latest_run()
             if run is None:
                 raise ShadowdiffError(f"the store {store} holds no run yet")
+            if judge:
+                _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
             target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
                              else Path("."))
             paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors)

@@ -1,0 +1,193 @@
+"""An optional LLM judge: asks the rubric question of any OpenAI-compatible server.
+
+For each changed pair (``near`` or ``divergent``) the judge sees the prompt and the
+two answers as A and B, in an order that is random per pair but stable (judges favour
+a position; a fixed baseline-first order would bias every call the same way). It must
+answer with one JSON object; what it says is stored as the pair's *suggested* verdict
+and reason, shown to reviewers beside the signals. It never counts toward PASS: the
+acceptance verdict reads people's verdicts only.
+
+An answer that is not the JSON asked for is counted and left unjudged, not guessed at;
+a judge that is down or erroring is retried (``replay.client``), then reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+import sqlalchemy as sa
+
+from proxy.records import Side, Verdict
+from proxy.store import Store, StoredPair, schema
+from proxy.store.review import NEEDS_REVIEW, ReviewQueue
+from replay.client import Caller, Upstream
+from shadowdiff.errors import InputError
+
+SYSTEM = """You review two answers to the same prompt, produced by two deployments of one model.
+The rubric question: is there a factual or numerical claim that one answer gets right and the other gets wrong?
+Wording, reordering, formatting and equally defensible readings are not regressions.
+
+Reply with exactly one JSON object and nothing else:
+{"verdict": V, "worse": W, "reason": "one or two sentences"}
+where V is one of:
+  "equivalent" - the same answer;
+  "wording"    - worded differently, same content;
+  "minor"      - one answer is slightly worse (formatting, a repeated word, cut short) but no fact differs;
+  "ambiguous"  - the answers differ but both readings are defensible;
+  "factual"    - one answer states a fact or number wrongly that the other gets right;
+and W is "A" or "B" (the worse answer) for "minor" and "factual", otherwise null."""
+
+_JUDGED = {"equivalent", "wording", "minor", "ambiguous", "factual"}
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    url: str
+    model: str
+    api_key: str | None = None
+    concurrency: int = 4
+    max_chars: int = 8000          # per answer: long answers are cut (and the judge told so)
+    max_tokens: int = 300
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^https?://[^/]+", self.url):
+            raise InputError(f"--judge must be an http(s) URL, got {self.url!r}")
+        if self.concurrency < 1:
+            raise InputError("--judge-concurrency must be at least 1")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    wrong_side: Side | None
+    reason: str
+
+
+@dataclass
+class JudgeTally:
+    judged: Counter[str] = field(default_factory=Counter)
+    unparsable: int = 0
+    failed: int = 0
+    first_problem: str | None = None
+
+    def problem(self, text: str) -> None:
+        self.first_problem = self.first_problem or text
+
+
+def a_is_baseline(pair_key: str) -> bool:
+    """The judge's A/B order for a pair: random-looking, stable across runs."""
+    return hashlib.sha256(pair_key.encode()).digest()[0] % 2 == 0
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... cut: {len(text) - limit} more characters]"
+
+
+def messages(pair: StoredPair, baseline_first: bool, max_chars: int) -> list[dict[str, str]]:
+    base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
+    texts = [base.text if base else "", cand.text if cand else ""]
+    first, second = texts if baseline_first else texts[::-1]
+    user = (f"PROMPT:\n{_cut(pair['prompt'] or '', max_chars)}\n\n"
+            f"ANSWER A:\n{_cut(first, max_chars)}\n\nANSWER B:\n{_cut(second, max_chars)}")
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def parse_judgement(content: str, baseline_first: bool) -> Judgement:
+    """The judge's reply as a verdict on the real sides; ``InputError`` if it is not one."""
+    cleaned = content.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
+    match = _OBJECT.search(cleaned)
+    if match is None:
+        raise InputError("no JSON object in the judge's reply")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the judge's JSON does not parse: {exc.msg}") from None
+    if not isinstance(data, dict) or data.get("verdict") not in _JUDGED:
+        raise InputError(f"the judge's verdict is not one of {', '.join(sorted(_JUDGED))}")
+    verdict = Verdict(data["verdict"])
+    reason = str(data.get("reason") or "")[:2000]
+    worse = data.get("worse")
+    if verdict not in (Verdict.MINOR, Verdict.FACTUAL):
+        return Judgement(verdict, None, reason)
+    if worse not in ("A", "B"):
+        raise InputError(f"a {verdict.value} verdict must say which answer is worse (A or B)")
+    worse_side = Side.BASELINE if (worse == "A") == baseline_first else Side.CANDIDATE
+    if verdict is Verdict.MINOR:
+        # a slightly worse baseline is, from the candidate's side, an improvement
+        return Judgement(Verdict.IMPROVEMENT if worse_side is Side.BASELINE else Verdict.MINOR, None, reason)
+    return Judgement(Verdict.FACTUAL, worse_side, reason)
+
+
+def pairs_to_judge(store: Store, run_id: str, redo: bool = False) -> list[int]:
+    p = schema.pairs.c
+    query = sa.select(p.id).where(p.run_id == run_id, p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True))
+    if not redo:
+        query = query.where(p.judge_verdict.is_(None))
+    with store.engine.connect() as c:
+        return [int(i) for i in c.execute(query.order_by(p.priority.desc(), p.id)).scalars()]
+
+
+async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bool = False,
+                    progress: Callable[[], object] | None = None) -> JudgeTally:
+    """Ask the judge about every changed pair of ``run_id`` not judged yet."""
+    queue = ReviewQueue(store)
+    tally = JudgeTally()
+    # The judge is not one of the compared sides; REPLICA is only the label its answers carry.
+    upstream = Upstream(Side.REPLICA, settings.url, settings.model, settings.api_key)
+    ids = await asyncio.to_thread(pairs_to_judge, store, run_id, redo)
+    limit = asyncio.Semaphore(settings.concurrency)
+    timeout = httpx.Timeout(120.0, connect=10.0)
+
+    async with httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=settings.concurrency)) as http:
+        caller = Caller(http)
+
+        async def one(pair_id: int) -> None:
+            async with limit:
+                pair = await asyncio.to_thread(queue.pair, pair_id)
+                if pair is None:
+                    return
+                order = a_is_baseline(pair["key"])
+                answer = await caller.call(upstream, "/v1/chat/completions", {
+                    "messages": messages(pair, order, settings.max_chars), "temperature": 0,
+                    "max_tokens": settings.max_tokens})
+                if answer.error is not None:
+                    tally.failed += 1
+                    tally.problem(f"pair {pair['key']}: {answer.error}")
+                else:
+                    try:
+                        judgement = parse_judgement(answer.text, order)
+                    except InputError as exc:
+                        tally.unparsable += 1
+                        tally.problem(f"pair {pair['key']}: {exc}")
+                    else:
+                        await asyncio.to_thread(
+                            queue.set_judge, pair_id, judgement.verdict.value,
+                            judgement.wrong_side.value if judgement.wrong_side else None, judgement.reason)
+                        tally.judged[judgement.verdict.value] += 1
+            if progress is not None:
+                progress()
+
+        await asyncio.gather(*(one(i) for i in ids))
+    return tally
+
+
+def describe(tally: JudgeTally) -> str:
+    parts = [f"{sum(tally.judged.values())} pairs judged"]
+    parts += [f"{n} {verdict}" for verdict, n in sorted(tally.judged.items())]
+    if tally.unparsable:
+        parts.append(f"{tally.unparsable} replies not in the asked format")
+    if tally.failed:
+        parts.append(f"{tally.failed} calls failed")
+    text = ", ".join(parts)
+    if tally.first_problem:
+        text += f"\nfirst problem: {tally.first_problem}"
+    return text + "\n(suggestions only: a person's verdict decides PASS)"
+

@@ -1,0 +1,165 @@
+"""The optional LLM judge, against a fake OpenAI-compatible judge server on loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from proxy.records import Side, Verdict
+from proxy.store import Store, schema
+from replay.acceptance import Decision, acceptance
+from replay.judge import a_is_baseline, parse_judgement
+from shadowdiff.errors import InputError
+from tests.replay.test_acceptance import make_run, run_report
+from tests.servers import free_port, serve_app
+
+
+class FakeJudge:
+    """Says 'factual, the answer with 43 is worse' and 'wording' otherwise; or misbehaves."""
+
+    def __init__(self, mode: str = "good") -> None:
+        self.mode = mode
+        self.requests: list[dict[str, Any]] = []
+
+    async def chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        if self.mode == "error":
+            return JSONResponse({"error": {"message": "boom", "type": "InternalServerError", "code": 500}},
+                                status_code=500)
+        user = body["messages"][-1]["content"]
+        a = user.split("ANSWER A:\n", 1)[1].split("\n\nANSWER B:", 1)[0]
+        b = user.split("ANSWER B:\n", 1)[1]
+        if self.mode == "chatty":
+            content = "They look the same to me."
+        elif "43" in a or "43" in b:
+            content = '```json\n{"verdict": "factual", "worse": "%s", "reason": "43 is wrong"}\n```' % (
+                "A" if "43" in a else "B")
+        else:
+            content = json.dumps({"verdict": "wording", "worse": None, "reason": "same content"})
+        return JSONResponse({"id": "chatcmpl-judge", "object": "chat.completion", "created": 0,
+                             "model": body["model"], "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+
+@pytest.fixture
+def judge_server() -> Iterator[tuple[str, FakeJudge]]:
+    fake = FakeJudge()
+    with serve_app(Starlette(routes=[Route("/v1/chat/completions", fake.chat, methods=["POST"])])) as url:
+        yield url, fake
+
+
+def run_judge(store_dir: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "shadowdiff", "judge", str(store_dir), "--judge", url,
+                           "--judge-model", "judge-model", *args], capture_output=True, text=True, timeout=60)
+
+
+def judged(store: Store, run: str) -> dict[str, tuple[str | None, str | None]]:
+    p = schema.pairs.c
+    with store.engine.connect() as c:
+        rows = c.execute(schema.pairs.select().where(p.run_id == run)).all()
+    return {r.key: (r.judge_verdict, r.judge_wrong_side) for r in rows}
+
+
+def test_the_judge_fills_suggestions_that_never_count(tmp_path: Path, judge_server: tuple[str, FakeJudge]) -> None:
+    url, fake = judge_server
+    store, run, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url)
+    assert done.returncode == 0, done.stderr
+    assert "3 pairs judged" in done.stderr
+    got = judged(store, run)
+    assert got["flip"] == ("factual", "candidate")        # mapped from A/B back to the real side
+    assert got["drift"] == ("wording", None)
+    assert got["same"] == (None, None)                    # identical pairs are not asked about
+    # the judge saw both orders across pairs, and the rubric question
+    assert all(r["model"] == "judge-model" and r["temperature"] == 0 for r in fake.requests)
+    assert "factual or numerical claim" in fake.requests[0]["messages"][0]["content"]
+    # a suggestion is not a verdict: the run is incomplete, not failed
+    assert acceptance(store, run).decision is Decision.INCOMPLETE
+    report = run_report(tmp_path)
+    assert report.returncode == 2
+    line = next(t for t in report.stdout.splitlines() if "LLM judge's suggestion (not counted)" in t)
+    assert "1 factual (candidate wrong)" in line and "2 wording" in line
+    # asked again, nothing is re-judged without --redo
+    before = len(fake.requests)
+    assert run_judge(tmp_path, url).returncode == 0 and len(fake.requests) == before
+    assert run_judge(tmp_path, url, "--redo").returncode == 0 and len(fake.requests) == before + 3
+    store.close()
+
+
+def test_report_can_run_the_judge_first(tmp_path: Path, judge_server: tuple[str, FakeJudge]) -> None:
+    url, _ = judge_server
+    store, run, _ = make_run(tmp_path)
+    report = run_report(tmp_path, "--judge", url, "--judge-model", "judge-model")
+    assert report.returncode == 2, report.stderr
+    assert judged(store, run)["label"] == ("wording", None)
+    assert run_report(tmp_path, "--judge", url).returncode == 1   # a judge without a model: a usage error
+    store.close()
+
+
+@pytest.mark.parametrize("mode", ["chatty", "error", "down"])
+def test_a_misbehaving_judge_stores_nothing_and_says_so(tmp_path: Path, judge_server: tuple[str, FakeJudge],
+                                                        mode: str) -> None:
+    url, fake = judge_server
+    fake.mode = mode
+    if mode == "down":
+        url = f"http://127.0.0.1:{free_port()}"
+    store, run, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url)
+    assert done.returncode == 1
+    expected = {"chatty": "3 replies not in the asked format", "error": "3 calls failed", "down": "3 calls failed"}
+    assert expected[mode] in done.stderr and "first problem: pair" in done.stderr
+    assert all(v == (None, None) for v in judged(store, run).values())
+    store.close()
+
+
+def test_bad_judge_options(tmp_path: Path) -> None:
+    make_run(tmp_path)[0].close()
+    bad = run_judge(tmp_path, "ftp://judge")
+    assert bad.returncode == 1 and "must be an http(s) URL" in bad.stderr
+    missing = subprocess.run([sys.executable, "-m", "shadowdiff", "judge", str(tmp_path / "nope"), "--judge",
+                              "http://x", "--judge-model", "m"], capture_output=True, text=True)
+    assert missing.returncode == 1 and "no store at" in missing.stderr
+
+
+@pytest.mark.parametrize(("reply", "baseline_first", "expected"), [
+    ('{"verdict": "factual", "worse": "A", "reason": "r"}', True, (Verdict.FACTUAL, Side.BASELINE)),
+    ('{"verdict": "factual", "worse": "A", "reason": "r"}', False, (Verdict.FACTUAL, Side.CANDIDATE)),
+    ('{"verdict": "minor", "worse": "B", "reason": "r"}', True, (Verdict.MINOR, None)),
+    ('{"verdict": "minor", "worse": "B", "reason": "r"}', False, (Verdict.IMPROVEMENT, None)),
+    ('Sure! {"verdict": "equivalent", "worse": null, "reason": "r"} Hope this helps', True,
+     (Verdict.EQUIVALENT, None)),
+])
+def test_replies_map_back_to_the_real_sides(reply: str, baseline_first: bool,
+                                            expected: tuple[Verdict, Side | None]) -> None:
+    judgement = parse_judgement(reply, baseline_first)
+    assert (judgement.verdict, judgement.wrong_side) == expected
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ("no json here", "no JSON object"),
+    ('{"verdict": "factual", "reason": "r"}', "which answer is worse"),
+    ('{"verdict": "improvement"}', "not one of"),
+    ('{"verdict": "wording",}', "does not parse"),
+])
+def test_replies_out_of_format_are_refused(reply: str, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        parse_judgement(reply, True)
+
+
+def test_the_order_shown_to_the_judge_varies_but_is_stable() -> None:
+    orders = [a_is_baseline(f"pair-{i}") for i in range(40)]
+    assert set(orders) == {True, False}
+    assert orders == [a_is_baseline(f"pair-{i}") for i in range(40)]
