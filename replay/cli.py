@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from tqdm import tqdm
 
 from proxy.compare import Thresholds
 from proxy.records import Side
-from proxy.store import Store
+from proxy.store import Run, Store
 from replay import logs
 from replay.client import RetryPolicy, Upstream
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
@@ -177,6 +178,22 @@ def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[...
     return decorate
 
 
+@contextlib.contextmanager
+def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
+    """An existing store and one of its runs (the latest by default); errors become click's."""
+    try:
+        opened = Store.open_existing(store)
+        try:
+            run = opened.run(run_id) if run_id else opened.latest_run()
+            if run is None:
+                raise ShadowdiffError(f"the store {store} holds no run yet")
+            yield opened, run
+        finally:
+            opened.close()
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
                redo: bool = False) -> JudgeTally:
     from replay.judge import JudgeSettings, describe, judge_run, pairs_to_judge
@@ -203,17 +220,8 @@ def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: s
 
     Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
     """
-    try:
-        opened = Store.open_existing(store)
-        try:
-            run = opened.run(run_id) if run_id else opened.latest_run()
-            if run is None:
-                raise ShadowdiffError(f"the store {store} holds no run yet")
-            tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
-        finally:
-            opened.close()
-    except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+    with _store_run(store, run_id) as (opened, run):
+        tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
     if tally.failed or tally.unparsable:
         raise SystemExit(1)
 
@@ -237,21 +245,12 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
     """
     from replay.reports import write_reports
 
-    try:
-        opened = Store.open_existing(store)
-        try:
-            run = opened.run(run_id) if run_id else opened.latest_run()
-            if run is None:
-                raise ShadowdiffError(f"the store {store} holds no run yet")
-            if judge:
-                _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
-            target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
-                             else Path("."))
-            paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors)
-        finally:
-            opened.close()
-    except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+    with _store_run(store, run_id) as (opened, run):
+        if judge:
+            _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
+        target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
+                         else Path("."))
+        paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors)
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
     raise SystemExit(int(paths.acceptance.decision))
