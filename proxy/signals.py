@@ -51,7 +51,8 @@ _UNITS = (r"%|percent|per cent|million|billion|thousand|trillion|k|km|m|cm|mm|kg
           r"hours?|minutes?|seconds?|days?|weeks?|months?|years?|°C|°F|°|USD|EUR|GBP|dollars?|euros?")
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-+−])?(?P<currency>[$€£])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    rf"(?:\s?(?P<unit>{_UNITS})\b)?", re.IGNORECASE)
+    # (?!\w), not \b: a unit like "%" or "°" ends in a non-word character
+    rf"(?:\s?(?P<unit>{_UNITS})(?!\w))?", re.IGNORECASE)
 
 
 def _numbers(text: str) -> Counter[str]:

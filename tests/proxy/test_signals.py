@@ -21,6 +21,15 @@ def test_a_changed_figure_with_its_unit() -> None:
     assert result.priority >= 100
 
 
+def test_percent_and_degree_units_are_kept() -> None:
+    found = signals.numbers("Growth was 3.5 % and it was 20°C.", "Growth was 3.6% and it was 20 °C.")
+    assert found is not None
+    assert found.value == {"baseline_only": ["3.5 %"], "candidate_only": ["3.6 %"]}
+    # the same figure with and without its unit is a different claim
+    unit = signals.numbers("It rose 5 % this year.", "It rose 5 this year.")
+    assert unit is not None and unit.value == {"baseline_only": ["5 %"], "candidate_only": ["5"]}
+
+
 def test_signs_and_thousands_separators() -> None:
     assert signals.numbers("It fell by -3 °C", "It fell by 3 °C") is not None
     assert signals.numbers("Revenue was $1,200", "Revenue was $1200") is None  # same number, other writing
