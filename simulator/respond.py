@@ -113,8 +113,12 @@ class _Run:
         fault = self.job.fault
         if fault is Fault.HANG:
             # Stuck before sending anything, holding its places in the batch.
-            async with self.engine.scheduler.admitted(self._seqs()):
-                await asyncio.sleep(self.faults.hang_seconds)
+            try:
+                async with self.engine.scheduler.admitted(self._seqs()):
+                    await asyncio.sleep(self.faults.hang_seconds)
+            except asyncio.CancelledError:
+                self.record()   # the client gave up: counted as an aborted request, as vLLM does
+                raise
         if fault is None or fault.status is None:
             return False
         kind, message = _EARLY[fault.status]
