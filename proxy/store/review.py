@@ -106,7 +106,12 @@ class ReviewQueue:
             by_verdict = c.execute(sa.select(r.verdict, sa.func.count()).select_from(
                 schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base))
                 .group_by(r.verdict)).all()
-        out = {"total": int(total), "selected": int(selected), "reviewed": int(reviewed)}
+            # what the acceptance verdict waits for: changed, comparable pairs
+            needing = [*self._where(base), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
+            needs = c.execute(count.where(*needing)).scalar_one()
+            needs_done = c.execute(count.where(*needing, sa.exists().where(r.pair_id == p.id))).scalar_one()
+        out = {"total": int(total), "selected": int(selected), "reviewed": int(reviewed),
+               "needs_review": int(needs), "needs_review_done": int(needs_done)}
         out.update({f"verdict_{v}": int(n) for v, n in by_verdict})
         return out
 

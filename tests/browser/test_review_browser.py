@@ -107,7 +107,7 @@ def test_without_the_token_nothing_shows(page: Any, site: tuple[str, Store, str]
 def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tuple[str, Store, str]) -> None:
     base, store, _ = site
     sign_in(page, base)
-    assert "0 of 5 changed pairs reviewed" in page.inner_text("main")
+    assert "0 of 4 pairs that need a verdict are reviewed" in page.inner_text("#progress")
     page.click("#next")                                  # claims the highest-priority pair
     page.wait_for_url("**/pairs/*")
     auth = Auth(TOKEN)
@@ -165,6 +165,7 @@ def test_an_xss_payload_in_an_answer_stays_text(page: Any, site: tuple[str, Stor
 def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) -> None:
     base, store, run = site
     sign_in(page, base)
+    page.screenshot(path=str(output_dir() / "review-queue.png"), full_page=True)
     pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k2")
     page.goto(f"{base}/pairs/{pid}")
     assert page.locator("#side-A mark").count() >= 1 and page.locator("#side-B mark").count() >= 1

@@ -100,7 +100,7 @@ def test_queue_is_ordered_by_priority_and_filters(ui: tuple[str, Store, str]) ->
     page = client.get("/").text
     keys = re.findall(r'/pairs/\d+\?[^"]*">(k\d)</a>', page)
     assert keys.index("k2") < keys.index("k1") and keys.index("k4") < keys.index("k5")
-    assert "0 of 5 changed pairs reviewed" in page
+    assert "0 of 4 pairs that need a verdict are reviewed" in page and "5 changed pairs in all" in page
     numbers = client.get("/", params={"signal": "numbers"}).text
     assert set(re.findall(r'">(k\d)</a>', numbers)) == {"k2", "k9"}
     assert client.get("/", params={"offset": "-3x"}).status_code == 200  # bad input: ignored, not a 500
@@ -259,11 +259,27 @@ def test_blind_rewrites_side_names_in_reasons() -> None:
 
 
 def test_serve_mounts_the_ui_under_review(start_simulator: Any, start_proxy: Any, tmp_path: Path) -> None:
+    from simulator import profiles
+    from tests.proxy.test_mirroring import chat, wait_for
+
+    fp8 = "Qwen/Qwen3-8B-FP8"
     primary = start_simulator()
-    url, _ = start_proxy(primary=primary, review_token=TOKEN, store=str(tmp_path / "s"))
+    shadow = start_simulator(served_model_names=(fp8,), profile=profiles.builtin("fp8-heavy"))
+    url, _ = start_proxy(primary=primary, shadow=shadow, shadow_model=fp8, review_token=TOKEN,
+                         store=str(tmp_path / "s"))
     assert httpx.get(url + "/review/").status_code == 401
+    for i in range(12):
+        assert httpx.post(url + "/v1/chat/completions", json=chat(f"Explain topic {i} with figures.")).is_success
     client = signed_in(url + "/review")
-    assert "Queue" in client.get("/").text
+    # the mirrored pairs that changed reach the queue as the writer stores them
+    wait_for(lambda: "/review/pairs/" in client.get("/").text)
+    first = re.search(r'href="/review/pairs/(\d+)', client.get("/").text)
+    assert first
+    page = client.get(f"/pairs/{first.group(1)}")
+    assert page.status_code == 200 and "Explain topic" in page.text
+    verdict = client.post(f"/pairs/{first.group(1)}/verdict", data={"csrf": csrf_of(page.text), "verdict": "minor"})
+    assert verdict.status_code == 303
+    assert "1 minor" in client.get("/").text
     assert httpx.get(url + "/v1/models").status_code == 200           # the proxy still proxies
     # without a token the UI is off and /review belongs to the primary (vLLM: 404)
     plain, _ = start_proxy(primary=primary)
