@@ -172,7 +172,7 @@ def label(a: str, b: str) -> Signal | None:
     la, lb = _label_of(a), _label_of(b)
     if la is None or lb is None or la == lb:
         return None
-    return Signal("label", {"baseline": la, "candidate": lb}, f"the answer changed from {la!r} to {lb!r}")
+    return Signal("label", {"baseline": la, "candidate": lb}, f"the baseline answers {la!r}, the candidate {lb!r}")
 
 
 # -- code -----------------------------------------------------------------------------
@@ -195,7 +195,7 @@ def truncation(finish_a: str | None, finish_b: str | None) -> Signal | None:
         return None
     cut = [side for side, finish in (("baseline", finish_a), ("candidate", finish_b)) if finish == "length"]
     reason = (f"the {cut[0]} was cut at the token limit" if len(cut) == 1
-              else f"finish reasons differ: {finish_a} vs {finish_b}")
+              else f"the baseline finished with {finish_a}, the candidate with {finish_b}")
     return Signal("truncation", {"baseline": finish_a, "candidate": finish_b}, reason)
 
 
@@ -259,7 +259,7 @@ def divergence(comparison: Comparison, margin: float | None, near_tie: float = 0
         return Signal("divergence", value, f"the answers part at {where}")
     kind = "a near-tie: likely benign numerics" if margin < near_tie else "a confident change"
     return Signal("divergence", value,
-                  f"the answers part at {where}, where the baseline's top-1/top-2 margin was {margin:.2f} ({kind})")
+                  f"the answers part at {where}, where the top-1/top-2 margin was {margin:.2f} ({kind})")
 
 
 # -- triage ----------------------------------------------------------------------------------

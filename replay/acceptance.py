@@ -114,7 +114,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                 result.unreviewed += 1
                 suggested[row.suggested or "unknown"] += 1
                 if row.judge_verdict:
-                    wrong = f" ({row.judge_wrong_side} wrong)" if row.judge_wrong_side else ""
+                    factual = row.judge_verdict == Verdict.FACTUAL.value and row.judge_wrong_side
+                    wrong = f" ({row.judge_wrong_side} wrong)" if factual else ""
                     judged[row.judge_verdict + wrong] += 1
         given = by_pair.get(row.id)
         if given:

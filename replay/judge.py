@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import sqlalchemy as sa
@@ -42,10 +43,12 @@ where V is one of:
   "minor"      - one answer is slightly worse (formatting, a repeated word, cut short) but no fact differs;
   "ambiguous"  - the answers differ but both readings are defensible;
   "factual"    - one answer states a fact or number wrongly that the other gets right;
-and W is "A" or "B" (the worse answer) for "minor" and "factual", otherwise null."""
+and W is "A" or "B" (the worse answer) for "minor" and "factual", otherwise null.
+In the reason, call the answers "Answer A" and "Answer B"."""
 
 _JUDGED = {"equivalent", "wording", "minor", "ambiguous", "factual"}
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)   # reasoning models' scratchpad
+_ANSWER_NAME = re.compile(r"\banswer\s+([AB])\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,8 @@ class JudgeSettings:
 @dataclass(frozen=True)
 class Judgement:
     verdict: Verdict
-    wrong_side: Side | None
-    reason: str
+    worse_side: Side | None     # factual: the wrong side; minor and improvement: the worse one
+    reason: str                 # with the sides named "the baseline" / "the candidate"
 
 
 @dataclass
@@ -100,30 +103,45 @@ def messages(pair: StoredPair, baseline_first: bool, max_chars: int) -> list[dic
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+def _first_object(text: str) -> dict[str, Any]:
+    """The first JSON object with a verdict in ``text`` (judges wrap it in prose, fences or thinking)."""
+    text = _THINKING.sub("", text)
+    decoder = json.JSONDecoder()
+    problem = "no JSON object in the judge's reply"
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            problem = f"the judge's JSON does not parse: {exc.msg}"
+            continue
+        if isinstance(value, dict) and "verdict" in value:
+            return value
+    raise InputError(problem)
+
+
 def parse_judgement(content: str, baseline_first: bool) -> Judgement:
     """The judge's reply as a verdict on the real sides; ``InputError`` if it is not one."""
-    cleaned = content.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-    match = _OBJECT.search(cleaned)
-    if match is None:
-        raise InputError("no JSON object in the judge's reply")
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"the judge's JSON does not parse: {exc.msg}") from None
-    if not isinstance(data, dict) or data.get("verdict") not in _JUDGED:
+    data = _first_object(content)
+    verdict_text = data.get("verdict")
+    if not isinstance(verdict_text, str) or verdict_text.lower() not in _JUDGED:
         raise InputError(f"the judge's verdict is not one of {', '.join(sorted(_JUDGED))}")
-    verdict = Verdict(data["verdict"])
-    reason = str(data.get("reason") or "")[:2000]
-    worse = data.get("worse")
+    verdict = Verdict(verdict_text.lower())
+
+    def side_of(letter: str) -> Side:
+        return Side.BASELINE if (letter.upper() == "A") == baseline_first else Side.CANDIDATE
+
+    # "Answer A" becomes the side it was, so the review UI can blind it its own way
+    reason = _ANSWER_NAME.sub(lambda m: f"the {side_of(m.group(1)).value}", str(data.get("reason") or ""))[:2000]
     if verdict not in (Verdict.MINOR, Verdict.FACTUAL):
         return Judgement(verdict, None, reason)
-    if worse not in ("A", "B"):
+    worse = data.get("worse")
+    if not isinstance(worse, str) or worse.upper() not in ("A", "B"):
         raise InputError(f"a {verdict.value} verdict must say which answer is worse (A or B)")
-    worse_side = Side.BASELINE if (worse == "A") == baseline_first else Side.CANDIDATE
-    if verdict is Verdict.MINOR:
+    worse_side = side_of(worse)
+    if verdict is Verdict.MINOR and worse_side is Side.BASELINE:
         # a slightly worse baseline is, from the candidate's side, an improvement
-        return Judgement(Verdict.IMPROVEMENT if worse_side is Side.BASELINE else Verdict.MINOR, None, reason)
-    return Judgement(Verdict.FACTUAL, worse_side, reason)
+        return Judgement(Verdict.IMPROVEMENT, worse_side, reason)
+    return Judgement(verdict, worse_side, reason)
 
 
 def pairs_to_judge(store: Store, run_id: str, redo: bool = False) -> list[int]:
@@ -170,7 +188,7 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
                     else:
                         await asyncio.to_thread(
                             queue.set_judge, pair_id, judgement.verdict.value,
-                            judgement.wrong_side.value if judgement.wrong_side else None, judgement.reason)
+                            judgement.worse_side.value if judgement.worse_side else None, judgement.reason)
                         tally.judged[judgement.verdict.value] += 1
             if progress is not None:
                 progress()

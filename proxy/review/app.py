@@ -5,6 +5,10 @@ store) and by ``shadowdiff review STORE`` for replay stores. Pages are Jinja2
 templates with autoescaping on: every prompt, answer, note and signal is model output
 or user input, shown as text, never as markup. Database calls are synchronous and run
 in Starlette's thread pool.
+
+Until a reviewer has given a verdict on a pair, nothing on its page says which side
+is which: the sides are letters (``proxy.review.blind``), signal and judge reasons
+are rewritten to letters, and error texts (which name hosts) wait for the reveal.
 """
 
 from __future__ import annotations
@@ -12,14 +16,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -27,6 +32,7 @@ from starlette.routing import Route
 from proxy.diffview import word_diff
 from proxy.records import Side, Verdict
 from proxy.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
+from proxy.review.blind import Blinding, blind
 from proxy.store import Store
 from proxy.store.review import Filters, ReviewQueue
 from shadowdiff.errors import InputError
@@ -39,21 +45,19 @@ VERDICT_HELP = {
     "factual": "a fact or number one side gets wrong: say which",
     "improvement": "the candidate is better",
 }
-_SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNORECASE)
+SESSION_SECONDS = 7 * 24 * 3600
+_MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are simply not there
+_EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
+                   "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
-
-def blind(text: str, a_is_baseline: bool) -> str:
-    """Replace the side names in a signal's reason with the letters the reviewer sees."""
-    def letter(m: re.Match[str]) -> str:
-        is_baseline = m.group(1).lower() == "baseline"
-        return ("A" if is_baseline == a_is_baseline else "B") + (m.group(2) or "")
-
-    return _SIDE_WORDS.sub(letter, text)
+Handler = Callable[[Request], Awaitable[Response]]
 
 
 def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0) -> Starlette:
     """The review UI for ``store``, mounted at ``prefix``; ``token`` opens it."""
     auth = Auth(token)
+    blinding = Blinding(store.secret("blind_key"))
     queue = ReviewQueue(store, claim_ttl=claim_ttl)
     env = Environment(loader=PackageLoader("proxy.review", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
@@ -61,7 +65,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
         html = env.get_template(name).render(prefix=prefix, csrf=auth.csrf, verdicts=VERDICT_HELP, nonce=nonce,
-                                             reviewer=request.cookies.get(REVIEWER_COOKIE, ""), **context)
+                                             reviewer=_reviewer(request), **context)
         response = HTMLResponse(html, status_code=status)
         # The pages embed model output. Escaping keeps it text; the policy is the second
         # wall: only the script carrying this response's nonce runs, nothing frames us.
@@ -70,32 +74,46 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
         response.headers["x-content-type-options"] = "nosniff"
         # same-origin, not no-referrer: with no-referrer the browser sends "Origin: null"
-        # on our own form posts, and the origin check below could not tell them apart
+        # on our own form posts, and the origin check could not tell them apart
         response.headers["referrer-policy"] = "same-origin"
         return response
 
-    def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
-        def wrapper(request: Request) -> Response:
+    def set_reviewer(response: Response, request: Request, reviewer: str) -> None:
+        # percent-encoded: a cookie holds bytes, and names are not all ASCII
+        response.set_cookie(REVIEWER_COOKIE, quote(reviewer[:255]), max_age=SESSION_SECONDS, httponly=True,
+                            samesite="strict", path=prefix, secure=request.url.scheme == "https")
+
+    def guarded(handler: Handler) -> Handler:
+        async def wrapper(request: Request) -> Response:
             if not auth.authenticated(request.headers, request.cookies):
-                if "text/html" in request.headers.get("accept", ""):
+                if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
                     return RedirectResponse(f"{prefix}/login", status_code=303)
                 return JSONResponse({"error": "a review token is required"}, status_code=401)
-            return handler(request)
+            return await handler(request)
 
         return wrapper
 
-    def login(request: Request) -> Response:
+    async def form_of(request: Request) -> FormData:
+        """The posted form, if it came from the UI itself (``InputError`` otherwise)."""
+        form = await request.form(max_files=0)
+        csrf = form.get("csrf")
+        if not auth.csrf_ok(csrf if isinstance(csrf, str) else None, request.headers,
+                            request.headers.get("host", "")):
+            raise _Forbidden("this form did not come from the review UI (CSRF check failed)")
+        return form
+
+    async def login(request: Request) -> Response:
         return page("login.html", request)
 
     async def login_post(request: Request) -> Response:
-        form = await request.form()
-        reviewer = str(form.get("reviewer", "")).strip()[:255]
-        if not auth.token_ok(str(form.get("token", ""))) or not reviewer:
+        form = await request.form(max_files=0)
+        reviewer = _text(form, "reviewer").strip()[:255]
+        if not auth.token_ok(_text(form, "token")) or not reviewer:
             return page("login.html", request, status=401, error="wrong token, or no name")
         response = RedirectResponse(f"{prefix}/", status_code=303)
-        for name, value in ((SESSION_COOKIE, auth.session), (REVIEWER_COOKIE, reviewer)):
-            response.set_cookie(name, value, httponly=True, samesite="strict", path=prefix,
-                                secure=request.url.scheme == "https")
+        response.set_cookie(SESSION_COOKIE, auth.session, max_age=SESSION_SECONDS, httponly=True,
+                            samesite="strict", path=prefix, secure=request.url.scheme == "https")
+        set_reviewer(response, request, reviewer)
         return response
 
     def filters(request: Request) -> Filters:
@@ -104,80 +122,69 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                        suggested=q.get("suggested") or None, signal=q.get("signal") or None,
                        verdict=q.get("verdict") or None, unreviewed=q.get("unreviewed") == "1")
 
+    def query_without(request: Request, *names: str) -> str:
+        return urlencode({k: v for k, v in request.query_params.items() if k not in names})
+
     def index(request: Request) -> Response:
         f = filters(request)
-        offset_text = request.query_params.get("offset", "0") or "0"
-        offset = max(int(offset_text), 0) if offset_text.isdigit() else 0
+        offset = _bounded_int(request.query_params.get("offset", "0"))
         rows = queue.page(f, offset=offset, limit=50)
         for row in rows:
             row["signal_kinds"] = sorted({s["kind"] for s in row["signals"] or [] if s["kind"] != "divergence"})
-        counts = queue.counts(f)
-        runs = store.runs()
-        return page("queue.html", request, rows=rows, counts=counts, runs=runs, f=f, offset=offset,
-                    query=urlencode({k: v for k, v in request.query_params.items() if k != "offset"}),
+        return page("queue.html", request, rows=rows, counts=queue.counts(f), runs=store.runs(), f=f,
+                    offset=offset, query=query_without(request, "offset", "message"),
                     message=request.query_params.get("message"))
 
     def pair_page(request: Request) -> Response:
         pair_id = int(request.path_params["pair_id"])
-        pair = queue.pair(pair_id)
+        pair = queue.pair(pair_id) if pair_id <= _MAX_ID else None
         if pair is None:
             return page("message.html", request, status=404, message=f"No pair {pair_id}.")
-        a_is_baseline = auth.blind_a_is_baseline(pair_id)
+        a_is_baseline = blinding.a_is_baseline(pair_id)
         base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
         left, right = word_diff(base.text if base else "", cand.text if cand else "")
         sides = [("A", base, left), ("B", cand, right)] if a_is_baseline else [("A", cand, right), ("B", base, left)]
-        reviewer = request.cookies.get(REVIEWER_COOKIE, "")
         reviews = queue.reviews(pair_id)
-        revealed = any(r.reviewer == reviewer for r in reviews) or request.query_params.get("reveal") == "1"
-        f = filters(request)
-        before, after = queue.neighbours(pair_id, f)
-        signals = [{"kind": s["kind"], "reason": blind(s["reason"], a_is_baseline)}
-                   for s in pair["signals"] or []]
-        judge = None
-        if pair["judge_verdict"]:
-            wrong = pair["judge_wrong_side"]
-            judge = {"verdict": pair["judge_verdict"], "reason": blind(pair["judge_reason"] or "", a_is_baseline),
-                     "wrong": None if not wrong else ("A" if (wrong == "baseline") == a_is_baseline else "B")}
+        # revealed once this reviewer has judged the pair, and never by a query parameter
+        revealed = any(r.reviewer == _reviewer(request) for r in reviews)
+        before, after = queue.neighbours(pair_id, filters(request))
+        signals = [{"kind": s["kind"], "reason": blind(s["reason"], a_is_baseline)} for s in pair["signals"] or []]
         return page("pair.html", request, pair=pair, sides=sides, signals=signals, reviews=reviews,
-                    revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after, judge=judge,
-                    query=urlencode({k: v for k, v in request.query_params.items() if k != "reveal"}),
+                    revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
+                    judge=_judge_view(pair.row, blinding, pair_id, revealed), query=query_without(request, "error"),
                     error=request.query_params.get("error"))
 
     async def verdict_post(request: Request) -> Response:
         pair_id = int(request.path_params["pair_id"])
-        form = await request.form()
-        if not auth.csrf_ok(form.get("csrf") if isinstance(form.get("csrf"), str) else None,  # type: ignore[arg-type]
-                            request.headers, request.headers.get("host", "")):
-            return JSONResponse({"error": "this form did not come from the review UI (CSRF check failed)"},
-                                status_code=403)
-        reviewer = str(form.get("reviewer") or request.cookies.get(REVIEWER_COOKIE, "")).strip()
-        letter = str(form.get("wrong", "")).upper()
-        a_is_baseline = auth.blind_a_is_baseline(pair_id)
-        wrong = None
-        if letter in ("A", "B"):
-            wrong = (Side.BASELINE if (letter == "A") == a_is_baseline else Side.CANDIDATE).value
         try:
-            if form.get("verdict") == Verdict.FACTUAL.value and wrong is None:
+            form = await form_of(request)
+            reviewer = (_text(form, "reviewer") or _reviewer(request)).strip()
+            verdict = _text(form, "verdict")
+            letter = _text(form, "wrong").upper()
+            wrong = blinding.side(letter, pair_id).value if letter in ("A", "B") else None
+            if verdict == Verdict.FACTUAL.value and wrong is None:
                 # said in the reviewer's terms: the store's message names the hidden sides
                 raise InputError("a factual verdict says which side is wrong: A or B")
-            await _in_thread(queue.add_review, pair_id, reviewer, str(form.get("verdict", "")), wrong,
-                             str(form.get("note", "")))
+            if pair_id > _MAX_ID:
+                raise InputError(f"no pair {pair_id}")
+            await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, wrong, _text(form, "note"))
         except InputError as exc:
-            if "text/html" in request.headers.get("accept", ""):
+            status = 403 if isinstance(exc, _Forbidden) else 404 if str(exc).startswith("no pair") else 400
+            if status == 400 and "text/html" in request.headers.get("accept", ""):
                 return RedirectResponse(f"{prefix}/pairs/{pair_id}?{urlencode({'error': str(exc)})}",
                                         status_code=303)
-            return JSONResponse({"error": str(exc)}, status_code=404 if "no pair" in str(exc) else 400)
-        response = RedirectResponse(f"{prefix}/pairs/{pair_id}?reveal=1", status_code=303)
-        response.set_cookie(REVIEWER_COOKIE, reviewer[:255], httponly=True, samesite="strict", path=prefix)
+            return JSONResponse({"error": str(exc)}, status_code=status)
+        response = RedirectResponse(f"{prefix}/pairs/{pair_id}", status_code=303)
+        set_reviewer(response, request, reviewer)
         return response
 
     async def next_post(request: Request) -> Response:
-        form = await request.form()
-        if not auth.csrf_ok(form.get("csrf") if isinstance(form.get("csrf"), str) else None,  # type: ignore[arg-type]
-                            request.headers, request.headers.get("host", "")):
-            return JSONResponse({"error": "CSRF check failed"}, status_code=403)
-        reviewer = request.cookies.get(REVIEWER_COOKIE) or str(form.get("reviewer", "")) or "anonymous"
-        pair_id = await _in_thread(queue.claim_next, reviewer, filters(request))
+        try:
+            form = await form_of(request)
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403 if isinstance(exc, _Forbidden) else 400)
+        reviewer = _reviewer(request) or _text(form, "reviewer") or "anonymous"
+        pair_id = await run_in_threadpool(queue.claim_next, reviewer, filters(request))
         if pair_id is None:
             return RedirectResponse(f"{prefix}/?{urlencode({'message': 'Nothing left to review.'})}",
                                     status_code=303)
@@ -191,7 +198,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             writer = csv.DictWriter(buffer, _EXPORT_COLUMNS)
             writer.writeheader()
             for row in rows:
-                writer.writerow(row)
+                writer.writerow({k: _cell(v) for k, v in row.items()})
                 yield buffer.getvalue()
                 buffer.seek(0)
                 buffer.truncate()
@@ -206,38 +213,74 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                                  media_type="application/x-ndjson",
                                  headers={"content-disposition": "attachment; filename=verdicts.jsonl"})
 
+    def in_thread(handler: Callable[[Request], Response]) -> Handler:
+        async def wrapper(request: Request) -> Response:
+            return await run_in_threadpool(handler, request)
+
+        return wrapper
+
+    async def to_index(request: Request) -> Response:
+        return RedirectResponse(f"{prefix}/", status_code=307)
+
     routes = [
         Route(f"{prefix}/login", login, methods=["GET"]),
         Route(f"{prefix}/login", login_post, methods=["POST"]),
-        Route(f"{prefix}/", guarded(index), methods=["GET"]),
-        Route(f"{prefix}", lambda request: RedirectResponse(f"{prefix}/", status_code=307)),
-        Route(f"{prefix}/pairs/{{pair_id:int}}", guarded(pair_page), methods=["GET"]),
-        Route(f"{prefix}/pairs/{{pair_id:int}}/verdict", _guarded_async(auth, verdict_post), methods=["POST"]),
-        Route(f"{prefix}/next", _guarded_async(auth, next_post), methods=["POST"]),
-        Route(f"{prefix}/export.csv", guarded(export_csv), methods=["GET"]),
-        Route(f"{prefix}/export.jsonl", guarded(export_jsonl), methods=["GET"]),
+        Route(f"{prefix}/", guarded(in_thread(index)), methods=["GET"]),
+        Route(f"{prefix}", to_index),
+        Route(f"{prefix}/pairs/{{pair_id:int}}", guarded(in_thread(pair_page)), methods=["GET"]),
+        Route(f"{prefix}/pairs/{{pair_id:int}}/verdict", guarded(verdict_post), methods=["POST"]),
+        Route(f"{prefix}/next", guarded(next_post), methods=["POST"]),
+        Route(f"{prefix}/export.csv", guarded(in_thread(export_csv)), methods=["GET"]),
+        Route(f"{prefix}/export.jsonl", guarded(in_thread(export_jsonl)), methods=["GET"]),
     ]
     return Starlette(routes=routes)
 
 
-_EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
-                   "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
+class _Forbidden(InputError):
+    """A form that did not come from the UI."""
 
 
-async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)
+def _reviewer(request: Request) -> str:
+    return unquote(request.cookies.get(REVIEWER_COOKIE, ""))
 
 
-def _guarded_async(auth: Auth, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-    async def wrapper(request: Request) -> Response:
-        if not auth.authenticated(request.headers, request.cookies):
-            return JSONResponse({"error": "a review token is required"}, status_code=401)
-        response: Response = await handler(request)
-        return response
+def _text(form: FormData, name: str) -> str:
+    value = form.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f"{name} must be text, not a file")
+    return value
 
-    return wrapper
+
+def _bounded_int(text: str | None) -> int:
+    text = text or "0"
+    return min(int(text), _MAX_ID) if text.isascii() and text.isdigit() else 0
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed: bool) -> dict[str, Any] | None:
+    """The judge's suggestion as the reviewer may see it.
+
+    Before the reveal, ``improvement`` (the baseline is worse) and ``minor`` (the
+    candidate is worse) are both shown as "minor, <letter> worse": the word alone
+    would say which side is the candidate.
+    """
+    verdict = row["judge_verdict"]
+    if not verdict:
+        return None
+    a_is_baseline = blinding.a_is_baseline(pair_id)
+    worse = row["judge_wrong_side"]
+    shown = verdict if revealed or verdict != Verdict.IMPROVEMENT.value else Verdict.MINOR.value
+    return {"verdict": shown, "worse": blinding.letter(worse, pair_id) if worse else None,
+            "wrong_word": "wrong" if verdict == Verdict.FACTUAL.value else "worse",
+            "reason": blind(row["judge_reason"] or "", a_is_baseline)}
 
 
 __all__ = ["Verdict", "blind", "build_review_app"]

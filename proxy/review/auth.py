@@ -56,7 +56,3 @@ class Auth:
         if origin and origin != "null" and origin.split("://", 1)[-1] != host:
             return False
         return form_value is not None and hmac.compare_digest(form_value.encode(), self.csrf.encode())
-
-    def blind_a_is_baseline(self, pair_id: int) -> bool:
-        """Whether side A shows the baseline: random per pair, stable, unguessable from the id."""
-        return hmac.new(self._key, f"side:{pair_id}".encode(), hashlib.sha256).digest()[0] % 2 == 0

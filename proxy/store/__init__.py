@@ -137,6 +137,12 @@ class Store:
                     "it was written by a newer version")
             command.upgrade(config, "head")
 
+    def secret(self, name: str) -> str:
+        """A secret the migrations made for this store (``blind_key``)."""
+        with self.engine.connect() as c:
+            value = c.execute(sa.select(schema.secrets.c.value).where(schema.secrets.c.name == name)).scalar_one()
+        return str(value)
+
     def revision(self) -> str | None:
         with self.engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()

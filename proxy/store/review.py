@@ -223,7 +223,7 @@ class ReviewQueue:
                 out["created_at"] = out["created_at"].isoformat()
                 yield out
 
-    def set_judge(self, pair_id: int, verdict: str, wrong_side: str | None, reason: str) -> None:
+    def set_judge(self, pair_id: int, verdict: str, worse_side: str | None, reason: str) -> None:
         with self.engine.begin() as c:
             c.execute(schema.pairs.update().where(schema.pairs.c.id == pair_id).values(
-                judge_verdict=verdict, judge_wrong_side=wrong_side, judge_reason=reason))
+                judge_verdict=verdict, judge_wrong_side=worse_side, judge_reason=reason))

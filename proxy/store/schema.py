@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = "0002"
+SCHEMA_VERSION = "0003"
 
 metadata = MetaData()
 
@@ -59,7 +59,7 @@ pairs = Table(
     Column("claimed_by", String(255)),
     Column("claimed_until", DateTime(timezone=True)),
     Column("judge_verdict", String(16)),
-    Column("judge_wrong_side", String(16)),
+    Column("judge_wrong_side", String(16)),   # factual: the wrong side; minor/improvement: the worse one
     Column("judge_reason", Text),
     UniqueConstraint("run_id", "key", name="uq_pairs_run_key"),
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
@@ -96,6 +96,12 @@ reviews = Table(
     Column("note", Text, nullable=False, server_default=""),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_reviews_pair", "pair_id"),
+)
+
+secrets = Table(
+    "secrets", metadata,
+    Column("name", String(64), primary_key=True),   # blind_key: the review UI's A/B order
+    Column("value", Text, nullable=False),
 )
 
 skipped = Table(

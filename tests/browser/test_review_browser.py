@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from proxy.review.app import build_review_app
-from proxy.review.auth import Auth
+from proxy.review.blind import Blinding
 from proxy.store import Store
 from proxy.store.review import Filters, ReviewQueue
 from tests.proxy.factories import fill, pair
@@ -110,7 +110,7 @@ def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tu
     assert "0 of 4 pairs that need a verdict are reviewed" in page.inner_text("#progress")
     page.click("#next")                                  # claims the highest-priority pair
     page.wait_for_url("**/pairs/*")
-    auth = Auth(TOKEN)
+    blinding = Blinding(store.secret("blind_key"))
     walked = []
     for step in range(3):
         pid = int(page.url.rsplit("/", 1)[1].split("?")[0])
@@ -122,7 +122,7 @@ def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tu
             page.keyboard.press("2")                     # wording
         page.keyboard.press("Control+Enter")
         page.wait_for_selector("#revealed")
-        a_is = "baseline" if auth.blind_a_is_baseline(pid) else "candidate"
+        a_is = "baseline" if blinding.a_is_baseline(pid) else "candidate"
         assert f"A is the {a_is}" in page.inner_text("#revealed")
         if page.locator("#following").count() == 0:
             break
@@ -136,7 +136,7 @@ def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tu
     first = reviews[walked[0]][0]
     assert first.verdict.value == "factual"
     assert first.wrong_side is not None
-    assert (first.wrong_side.value == "baseline") == (not auth.blind_a_is_baseline(walked[0]))  # B's side
+    assert (first.wrong_side.value == "baseline") == (not blinding.a_is_baseline(walked[0]))  # B's side
     assert all(r[0].verdict.value == "wording" for pid, r in reviews.items() if pid != walked[0])
 
     page.goto(base + "/")

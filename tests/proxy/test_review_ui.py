@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from proxy.records import Side
-from proxy.review.app import blind, build_review_app
-from proxy.review.auth import Auth
+from proxy.review.app import build_review_app
+from proxy.review.blind import Blinding, blind
 from proxy.store import Store
 from proxy.store.review import ReviewQueue
 from tests.proxy.factories import fill, pair
@@ -138,13 +138,15 @@ def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_st
     assert sides == [("A", "A"), ("B", "B")]
     signals = first.split('id="signals"')[1].split("</ul>")[0]
     assert not re.search(r"baseline|candidate", signals, re.IGNORECASE)
-    auth = Auth(TOKEN)
-    orders = {auth.blind_a_is_baseline(i) for i in range(1, 40)}
+    blinding = Blinding(store.secret("blind_key"))
+    orders = {blinding.a_is_baseline(i) for i in range(1, 40)}
     assert orders == {True, False}
     a_text = re.search(r'id="side-A">.*?<pre>(.*?)</pre>', first, re.DOTALL)
     assert a_text
-    expected = "42" if auth.blind_a_is_baseline(pid) else "43"
+    expected = "42" if blinding.a_is_baseline(pid) else "43"
     assert expected in a_text.group(1)
+    # no query parameter reveals the sides
+    assert 'id="revealed"' not in client.get(f"/pairs/{pid}", params={"reveal": "1"}).text
 
 
 def _without_nonce(html: str) -> str:
@@ -160,7 +162,7 @@ def test_a_verdict_is_recorded_against_the_right_side_and_revealed(ui: tuple[str
     client = signed_in(base)
     pid = pair_ids(store, run)["k2"]
     html = client.get(f"/pairs/{pid}").text
-    wrong_letter = "B" if Auth(TOKEN).blind_a_is_baseline(pid) else "A"   # the candidate's letter
+    wrong_letter = Blinding(store.secret("blind_key")).letter(Side.CANDIDATE, pid)
     response = client.post(f"/pairs/{pid}/verdict", data={
         "csrf": csrf_of(html), "verdict": "factual", "wrong": wrong_letter, "note": "43 is wrong",
         "reviewer": "ana"})
@@ -316,3 +318,90 @@ def test_review_command_serves_a_replay_store(sqlite_store: Store, tmp_path: Pat
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_the_blind_order_belongs_to_the_store_not_the_token(tmp_path: Path) -> None:
+    one, other = Store.open(tmp_path / "one"), Store.open(tmp_path / "other")
+    try:
+        fill(one)
+        key = one.secret("blind_key")
+        assert len(key) == 64 and key != other.secret("blind_key")
+        with serve_app(build_review_app(one, TOKEN)) as a, serve_app(build_review_app(one, "another-token")) as b:
+            pid = ReviewQueue(one).page(_all(one.latest_run().id))[0]["id"]  # type: ignore[union-attr]
+            pages = []
+            for url, token in ((a, TOKEN), (b, "another-token")):
+                html = httpx.get(f"{url}/review/pairs/{pid}", headers={"x-review-token": token}).text
+                pages.append(re.search(r'id="side-A">.*?<pre>(.*?)</pre>', html, re.DOTALL).group(1))  # type: ignore[union-attr]
+            assert pages[0] == pages[1]                   # the same order whoever serves it
+        one.close()
+        assert Store.open(tmp_path / "one").secret("blind_key") == key   # and across restarts
+    finally:
+        other.close()
+
+
+def test_nothing_on_the_page_names_a_side_before_the_verdict(sqlite_store: Store) -> None:
+    from proxy.compare import compare
+    from proxy.records import Answer, Pair
+    from proxy.signals import triage_answers
+
+    run = sqlite_store.create_run("serve", {})
+    base = Answer(Side.BASELINE, "m", "Label: Positive", "stop")
+    cand = Answer(Side.CANDIDATE, "m", "", None, error="connection failed: Cannot connect to host candidate-vllm:8001")
+    comparison = compare(base.text, "Label: Negative")
+    sqlite_store.add_pairs(run, [Pair("p1", 1, "/v1/chat/completions", "Classify.", {}, comparison,
+                                      {Side.BASELINE: base, Side.CANDIDATE: cand},
+                                      **triage_answers(base, Answer(Side.CANDIDATE, "m", "Label: Negative", "length"),
+                                                       comparison, None))])
+    pid = ReviewQueue(sqlite_store).page(_all(run))[0]["id"]
+    ReviewQueue(sqlite_store).set_judge(pid, "improvement", "baseline",
+                                        "the baseline is a little worse than the candidate")
+    with serve_app(build_review_app(sqlite_store, TOKEN)) as url:
+        client = signed_in(url + "/review")
+        html = client.get(f"/pairs/{pid}").text
+        # (the style sheet's "align-items: baseline" and the rubric's help texts aside)
+        before = re.sub(r"<style.*?</style>|<script.*?</script>|<form.*?</form>", "", html, flags=re.DOTALL)
+        assert not re.search(r"baseline|candidate|improvement", before, re.IGNORECASE), before
+        judge = before.split('id="judge"')[1].split("</p>")[0]
+        assert "minor" in judge and "is a little worse than" in judge
+        letter = Blinding(sqlite_store.secret("blind_key")).letter(Side.BASELINE, pid)
+        assert f"({letter} worse)" in html
+        csrf = csrf_of(html)
+        assert client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": "ambiguous"}).status_code == 303
+        after = client.get(f"/pairs/{pid}").text
+        assert "candidate-vllm:8001" in after and 'id="revealed"' in after and "improvement" in after
+
+
+def test_odd_input_gets_4xx_not_500(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    csrf = csrf_of(client.get("/").text)
+    huge = "9" * 25
+    assert client.get(f"/pairs/{huge}").status_code == 404
+    assert client.post(f"/pairs/{huge}/verdict", data={"csrf": csrf, "verdict": "wording"}).status_code == 404
+    for offset in (huge, "%C2%B2", "²", "-1", "abc"):
+        assert client.get("/", params={"offset": offset}).status_code == 200
+    pid = pair_ids(store, run)["k1"]
+    upload = client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": "wording"},
+                         files={"note": ("note.txt", b"hello", "text/plain")})
+    assert upload.status_code == 400
+    assert client.post("/login", content=b"\xff\xfe", headers={"content-type": "application/x-www-form-urlencoded"}
+                       ).status_code in (400, 401)
+    assert ReviewQueue(store).reviews(pid) == []
+
+
+def test_names_beyond_ascii_survive_the_cookie(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base, "Jörg 李")
+    assert "reviewing as Jörg 李" in client.get("/").text
+    pid = pair_ids(store, run)["k1"]
+    csrf = csrf_of(client.get(f"/pairs/{pid}").text)
+    assert client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": "wording"}).status_code == 303
+    assert [r.reviewer for r in ReviewQueue(store).reviews(pid)] == ["Jörg 李"]
+    assert 'id="revealed"' in client.get(f"/pairs/{pid}").text     # her own verdict reveals the sides
+
+
+def test_csv_cells_are_not_formulas(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    ReviewQueue(store).add_review(pair_ids(store, run)["k1"], "=HYPERLINK(\"http://x\")", "wording", note="+1 agreed")
+    rows = list(csv.DictReader(io.StringIO(signed_in(base).get("/export.csv").text)))
+    assert rows[0]["reviewer"].startswith("'=") and rows[0]["note"] == "'+1 agreed"

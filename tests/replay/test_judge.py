@@ -137,15 +137,22 @@ def test_bad_judge_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("reply", "baseline_first", "expected"), [
     ('{"verdict": "factual", "worse": "A", "reason": "r"}', True, (Verdict.FACTUAL, Side.BASELINE)),
     ('{"verdict": "factual", "worse": "A", "reason": "r"}', False, (Verdict.FACTUAL, Side.CANDIDATE)),
-    ('{"verdict": "minor", "worse": "B", "reason": "r"}', True, (Verdict.MINOR, None)),
-    ('{"verdict": "minor", "worse": "B", "reason": "r"}', False, (Verdict.IMPROVEMENT, None)),
+    ('{"verdict": "minor", "worse": "B", "reason": "r"}', True, (Verdict.MINOR, Side.CANDIDATE)),
+    ('{"verdict": "minor", "worse": "b", "reason": "r"}', False, (Verdict.IMPROVEMENT, Side.BASELINE)),
     ('Sure! {"verdict": "equivalent", "worse": null, "reason": "r"} Hope this helps', True,
      (Verdict.EQUIVALENT, None)),
+    ('<think>{maybe {"verdict": "minor"}?}</think>\n```json\n{"verdict": "Wording", "reason": "r"}\n```', True,
+     (Verdict.WORDING, None)),
 ])
 def test_replies_map_back_to_the_real_sides(reply: str, baseline_first: bool,
                                             expected: tuple[Verdict, Side | None]) -> None:
     judgement = parse_judgement(reply, baseline_first)
-    assert (judgement.verdict, judgement.wrong_side) == expected
+    assert (judgement.verdict, judgement.worse_side) == expected
+
+
+def test_the_reason_names_the_real_sides() -> None:
+    reply = '{"verdict": "factual", "worse": "B", "reason": "Answer B says 43; answer A says 42."}'
+    assert parse_judgement(reply, False).reason == "the baseline says 43; the candidate says 42."
 
 
 @pytest.mark.parametrize(("reply", "message"), [
@@ -153,6 +160,8 @@ def test_replies_map_back_to_the_real_sides(reply: str, baseline_first: bool,
     ('{"verdict": "factual", "reason": "r"}', "which answer is worse"),
     ('{"verdict": "improvement"}', "not one of"),
     ('{"verdict": "wording",}', "does not parse"),
+    ('{"verdict": ["factual"]}', "not one of"),
+    ('{"verdict": "factual", "worse": ["A"]}', "which answer is worse"),
 ])
 def test_replies_out_of_format_are_refused(reply: str, message: str) -> None:
     with pytest.raises(InputError, match=re.escape(message)):
