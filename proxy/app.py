@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 
 import aiohttp
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, multiprocess
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,13 +25,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from proxy.capture import Capture
 from proxy.forward import Forwarder
-from proxy.metrics import ProxyMetrics
+from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
+from proxy.records import Side
 from proxy.redact import Redactor
 from proxy.settings import ProxySettings
 from proxy.shadow import Mirror
 from proxy.store import Store
 from proxy.store.writer import PairWriter
+from shadowdiff import __version__
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -50,6 +53,7 @@ class ProxyApp:
         self.run_id: str | None = None
         self.capture: Capture | None = None
         self.review: ASGIApp | None = None
+        self.state: StateCollector | None = None
         self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
         self.forwarder = Forwarder(settings, self.mirror, self.pairs, self.metrics)
         self.admin = Starlette(routes=[
@@ -98,6 +102,11 @@ class ProxyApp:
             from proxy.review.app import build_review_app
 
             self.review = build_review_app(self.store, s.review_token, prefix=REVIEW_PREFIX)
+        self.state = StateCollector(
+            version=__version__, baseline=s.name_of(Side.BASELINE), candidate=s.name_of(Side.CANDIDATE),
+            margin=s.alert_margin, store=self.store)
+        if multiprocess_dir() is None:
+            self.metrics.registry.register(self.state)
         if s.capture is not None:
             self.capture = Capture(s.capture, self.redactor)
             self.forwarder.capture = self.capture
@@ -121,6 +130,9 @@ class ProxyApp:
             self.store.close()
         if self.capture is not None:
             await asyncio.to_thread(self.capture.close)
+        if multiprocess_dir() is not None:
+            # this worker's in-flight gauge leaves the sum (its counters stay counted)
+            multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
 
     async def _healthz(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -139,7 +151,10 @@ class ProxyApp:
         return JSONResponse({"status": "not ready", "detail": detail}, status_code=503)
 
     async def _metrics(self, request: Request) -> Response:
-        return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        assert self.state is not None
+        # in a thread: the review state may query the store
+        body = await asyncio.to_thread(exposition, self.metrics, self.state)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
 def build_app(settings: ProxySettings, registry: CollectorRegistry | None = None) -> ProxyApp:

@@ -62,6 +62,11 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--primary-model", default=None, help="Rewrite the request's model for the primary (default: untouched).")
 @option("--shadow-model", default=None, help="The model name the shadow serves.")
 @option("--shadow-api-key", default=None, help="Bearer token for the shadow (default: the client's).")
+@option("--replica", default=None,
+        help="Base URL of a second baseline (or the baseline itself): its answers measure the noise floor.")
+@option("--replica-model", default=None, help="The model name the replica serves (default: the baseline's).")
+@option("--replica-rate", default=0.1, show_default=True,
+        help="Share of comparable mirrored requests also sent to the replica.")
 @option("--sample-rate", default=1.0, show_default=True, help="Share of requests mirrored.")
 @option("--sample-header", default=None,
         help="Sample consistently by hashing this header (e.g. a session id).")
@@ -91,19 +96,23 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="Recorded with the run: the conditions that move the noise floor (gpu=H100, vllm=0.34...).")
 @option("--review-token", default=None,
         help="Serve the review UI under /review, opened by this token (at least 8 characters).")
+@option("--alert-margin", default=0.05, show_default=True,
+        help="Exported for the divergence alert: how far the divergence rate may rise above the noise floor.")
+@option("--workers", default=1, show_default=True, type=click.IntRange(1),
+        help="uvicorn worker processes (metrics are summed across them).")
 @option("--host", default="127.0.0.1", show_default=True)
 @option("--port", default=8080, show_default=True)
 @option("--log-level", default="warning", show_default=True,
         type=click.Choice(["critical", "error", "warning", "info", "debug"]))
-def serve(host: str, port: int, log_level: str, **options: Any) -> None:
+def serve(host: str, port: int, log_level: str, workers: int, **options: Any) -> None:
     """Mirror live traffic: forward to the primary, compare with the shadow."""
     from proxy.server import run
 
     try:
         settings = settings_from_options(**options)
+        run(settings, host=host, port=port, log_level=log_level, workers=workers)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
-    run(settings, host=host, port=port, log_level=log_level)
 
 
 def settings_from_options(*, capture: Path | None, capture_rate: float, capture_max_bytes: int,

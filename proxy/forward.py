@@ -323,8 +323,12 @@ class _Request:
         self.plan = plan
         shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.path, self.query, self.headers))
         shadow.add_done_callback(lambda _: f.mirror.release(plan))  # even if cancelled before it ran
+        replica = None
+        if plan.replica_body is not None:
+            replica = asyncio.get_running_loop().create_task(
+                f.mirror.call_replica(plan, self.path, self.query, self.headers))
         self.primary = asyncio.get_running_loop().create_future()
-        f.pairs.track(self.key, self.path, plan, self.primary, shadow)
+        f.pairs.track(self.key, self.path, plan, self.primary, shadow, replica)
 
     def primary_done(self, tapped: Tapped) -> None:
         if self.primary is not None and not self.primary.done():

@@ -4,14 +4,36 @@ Every label value is one of the constants below (never a prompt, user, key or pa
 and is created at start-up, so dashboards see zeros rather than missing series. The
 registry is injectable, so tests (and several apps in one process) never share
 counters.
+
+Two kinds of series:
+
+* counters, histograms and the in-flight gauge, updated as requests pass. Under
+  several uvicorn workers (``PROMETHEUS_MULTIPROC_DIR`` set) prometheus-client writes
+  them to per-process files, and ``exposition`` sums them across workers.
+* ``StateCollector``: facts read when scraped, the same whichever worker answers —
+  the review queue's depth and the verdicts in the store (global across replicas
+  sharing a store, so aggregate them with ``max``, not ``sum``), build info, the model
+  pair, and the divergence margin the alert compares against.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import os
+import platform
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from proxy.compare import Outcome
 from proxy.records import Side
+
+if TYPE_CHECKING:
+    from proxy.store import Store
 
 ROUTES = ("chat", "completions", "other")
 STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
@@ -23,8 +45,13 @@ SHADOW_REASONS = {
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
 PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted")
+SIGNAL_KINDS = ("numbers", "structured", "label", "code", "truncation", "repetition", "refusal", "length",
+                "divergence")
 SIMILARITY_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
+POSITION_BUCKETS = (0, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
+VERDICTS = ("equivalent", "wording", "minor", "ambiguous", "factual", "improvement")
+WRONG_SIDES = ("baseline", "candidate", "none")
 
 
 def route_of(path: str) -> str:
@@ -39,26 +66,44 @@ def status_class(status: int) -> str:
     return f"{min(max(status // 100, 1), 5)}xx"
 
 
+def multiprocess_dir() -> str | None:
+    """Where several workers' metric files live, when there are several workers."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
 class ProxyMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry(auto_describe=True)
         r = self.registry
+        sides = ("side",)
         self.requests = Counter("shadowdiff_requests", "Client requests forwarded to the primary, by route and "
                                 "status class of the answer.", ("route", "status_class"), registry=r)
         self.shadow = Counter("shadowdiff_shadow_requests", "Requests considered for mirroring, by result "
                               "(mirrored, skipped, failed) and reason.", ("result", "reason"), registry=r)
-        self.pairs = Counter("shadowdiff_pairs", "Pairs of answers, by outcome and whether decoding was "
-                             "deterministic (comparable).", ("outcome", "comparable"), registry=r)
+        self.pairs = Counter("shadowdiff_pairs", "Pairs of answers (baseline and candidate), by outcome and "
+                             "whether decoding was deterministic (comparable).", ("outcome", "comparable"),
+                             registry=r)
+        self.noise_pairs = Counter("shadowdiff_noise_pairs", "Noise-floor pairs (baseline and its replica, "
+                                   "comparable requests only), by outcome.", ("outcome",), registry=r)
         self.similarity = Histogram("shadowdiff_pair_similarity", "Normalized Indel similarity of comparable "
                                     "pairs that are not byte-identical.", buckets=SIMILARITY_BUCKETS, registry=r)
+        self.first_divergence = Histogram(
+            "shadowdiff_pair_first_divergence_characters", "Where comparable pairs that are not byte-identical "
+            "first differ, in characters from the start of the answer.", buckets=POSITION_BUCKETS, registry=r)
+        self.signals = Counter("shadowdiff_pair_signals", "Triage signals found in comparable pairs that "
+                               "changed, by kind.", ("kind",), registry=r)
         self.duration = Histogram("shadowdiff_upstream_request_duration_seconds", "Time from sending a request "
-                                  "upstream to the last byte of its answer.", ("side",),
-                                  buckets=LATENCY_BUCKETS, registry=r)
+                                  "upstream to the last byte of its answer.", sides, buckets=LATENCY_BUCKETS,
+                                  registry=r)
         self.ttft = Histogram("shadowdiff_upstream_time_to_first_token_seconds", "Time from sending a request "
-                              "upstream to the first generated text.", ("side",), buckets=LATENCY_BUCKETS,
-                              registry=r)
+                              "upstream to the first generated text.", sides, buckets=LATENCY_BUCKETS, registry=r)
+        self.output_tokens = Counter("shadowdiff_upstream_output_tokens", "Output tokens of the answers of "
+                                     "mirrored requests, by side.", sides, registry=r)
+        self.generation = Counter("shadowdiff_upstream_generation_seconds", "Time the answers of mirrored "
+                                  "requests took, first byte sent to last byte received, by side (divide "
+                                  "output tokens by it for tokens per second).", sides, registry=r)
         self.shadow_in_flight = Gauge("shadowdiff_shadow_requests_in_flight", "Shadow requests under way.",
-                                      registry=r)
+                                      registry=r, multiprocess_mode="livesum")
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
         # children looked up once: labels() costs a lock and a dict walk per call
         self._requests = {(route, cls): self.requests.labels(route, cls)
@@ -67,14 +112,80 @@ class ProxyMetrics:
             for reason in reasons:
                 self.shadow.labels(result, reason)
         for outcome in PAIR_OUTCOMES:
+            self.noise_pairs.labels(outcome)
             for comparable in ("true", "false"):
                 self.pairs.labels(outcome, comparable)
+        for kind in SIGNAL_KINDS:
+            self.signals.labels(kind)
         for side in Side:
-            self.duration.labels(side.value)
-            self.ttft.labels(side.value)
+            for family in (self.duration, self.ttft, self.output_tokens, self.generation):
+                family.labels(side.value)
 
     def request(self, path: str, status: int) -> None:
         self._requests[route_of(path), status_class(status)].inc()
 
     def shadow_event(self, result: str, reason: str) -> None:
         self.shadow.labels(result, reason).inc()
+
+
+class StateCollector(Collector):
+    """Series read at scrape time: the review queue and verdicts (from the store), build
+    info, the model pair, and the alert's divergence margin."""
+
+    def __init__(self, *, version: str, baseline: str, candidate: str, margin: float,
+                 store: Store | None = None, cache_seconds: float = 10.0) -> None:
+        self.version, self.baseline, self.candidate, self.margin = version, baseline, candidate, margin
+        self.store = store
+        self.cache_seconds = cache_seconds
+        self._lock = threading.Lock()
+        self._cached: tuple[float, int, dict[tuple[str, str], int]] | None = None
+
+    def _review_state(self) -> tuple[int, dict[tuple[str, str], int]]:
+        # A scrape every few seconds from several Prometheus servers must not become a
+        # query storm on a shared database: the counts are cached briefly.
+        assert self.store is not None
+        with self._lock:
+            now = time.monotonic()
+            if self._cached is None or now - self._cached[0] > self.cache_seconds:
+                from proxy.store.review import serve_review_state
+
+                depth, verdicts = serve_review_state(self.store)
+                self._cached = (now, depth, verdicts)
+            return self._cached[1], self._cached[2]
+
+    def collect(self) -> Iterator[Metric]:
+        info = GaugeMetricFamily("shadowdiff_build_info", "shadowdiff's version and Python; always 1.",
+                                 labels=("version", "python"))
+        info.add_metric((self.version, platform.python_version()), 1.0)
+        yield info
+        pair = GaugeMetricFamily("shadowdiff_model_pair_info", "The baseline and candidate this proxy compares; "
+                                 "always 1 (join on it to label rates by model pair).",
+                                 labels=("baseline", "candidate"))
+        pair.add_metric((self.baseline, self.candidate), 1.0)
+        yield pair
+        yield GaugeMetricFamily("shadowdiff_alert_divergence_margin_ratio", "How far the divergence rate may "
+                                "rise above the noise floor before the alert fires (--alert-margin).",
+                                value=self.margin)
+        if self.store is None:
+            return
+        depth, verdicts = self._review_state()
+        yield GaugeMetricFamily("shadowdiff_review_queue_pairs", "Changed, comparable pairs from live traffic "
+                                "in the store without a verdict yet (store-wide: aggregate with max).",
+                                value=float(depth))
+        family = GaugeMetricFamily("shadowdiff_review_verdicts", "Verdicts on pairs from live traffic in the "
+                                   "store, by verdict and the side a factual verdict says is wrong "
+                                   "(store-wide: aggregate with max).", labels=("verdict", "wrong_side"))
+        for verdict in VERDICTS:
+            for wrong in (WRONG_SIDES if verdict == "factual" else ("none",)):
+                family.add_metric((verdict, wrong), float(verdicts.get((verdict, wrong), 0)))
+        yield family
+
+
+def exposition(metrics: ProxyMetrics, state: StateCollector) -> bytes:
+    """The text a scrape gets: this process's series, or every worker's when there are several."""
+    if multiprocess_dir() is None:
+        return generate_latest(metrics.registry)
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    registry.register(state)
+    return generate_latest(registry)

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import random
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
@@ -45,37 +46,42 @@ class PairRecorder:
         self._seq = 0
 
     def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
-              shadow: asyncio.Task[tuple[Answer, str]]) -> None:
-        """Follow one mirrored request until both answers are in (or it is aborted).
+              shadow: asyncio.Task[tuple[Answer, str]], replica: asyncio.Task[tuple[Answer, str]] | None = None,
+              ) -> None:
+        """Follow one mirrored request until its answers are in (or it is aborted).
 
         ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
-        away, or ``"primary_error"`` if the primary failed.
+        away, or ``"primary_error"`` if the primary failed; ``replica``, when the
+        request was also sent to the replica, gives the noise floor's answer.
         """
         self._seq += 1
-        task = asyncio.create_task(self._finish(key or uuid.uuid4().hex, self._seq, path, plan, primary, shadow))
+        calls = _Calls(shadow, replica)
+        task = asyncio.create_task(self._finish(key or uuid.uuid4().hex, self._seq, path, plan, primary, calls))
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
 
     async def _finish(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
-                      shadow: asyncio.Task[tuple[Answer, str]]) -> None:
+                      calls: _Calls) -> None:
         comparable = "true" if plan.comparable else "false"
         try:
-            await self._complete(key, seq, path, plan, primary_future, shadow, comparable)
+            await self._complete(key, seq, path, plan, primary_future, calls, comparable)
         except Exception:
             log.exception("a pair could not be completed")
             self.metrics.pairs.labels("error", comparable).inc()
         finally:
-            if not shadow.done():
-                shadow.cancel()
+            calls.cancel()
 
     async def _complete(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
-                        shadow: asyncio.Task[tuple[Answer, str]], comparable: str) -> None:
+                        calls: _Calls, comparable: str) -> None:
+        shadow = calls.shadow
         tapped = await primary_future
         if not isinstance(tapped, Tapped) or tapped.status != 200 or tapped.overflow:
             # The client went away, or the primary failed or was too long: nothing to compare.
-            shadow.cancel()
+            calls.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await shadow
+            if calls.replica is not None:
+                self.metrics.noise_pairs.labels("aborted").inc()
             gone = tapped is None
             reason = "client_disconnected" if gone else "too_large" if getattr(tapped, "overflow", False) \
                 else "primary_error"
@@ -93,28 +99,46 @@ class PairRecorder:
         answers = {primary.side: primary, shadow_answer.side: shadow_answer}
         base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
         comparison = await self._compare(base, cand)
+        noise = None
+        if calls.replica is not None:
+            replica, _ = await calls.replica
+            answers[Side.REPLICA] = replica
+            noise = await self._compare(base, replica)
+            self.metrics.noise_pairs.labels(noise.outcome.value).inc()
+        for answer in answers.values():
+            if answer.ok and answer.completion_tokens and answer.duration:
+                self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
+                self.metrics.generation.labels(answer.side.value).inc(answer.duration)
         self.metrics.pairs.labels(comparison.outcome.value, comparable).inc()
-        if plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR):
-            assert comparison.similarity is not None
-            self.metrics.similarity.observe(comparison.similarity)
-        if self.writer is None:
-            return
         # Every comparable pair that changed is kept; identical, sampled and failed ones
         # are counted, and kept at keep_rate (a dead shadow must not flood the store).
         changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
-        if not changed and self._rng.random() >= self.settings.keep_rate:
-            return
         margin = None
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
+        # (triage runs on the loop: only for pairs that changed or are kept)
+        triage = triage_answers(base, cand, comparison, margin) if changed else None
+        if changed:
+            assert comparison.similarity is not None
+            self.metrics.similarity.observe(comparison.similarity)
+            if comparison.first_char is not None:
+                self.metrics.first_divergence.observe(comparison.first_char)
+            for kind in {s["kind"] for s in (triage or {}).get("signals") or []}:
+                self.metrics.signals.labels(kind).inc()
+        if self.writer is None:
+            return
+        if not changed and self._rng.random() >= self.settings.keep_rate:
+            return
         if self.closed:
             log.warning("a pair completed after the store was closed; it is counted, not stored")
             return
+        if triage is None:
+            triage = triage_answers(base, cand, comparison, margin)
         self.writer.submit(Pair(
             key=key, seq=seq, endpoint=path, prompt=self.redactor.text(prompt_text(plan.request)),
             request=self.redactor.value(_stored(plan.request)),
             comparison=comparison, answers=answers, category=_category(plan.request),
-            comparable=plan.comparable, margin=margin, **triage_answers(base, cand, comparison, margin)))
+            comparable=plan.comparable, margin=margin, noise=noise, **triage))
 
     async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
         base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None
@@ -138,6 +162,19 @@ class PairRecorder:
         """Wait for the pairs still being completed (at shutdown)."""
         if self.pending:
             await asyncio.wait(set(self.pending), timeout=seconds)
+
+
+@dataclass
+class _Calls:
+    """The calls a mirrored request made besides the primary's."""
+
+    shadow: asyncio.Task[tuple[Answer, str]]
+    replica: asyncio.Task[tuple[Answer, str]] | None
+
+    def cancel(self) -> None:
+        for task in (self.shadow, self.replica):
+            if task is not None and not task.done():
+                task.cancel()
 
 
 def _category(request: dict[str, Any]) -> str | None:

@@ -1,31 +1,81 @@
-"""Running the proxy under uvicorn."""
+"""Running the proxy under uvicorn: one process, or several workers.
+
+With ``--workers N`` uvicorn starts N processes that each build the app from the
+settings the parent hands them (``SHADOWDIFF_SERVE_SETTINGS``, JSON), and the
+Prometheus metrics switch to prometheus-client's multiprocess mode: every worker
+writes its series to files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary
+directory unless one is given) and a scrape of any worker sums them all.
+"""
 
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
+from typing import Any
 
 import uvicorn
 
-from proxy.app import build_app
-from proxy.settings import ProxySettings
+from proxy.app import ProxyApp, build_app
+from proxy.settings import ProxySettings, settings_from_json, settings_to_json
+from shadowdiff.errors import ConfigError
+
+SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
+
+
+def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
+    return {
+        "log_level": log_level, "access_log": False, "server_header": False, "date_header": False,
+        "lifespan": "on",
+        # no X-Forwarded-* rewriting of the scope: it costs on every request, and the
+        # proxy forwards headers as they came anyway
+        "proxy_headers": False,
+        "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
+    }
 
 
 def uvicorn_config(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:
     """uvicorn settings for the proxy: no headers of its own (the primary's pass through
     unchanged), graceful shutdown bounded by ``drain_timeout``."""
-    return uvicorn.Config(
-        build_app(settings), host=host, port=port, log_level=log_level, access_log=False,
-        server_header=False, date_header=False, lifespan="on",
-        # no X-Forwarded-* rewriting of the scope: it costs on every request, and the
-        # proxy forwards headers as they came anyway
-        proxy_headers=False,
-        timeout_graceful_shutdown=math.ceil(settings.drain_timeout))
+    return uvicorn.Config(build_app(settings), host=host, port=port, **_server_options(settings, log_level))
 
 
-def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning") -> None:
+def app_from_environment() -> ProxyApp:
+    """The app a worker process builds (uvicorn's factory, see ``run``)."""
+    return build_app(settings_from_json(os.environ[SETTINGS_ENV]))
+
+
+def _metrics_directory() -> None:
+    """A clean multiprocess directory: files left by an earlier run would be summed in."""
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not given:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="shadowdiff-metrics-")
+        return
+    path = Path(given)
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+
+
+def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning", workers: int = 1) -> None:
     """Serve until SIGTERM or SIGINT; in-flight streams finish, pending pairs are stored."""
     shadow = f", mirroring to {settings.shadow}" if settings.shadow else " (no shadow: pass-through only)"
-    print(f"shadowdiff serve: http://{host}:{port} -> {settings.primary} ({settings.primary_side.value}){shadow}",
-          file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level)).run()
+    print(f"shadowdiff serve: http://{host}:{port} -> {settings.primary} ({settings.primary_side.value}){shadow}"
+          + (f", {workers} workers" if workers > 1 else ""), file=sys.stderr, flush=True)
+    if workers == 1:
+        uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level)).run()
+        return
+    if settings.capture is not None:
+        raise ConfigError("--capture writes one file: run it with --workers 1")
+    created = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    _metrics_directory()
+    os.environ[SETTINGS_ENV] = settings_to_json(settings)
+    try:
+        uvicorn.run("proxy.server:app_from_environment", factory=True, host=host, port=port, workers=workers,
+                    **_server_options(settings, log_level))
+    finally:
+        if created:
+            shutil.rmtree(os.environ.pop("PROMETHEUS_MULTIPROC_DIR"), ignore_errors=True)

@@ -7,9 +7,11 @@ file (``--config``), in that order of precedence; ``proxy/cli.py`` does the merg
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from proxy.records import Side
 from shadowdiff.errors import ConfigError
@@ -52,6 +54,9 @@ class ProxySettings:
     primary_model: str | None = None       # rewrite the model field for the primary (None: untouched)
     shadow_model: str | None = None        # the model name the shadow serves
     shadow_api_key: str | None = None      # replaces the client's Authorization for the shadow
+    replica: str | None = None             # a second baseline: the noise floor
+    replica_model: str | None = None       # the model name the replica serves (default: the baseline's)
+    replica_rate: float = 0.1              # share of comparable mirrored requests also sent to the replica
     sample_rate: float = 1.0
     sample_header: str | None = None       # hash this header for consistent sampling
     max_shadow_in_flight: int = 64
@@ -68,13 +73,16 @@ class ProxySettings:
     drain_timeout: float = 30.0
     labels: dict[str, str] = field(default_factory=dict)  # recorded with the run (model pair, GPU...)
     review_token: str | None = None        # opens the review UI under /review (None: no UI)
+    alert_margin: float = 0.05             # exported for the divergence alert: allowed rise above the noise floor
 
     def __post_init__(self) -> None:
-        for name in ("primary", "shadow"):
+        for name in ("primary", "shadow", "replica"):
             url = getattr(self, name)
             if url is not None and not re.match(r"^https?://[^/]+", url):
                 raise ConfigError(f"--{name} must be an http(s) URL, got {url!r}")
-        for name in ("sample_rate", "keep_rate"):
+        if self.replica is not None and self.shadow is None:
+            raise ConfigError("--replica needs --shadow: the noise floor is measured beside a comparison")
+        for name in ("sample_rate", "keep_rate", "replica_rate", "alert_margin"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be within 0..1")
         if self.max_shadow_in_flight < 1:
@@ -94,6 +102,17 @@ class ProxySettings:
     def shadow_side(self) -> Side:
         return Side.CANDIDATE if self.primary_side is Side.BASELINE else Side.BASELINE
 
+    def model_of(self, side: Side) -> str | None:
+        """The model name configured for a side (None: the client's, untouched)."""
+        if side is Side.REPLICA:
+            return self.replica_model or self.model_of(Side.BASELINE)
+        return self.primary_model if side is self.primary_side else self.shadow_model
+
+    def name_of(self, side: Side) -> str:
+        """A side's name for the model-pair info metric: its model, else its host."""
+        url = self.primary if side is self.primary_side else (self.shadow or "")
+        return self.model_of(side) or re.sub(r"^https?://", "", url).rstrip("/") or side.value
+
     def recorded(self) -> dict[str, object]:
         """What is stored with the run (no secrets)."""
         return {
@@ -102,7 +121,29 @@ class ProxySettings:
             "sample_rate": self.sample_rate, "sample_header": self.sample_header,
             "max_shadow_in_flight": self.max_shadow_in_flight, "shadow_timeout": self.shadow_timeout,
             "keep_rate": self.keep_rate, "thresholds": {"near": self.near}, "labels": dict(self.labels),
+            "replica": self.replica, "replica_model": self.model_of(Side.REPLICA) if self.replica else None,
+            "replica_rate": self.replica_rate if self.replica else None,
             "sides": {self.primary_side.value: {"url": self.primary, "model": self.primary_model},
                       **({self.shadow_side.value: {"url": self.shadow, "model": self.shadow_model}}
                          if self.shadow else {})},
         }
+
+
+def settings_to_json(settings: ProxySettings) -> str:
+    """The settings as JSON, for worker processes that build their own app."""
+    data = asdict(settings)
+    data["primary_side"] = settings.primary_side.value
+    if settings.capture is not None:
+        data["capture"] = {**asdict(settings.capture), "path": str(settings.capture.path)}
+    return json.dumps(data)
+
+
+def settings_from_json(text: str) -> ProxySettings:
+    data = json.loads(text)
+    capture = data.pop("capture")
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()
+                              if k != "primary_side"}
+    return ProxySettings(
+        **fields,
+        primary_side=Side(data["primary_side"]),
+        capture=CaptureSettings(**{**capture, "path": Path(capture["path"])}) if capture else None)

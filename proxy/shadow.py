@@ -20,7 +20,7 @@ from yarl import URL
 
 from proxy.metrics import ProxyMetrics
 from proxy.parse import Reading, read_body, read_stream
-from proxy.records import Answer
+from proxy.records import Answer, Side
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 
 HOP_BY_HOP = frozenset({
@@ -41,6 +41,7 @@ class Plan:
     stream: bool
     comparable: bool
     holds_slot: bool = True      # one of the ``max_shadow_in_flight`` places, until released
+    replica_body: bytes | None = None   # also sent to the replica (the noise floor), if set
 
 
 def is_comparable(request: dict[str, Any]) -> bool:
@@ -70,6 +71,7 @@ class Mirror:
         self.metrics = metrics
         self.in_flight = 0
         self.peak = 0                # the most shadow requests ever in flight at once
+        self.replica_in_flight = 0   # bounded like the shadow's, separately
         self._rng = random.Random()
         self.session: aiohttp.ClientSession | None = None
 
@@ -129,7 +131,24 @@ class Mirror:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         self.metrics.shadow_in_flight.inc()
-        return Plan(shadow_body, request, bool(request.get("stream")), is_comparable(request))
+        plan = Plan(shadow_body, request, bool(request.get("stream")), is_comparable(request))
+        plan.replica_body = self._replica_body(plan, body)
+        return plan
+
+    def _replica_body(self, plan: Plan, body: bytes) -> bytes | None:
+        """The replica's copy of a comparable request, for a share of them (the noise
+        floor means nothing for sampled decoding)."""
+        s = self.settings
+        if (s.replica is None or not plan.comparable or self.replica_in_flight >= s.max_shadow_in_flight
+                or self._rng.random() >= s.replica_rate):
+            return None
+        model = s.model_of(Side.REPLICA)
+        if model is None:
+            return body
+        try:
+            return orjson.dumps({**plan.request, "model": model})
+        except orjson.JSONEncodeError:
+            return None
 
     def release(self, plan: Plan) -> None:
         """Give back the plan's place (once, however the shadow request ended)."""
@@ -140,21 +159,41 @@ class Mirror:
 
     async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
         """The shadow's answer and the metrics reason (``ok`` or why it failed)."""
-        assert self.session is not None and self.settings.shadow is not None
-        side = self.settings.shadow_side
-        failed = Answer(side, self.settings.shadow_model)
-        url = URL(self.settings.shadow.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
+        s = self.settings
+        assert s.shadow is not None
+        try:
+            return await self._call(s.shadow, Answer(s.shadow_side, s.shadow_model), plan.body, plan.stream,
+                                    path, query, headers, s.shadow_api_key)
+        finally:
+            self.release(plan)
+
+    async def call_replica(self, plan: Plan, path: str, query: str,
+                           headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
+        """The replica's answer (the client's headers, like the primary it stands beside)."""
+        s = self.settings
+        assert s.replica is not None and plan.replica_body is not None
+        self.replica_in_flight += 1
+        try:
+            return await self._call(s.replica, Answer(Side.REPLICA, s.model_of(Side.REPLICA)), plan.replica_body,
+                                    plan.stream, path, query, headers, None)
+        finally:
+            self.replica_in_flight -= 1
+
+    async def _call(self, base_url: str, failed: Answer, body: bytes, stream: bool, path: str, query: str,
+                    headers: list[tuple[bytes, bytes]], api_key: str | None) -> tuple[Answer, str]:
+        assert self.session is not None
+        url = URL(base_url.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
         sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
                 if k.lower() not in HOP_BY_HOP and k.lower() != b"content-length"
-                and not (self.settings.shadow_api_key and k.lower() == b"authorization")]
-        if self.settings.shadow_api_key:
-            sent.append(("Authorization", f"Bearer {self.settings.shadow_api_key}"))
+                and not (api_key and k.lower() == b"authorization")]
+        if api_key:
+            sent.append(("Authorization", f"Bearer {api_key}"))
         started = time.perf_counter()
         first: float | None = None
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
-            async with self.session.post(url, data=plan.body, headers=sent, timeout=timeout) as response:
+            async with self.session.post(url, data=body, headers=sent, timeout=timeout) as response:
                 if response.status != 200:
                     text = (await response.content.read(_ERROR_BODY_LIMIT)).decode("utf-8", "replace")
                     return replace(failed, status=response.status,
@@ -176,12 +215,10 @@ class Mirror:
             return replace(failed, status=200, error=f"connection lost mid-answer: {type(exc).__name__}"), "reset"
         except aiohttp.ClientError as exc:  # an invalid HTTP answer, among others
             return replace(failed, error=f"invalid answer: {type(exc).__name__}: {exc}"[:500]), "malformed"
-        finally:
-            self.release(plan)
         if len(raw) > OFF_LOOP_BYTES:
-            reading = await asyncio.to_thread(read_answer, bytes(raw), plan.stream)
+            reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
         else:
-            reading = read_answer(bytes(raw), plan.stream)
+            reading = read_answer(bytes(raw), stream)
         answer = answer_from(failed, reading, 200, started, first, ended)
         if reading.error is not None:
             reason = "error_event" if reading.error.startswith("error event") else (

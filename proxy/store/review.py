@@ -227,3 +227,18 @@ class ReviewQueue:
         with self.engine.begin() as c:
             c.execute(schema.pairs.update().where(schema.pairs.c.id == pair_id).values(
                 judge_verdict=verdict, judge_wrong_side=worse_side, judge_reason=reason))
+
+
+def serve_review_state(store: Store) -> tuple[int, dict[tuple[str, str], int]]:
+    """For the proxy's metrics: pairs from live traffic awaiting a verdict, and the
+    verdicts given on them by (verdict, wrong side or "none")."""
+    p, r, runs = schema.pairs.c, schema.reviews.c, schema.runs.c
+    live = sa.select(runs.id).where(runs.kind == "serve")
+    with store.engine.connect() as c:
+        depth = c.execute(sa.select(sa.func.count()).select_from(schema.pairs).where(
+            p.run_id.in_(live), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True),
+            ~sa.exists().where(r.pair_id == p.id))).scalar_one()
+        rows = c.execute(sa.select(r.verdict, r.wrong_side, sa.func.count())
+                         .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
+                         .where(p.run_id.in_(live)).group_by(r.verdict, r.wrong_side)).all()
+    return int(depth), {(verdict, wrong or "none"): int(n) for verdict, wrong, n in rows}
