@@ -1,7 +1,6 @@
 """The review UI in real headless Chromium (Debian's ``chromium``, driven by Playwright).
 
-Skipped when Playwright or Chromium is missing, unless ``SHADOWDIFF_REQUIRE_BROWSER=1``
-(CI sets it), where a missing browser is a failure rather than a silent skip. The pair
+Skipped when Playwright or Chromium is missing, except under CI (``tests/tools.py``). The pair
 page's screenshot is saved under ``test-output/`` (or ``$SHADOWDIFF_TEST_OUTPUT``).
 """
 
@@ -10,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from proxy.store import Store
 from proxy.store.review import Filters, ReviewQueue
 from tests.proxy.factories import fill, pair
 from tests.servers import serve_app
+from tests.tools import required, tool
 
 TOKEN = "browser-review-token"
 CHROMIUM = os.environ.get("SHADOWDIFF_CHROMIUM", "/usr/bin/chromium")
@@ -31,17 +30,13 @@ XSS = ('<script>window.pwned = 1; document.title = "pwned"</script>'
 
 
 def _playwright() -> Any:
-    required = os.environ.get("SHADOWDIFF_REQUIRE_BROWSER") == "1"
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        if required:
+        if required():
             raise
         pytest.skip("playwright is not installed")
-    if not shutil.which(CHROMIUM):
-        if required:
-            pytest.fail(f"no Chromium at {CHROMIUM}")
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    tool(CHROMIUM, "apt-get install chromium")
     return sync_playwright
 
 

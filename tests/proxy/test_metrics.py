@@ -1,0 +1,148 @@
+"""The proxy's metrics as Prometheus scrapes them: the full set, promtool, several workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from proxy.store import Store
+from proxy.store.review import Filters, ReviewQueue
+from simulator import profiles
+from tests.proxy.test_mirroring import FP8, chat, settled, wait_for
+from tests.servers import free_port, wait_ready
+from tests.tools import tool
+
+Start = Callable[..., Any]
+
+FAMILIES = {
+    "shadowdiff_requests": "counter", "shadowdiff_shadow_requests": "counter", "shadowdiff_pairs": "counter",
+    "shadowdiff_noise_pairs": "counter", "shadowdiff_pair_similarity": "histogram",
+    "shadowdiff_pair_first_divergence_characters": "histogram", "shadowdiff_pair_signals": "counter",
+    "shadowdiff_upstream_request_duration_seconds": "histogram",
+    "shadowdiff_upstream_time_to_first_token_seconds": "histogram",
+    "shadowdiff_upstream_output_tokens": "counter", "shadowdiff_upstream_generation_seconds": "counter",
+    "shadowdiff_shadow_requests_in_flight": "gauge", "shadowdiff_pairs_stored": "counter",
+    "shadowdiff_build_info": "gauge", "shadowdiff_model_pair_info": "gauge",
+    "shadowdiff_alert_divergence_margin_ratio": "gauge", "shadowdiff_review_queue_pairs": "gauge",
+    "shadowdiff_review_verdicts": "gauge",
+}
+
+
+def scrape(url: str) -> tuple[str, dict[str, Any]]:
+    text = httpx.get(url + "/metrics").text
+    return text, {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def value(families: dict[str, Any], name: str, sample: str | None = None, **labels: str) -> float:
+    family = families[name]
+    return sum(s.value for s in family.samples if s.name == (sample or (
+        name + "_total" if family.type == "counter" else name)) and all(s.labels.get(k) == v
+                                                                          for k, v in labels.items()))
+
+
+def test_the_full_set_with_a_noise_floor(start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    baseline = start_simulator()
+    candidate = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8-heavy"))
+    replica = start_simulator(seed=7)      # the same baseline on another "replica": near-ties only
+    url, app = start_proxy(primary=baseline, shadow=candidate, shadow_model=FP8, replica=replica, replica_rate=1.0,
+                           review_token="metrics-review-token", store=str(tmp_path / "s"), alert_margin=0.08)
+    n = 24
+    for i in range(n):
+        assert httpx.post(url + "/v1/chat/completions", json=chat(f"Give three figures about topic {i}.")).is_success
+    httpx.post(url + "/v1/chat/completions", json={**chat("sampled"), "temperature": 0.7})
+    settled(app)
+    app.state.cache_seconds = 0
+    _, families = scrape(url)
+    assert {name: families[name].type for name in FAMILIES} == FAMILIES
+
+    assert value(families, "shadowdiff_requests", route="chat", status_class="2xx") == n + 1
+    changed = sum(value(families, "shadowdiff_pairs", outcome=o, comparable="true") for o in ("near", "divergent"))
+    comparable = sum(value(families, "shadowdiff_pairs", outcome=o, comparable="true")
+                     for o in ("identical", "equivalent", "near", "divergent"))
+    assert comparable == n and changed > n / 3                     # fp8-heavy changes many answers
+    assert value(families, "shadowdiff_pairs", comparable="false") == 1
+    # every comparable request also went to the replica; the sampled one did not
+    noise = {s.labels["outcome"]: s.value for s in families["shadowdiff_noise_pairs"].samples
+             if s.name.endswith("_total")}
+    assert sum(noise.values()) == n and noise["identical"] >= n * 0.8
+    changed_all = changed + value(families, "shadowdiff_pairs", outcome="equivalent", comparable="true")
+    assert value(families, "shadowdiff_pair_first_divergence_characters",
+                 "shadowdiff_pair_first_divergence_characters_count") == changed_all
+    assert value(families, "shadowdiff_pair_signals", kind="divergence") == changed_all
+    for side in ("baseline", "candidate", "replica"):
+        assert value(families, "shadowdiff_upstream_output_tokens", side=side) > 0
+        assert value(families, "shadowdiff_upstream_generation_seconds", side=side) > 0
+    assert value(families, "shadowdiff_model_pair_info", baseline=baseline.removeprefix("http://"),
+                 candidate=FP8) == 1
+    assert value(families, "shadowdiff_alert_divergence_margin_ratio") == 0.08
+    assert value(families, "shadowdiff_build_info") == 1
+
+    # the review queue and verdicts come from the store
+    wait_for(lambda: value(scrape(url)[1], "shadowdiff_review_queue_pairs") == changed)
+    store = Store.open(tmp_path / "s")
+    queue = ReviewQueue(store)
+    first = queue.page(Filters(outcome="divergent"))[0]["id"]
+    queue.add_review(first, "ana", "factual", "candidate")
+    _, families = scrape(url)
+    assert value(families, "shadowdiff_review_queue_pairs") == changed - 1
+    assert value(families, "shadowdiff_review_verdicts", verdict="factual", wrong_side="candidate") == 1
+    assert value(families, "shadowdiff_review_verdicts", verdict="wording", wrong_side="none") == 0
+    stored = list(store.pairs(store.latest_run("serve").id))  # type: ignore[union-attr]
+    assert all(p.row["noise_outcome"] is not None for p in stored if p.row["comparable"])
+    store.close()
+
+
+def test_promtool_finds_nothing_to_complain_about(start_simulator: Start, start_proxy: Start) -> None:
+    promtool = tool("promtool", "apt-get install prometheus")
+    baseline = start_simulator()
+    url, app = start_proxy(primary=baseline, shadow=start_simulator(served_model_names=(FP8,),
+                                                                    profile=profiles.builtin("fp8")),
+                           shadow_model=FP8)
+    for i in range(5):
+        httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}"))
+    settled(app)
+    text, _ = scrape(url)
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0 and not checked.stdout.strip() and not checked.stderr.strip(), \
+        checked.stdout + checked.stderr
+
+
+def test_several_workers_count_once(start_simulator: Start, tmp_path: Path) -> None:
+    baseline = start_simulator()
+    candidate = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "shadowdiff", "serve", "--primary", baseline, "--shadow", candidate,
+         "--shadow-model", FP8, "--workers", "2", "--port", str(port), "--store", str(tmp_path / "s"),
+         "--keep-rate", "1"], env=env, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/healthz", process)
+        n = 40
+        for i in range(n):
+            # a connection each, so that both workers take requests
+            with httpx.Client() as client:
+                assert client.post(url + "/v1/chat/completions", json=chat(f"topic {i}")).is_success
+        store = Store.open(tmp_path / "s")
+        runs = [r for r in store.runs() if r.kind == "serve"]
+        assert len(runs) == 2                              # one per worker
+        wait_for(lambda: sum(store.count_pairs(r.id) for r in runs) == n, seconds=20)
+        store.close()
+        for _ in range(4):                                 # whichever worker answers, the sum is the same
+            _, families = scrape(url)
+            assert value(families, "shadowdiff_requests", route="chat", status_class="2xx") == n
+            assert value(families, "shadowdiff_pairs") == n
+            assert value(families, "shadowdiff_build_info") == 1
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err.decode()
