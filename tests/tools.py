@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +21,8 @@ def required() -> bool:
 
 def tool(name: str, hint: str) -> str:
     """The path of ``name`` (a command or a path); skips, or fails under CI, without it."""
-    found = shutil.which(name)
+    # (tools installed from PyPI live beside this interpreter, which need not be on PATH)
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
     if found is None:
         if required():
             pytest.fail(f"{name} is required here (SHADOWDIFF_REQUIRE_TOOLS=1): {hint}")

