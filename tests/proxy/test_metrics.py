@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -138,10 +139,15 @@ def test_several_workers_count_once(start_simulator: Start, tmp_path: Path) -> N
         wait_for(lambda: sum(store.count_pairs(r.id) for r in runs) == n, seconds=20)
         store.close()
         for _ in range(4):                                 # whichever worker answers, the sum is the same
-            _, families = scrape(url)
+            text, families = scrape(url)
             assert value(families, "shadowdiff_requests", route="chat", status_class="2xx") == n
             assert value(families, "shadowdiff_pairs") == n
             assert value(families, "shadowdiff_build_info") == 1
+            assert value(families, "shadowdiff_shadow_requests_in_flight") == 0
+        promtool = shutil.which("promtool")
+        if promtool:                                       # the multiprocess exposition is clean too
+            checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+            assert checked.returncode == 0 and not (checked.stdout + checked.stderr).strip(), checked.stdout
     finally:
         process.terminate()
         _, err = process.communicate(timeout=30)
