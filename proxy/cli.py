@@ -67,6 +67,8 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--replica-model", default=None, help="The model name the replica serves (default: the baseline's).")
 @option("--replica-rate", default=0.1, show_default=True,
         help="Share of comparable mirrored requests also sent to the replica.")
+@option("--replica-api-key", default=None,
+        help="Bearer token for the replica (default: the baseline's credentials).")
 @option("--sample-rate", default=1.0, show_default=True, help="Share of requests mirrored.")
 @option("--sample-header", default=None,
         help="Sample consistently by hashing this header (e.g. a session id).")

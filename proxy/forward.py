@@ -327,6 +327,7 @@ class _Request:
         if plan.replica_body is not None:
             replica = asyncio.get_running_loop().create_task(
                 f.mirror.call_replica(plan, self.path, self.query, self.headers))
+            replica.add_done_callback(lambda _: f.mirror.release_replica(plan))
         self.primary = asyncio.get_running_loop().create_future()
         f.pairs.track(self.key, self.path, plan, self.primary, shadow, replica)
 

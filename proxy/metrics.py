@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
@@ -185,7 +187,30 @@ def exposition(metrics: ProxyMetrics, state: StateCollector) -> bytes:
     """The text a scrape gets: this process's series, or every worker's when there are several."""
     if multiprocess_dir() is None:
         return generate_latest(metrics.registry)
+    _forget_dead_workers(multiprocess_dir() or "")
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     registry.register(state)
     return generate_latest(registry)
+
+
+_LIVE_GAUGE_FILE = re.compile(r"^gauge_live\w+?_(\d+)\.db$")
+
+
+def _forget_dead_workers(directory: str) -> None:
+    """Drop the live gauges of workers that died without a clean shutdown.
+
+    A worker killed (OOM, SIGKILL) never runs ``mark_process_dead``; uvicorn starts a
+    new one, and the dead one's in-flight gauge would stay in the sum for good.
+    """
+    for path in Path(directory).glob("gauge_live*.db"):
+        match = _LIVE_GAUGE_FILE.match(path.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
+        except PermissionError:
+            pass   # alive, someone else's

@@ -66,6 +66,8 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
     print(f"shadowdiff serve: http://{host}:{port} -> {settings.primary} ({settings.primary_side.value}){shadow}"
           + (f", {workers} workers" if workers > 1 else ""), file=sys.stderr, flush=True)
     if workers == 1:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            _metrics_directory()     # given anyway: start from a clean one
         uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level)).run()
         return
     if settings.capture is not None:

@@ -57,6 +57,7 @@ class ProxySettings:
     replica: str | None = None             # a second baseline: the noise floor
     replica_model: str | None = None       # the model name the replica serves (default: the baseline's)
     replica_rate: float = 0.1              # share of comparable mirrored requests also sent to the replica
+    replica_api_key: str | None = None     # bearer token for the replica (default: the baseline's credentials)
     sample_rate: float = 1.0
     sample_header: str | None = None       # hash this header for consistent sampling
     max_shadow_in_flight: int = 64
@@ -101,6 +102,14 @@ class ProxySettings:
     @property
     def shadow_side(self) -> Side:
         return Side.CANDIDATE if self.primary_side is Side.BASELINE else Side.BASELINE
+
+    @property
+    def replica_key(self) -> str | None:
+        """The replica stands beside the baseline: it gets the baseline's credentials —
+        the client's when the baseline is the primary, ``shadow_api_key`` when it is the shadow."""
+        if self.replica_api_key is not None:
+            return self.replica_api_key
+        return self.shadow_api_key if self.primary_side is Side.CANDIDATE else None
 
     def model_of(self, side: Side) -> str | None:
         """The model name configured for a side (None: the client's, untouched)."""

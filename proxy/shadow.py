@@ -42,6 +42,7 @@ class Plan:
     comparable: bool
     holds_slot: bool = True      # one of the ``max_shadow_in_flight`` places, until released
     replica_body: bytes | None = None   # also sent to the replica (the noise floor), if set
+    holds_replica_slot: bool = False    # one of the replica's places, until released
 
 
 def is_comparable(request: dict[str, Any]) -> bool:
@@ -74,17 +75,21 @@ class Mirror:
         self.replica_in_flight = 0   # bounded like the shadow's, separately
         self._rng = random.Random()
         self.session: aiohttp.ClientSession | None = None
+        self.replica_session: aiohttp.ClientSession | None = None
 
     def open(self) -> None:
-        """Create the shadow's connection pool (inside the running event loop)."""
-        connector = aiohttp.TCPConnector(limit=self.settings.max_shadow_in_flight, ttl_dns_cache=60)
-        self.session = aiohttp.ClientSession(
-            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"))
+        """Create the shadow's connection pool, and the replica's (inside the running event loop).
+
+        Separate pools: a slow replica must not take the connections the shadow needs.
+        """
+        self.session = _pool(self.settings.max_shadow_in_flight)
+        if self.settings.replica is not None:
+            self.replica_session = _pool(self.settings.max_shadow_in_flight)
 
     async def close(self) -> None:
-        if self.session is not None:
-            await self.session.close()
+        for session in (self.session, self.replica_session):
+            if session is not None:
+                await session.close()
 
     def wanted(self, method: str, path: str) -> bool:
         """Whether a request is a candidate for mirroring at all (cheap, before the body)."""
@@ -143,12 +148,19 @@ class Mirror:
                 or self._rng.random() >= s.replica_rate):
             return None
         model = s.model_of(Side.REPLICA)
-        if model is None:
-            return body
         try:
-            return orjson.dumps({**plan.request, "model": model})
+            replica_body = body if model is None else orjson.dumps({**plan.request, "model": model})
         except orjson.JSONEncodeError:
             return None
+        # reserved now, like the shadow's place (see ``plan``)
+        self.replica_in_flight += 1
+        plan.holds_replica_slot = True
+        return replica_body
+
+    def release_replica(self, plan: Plan) -> None:
+        if plan.holds_replica_slot:
+            plan.holds_replica_slot = False
+            self.replica_in_flight -= 1
 
     def release(self, plan: Plan) -> None:
         """Give back the plan's place (once, however the shadow request ended)."""
@@ -161,27 +173,27 @@ class Mirror:
         """The shadow's answer and the metrics reason (``ok`` or why it failed)."""
         s = self.settings
         assert s.shadow is not None
+        assert self.session is not None
         try:
-            return await self._call(s.shadow, Answer(s.shadow_side, s.shadow_model), plan.body, plan.stream,
-                                    path, query, headers, s.shadow_api_key)
+            return await self._call(self.session, s.shadow, Answer(s.shadow_side, s.shadow_model), plan.body,
+                                    plan.stream, path, query, headers, s.shadow_api_key)
         finally:
             self.release(plan)
 
     async def call_replica(self, plan: Plan, path: str, query: str,
                            headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
-        """The replica's answer (the client's headers, like the primary it stands beside)."""
+        """The replica's answer, sent with the baseline's credentials."""
         s = self.settings
-        assert s.replica is not None and plan.replica_body is not None
-        self.replica_in_flight += 1
+        assert s.replica is not None and plan.replica_body is not None and self.replica_session is not None
         try:
-            return await self._call(s.replica, Answer(Side.REPLICA, s.model_of(Side.REPLICA)), plan.replica_body,
-                                    plan.stream, path, query, headers, None)
+            return await self._call(self.replica_session, s.replica, Answer(Side.REPLICA, s.model_of(Side.REPLICA)),
+                                    plan.replica_body, plan.stream, path, query, headers, s.replica_key)
         finally:
-            self.replica_in_flight -= 1
+            self.release_replica(plan)
 
-    async def _call(self, base_url: str, failed: Answer, body: bytes, stream: bool, path: str, query: str,
-                    headers: list[tuple[bytes, bytes]], api_key: str | None) -> tuple[Answer, str]:
-        assert self.session is not None
+    async def _call(self, session: aiohttp.ClientSession, base_url: str, failed: Answer, body: bytes, stream: bool,
+                    path: str, query: str, headers: list[tuple[bytes, bytes]],
+                    api_key: str | None) -> tuple[Answer, str]:
         url = URL(base_url.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
         sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
                 if k.lower() not in HOP_BY_HOP and k.lower() != b"content-length"
@@ -193,7 +205,7 @@ class Mirror:
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
-            async with self.session.post(url, data=body, headers=sent, timeout=timeout) as response:
+            async with session.post(url, data=body, headers=sent, timeout=timeout) as response:
                 if response.status != 200:
                     text = (await response.content.read(_ERROR_BODY_LIMIT)).decode("utf-8", "replace")
                     return replace(failed, status=response.status,
@@ -225,6 +237,13 @@ class Mirror:
                 "incomplete" if reading.error.startswith("the stream ended") else "malformed")
             return answer, reason
         return answer, "ok"
+
+
+def _pool(limit: int) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=limit, ttl_dns_cache=60), auto_decompress=False,
+        cookie_jar=aiohttp.DummyCookieJar(), skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept",
+                                                                "Content-Type"))
 
 
 def read_answer(raw: bytes, stream: bool) -> Reading:

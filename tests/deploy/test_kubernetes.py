@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -72,11 +73,14 @@ def test_the_pieces_are_wired_together(rendered: tuple[Path, Any]) -> None:
     assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert pod["spec"]["terminationGracePeriodSeconds"] > 30          # more than the drain timeout
-    secret_keys = set(docs["Secret"]["stringData"])
-    from_secret = {e["name"]: e["valueFrom"]["secretKeyRef"]["key"] for e in container["env"]}
-    assert from_secret == {"SHADOWDIFF_STORE": "database-url", "SHADOWDIFF_REVIEW_TOKEN": "review-token"}
-    assert set(from_secret.values()) <= secret_keys
-    assert docs["Secret"]["stringData"]["database-url"].startswith("postgresql://")   # replicas share it
+    secret = {k: base64.b64decode(v).decode() for k, v in docs["Secret"]["data"].items()}
+    refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in container["env"]}
+    assert {k: r["key"] for k, r in refs.items()} == {"SHADOWDIFF_STORE": "database-url",
+                                                       "SHADOWDIFF_REVIEW_TOKEN": "review-token"}
+    assert {r["name"] for r in refs.values()} == {docs["Secret"]["metadata"]["name"]}
+    assert {r["key"] for r in refs.values()} <= set(secret)
+    assert secret["database-url"].startswith("postgresql://")          # every replica shares it
     config = docs["ConfigMap"]["data"]
     assert set(config) <= SERVE_VARIABLES
-    assert container["envFrom"][0]["configMapRef"]["name"] == docs["ConfigMap"]["metadata"]["name"]
+    # generated names carry a hash of the content: a changed setting rolls the pods
+    assert container["envFrom"][0]["configMapRef"]["name"] == docs["ConfigMap"]["metadata"]["name"] != "shadowdiff"

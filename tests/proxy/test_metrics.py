@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from proxy.records import Side
 from proxy.store import Store
 from proxy.store.review import Filters, ReviewQueue
 from simulator import profiles
@@ -152,3 +153,66 @@ def test_several_workers_count_once(start_simulator: Start, tmp_path: Path) -> N
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err.decode()
+
+
+def test_a_hanging_replica_never_costs_the_shadow(start_simulator: Start, start_proxy: Start) -> None:
+    from simulator.faults import Fault, FaultSettings
+
+    baseline = start_simulator()
+    candidate = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    replica = start_simulator(faults=FaultSettings(rates={Fault.HANG: 1.0}, hang_seconds=30))
+    url, app = start_proxy(primary=baseline, shadow=candidate, shadow_model=FP8, replica=replica, replica_rate=1.0,
+                           max_shadow_in_flight=2, shadow_timeout=2.0)
+    n = 6
+    for i in range(n):
+        assert httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}")).is_success
+    settled(app)
+    _, families = scrape(url)
+    assert value(families, "shadowdiff_shadow_requests", result="mirrored") == n
+    assert value(families, "shadowdiff_shadow_requests", result="failed") == 0
+    # two replica calls held its two places until they timed out; the rest were not sent
+    assert value(families, "shadowdiff_noise_pairs", outcome="error") == 2
+    assert value(families, "shadowdiff_noise_pairs") == 2
+    assert app.mirror.replica_in_flight == 0 and app.mirror.in_flight == 0
+
+
+def test_the_replica_gets_the_baselines_credentials(start_simulator: Start, start_proxy: Start) -> None:
+    baseline = start_simulator(api_keys=("base-key",))
+    candidate = start_simulator(served_model_names=(FP8,), api_keys=("cand-key",))
+    url, app = start_proxy(primary=candidate, primary_side=Side.CANDIDATE, shadow=baseline, shadow_api_key="base-key",
+                           shadow_model="Qwen/Qwen3-8B", replica=baseline, replica_rate=1.0)
+    for i in range(4):
+        response = httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}", model=FP8),
+                              headers={"authorization": "Bearer cand-key"})
+        assert response.is_success
+    settled(app)
+    _, families = scrape(url)
+    assert value(families, "shadowdiff_noise_pairs", outcome="identical") == 4
+
+
+def test_a_killed_workers_in_flight_requests_leave_the_sum(tmp_path: Path) -> None:
+    """A worker that dies without shutting down (SIGKILL, OOM) must not count forever."""
+    from prometheus_client import CollectorRegistry, multiprocess
+
+    from proxy.metrics import _forget_dead_workers
+
+    worker = ("from proxy.metrics import ProxyMetrics\n"
+              "m = ProxyMetrics()\nm.shadow_in_flight.inc(3)\nimport os\nos._exit(0)\n")
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", worker], env=env, check=True)
+    survivor = subprocess.Popen([sys.executable, "-c", worker.replace("os._exit(0)", "import time; time.sleep(30)")],
+                                env=env)
+    try:
+        wait_for(lambda: len(list(tmp_path.glob("gauge_livesum_*.db"))) == 2)
+
+        def in_flight() -> float:
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry, path=str(tmp_path))  # type: ignore[no-untyped-call]
+            return float(registry.get_sample_value("shadowdiff_shadow_requests_in_flight") or 0)
+
+        assert in_flight() == 6
+        _forget_dead_workers(str(tmp_path))
+        assert in_flight() == 3                            # the living worker's still count
+    finally:
+        survivor.kill()
+        survivor.wait()
