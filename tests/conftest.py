@@ -1,15 +1,24 @@
+"""Fixtures shared by the tests: simulators, proxies and stores, on real sockets and databases."""
+
 from __future__ import annotations
 
+import contextlib
+import os
+import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from proxy.store import Store, database_url
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 from tests.servers import HTTP, serve_app
 
 MODEL = "Qwen/Qwen3-8B"
+POSTGRES = os.environ.get("SHADOWDIFF_TEST_POSTGRES")
 
 
 @pytest.fixture(autouse=True)
@@ -61,3 +70,31 @@ def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
     yield start
     for context in reversed(stack):
         context.__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A new, empty database on the PostgreSQL server of SHADOWDIFF_TEST_POSTGRES (the
+    test is skipped without one); yields its URL and drops it afterwards."""
+    if not POSTGRES:
+        pytest.skip("set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
+    name = f"shadowdiff_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(database_url(POSTGRES), isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield POSTGRES.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as c:
+            c.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh store: SQLite always, PostgreSQL (a database of its own) when a URL is given."""
+    with contextlib.ExitStack() as stack:
+        location = str(tmp_path) if request.param == "sqlite" else stack.enter_context(postgres_database())
+        opened = Store.open(location)
+        yield opened
+        opened.close()

@@ -200,10 +200,12 @@ def test_a_killed_workers_in_flight_requests_leave_the_sum(tmp_path: Path) -> No
               "m = ProxyMetrics()\nm.shadow_in_flight.inc(3)\nimport os\nos._exit(0)\n")
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-c", worker], env=env, check=True)
-    survivor = subprocess.Popen([sys.executable, "-c", worker.replace("os._exit(0)", "import time; time.sleep(30)")],
-                                env=env)
+    # the survivor says when it has counted (its file exists before the increment)
+    lives_on = worker.replace("os._exit(0)", "print('counted', flush=True)\nimport time; time.sleep(30)")
+    survivor = subprocess.Popen([sys.executable, "-c", lives_on], env=env, stdout=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: len(list(tmp_path.glob("gauge_livesum_*.db"))) == 2)
+        assert survivor.stdout is not None and survivor.stdout.readline() == "counted\n"
+        assert len(list(tmp_path.glob("gauge_livesum_*.db"))) == 2
 
         def in_flight() -> float:
             registry = CollectorRegistry()

@@ -13,7 +13,7 @@ from proxy.records import Side, Verdict
 from proxy.store import Store
 from proxy.store.review import Filters, ReviewQueue
 from shadowdiff.errors import InputError
-from tests.proxy.conftest import POSTGRES
+from tests.conftest import postgres_database
 from tests.proxy.factories import fill, pair
 
 
@@ -106,24 +106,12 @@ def test_bad_verdicts_are_refused(store: Store, verdict: str, side: str | None, 
 
 
 def test_two_proxy_processes_write_to_one_postgresql_store(tmp_path: Path) -> None:
-    if not POSTGRES:
-        pytest.skip("set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
-    import uuid
-
-    import sqlalchemy as sa
-
-    from proxy.store import database_url
     from simulator import profiles
     from simulator.app import build_app
     from simulator.settings import SimulatorSettings
     from tests.servers import HTTP, serve_app, shadowdiff_process, wait_ready
 
-    name = f"shadowdiff_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(database_url(POSTGRES), isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = POSTGRES.rsplit("/", 1)[0] + "/" + name
-    try:
+    with postgres_database() as url:
         with serve_app(build_app(SimulatorSettings())) as primary, \
                 serve_app(build_app(SimulatorSettings(profile=profiles.builtin("fp8-heavy")))) as shadow:
             args = ["serve", "--primary", primary, "--shadow", shadow, "--store", url, "--keep-rate", "1"]
@@ -157,9 +145,5 @@ def test_two_proxy_processes_write_to_one_postgresql_store(tmp_path: Path) -> No
         assert len(runs) == 2
         assert sorted(store.count_pairs(r.id) for r in runs) == [25, 25]  # keep-rate 1: every pair
         store.close()
-    finally:
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
