@@ -82,50 +82,56 @@ class Acceptance:
 
 
 def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_errors: int = 0) -> Acceptance:
-    """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring)."""
+    """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring).
+
+    The pairs are counted by the database, grouped on the few columns the decision
+    needs, so deciding on a run of a million pairs holds a few dozen rows; only the
+    reviews (as many as people wrote) are read one by one.
+    """
     p, r = schema.pairs.c, schema.reviews.c
+    reviewed = sa.select(r.pair_id).distinct().subquery()
+    is_reviewed = reviewed.c.pair_id.is_not(None).label("reviewed")
+    group = (p.outcome, p.comparable, p.suggested, p.judge_verdict, p.judge_wrong_side)
     with store.engine.connect() as c:
-        pairs = c.execute(sa.select(p.id, p.key, p.outcome, p.comparable, p.suggested, p.judge_verdict,
-                                    p.judge_wrong_side)
-                          .where(p.run_id == run_id)).all()
-        reviews = c.execute(sa.select(r.pair_id, r.reviewer, r.verdict, r.wrong_side, r.note, r.id)
+        groups = c.execute(sa.select(*group, is_reviewed, sa.func.count().label("n"))
+                           .select_from(schema.pairs.outerjoin(reviewed, reviewed.c.pair_id == p.id))
+                           .where(p.run_id == run_id)
+                           .group_by(*group, reviewed.c.pair_id.is_not(None))).all()
+        reviews = c.execute(sa.select(r.pair_id, p.key, r.reviewer, r.verdict, r.wrong_side, r.note, r.id)
                             .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
                             .where(p.run_id == run_id).order_by(r.id)).all()
-    by_pair: dict[int, list[Any]] = {}
-    for review in reviews:
-        by_pair.setdefault(review.pair_id, []).append(review)
     result = Acceptance(Decision.PASS)
     verdicts: Counter[str] = Counter()
     suggested: Counter[str] = Counter()
     judged: Counter[str] = Counter()
-    keys = {row.id: row.key for row in pairs}
-    for row in pairs:
+    for row in groups:
+        n = row.n
         if row.outcome == "identical":
-            result.identical += 1
+            result.identical += n
         elif row.outcome == "error":
-            result.errors += 1
+            result.errors += n
         elif not row.comparable:
-            result.sampled += 1
-        elif row.outcome == "equivalent" and row.id not in by_pair:
-            result.equivalent += 1
+            result.sampled += n
+        elif row.outcome == "equivalent" and not row.reviewed:
+            result.equivalent += n
         if row.outcome in NEEDS_REVIEW and row.comparable:
-            result.needs_review += 1
-            if row.id not in by_pair:
-                result.unreviewed += 1
-                suggested[row.suggested or "unknown"] += 1
+            result.needs_review += n
+            if not row.reviewed:
+                result.unreviewed += n
+                suggested[row.suggested or "unknown"] += n
                 if row.judge_verdict:
                     factual = row.judge_verdict == Verdict.FACTUAL.value and row.judge_wrong_side
                     wrong = f" ({row.judge_wrong_side} wrong)" if factual else ""
-                    judged[row.judge_verdict + wrong] += 1
-        given = by_pair.get(row.id)
-        if given:
-            kinds = {Verdict(g.verdict) for g in given}
-            result.disagreements += len(kinds) > 1
-            verdicts[max(kinds, key=lambda v: _SEVERITY[v]).value] += 1
+                    judged[row.judge_verdict + wrong] += n
+    by_pair: dict[int, set[Verdict]] = {}
     for review in reviews:
+        by_pair.setdefault(review.pair_id, set()).add(Verdict(review.verdict))
         if review.verdict == Verdict.FACTUAL.value and review.wrong_side == Side.CANDIDATE.value:
-            result.factual.append({"pair_id": review.pair_id, "key": keys.get(review.pair_id),
+            result.factual.append({"pair_id": review.pair_id, "key": review.key,
                                    "reviewer": review.reviewer, "note": review.note})
+    for kinds in by_pair.values():
+        result.disagreements += len(kinds) > 1
+        verdicts[max(kinds, key=lambda v: _SEVERITY[v]).value] += 1
     result.verdicts = dict(verdicts)
     result.suggested_unreviewed = dict(suggested)
     result.judge_unreviewed = dict(judged)

@@ -1,14 +1,12 @@
 """The numbers of a run: outcomes, noise floor, similarity, categories, speed per side.
 
-Computed in one streamed pass over the store, so a run of any size summarizes in
-memory proportional to its number of categories (plus one float per answer for the
-latency percentiles, held in compact arrays).
+Computed in one streamed pass over the store (and percentiles sorted by the
+database), so a run of any size summarizes in memory proportional to its number of
+categories.
 """
 
 from __future__ import annotations
 
-import math
-from array import array
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -22,13 +20,6 @@ METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a)
 OUTCOMES = [o.value for o in Outcome]
 # Finer near 1, where quantization drift lives.
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
-
-
-def _percentile(values: array[float], p: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
 @dataclass
@@ -106,7 +97,6 @@ def summarize(store: Store, run_id: str) -> Summary:
     bins = [0] * (len(BINS) - 1)
     categories: dict[str, CategoryRow] = {}
     sides: dict[Side, SideStats] = {}
-    samples: dict[Side, tuple[array[float], array[float], array[float]]] = {}
     total = comparable = 0
     for pair in store.pairs(run_id):
         total += 1
@@ -126,23 +116,15 @@ def summarize(store: Store, run_id: str) -> Summary:
             row.similarity_n += 1
         for side, answer in pair.answers.items():
             stats = sides.setdefault(side, SideStats())
-            ttfts, latencies, rates = samples.setdefault(side, (array("d"), array("d"), array("d")))
             stats.requests += 1
             if not answer.ok:
                 stats.errors += 1
                 continue
             stats.output_tokens += answer.completion_tokens or 0
-            if answer.ttft is not None:
-                ttfts.append(answer.ttft)
-            if answer.duration is not None:
-                latencies.append(answer.duration)
-            if (rate := answer.tokens_per_second) is not None:
-                rates.append(rate)
-    for side, (ttfts, latencies, rates) in samples.items():
-        stats = sides[side]
-        stats.ttft_p50, stats.ttft_p95 = _percentile(ttfts, 50), _percentile(ttfts, 95)
-        stats.latency_p50, stats.latency_p95 = _percentile(latencies, 50), _percentile(latencies, 95)
-        stats.tokens_per_second_p50 = _percentile(rates, 50)
+    for side, stats in sides.items():
+        stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
+        stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
+        (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
         run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
         pairs=total, outcomes=dict(outcomes), comparable=comparable,

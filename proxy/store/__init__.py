@@ -5,16 +5,20 @@ or a database URL (``sqlite:///…``, ``postgresql://…``). The schema is versi
 Alembic migrations that run on open (under an advisory lock on PostgreSQL, so that
 several proxy replicas starting at once migrate once).
 
-Writes are synchronous and committed one pair per transaction, so a pair is in the
-store whole or not at all: a process killed at any moment loses at most the pairs
-still in flight, and ``(run_id, key)`` is unique, so nothing is stored twice. Async
-callers run these methods in a thread (``asyncio.to_thread``).
+Writes are synchronous, and a pair's row and answers are committed together (a batch
+of pairs shares a transaction), so a pair is in the store whole or not at all: a
+process killed at any moment loses at most the pairs still in flight, and
+``(run_id, key)`` is unique, so nothing is stored twice. Async callers run these
+methods in a thread (``asyncio.to_thread``) or through ``writer.PairWriter``. Reads
+that cover a whole run page by key or let the database aggregate, so their memory
+does not grow with the run.
 """
 
 from __future__ import annotations
 
+import math
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -35,6 +39,26 @@ from shadowdiff.errors import ConfigError
 
 STORE_FILE = "shadowdiff.sqlite"
 _MIGRATION_LOCK = 7_361_942  # any constant: the advisory lock id used while migrating
+
+
+def _tokens_per_second() -> sa.ColumnElement[Any]:
+    """``Answer.tokens_per_second`` as SQL (NULL where the property is None)."""
+    a = schema.answers.c
+    decode = a.duration - sa.func.coalesce(a.ttft, 0.0)
+    return sa.case(
+        (sa.or_(a.completion_tokens.is_(None), a.completion_tokens == 0, a.duration.is_(None)), sa.null()),
+        (sa.and_(a.completion_tokens > 1, decode > 0), sa.cast(a.completion_tokens - 1, sa.Float) / decode),
+        (a.duration > 0, sa.cast(a.completion_tokens, sa.Float) / a.duration),
+        else_=sa.null(),
+    )
+
+
+# The order of the side-by-side view: errors first, then the most different.
+_WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
+
+_MEASURES: dict[str, sa.ColumnElement[Any]] = {
+    "ttft": schema.answers.c.ttft, "duration": schema.answers.c.duration, "tokens_per_second": _tokens_per_second(),
+}
 
 
 @dataclass(frozen=True)
@@ -246,20 +270,42 @@ class Store:
             last = (rows[-1]["seq"], rows[-1]["id"])
 
     def pairs_worst_first(self, run_id: str, batch: int = 200) -> Iterator[StoredPair]:
-        """The run's non-identical pairs: errors, then by similarity, lowest first."""
-        rank = sa.case({"error": 0, "divergent": 1, "near": 2, "equivalent": 3}, value=schema.pairs.c.outcome,
-                       else_=4)
-        offset = 0
-        while True:
-            query = (schema.pairs.select().where(schema.pairs.c.run_id == run_id,
-                                                 schema.pairs.c.outcome != "identical")
-                     .order_by(rank, sa.func.coalesce(schema.pairs.c.similarity, -1.0), schema.pairs.c.seq)
-                     .limit(batch).offset(offset))
-            rows = self._with_answers(query)
-            if not rows:
-                return
+        """The run's non-identical pairs: errors, then by similarity, lowest first.
+
+        Paged by key (the last row's sort key), not by offset, so that reading all
+        of a run's changed pairs costs one sort per page rather than one per row read
+        so far.
+        """
+        p = schema.pairs.c
+        rank = sa.case(_WORST_FIRST, value=p.outcome, else_=len(_WORST_FIRST))
+        order = (rank, sa.func.coalesce(p.similarity, -1.0), p.seq, p.id)
+        query = schema.pairs.select().where(p.run_id == run_id, p.outcome != "identical").order_by(*order)
+        rows = self._with_answers(query.limit(batch))
+        while rows:
             yield from rows
-            offset += len(rows)
+            last = rows[-1]
+            after = (_WORST_FIRST.get(last["outcome"], len(_WORST_FIRST)),
+                     -1.0 if last["similarity"] is None else last["similarity"], last["seq"], last["id"])
+            rows = self._with_answers(query.where(sa.tuple_(*order) > sa.tuple_(*map(sa.literal, after)))
+                                      .limit(batch))
+
+    def percentiles(self, run_id: str, side: Side, measure: str, ps: Sequence[float]) -> list[float | None]:
+        """Nearest-rank percentiles of one measure of a side's answers (``ttft``,
+        ``duration`` or ``tokens_per_second``), over the answers that succeeded.
+
+        The database sorts, so that a run of any size summarizes in constant memory.
+        """
+        a, p = schema.answers.c, schema.pairs.c
+        value = _MEASURES[measure]
+        where = (p.run_id == run_id, a.side == side.value, a.error.is_(None), value.is_not(None))
+        source = schema.answers.join(schema.pairs, a.pair_id == p.id)
+        with self.engine.connect() as c:
+            n = int(c.execute(sa.select(sa.func.count()).select_from(source).where(*where)).scalar_one())
+            if not n:
+                return [None for _ in ps]
+            return [float(c.execute(sa.select(value).select_from(source).where(*where).order_by(value)
+                                    .offset(min(n - 1, max(0, math.ceil(q / 100 * n) - 1))).limit(1))
+                          .scalar_one()) for q in ps]
 
     def _with_answers(self, query: sa.Select[Any]) -> list[StoredPair]:
         with self.engine.connect() as c:

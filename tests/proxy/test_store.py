@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import random
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from proxy.compare import compare
+from proxy.compare import compare, error_comparison
 from proxy.records import Answer, Pair, Side
 from proxy.store import STORE_FILE, Store, database_url, schema
 from shadowdiff.errors import ConfigError
@@ -48,6 +50,59 @@ def test_round_trip(store: Store) -> None:
     assert loaded.settings["overrides"] == {"temperature": 0}
     latest = store.latest_run("replay")
     assert latest is not None and latest.id == run
+
+
+def test_worst_first_pages_by_key_across_ties_and_gaps(store: Store) -> None:
+    """Errors, then lowest similarity first; ties (equal or missing similarity) keep
+    log order, and no pair is lost or repeated at a page boundary."""
+    run = store.create_run("replay", {})
+    texts = ["a b c", "a b d", "a x y", "a b c", "q r s", "a b d", "a b c ", "a b d"]
+    pairs = [pair(f"k{i}", i, cand=t) for i, t in enumerate(texts)]
+    pairs.append(Pair("err", 8, "/v1/chat/completions", "p", {}, error_comparison(),
+                      {Side.BASELINE: Answer(Side.BASELINE, "m", "x"),
+                       Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")}))
+    store.add_pairs(run, pairs)
+    store.add_pairs(store.create_run("replay", {}), [pair("other", 0, cand="zzz")])   # another run's pair
+    rank = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
+    expected = sorted((p for p in pairs if p.comparison.outcome.value != "identical"),
+                      key=lambda p: (rank[p.comparison.outcome.value],
+                                     -1.0 if p.comparison.similarity is None else p.comparison.similarity, p.seq))
+    assert len(expected) == 7
+    for batch in (1, 2, 5, 200):
+        assert [p["key"] for p in store.pairs_worst_first(run, batch=batch)] == [p.key for p in expected]
+
+
+def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) -> None:
+    """The database computes ``Answer.tokens_per_second`` and the nearest-rank
+    percentiles the reports show; both must agree with the Python property."""
+    rng = random.Random(7)
+    run = store.create_run("replay", {})
+    candidates: list[Answer] = []
+    pairs = []
+    for i in range(60):
+        tokens = rng.choice([None, 0, 1, 2, 17, 256])
+        ttft = rng.choice([None, 0.0, 0.02, rng.random()])
+        duration = rng.choice([None, 0.0, 0.01, rng.random() * 3])
+        error = "HTTP 500" if i % 11 == 0 else None
+        cand = Answer(Side.CANDIDATE, "m", "x", "stop", 3, tokens, ttft, duration, 200, error=error)
+        candidates.append(cand)
+        pairs.append(Pair(f"k{i}", i, "/v1/chat/completions", "p", {}, compare("x", "x"),
+                          {Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: cand}))
+    store.add_pairs(run, pairs)
+
+    def nearest_rank(values: list[float], q: float) -> float | None:
+        ordered = sorted(values)
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))] if ordered else None
+
+    ok = [a for a in candidates if a.ok]
+    for measure, values in (("tokens_per_second", [a.tokens_per_second for a in ok]),
+                            ("ttft", [a.ttft for a in ok]), ("duration", [a.duration for a in ok])):
+        present = [v for v in values if v is not None]
+        assert len(present) > 10
+        every = tuple(range(0, 101, 2))   # with under 50 values, this reaches each of them
+        got = store.percentiles(run, Side.CANDIDATE, measure, every)
+        assert got == pytest.approx([nearest_rank(present, q) for q in every], rel=1e-9), measure
+    assert store.percentiles(run, Side.REPLICA, "ttft", (50,)) == [None]
 
 
 def test_migrations_build_exactly_the_schema(store: Store) -> None:

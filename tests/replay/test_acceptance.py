@@ -14,24 +14,30 @@ from proxy.store import Store
 from proxy.store.review import Filters, ReviewQueue
 from replay.acceptance import Decision, acceptance
 
+TEXTS = {
+    "same": ("The answer is 4.", "The answer is 4."),                       # identical
+    "drift": ("It is usually fine.", "It is typically fine."),              # divergent, wording
+    "flip": ("The total is 42 dollars.", "The total is 43 dollars."),       # near, a number changed
+    "label": ("Label: Positive", "Label: Negative"),                        # divergent, a label changed
+}
 
-def make_run(tmp_path: Path) -> tuple[Store, str, dict[str, int]]:
-    store = Store.open(tmp_path)
+
+def add_run(store: Store, texts: dict[str, tuple[str, str]], *, comparable: bool = True) -> tuple[str, dict[str, int]]:
     run = store.create_run("replay", {})
-    texts = {
-        "same": ("The answer is 4.", "The answer is 4."),
-        "drift": ("It is usually fine.", "It is typically fine."),
-        "flip": ("The total is 42 dollars.", "The total is 43 dollars."),
-        "label": ("Label: Positive", "Label: Negative"),
-    }
     pairs = []
     for i, (key, (a, b)) in enumerate(texts.items()):
         base, cand = Answer(Side.BASELINE, "m", a, "stop"), Answer(Side.CANDIDATE, "m", b, "stop")
         comparison = compare(a, b)
         pairs.append(Pair(key, i, "/v1/chat/completions", key, {}, comparison, {Side.BASELINE: base,
-                     Side.CANDIDATE: cand}, **triage_answers(base, cand, comparison, None)))
+                     Side.CANDIDATE: cand}, comparable=comparable, **triage_answers(base, cand, comparison, None)))
     store.add_pairs(run, pairs)
-    ids = {row["key"]: row["id"] for row in ReviewQueue(store).page(Filters(run_id=run))}
+    ids = {row["key"]: row["id"] for row in ReviewQueue(store).page(Filters(run_id=run), limit=1000)}
+    return run, ids
+
+
+def make_run(tmp_path: Path) -> tuple[Store, str, dict[str, int]]:
+    store = Store.open(tmp_path)
+    run, ids = add_run(store, TEXTS)
     return store, run, ids
 
 
@@ -101,3 +107,39 @@ def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
     assert acceptance(store, run).decision is Decision.INCOMPLETE
     assert acceptance(store, run, max_errors=1).decision is Decision.PASS
     store.close()
+
+
+def test_counts_on_every_database(store: Store) -> None:
+    """The decision is counted by the database: every kind of pair, reviewed or not, in
+    a run beside another run whose pairs and reviews must not leak into it."""
+    texts = {**TEXTS, "space": ("The answer is 4.", "The answer is 4. "),       # equivalent
+             "space2": ("It is 5.", "It is 5. "),                                 # equivalent, then reviewed
+             "same2": ("Yes.", "Yes."),
+             **{f"flip{i}": (f"The total is {i} dollars.", f"The total is {i + 1} dollars.") for i in range(5)}}
+    run, ids = add_run(store, texts)
+    other, other_ids = add_run(store, TEXTS)
+    sampled, _ = add_run(store, {"s": TEXTS["flip"]}, comparable=False)
+    queue = ReviewQueue(store)
+    queue.add_review(other_ids["flip"], "ana", "factual", "candidate", "in the other run")
+    queue.add_review(ids["space2"], "ana", "equivalent")
+    queue.add_review(ids["drift"], "ana", "wording")
+    queue.add_review(ids["drift"], "bob", "minor")
+    queue.set_judge(ids["flip0"], "factual", "candidate", "43 is wrong")
+    queue.set_judge(ids["flip1"], "equivalent", None, "the same")
+
+    result = acceptance(store, run)
+    assert result.decision is Decision.INCOMPLETE
+    assert (result.identical, result.equivalent, result.errors, result.sampled) == (2, 1, 0, 0)
+    assert (result.needs_review, result.unreviewed, result.disagreements) == (8, 7, 1)
+    assert result.verdicts == {"equivalent": 1, "minor": 1}
+    assert result.suggested_unreviewed == {"factual": 7}
+    assert result.judge_unreviewed == {"factual (candidate wrong)": 1, "equivalent": 1}
+    assert result.factual == []
+    assert "7 of 8 changed pairs are unreviewed (12 % reviewed" in result.text()
+
+    failing = acceptance(store, other, min_reviewed=0)
+    assert failing.decision is Decision.FAIL
+    assert failing.factual == [{"pair_id": other_ids["flip"], "key": "flip", "reviewer": "ana",
+                                "note": "in the other run"}]
+    assert acceptance(store, sampled).sampled == 1
+    assert acceptance(store, sampled).decision is Decision.PASS   # sampled pairs are not comparable
