@@ -17,6 +17,7 @@ from proxy.records import Side
 from proxy.store import Run, Store
 from replay import logs
 from replay.client import RetryPolicy, Upstream
+from replay.reports import SIDE_BY_SIDE, write_reports
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
 from shadowdiff.errors import ShadowdiffError
 
@@ -24,18 +25,30 @@ if TYPE_CHECKING:
     from replay.judge import JudgeTally
 
 
-class _KeepOr(click.ParamType):  # type: ignore[type-arg]
-    def __init__(self, kind: type[float] | type[int]) -> None:
+class _NumberOr(click.ParamType):  # type: ignore[type-arg]
+    """A number, or a word (``keep``, ``all``) that stands for None."""
+
+    def __init__(self, kind: type[float] | type[int], word: str = "keep") -> None:
         self.kind = kind
-        self.name = f"{kind.__name__}|keep"
+        self.word = word
+        self.name = f"{kind.__name__}|{word}"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if value is None or value == "keep":
+        if value is None or value == self.word:
             return None
         try:
-            return self.kind(value)
+            number = self.kind(value)
         except ValueError:
-            self.fail(f"{value!r} is not a number or 'keep'", param, ctx)
+            self.fail(f"{value!r} is not a number or {self.word!r}", param, ctx)
+        if number < 0:
+            self.fail(f"{value!r} is negative", param, ctx)
+        return number
+
+
+def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--side-by-side", type=_NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
+                        help="Changed pairs shown side by side in report.html/report.md, worst first ('all' for "
+                             "every one); every pair is in pairs.jsonl either way.")(f)
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
@@ -70,9 +83,9 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--endpoint", type=click.Choice(["chat", "completions"]), default="chat", show_default=True,
               help="Where plain prompts (text, JSON array, questions) are sent.")
 @click.option("--concurrency", default=8, show_default=True, help="Requests in flight per side.")
-@click.option("--temperature", type=_KeepOr(float), default="0", show_default=True,
+@click.option("--temperature", type=_NumberOr(float), default="0", show_default=True,
               help="Temperature for every request, or 'keep'.")
-@click.option("--max-tokens", type=_KeepOr(int), default="256", show_default=True,
+@click.option("--max-tokens", type=_NumberOr(int), default="256", show_default=True,
               help="Output token cap for every request, or 'keep'.")
 @click.option("--stream/--no-stream", default=True, show_default=True, help="Stream answers (with usage).")
 @click.option("--logprobs", default=2, show_default=True,
@@ -83,11 +96,12 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
 @click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
+@side_by_side_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
-           difflib_limit: int, timeout: float, retries: int, strict: bool) -> None:
+           difflib_limit: int, timeout: float, retries: int, strict: bool, side_by_side: int | None) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer."""
     try:
         settings = ReplaySettings(
@@ -101,14 +115,14 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
             retry=RetryPolicy(attempts=retries + 1),
         )
-        run_replay(settings, out, store, resume)
+        run_replay(settings, out, store, resume, side_by_side=side_by_side)
     except ShadowdiffError as exc:
         raise click.ClickException(str(exc)) from exc
 
 
-def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool) -> str:
+def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
+               side_by_side: int | None = SIDE_BY_SIDE) -> str:
     """Run a replay (new, or resumed) and write its reports; returns the run id."""
-    from replay.reports import write_reports
 
     fmt = settings.fmt or logs.detect(settings.log)
     store = Store.open(store_location or out)
@@ -122,7 +136,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         finally:
             bar.close()
         store.finish_run(run_id)
-        paths = write_reports(store, run_id, out)
+        paths = write_reports(store, run_id, out, side_by_side=side_by_side)
         click.echo(_closing_line(tally), err=True)
         click.echo(paths.summary_text)
         click.echo(f"\nreport: {paths.html}")
@@ -234,23 +248,25 @@ def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: s
 @click.option("--min-reviewed", default=1.0, show_default=True,
               help="Share of changed pairs that must have a verdict for PASS.")
 @click.option("--max-errors", default=0, show_default=True, help="Pairs that could not be compared, allowed.")
+@side_by_side_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
-           judge: str | None, judge_model: str | None, judge_api_key: str | None, judge_concurrency: int) -> None:
+           side_by_side: int | None, judge: str | None, judge_model: str | None, judge_api_key: str | None,
+           judge_concurrency: int) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE.
 
     PASS needs zero factual verdicts against the candidate and a verdict on every
     changed pair (or --min-reviewed of them). With --judge, an LLM judge first fills
     in suggestions for pairs that have none; suggestions never count toward PASS.
     """
-    from replay.reports import write_reports
 
     with _store_run(store, run_id) as (opened, run):
         if judge:
             _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
         target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
                          else Path("."))
-        paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors)
+        paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
+                              side_by_side=side_by_side)
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
     raise SystemExit(int(paths.acceptance.decision))
@@ -263,16 +279,16 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
 @click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
-def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int) -> None:
+@side_by_side_option
+def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int, side_by_side: int | None) -> None:
     """Compare two files of saved answers (A: baseline, B: candidate) and write the reports."""
     from replay.offline import compare_files
-    from replay.reports import write_reports
 
     try:
         store = Store.open(out)
         try:
             run_id, _, unmatched = compare_files(a, b, store, Thresholds(near=near, difflib_limit=difflib_limit))
-            paths = write_reports(store, run_id, out)
+            paths = write_reports(store, run_id, out, side_by_side=side_by_side)
         finally:
             store.close()
     except ShadowdiffError as exc:

@@ -5,13 +5,16 @@ scripts, every model output escaped), ``pairs.csv``, ``pairs.jsonl``, and the
 list-of-strings files ``baseline.texts.json`` / ``candidate.texts.json`` the manual
 check worked from. Every file is written to a temporary name and renamed into place,
 so a report is never half-written; pairs are streamed from the store, worst first for
-the side-by-side view.
+the side-by-side view, which shows the ``side_by_side`` worst (a report of 40,000
+diffs is not read by anyone, and a browser struggles to open it): every pair is in
+``pairs.jsonl`` and ``pairs.csv``, and in the review UI.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -26,6 +29,8 @@ from proxy.records import Side
 from proxy.store import Store, StoredPair
 from replay.acceptance import Acceptance, acceptance
 from replay.summary import OUTCOMES, Summary, summarize
+
+SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, worst first
 
 CSV_COLUMNS = [
     "key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char", "first_token",
@@ -84,9 +89,13 @@ def summary_text(s: Summary) -> str:
 
 
 def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float = 1.0,
-                  max_errors: int = 0) -> ReportPaths:
+                  max_errors: int = 0, side_by_side: int | None = SIDE_BY_SIDE) -> ReportPaths:
+    """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
+    shown side by side (None: all of them)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
+    changed = summary.pairs - summary.outcomes["identical"]
+    shown = changed if side_by_side is None else min(changed, side_by_side)
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors)
     with _atomic(out / "summary.json") as f:
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
@@ -96,18 +105,17 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, num=_num)
     text = summary_text(summary) + "\n" + verdict.text()
-    context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict}
-    with _atomic(out / "report.md") as f:
-        for piece in env.get_template("report.md.j2").generate(pairs=_diffs(store, run_id), **context):
-            f.write(piece)
-    with _atomic(out / "report.html") as f:
-        for piece in env.get_template("report.html.j2").generate(pairs=_diffs(store, run_id), **context):
-            f.write(piece)
+    context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
+               "shown": shown}
+    for name in ("report.md", "report.html"):
+        with _atomic(out / name) as f:
+            for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown), **context):
+                f.write(piece)
     return ReportPaths(out, text, verdict)
 
 
-def _diffs(store: Store, run_id: str) -> Iterator[dict[str, Any]]:
-    for pair in store.pairs_worst_first(run_id):
+def _diffs(store: Store, run_id: str, limit: int) -> Iterator[dict[str, Any]]:
+    for pair in itertools.islice(store.pairs_worst_first(run_id, batch=min(200, max(1, limit))), limit):
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
         left, right = word_diff(base.text if base else "", cand.text if cand else "")

@@ -227,6 +227,37 @@ def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) ->
     assert (tmp_path / "elsewhere" / "report.html").exists()
 
 
+def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(f"Question {i}: explain clouds." for i in range(12)) + "\n")
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides), out, None, resume=False, side_by_side=None)
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    changed = [r for r in rows if r["outcome"] != "identical"]
+    assert len(changed) >= 3
+    html = (out / "report.html").read_text()
+    assert html.count('<div class="pair">') == len(changed)
+    assert "worst of" not in html
+
+    def report(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out), *args], capture_output=True,
+                              text=True, timeout=60)
+
+    assert report("--side-by-side", "2").returncode == 2
+    html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
+    assert html.count('<div class="pair">') == 2
+    assert f"The 2 worst of {len(changed)} changed pairs" in html and f"The 2 worst of {len(changed)}" in md
+    worst = min(changed, key=lambda r: r["similarity"] if r["similarity"] is not None else -1.0)
+    assert f"<h3>{worst['key']} " in html
+    assert len((out / "pairs.jsonl").read_text().splitlines()) == 12    # every pair, whatever is shown
+    report("--side-by-side", "0")
+    html = (out / "report.html").read_text()
+    assert '<div class="pair">' not in html and "byte-for-byte identical" not in html
+    for bad, message in (("-1", "is negative"), ("many", "is not a number or 'all'")):
+        result = report("--side-by-side", bad)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
 def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     lines = 60
     log = tmp_path / "log.jsonl"
