@@ -116,6 +116,20 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         set_reviewer(response, request, reviewer)
         return response
 
+    async def logout_post(request: Request) -> Response:
+        # A POST with the CSRF field, so that another site cannot sign a reviewer out.
+        # The session is the same for every holder of the token: signing out forgets it
+        # in this browser; rotating the token is what locks everyone out.
+        try:
+            await form_of(request)
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403 if isinstance(exc, _Forbidden) else 400)
+        response = RedirectResponse(f"{prefix}/login", status_code=303)
+        for name in (SESSION_COOKIE, REVIEWER_COOKIE):
+            response.delete_cookie(name, path=prefix, httponly=True, samesite="strict",
+                                   secure=request.url.scheme == "https")
+        return response
+
     def filters(request: Request) -> Filters:
         q = request.query_params
         return Filters(run_id=q.get("run") or None, outcome=q.get("outcome") or None,
@@ -225,6 +239,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     routes = [
         Route(f"{prefix}/login", login, methods=["GET"]),
         Route(f"{prefix}/login", login_post, methods=["POST"]),
+        Route(f"{prefix}/logout", guarded(logout_post), methods=["POST"]),
         Route(f"{prefix}/", guarded(in_thread(index)), methods=["GET"]),
         Route(f"{prefix}", to_index),
         Route(f"{prefix}/pairs/{{pair_id:int}}", guarded(in_thread(pair_page)), methods=["GET"]),

@@ -142,6 +142,18 @@ def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tu
         (pid, reviews[pid][0].verdict.value, "ana") for pid in walked)
 
 
+def test_sign_out_then_the_queue_asks_for_the_token_again(page: Any, site: tuple[str, Store, str]) -> None:
+    base, _, _ = site
+    sign_in(page, base, "bea")
+    assert "reviewing as bea" in page.inner_text("header")
+    page.click("#signout")
+    page.wait_for_url(base + "/login")
+    assert page.context.cookies() == []
+    page.goto(base + "/")
+    assert page.url.endswith("/review/login")
+    assert "reviewing as" not in page.inner_text("header")
+
+
 def test_an_xss_payload_in_an_answer_stays_text(page: Any, site: tuple[str, Store, str]) -> None:
     base, store, run = site
     dialogs: list[str] = []

@@ -190,6 +190,28 @@ def test_forms_refuse_cross_site_requests(ui: tuple[str, Store, str]) -> None:
     assert ReviewQueue(store).reviews(pid) == []
 
 
+def test_sign_out_forgets_the_session_and_the_name(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    client = signed_in(base, "ana")
+    page = client.get("/").text
+    assert "reviewing as ana" in page and 'action="/review/logout"' in page
+    csrf = csrf_of(page)
+    # another site cannot sign a reviewer out
+    assert client.post("/logout", data={}).status_code == 403
+    assert client.post("/logout", headers={"origin": "https://evil.example"}, data={"csrf": csrf}).status_code == 403
+    assert httpx.post(base + "/logout", data={"csrf": csrf}).status_code == 401   # nor someone signed out
+    assert client.get("/").status_code == 200
+    response = client.post("/logout", data={"csrf": csrf})
+    assert response.status_code == 303 and response.headers["location"] == "/review/login"
+    cleared = response.headers.get_list("set-cookie")
+    for name in ("shadowdiff_review=", "shadowdiff_reviewer="):
+        cookie = next(c for c in cleared if c.startswith(name))
+        assert "Max-Age=0" in cookie and "Path=/review" in cookie
+    assert not client.cookies
+    assert client.get("/").status_code == 401
+    assert "reviewing as" not in client.get("/login").text
+
+
 def test_bad_verdicts_get_clear_errors_and_store_nothing(ui: tuple[str, Store, str]) -> None:
     base, store, run = ui
     client = signed_in(base)
