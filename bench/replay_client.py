@@ -4,7 +4,9 @@ Two zero-delay simulators (baseline, fp8) run on one core; the replay client run
 the other. Printed: streamed output tokens per second the client sustains, per wall
 second and per CPU second of the client (the target is 20,000 per core), with and
 without logprobs; then peak memory (RSS) of whole ``shadowdiff replay`` runs over
-logs of different lengths.
+logs of different lengths, and of ``shadowdiff report`` over stored runs of those
+sizes with 40 % of pairs changed (the reports' heavy case: every changed pair is
+diffed and written side by side).
 
     python bench/replay_client.py [--prompts 600] [--memory-lines 10000,100000]
 """
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import resource
 import subprocess
 import sys
@@ -22,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from proxy.records import Side
+from proxy.compare import compare
+from proxy.records import Answer, Pair, Side
+from proxy.signals import triage_answers
 from proxy.store import Store
 from replay import logs
 from replay.client import Upstream
@@ -60,24 +65,67 @@ def throughput(base: str, cand: str, prompts: int, logprobs: int, concurrency: i
             f"{tokens / wall:,.0f}", f"{tokens / cpu:,.0f}", str(tally.errors))
 
 
+# Runs the command and prints its peak RSS in KiB. A child forked straight from this
+# benchmark would start with this process's (larger) high-water mark, since Linux carries
+# the parent's into the child's ru_maxrss; a small Python in between starts it low.
+_MEASURE = ("import resource, subprocess, sys\n"
+            "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
+            "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float]:
+    """Run ``cmd`` on core 1; returns (wall seconds, peak RSS in MiB) of that process."""
+    wrapped = [sys.executable, "-c", _MEASURE, *cmd]
+    if (os.cpu_count() or 1) > 1:
+        wrapped = ["taskset", "-c", "1", *wrapped]
+    started = time.perf_counter()
+    code, peak_kib = map(int, subprocess.run(wrapped, cwd=ROOT, capture_output=True, text=True, check=True)
+                         .stdout.split())
+    if code not in (0, 1, 2):   # report's exit codes: PASS, FAIL, INCOMPLETE
+        raise SystemExit(f"{' '.join(cmd)} failed with {code}")
+    return time.perf_counter() - started, peak_kib / 1024
+
+
 def peak_memory(base: str, cand: str, lines: int) -> tuple[str, ...]:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log.jsonl"
         write_log(log, lines, 4)
-        started = time.perf_counter()
-        cmd = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", base, "--candidate", cand,
-               "--out", str(Path(tmp) / "out"), "--concurrency", "32", "--max-tokens", "keep"]
-        if (os.cpu_count() or 1) > 1:
-            cmd = ["taskset", "-c", "1", *cmd]
-        process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # wait4 gives this child's own peak (RUSAGE_CHILDREN would keep the largest so far)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode:
-            raise SystemExit(f"shadowdiff replay failed with {process.returncode}")
-        wall = time.perf_counter() - started
-        peak_kib = usage.ru_maxrss
-    return (f"{lines:,}", f"{wall:.0f}", f"{lines / wall:,.0f}", f"{peak_kib / 1024:,.1f}")
+        wall, peak = run_measured([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", base,
+                                   "--candidate", cand, "--out", str(Path(tmp) / "out"), "--concurrency", "32",
+                                   "--max-tokens", "keep"])
+    return (f"{lines:,}", f"{wall:.0f}", f"{lines / wall:,.0f}", f"{peak:,.1f}")
+
+
+def stored_run(path: Path, pairs: int, changed: float) -> None:
+    """A run of ``pairs`` 60-word answers, ``changed`` of them near or divergent."""
+    rng = random.Random(1)
+    words = "the model answer is a number of tokens which we compare across two sides".split()
+    store = Store.open(path)
+    run = store.create_run("replay", {})
+    batch: list[Pair] = []
+    for i in range(pairs):
+        a = " ".join(rng.choice(words) for _ in range(60)) + f" The total is {i}."
+        b = a.replace("the", "a", 2) + f" Or {i + 1}." if rng.random() < changed else a
+        base = Answer(Side.BASELINE, "base", a, "stop", 12, 70, 0.010, 0.50)
+        cand = Answer(Side.CANDIDATE, "cand", b, "stop", 12, 70, 0.008, 0.33)
+        comparison = compare(a, b)
+        batch.append(Pair(f"k{i}", i, logs.CHAT, f"prompt {i}", {"messages": []}, comparison,
+                          {Side.BASELINE: base, Side.CANDIDATE: cand}, category=f"c{i % 7}",
+                          **triage_answers(base, cand, comparison, None)))
+        if len(batch) == 1000:
+            store.add_pairs(run, batch)
+            batch = []
+    store.add_pairs(run, batch)
+    store.finish_run(run)
+    store.close()
+
+
+def report_memory(pairs: int, changed: float) -> tuple[str, ...]:
+    with tempfile.TemporaryDirectory() as tmp:
+        stored_run(Path(tmp) / "store", pairs, changed)
+        wall, peak = run_measured([sys.executable, "-m", "shadowdiff", "report", str(Path(tmp) / "store")])
+        html = (Path(tmp) / "store" / "report.html").stat().st_size
+    return (f"{pairs:,}", f"{int(pairs * changed):,}", f"{wall:.1f}", f"{html / 2**20:,.1f}", f"{peak:,.1f}")
 
 
 def main() -> None:
@@ -102,6 +150,12 @@ def main() -> None:
                 rows.append(peak_memory(base, cand, lines))
             print("\nwhole `shadowdiff replay` runs (4 tokens a side, reports included): peak memory\n")
             print(table(rows))
+    if args.memory_lines:
+        rows = [("stored pairs", "changed", "wall s", "report.html MiB", "peak RSS MiB")]
+        for lines in (int(n) for n in args.memory_lines.split(",")):
+            rows.append(report_memory(lines, 0.4))
+        print("\n`shadowdiff report` over a stored run, 40 % of pairs changed: peak memory\n")
+        print(table(rows))
 
 
 if __name__ == "__main__":
