@@ -86,10 +86,11 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
 
     The pairs are counted by the database, grouped on the few columns the decision
     needs, so deciding on a run of a million pairs holds a few dozen rows; only the
-    reviews (as many as people wrote) are read one by one.
+    run's reviews (as many as people wrote) are read.
     """
     p, r = schema.pairs.c, schema.reviews.c
-    reviewed = sa.select(r.pair_id).distinct().subquery()
+    reviewed = (sa.select(r.pair_id).select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
+                .where(p.run_id == run_id).distinct().subquery())
     is_reviewed = reviewed.c.pair_id.is_not(None).label("reviewed")
     group = (p.outcome, p.comparable, p.suggested, p.judge_verdict, p.judge_wrong_side)
     with store.engine.connect() as c:

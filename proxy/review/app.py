@@ -64,8 +64,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
+        signed_in = auth.authenticated(request.headers, request.cookies)
         html = env.get_template(name).render(prefix=prefix, csrf=auth.csrf, verdicts=VERDICT_HELP, nonce=nonce,
-                                             reviewer=_reviewer(request), **context)
+                                             reviewer=_reviewer(request), signed_in=signed_in, **context)
         response = HTMLResponse(html, status_code=status)
         # The pages embed model output. Escaping keeps it text; the policy is the second
         # wall: only the script carrying this response's nonce runs, nothing frames us.
@@ -117,9 +118,10 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         return response
 
     async def logout_post(request: Request) -> Response:
-        # A POST with the CSRF field, so that another site cannot sign a reviewer out.
-        # The session is the same for every holder of the token: signing out forgets it
-        # in this browser; rotating the token is what locks everyone out.
+        # A POST with the CSRF field, so that another site cannot sign a reviewer out;
+        # not behind the token, so that a browser whose session a new token has voided
+        # can still forget it. The session is the same for every holder of the token:
+        # signing out forgets it in this browser; changing the token locks everyone out.
         try:
             await form_of(request)
         except InputError as exc:
@@ -239,7 +241,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     routes = [
         Route(f"{prefix}/login", login, methods=["GET"]),
         Route(f"{prefix}/login", login_post, methods=["POST"]),
-        Route(f"{prefix}/logout", guarded(logout_post), methods=["POST"]),
+        Route(f"{prefix}/logout", logout_post, methods=["POST"]),
         Route(f"{prefix}/", guarded(in_thread(index)), methods=["GET"]),
         Route(f"{prefix}", to_index),
         Route(f"{prefix}/pairs/{{pair_id:int}}", guarded(in_thread(pair_page)), methods=["GET"]),

@@ -272,9 +272,9 @@ class Store:
     def pairs_worst_first(self, run_id: str, batch: int = 200) -> Iterator[StoredPair]:
         """The run's non-identical pairs: errors, then by similarity, lowest first.
 
-        Paged by key (the last row's sort key), not by offset, so that reading all
-        of a run's changed pairs costs one sort per page rather than one per row read
-        so far.
+        Paged by key (the last row's sort key), not by offset, so that a page never
+        re-reads the rows before it (each page is still a scan of the run's changed
+        pairs, since no index covers the computed order).
         """
         p = schema.pairs.c
         rank = sa.case(_WORST_FIRST, value=p.outcome, else_=len(_WORST_FIRST))

@@ -199,17 +199,36 @@ def test_sign_out_forgets_the_session_and_the_name(ui: tuple[str, Store, str]) -
     # another site cannot sign a reviewer out
     assert client.post("/logout", data={}).status_code == 403
     assert client.post("/logout", headers={"origin": "https://evil.example"}, data={"csrf": csrf}).status_code == 403
-    assert httpx.post(base + "/logout", data={"csrf": csrf}).status_code == 401   # nor someone signed out
     assert client.get("/").status_code == 200
     response = client.post("/logout", data={"csrf": csrf})
     assert response.status_code == 303 and response.headers["location"] == "/review/login"
+    assert_cookies_cleared(response)
+    assert not client.cookies
+    assert client.get("/").status_code == 401
+    assert "reviewing as" not in client.get("/login").text
+
+
+def test_a_voided_session_can_still_sign_out(ui: tuple[str, Store, str]) -> None:
+    """After the token changes, the old cookies open nothing, show no name as signed
+    in, and can still be cleared."""
+    base, _, _ = ui
+    csrf = csrf_of(signed_in(base).get("/").text)
+    stale = httpx.Client(base_url=base, cookies={"shadowdiff_review": "from-an-old-token",
+                                                 "shadowdiff_reviewer": "ana"})
+    assert stale.get("/").status_code == 401
+    login = stale.get("/login").text
+    assert "reviewing as" not in login and 'id="signout"' not in login
+    assert 'value="ana"' in login                           # the name is offered again
+    response = stale.post("/logout", data={"csrf": csrf})
+    assert response.status_code == 303
+    assert_cookies_cleared(response)
+
+
+def assert_cookies_cleared(response: httpx.Response) -> None:
     cleared = response.headers.get_list("set-cookie")
     for name in ("shadowdiff_review=", "shadowdiff_reviewer="):
         cookie = next(c for c in cleared if c.startswith(name))
         assert "Max-Age=0" in cookie and "Path=/review" in cookie
-    assert not client.cookies
-    assert client.get("/").status_code == 401
-    assert "reviewing as" not in client.get("/login").text
 
 
 def test_bad_verdicts_get_clear_errors_and_store_nothing(ui: tuple[str, Store, str]) -> None:

@@ -250,7 +250,7 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
     worst = min(changed, key=lambda r: r["similarity"] if r["similarity"] is not None else -1.0)
     assert f"<h3>{worst['key']} " in html
     assert len((out / "pairs.jsonl").read_text().splitlines()) == 12    # every pair, whatever is shown
-    report("--side-by-side", "0")
+    assert report("--side-by-side", "0").returncode == 2    # incomplete: nobody has reviewed
     html = (out / "report.html").read_text()
     assert '<div class="pair">' not in html and "byte-for-byte identical" not in html
     for bad, message in (("-1", "is negative"), ("many", "is not a number or 'all'")):
