@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -240,7 +241,41 @@ def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: s
         raise SystemExit(1)
 
 
-@click.command("report")
+NO_REPORT = 3
+
+
+class _NoReport(click.ClickException):
+    exit_code = NO_REPORT
+
+
+class _NoReportUsage(click.UsageError):
+    exit_code = NO_REPORT
+
+
+class _ReportCommand(click.Command):
+    """``report``'s exit code gates rollouts: 1 is FAIL and 2 INCOMPLETE, so a report
+    that could not be made at all (a bad option, no store) exits 3 instead of click's
+    1 or 2, and a typo never reads as a regression."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
+        except click.ClickException as exc:
+            raise _NoReport(exc.format_message()) from exc
+        except Exception as exc:   # an unwritable --out, a database gone: still no decision
+            traceback.print_exc()
+            raise _NoReport(f"no report: {exc}") from exc
+
+
+@click.command("report", cls=_ReportCommand)
 @click.argument("store")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the reports (default: the store's directory).")
@@ -253,7 +288,7 @@ def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: s
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
            side_by_side: int | None, judge: str | None, judge_model: str | None, judge_api_key: str | None,
            judge_concurrency: int) -> None:
-    """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE.
+    """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
     PASS needs zero factual verdicts against the candidate and a verdict on every
     changed pair (or --min-reviewed of them). With --judge, an LLM judge first fills

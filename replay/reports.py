@@ -71,7 +71,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 def summary_text(s: Summary) -> str:
     """The summary as plain text (the terminal and the top of report.md)."""
     lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
-    lines.append(f"candidate changed (near or divergent): {_pct(s.changed_rate)}"
+    of = f" of {s.comparable} comparable pairs" if s.comparable != s.pairs else ""
+    lines.append(f"candidate changed (near or divergent): {_pct(s.changed_rate)}{of}"
                  + (f"   noise floor (replica vs baseline): {_pct(s.noise_rate)}" if s.noise else ""))
     if s.noise:
         lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
@@ -84,7 +85,8 @@ def summary_text(s: Summary) -> str:
     if s.skipped:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
     if s.pairs != s.comparable:
-        lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte")
+        lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte, "
+                     "so left out of the changed rate, the noise floor and the histogram")
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ from httpx_aiohttp import AiohttpTransport
 
 from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
 from proxy.records import Answer, Pair, Side
+from proxy.shadow import is_comparable
 from proxy.signals import triage_answers
 from proxy.store import Store
 from proxy.store.writer import PairWriter
@@ -199,7 +200,7 @@ class Replay:
         return Pair(
             key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt, request=record.body,
             comparison=comparison, answers=by_side, category=record.category,
-            comparable=body.get("temperature") == 0 or body.get("seed") is not None,
+            comparable=is_comparable(body),
             margin=margin, noise=noise, **triage_answers(base, cand, comparison, margin),
         )
 

@@ -56,6 +56,7 @@ class Summary:
     pairs: int
     outcomes: dict[str, int]
     comparable: int
+    comparable_outcomes: dict[str, int]   # the pairs the rates are about: deterministic decoding
     noise: dict[str, int] | None
     histogram: list[dict[str, Any]]
     categories: list[dict[str, Any]]
@@ -65,9 +66,11 @@ class Summary:
 
     @property
     def changed_rate(self) -> float | None:
-        """Share of answered pairs whose text changed in substance (near or divergent)."""
-        answered = self.pairs - self.outcomes["error"]
-        return (self.outcomes["near"] + self.outcomes["divergent"]) / answered if answered else None
+        """Share of answered comparable pairs whose text changed in substance (near or
+        divergent). Sampled pairs differ by chance, so they never count."""
+        c = self.comparable_outcomes
+        answered = sum(c.values()) - c["error"]
+        return (c["near"] + c["divergent"]) / answered if answered else None
 
     @property
     def noise_rate(self) -> float | None:
@@ -93,6 +96,7 @@ class Summary:
 def summarize(store: Store, run_id: str) -> Summary:
     run = store.run(run_id)
     outcomes: Counter[str] = Counter({o: 0 for o in OUTCOMES})
+    comparable_outcomes: Counter[str] = Counter({o: 0 for o in OUTCOMES})
     noise: Counter[str] = Counter()
     bins = [0] * (len(BINS) - 1)
     categories: dict[str, CategoryRow] = {}
@@ -102,12 +106,14 @@ def summarize(store: Store, run_id: str) -> Summary:
         total += 1
         outcome = pair["outcome"]
         outcomes[outcome] += 1
-        comparable += bool(pair["comparable"])
-        if pair["noise_outcome"]:
-            noise[pair["noise_outcome"]] += 1
         similarity = pair["similarity"]
-        if outcome in ("near", "divergent") and similarity is not None:
-            bins[_bin(similarity)] += 1
+        if pair["comparable"]:   # the rates, the floor and the histogram: deterministic pairs only
+            comparable += 1
+            comparable_outcomes[outcome] += 1
+            if pair["noise_outcome"]:
+                noise[pair["noise_outcome"]] += 1
+            if outcome in ("near", "divergent") and similarity is not None:
+                bins[_bin(similarity)] += 1
         row = categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
         row.pairs += 1
         row.outcomes[outcome] += 1
@@ -127,7 +133,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
         run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
-        pairs=total, outcomes=dict(outcomes), comparable=comparable,
+        pairs=total, outcomes=dict(outcomes), comparable=comparable, comparable_outcomes=dict(comparable_outcomes),
         noise=dict(noise) if noise else None,
         histogram=[{"from": BINS[i], "to": BINS[i + 1], "pairs": n} for i, n in enumerate(bins)],
         categories=[{"category": r.category, "pairs": r.pairs, **r.outcomes, "mean_similarity": r.mean_similarity}

@@ -105,7 +105,7 @@ def test_report_can_run_the_judge_first(tmp_path: Path, judge_server: tuple[str,
     report = run_report(tmp_path, "--judge", url, "--judge-model", "judge-model")
     assert report.returncode == 2, report.stderr
     assert judged(store, run)["label"] == ("wording", None)
-    assert run_report(tmp_path, "--judge", url).returncode == 1   # a judge without a model: a usage error
+    assert run_report(tmp_path, "--judge", url).returncode == 3   # a judge without a model: no report
     store.close()
 
 

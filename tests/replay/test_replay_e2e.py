@@ -23,7 +23,7 @@ from proxy.store import STORE_FILE, Store
 from replay.cli import run_replay
 from replay.client import RetryPolicy, Upstream
 from replay.logs import CHAT
-from replay.runner import ReplaySettings
+from replay.runner import Overrides, ReplaySettings
 from shadowdiff.errors import InputError
 from simulator import profiles
 from simulator.app import build_app
@@ -199,10 +199,19 @@ def test_cli_errors_are_clear(sides: dict[Side, str], tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "match no log format" in result.stderr
     assert "Traceback" not in result.stderr
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(tmp_path / "nothing")],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 1
-    assert "no store at" in result.stderr
+    # report's exit codes 1 and 2 mean FAIL and INCOMPLETE: a report it cannot make exits 3
+    (tmp_path / "a-file").write_text("")
+    store = Store.open(tmp_path / "store")
+    store.create_run("replay", {})
+    store.close()
+    for args, message in (([str(tmp_path / "nothing")], "no store at"),
+                          ([str(tmp_path / "nothing"), "--bogus"], "No such option"),
+                          ([], "Missing argument"),
+                          ([str(tmp_path / "store"), "--out", str(tmp_path / "a-file" / "x")], "no report:")):
+        result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", *args], capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 3, (args, result.stderr)
+        assert message in result.stderr
 
 
 def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) -> None:
@@ -255,7 +264,32 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
     assert '<div class="pair">' not in html and "byte-for-byte identical" not in html
     for bad, message in (("-1", "is negative"), ("many", "is not a number or 'all'")):
         result = report("--side-by-side", bad)
-        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert result.returncode == 3 and message in result.stderr, result.stderr
+
+
+def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path: Path) -> None:
+    """With --temperature keep, greedy requests (temperature 0, top_k 1) are compared
+    and sampled ones are recorded, labelled, and left out of every rate."""
+    log = tmp_path / "log.jsonl"
+    bodies = [{"messages": [{"role": "user", "content": f"Explain topic {i} in detail."}], **extra}
+              for i, extra in enumerate([{"temperature": 0}, {"top_k": 1, "temperature": 0.7}, {"temperature": 0},
+                                         {"temperature": 0.9}, {"temperature": 1.0, "top_p": 0.9}, {}])]
+    log.write_text("".join(json.dumps(b) + "\n" for b in bodies))
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides, overrides=Overrides(temperature=None)), out, None, resume=False)
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert [r["comparable"] for r in rows] == [True, True, True, False, False, False]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["pairs"], summary["comparable"]) == (6, 3)
+    greedy = Counter(r["outcome"] for r in rows if r["comparable"])
+    assert summary["comparable_outcomes"] == {o: greedy.get(o, 0) for o in summary["outcomes"]}
+    changed = greedy["near"] + greedy["divergent"]
+    assert summary["changed_rate"] == pytest.approx(changed / (3 - greedy["error"]))
+    assert sum(summary["noise"].values()) == 3                      # the floor: greedy pairs only
+    assert sum(b["pairs"] for b in summary["histogram"]) == changed
+    md = (out / "report.md").read_text()
+    assert "| sampled (not compared) | 3 | — |" in md
+    assert "of 3 comparable pairs" in md and "left out of the changed rate" in md
 
 
 def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
