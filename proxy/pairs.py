@@ -67,7 +67,7 @@ class PairRecorder:
             await self._complete(key, seq, path, plan, primary_future, calls, comparable)
         except Exception:
             log.exception("a pair could not be completed")
-            self.metrics.pairs.labels("error", comparable).inc()
+            self._count("pairs", "error", plan.comparable)
         finally:
             calls.cancel()
 
@@ -86,7 +86,10 @@ class PairRecorder:
             reason = "client_disconnected" if gone else "too_large" if getattr(tapped, "overflow", False) \
                 else "primary_error"
             self.metrics.shadow_event("skipped", reason)
-            self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
+            if gone:   # no pair: the client left before the primary's answer was whole
+                self.metrics.pairs.labels("aborted", comparable).inc()
+            else:
+                self._count("pairs", Outcome.ERROR.value, plan.comparable)
             return
         primary = await self._primary_answer(tapped, plan)
         shadow_answer, reason = await shadow
@@ -104,12 +107,12 @@ class PairRecorder:
             replica, _ = await calls.replica
             answers[Side.REPLICA] = replica
             noise = await self._compare(base, replica)
-            self.metrics.noise_pairs.labels(noise.outcome.value).inc()
+            self._count("noise", noise.outcome.value, plan.comparable)
         for answer in answers.values():
             if answer.ok and answer.completion_tokens and answer.duration:
                 self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
-        self.metrics.pairs.labels(comparison.outcome.value, comparable).inc()
+        self._count("pairs", comparison.outcome.value, plan.comparable)
         # Every comparable pair that changed is kept; identical, sampled and failed ones
         # are counted, and kept at keep_rate (a dead shadow must not flood the store).
         changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
@@ -139,6 +142,15 @@ class PairRecorder:
             request=self.redactor.value(_stored(plan.request)),
             comparison=comparison, answers=answers, category=_category(plan.request),
             comparable=plan.comparable, margin=margin, noise=noise, **triage))
+
+    def _count(self, of: str, outcome: str, comparable: bool) -> None:
+        """Count an outcome in the metrics and, stored or not, in the run's counts."""
+        if of == "noise":
+            self.metrics.noise_pairs.labels(outcome).inc()
+        else:
+            self.metrics.pairs.labels(outcome, "true" if comparable else "false").inc()
+        if self.writer is not None and not self.closed:
+            self.writer.count(of, outcome, comparable)
 
     async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
         base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None

@@ -124,6 +124,14 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                     factual = row.judge_verdict == Verdict.FACTUAL.value and row.judge_wrong_side
                     wrong = f" ({row.judge_wrong_side} wrong)" if factual else ""
                     judged[row.judge_verdict + wrong] += n
+    if seen := store.counts(run_id):
+        # a serve run keeps identical, sampled and failed pairs at --keep-rate: count
+        # those from what it saw (every pair that needs a verdict is stored)
+        pairs_seen = {(outcome, comparable): n for (of, outcome, comparable), n in seen.items() if of == "pairs"}
+        result.identical = sum(n for (outcome, _), n in pairs_seen.items() if outcome == "identical")
+        result.errors = sum(n for (outcome, _), n in pairs_seen.items() if outcome == "error")
+        result.sampled = sum(n for (outcome, comparable), n in pairs_seen.items()
+                             if not comparable and outcome not in ("identical", "error"))
     by_pair: dict[int, set[Verdict]] = {}
     for review in reviews:
         by_pair.setdefault(review.pair_id, set()).add(Verdict(review.verdict))

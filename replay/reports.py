@@ -71,6 +71,9 @@ def _num(value: float | None, digits: int = 3) -> str:
 def summary_text(s: Summary) -> str:
     """The summary as plain text (the terminal and the top of report.md)."""
     lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
+    if s.stored != s.pairs:
+        lines.append(f"{s.stored} of them stored (every changed comparable pair; identical, sampled and failed "
+                     "ones at --keep-rate): the tables below and the speed per side are over the stored pairs")
     of = f" of {s.comparable} comparable pairs" if s.comparable != s.pairs else ""
     lines.append(f"candidate changed (near or divergent): {_pct(s.changed_rate)}{of}"
                  + (f"   noise floor (replica vs baseline): {_pct(s.noise_rate)}" if s.noise else ""))
@@ -96,7 +99,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     shown side by side (None: all of them)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
-    changed = summary.pairs - summary.outcomes["identical"]
+    changed = summary.stored_changed
     shown = changed if side_by_side is None else min(changed, side_by_side)
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors)
     with _atomic(out / "summary.json") as f:

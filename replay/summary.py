@@ -53,7 +53,9 @@ class Summary:
     kind: str
     created_at: str
     settings: dict[str, Any]
-    pairs: int
+    pairs: int                            # compared (for a serve run: more than were stored)
+    stored: int                           # pairs in the store, which the rest of the report shows
+    stored_changed: int                   # of those, the ones not byte-identical (shown side by side)
     outcomes: dict[str, int]
     comparable: int
     comparable_outcomes: dict[str, int]   # the pairs the rates are about: deterministic decoding
@@ -127,13 +129,30 @@ def summarize(store: Store, run_id: str) -> Summary:
                 stats.errors += 1
                 continue
             stats.output_tokens += answer.completion_tokens or 0
+    stored, stored_changed = total, total - outcomes["identical"]
+    if seen := store.counts(run_id):
+        # A serve run stores every changed comparable pair but keeps identical, sampled
+        # and failed ones at --keep-rate: the mix of outcomes comes from its counts.
+        outcomes = Counter({o: 0 for o in OUTCOMES})
+        comparable_outcomes = Counter({o: 0 for o in OUTCOMES})
+        noise = Counter()
+        for (of, outcome, is_comparable), n in seen.items():
+            if of == "noise":
+                if is_comparable:
+                    noise[outcome] += n
+                continue
+            outcomes[outcome] += n
+            if is_comparable:
+                comparable_outcomes[outcome] += n
+        total, comparable = sum(outcomes.values()), sum(comparable_outcomes.values())
     for side, stats in sides.items():
         stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
         stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
         run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
-        pairs=total, outcomes=dict(outcomes), comparable=comparable, comparable_outcomes=dict(comparable_outcomes),
+        pairs=total, stored=stored, stored_changed=stored_changed, outcomes=dict(outcomes), comparable=comparable,
+        comparable_outcomes=dict(comparable_outcomes),
         noise=dict(noise) if noise else None,
         histogram=[{"from": BINS[i], "to": BINS[i + 1], "pairs": n} for i, n in enumerate(bins)],
         categories=[{"category": r.category, "pairs": r.pairs, **r.outcomes, "mean_similarity": r.mean_similarity}

@@ -30,6 +30,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
@@ -240,6 +241,26 @@ class Store:
             if len(batch) == 1:
                 return batch
         return [p for p in batch if self.add_pairs(run_id, [p])]
+
+    def add_counts(self, run_id: str, counts: Mapping[tuple[str, str, bool], int]) -> None:
+        """Add to the run's outcome counts, keyed by (``pairs`` or ``noise``, outcome,
+        comparable); several processes may add to one run at once."""
+        if not counts:
+            return
+        table = schema.run_counts
+        insert = (postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert)(table)
+        upsert = insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key],
+                                              set_={"pairs": table.c.pairs + insert.excluded.pairs})
+        with self.engine.begin() as c:
+            c.execute(upsert, [{"run_id": run_id, "of": of, "outcome": outcome, "comparable": comparable, "pairs": n}
+                               for (of, outcome, comparable), n in sorted(counts.items())])
+
+    def counts(self, run_id: str) -> dict[tuple[str, str, bool], int]:
+        """The run's outcome counts (empty for a run that stored every pair it saw)."""
+        t = schema.run_counts.c
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(t.of, t.outcome, t.comparable, t.pairs).where(t.run_id == run_id)).all()
+        return {(r.of, r.outcome, bool(r.comparable)): int(r.pairs) for r in rows}
 
     def add_skipped(self, run_id: str, line: int, reason: str) -> None:
         with self.engine.begin() as c:

@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = "0003"
+SCHEMA_VERSION = "0004"
 
 metadata = MetaData()
 
@@ -102,6 +102,17 @@ secrets = Table(
     "secrets", metadata,
     Column("name", String(64), primary_key=True),   # blind_key: the review UI's A/B order
     Column("value", Text, nullable=False),
+)
+
+# What a run saw, whether or not each pair was stored: the proxy keeps identical,
+# sampled and failed pairs only at --keep-rate, so its rates come from these counts.
+run_counts = Table(
+    "run_counts", metadata,
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("of", String(16), primary_key=True),            # pairs (candidate) or noise (replica)
+    Column("outcome", String(16), primary_key=True),
+    Column("comparable", Boolean, primary_key=True),
+    Column("pairs", Integer, nullable=False),
 )
 
 skipped = Table(

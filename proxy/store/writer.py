@@ -6,19 +6,29 @@ event loop beside it. The writer batches what has arrived (up to ``max_batch`` p
 waiting at most ``max_delay`` seconds for more), so a busy run writes a few
 transactions a second and an idle one writes each pair within ``max_delay``.
 A process killed mid-batch loses only the pairs of that batch; a resumed replay
-redoes them, since they are not in the store.
+redoes them, since they are not in the store. The proxy also sends each pair's
+outcome through here (``count``), stored or not, so that a report on a serve run
+knows the true mix even though only changed pairs are all kept.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+from collections import Counter
 from collections.abc import Callable
+from typing import NamedTuple
 
 from proxy.records import Pair
 from proxy.store import Store
 
 _STOP = object()
+
+
+class _Count(NamedTuple):
+    of: str            # "pairs" or "noise"
+    outcome: str
+    comparable: bool
 
 
 class PairWriter:
@@ -44,6 +54,12 @@ class PairWriter:
             raise self.failed
         self._queue.put(pair)
 
+    def count(self, of: str, outcome: str, comparable: bool) -> None:
+        """Count a pair's outcome for the run, whether or not the pair is stored; counts
+        are added to the store with the batch they arrive in."""
+        if self.failed is None:
+            self._queue.put(_Count(of, outcome, comparable))
+
     def close(self) -> None:
         """Write everything submitted so far and stop the thread."""
         self._queue.put(_STOP)
@@ -67,12 +83,16 @@ class PairWriter:
                     stopping = True
                     break
                 batch.append(item)
+            pairs = [item for item in batch if isinstance(item, Pair)]
+            counts: Counter[tuple[str, str, bool]] = Counter(item for item in batch if isinstance(item, _Count))
             try:
-                duplicates = self.store.add_pairs(self.run_id, batch)  # type: ignore[arg-type]
+                duplicates = self.store.add_pairs(self.run_id, pairs)
+                self.store.add_counts(self.run_id, counts)
             except BaseException as exc:  # the database went away: surface it to the producer
                 self.failed = exc
                 return
-            self.written += len(batch) - len(duplicates)
-            self._on_written(len(batch) - len(duplicates))
+            self.written += len(pairs) - len(duplicates)
+            if pairs:
+                self._on_written(len(pairs) - len(duplicates))
             for pair in duplicates:
                 self._on_duplicate(pair)

@@ -123,6 +123,20 @@ def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start,
         assert pair["key"].startswith("q")
         if pair["outcome"] != "equivalent":
             assert pair["first_token"] is not None
+    # the identical pairs were not stored, but the run counted them: a report has the true mix
+    from replay.acceptance import acceptance
+    from replay.reports import summary_text
+    from replay.summary import summarize
+
+    assert opened.counts(run.id) == {("pairs", o, True): n for o, n in expected.items() if n and o != "changed"} | {
+        ("pairs", o, True): int(counter(app, "pairs", o, "true")) for o in ("near", "divergent")
+        if counter(app, "pairs", o, "true")}
+    summary = summarize(opened, run.id)
+    assert (summary.pairs, summary.stored, summary.comparable) == (len(prompts), len(pairs), len(prompts))
+    assert summary.outcomes["identical"] == expected["identical"]
+    assert summary.changed_rate == pytest.approx(expected["changed"] / len(prompts))
+    assert f"{len(pairs)} of them stored" in summary_text(summary)
+    assert acceptance(opened, run.id).identical == expected["identical"]
     opened.close()
     app.writer = None  # closed above
 

@@ -14,6 +14,7 @@ from alembic.migration import MigrationContext
 from proxy.compare import compare, error_comparison
 from proxy.records import Answer, Pair, Side
 from proxy.store import STORE_FILE, Store, database_url, schema
+from proxy.store.writer import PairWriter
 from shadowdiff.errors import ConfigError
 
 
@@ -139,7 +140,6 @@ def test_locations() -> None:
 
 
 def test_writer_batches_reports_duplicates_and_flushes_on_close(store: Store) -> None:
-    from proxy.store.writer import PairWriter
 
     run = store.create_run("replay", {})
     store.add_pair(run, pair("taken", 0))
@@ -153,3 +153,28 @@ def test_writer_batches_reports_duplicates_and_flushes_on_close(store: Store) ->
     assert [p.key for p in duplicates] == ["taken"]
     assert store.count_pairs(run) == 51
     assert sorted(p["seq"] for p in store.pairs(run)) == list(range(51))
+
+
+def test_run_counts_add_up_across_batches_and_writers(store: Store) -> None:
+    """What a serve run saw, stored or not: counts from several writers (several
+    workers, one run) add up, and pair-less batches are counted too."""
+    run = store.create_run("serve", {})
+    other = store.create_run("serve", {})
+    store.add_counts(run, {("pairs", "identical", True): 3, ("noise", "near", True): 1})
+    store.add_counts(run, {("pairs", "identical", True): 2, ("pairs", "divergent", False): 4})
+    store.add_counts(other, {("pairs", "identical", True): 7})
+    store.add_counts(run, {})
+    assert store.counts(run) == {("pairs", "identical", True): 5, ("noise", "near", True): 1,
+                                 ("pairs", "divergent", False): 4}
+    writers = [PairWriter(store, run, max_delay=0.01) for _ in range(2)]
+    for i in range(40):
+        writers[i % 2].count("pairs", "identical", True)
+    writers[0].submit(pair("k1", 1))
+    writers[1].count("noise", "near", True)
+    for writer in writers:
+        writer.close()
+    assert store.counts(run) == {("pairs", "identical", True): 45, ("noise", "near", True): 2,
+                                 ("pairs", "divergent", False): 4}
+    assert store.counts(other) == {("pairs", "identical", True): 7}
+    assert store.count_pairs(run) == 1
+    assert store.counts(store.create_run("replay", {})) == {}
