@@ -18,6 +18,7 @@ from proxy.records import Side
 from proxy.store import Run, Store
 from replay import logs
 from replay.client import RetryPolicy, Upstream
+from replay.preflight import check_sides
 from replay.reports import SIDE_BY_SIDE, write_reports
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
 from shadowdiff.errors import ShadowdiffError
@@ -126,6 +127,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     """Run a replay (new, or resumed) and write its reports; returns the run id."""
 
     fmt = settings.fmt or logs.detect(settings.log)
+    settings = check_sides(settings, fmt, warn=lambda message: click.echo(f"note: {message}", err=True))
     store = Store.open(store_location or out)
     try:
         run_id = _run_for(store, settings, fmt, resume)

@@ -1,0 +1,87 @@
+"""Before a replay: does every side answer, and does it serve the model it will be sent?
+
+The two servers of a comparison usually serve different names for one model
+(``Qwen/Qwen3-8B`` and ``Qwen/Qwen3-8B-FP8``), and a log names only one of them. A
+replay that sends the log's name to both would record every pair of one side as a
+404, minutes or hours later. So each side's ``/v1/models`` is asked first:
+
+- a side that does not answer stops the run before it starts;
+- a side given no ``--*-model`` that serves exactly one model gets that model, and
+  the run says so (the mapping is recorded with the run's settings);
+- a side that serves several models, none of them the one it would be sent, stops
+  the run with the list, so that the right ``--*-model`` can be given.
+
+A server whose ``/v1/models`` is missing or fails is not refused: some
+OpenAI-compatible servers lack it, and the answers will tell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from replay import logs
+from replay.client import Upstream
+from replay.runner import ReplaySettings
+from shadowdiff.errors import ConfigError
+
+
+def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:
+    """The model named by the log's first usable record, if any."""
+    for item in logs.read(settings.log, fmt, turn=settings.turn, endpoint=settings.endpoint):
+        if isinstance(item, logs.LogRecord):
+            model = item.body.get("model")
+            return model if isinstance(model, str) else None
+    return None
+
+
+def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[str], None],
+                timeout: float = 10.0) -> ReplaySettings:
+    """``settings`` with each side's model settled (see the module docstring)."""
+    wanted = log_model(settings, fmt)
+
+    async def served_by_all() -> list[list[str] | None]:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            return list(await asyncio.gather(*(_served(client, u) for u in settings.upstreams)))
+
+    served = dict(zip([u.side for u in settings.upstreams], asyncio.run(served_by_all()), strict=True))
+    sides: dict[str, Any] = {}   # ReplaySettings fields: baseline, candidate, replica
+    for upstream in settings.upstreams:
+        models = served[upstream.side]
+        model = upstream.model or wanted
+        if models is None or model in models:
+            continue
+        flag = f"--{upstream.side.value}-model"
+        if upstream.model is None and len(models) == 1:
+            sides[upstream.side.value] = dataclasses.replace(upstream, model=models[0])
+            if model is not None:
+                warn(f"the {upstream.side.value} serves {models[0]!r}, not the log's {model!r}: sending it "
+                     f"{models[0]!r} ({flag} to choose)")
+            continue
+        named = f"{model!r}" if model is not None else "no model (the log names none)"
+        raise ConfigError(f"the {upstream.side.value} at {upstream.url} serves {', '.join(map(repr, models))}, "
+                          f"and would be sent {named}: give {flag}")
+    return dataclasses.replace(settings, **sides) if sides else settings
+
+
+async def _served(client: httpx.AsyncClient, upstream: Upstream) -> list[str] | None:
+    headers = {"authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
+    try:
+        response = await client.get(upstream.endpoint("/v1/models"), headers=headers)
+    except httpx.HTTPError as exc:
+        raise ConfigError(f"the {upstream.side.value} at {upstream.url} does not answer "
+                          f"({type(exc).__name__}: {exc}): is it running?") from exc
+    if response.status_code in (401, 403):
+        raise ConfigError(f"the {upstream.side.value} at {upstream.url} refused the API key "
+                          f"(HTTP {response.status_code} on /v1/models)")
+    if response.status_code != 200:
+        return None
+    try:
+        data: Any = response.json()["data"]
+        return [str(m["id"]) for m in data]
+    except (ValueError, KeyError, TypeError):
+        return None

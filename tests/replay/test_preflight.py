@@ -1,0 +1,87 @@
+"""Before a replay: each side's /v1/models, over real HTTP, through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from proxy.records import Side
+from proxy.store import Store
+from tests.servers import free_port
+
+BASE, FP8 = "Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FP8"
+
+
+def write_log(tmp_path: Path, model: str | None = BASE) -> Path:
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"messages": [{"role": "user", "content": f"Explain topic {i}."}],
+                                       **({"model": model} if model else {})}) + "\n" for i in range(4)))
+    return log
+
+
+def replay(log: Path, out: Path, baseline: str, candidate: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", baseline,
+                           "--candidate", candidate, "--out", str(out), "--max-tokens", "16", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_candidate_serving_one_other_name_gets_it(start_simulator: Callable[..., str], tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE,))
+    cand = start_simulator(served_model_names=(FP8,))
+    result = replay(write_log(tmp_path), tmp_path / "out", base, cand)
+    assert result.returncode == 0, result.stderr
+    assert f"note: the candidate serves '{FP8}', not the log's '{BASE}'" in result.stderr
+    store = Store.open(tmp_path / "out")
+    run = store.latest_run()
+    assert run is not None and run.settings["sides"]["candidate"]["model"] == FP8
+    pairs = list(store.pairs(run.id))
+    assert len(pairs) == 4 and all(p["outcome"] != "error" for p in pairs)
+    assert all(p.answers[Side.CANDIDATE].model == FP8 and p.answers[Side.BASELINE].model == BASE for p in pairs)
+    store.close()
+
+
+def test_a_log_without_model_names_is_mapped_on_both_sides(start_simulator: Callable[..., str],
+                                                            tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE,))
+    cand = start_simulator(served_model_names=(FP8,))
+    result = replay(write_log(tmp_path, model=None), tmp_path / "out", base, cand)
+    assert result.returncode == 0, result.stderr
+    assert "note:" not in result.stderr                      # nothing was replaced: nothing to say
+    store = Store.open(tmp_path / "out")
+    run = store.latest_run()
+    assert run is not None
+    assert {s: v["model"] for s, v in run.settings["sides"].items()} == {"baseline": BASE, "candidate": FP8}
+    store.close()
+
+
+def test_an_ambiguous_or_missing_model_stops_the_run_before_it_starts(start_simulator: Callable[..., str],
+                                                                      tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE,))
+    cand = start_simulator(served_model_names=(FP8, "Qwen/Qwen3-8B-AWQ"))
+    log = write_log(tmp_path)
+    result = replay(log, tmp_path / "out", base, cand)
+    assert result.returncode == 1
+    assert f"the candidate at {cand} serves '{FP8}', 'Qwen/Qwen3-8B-AWQ', and would be sent '{BASE}': " \
+           "give --candidate-model" in result.stderr
+    assert not (tmp_path / "out").exists()                   # nothing was started
+    # a model named on the command line that the side does not serve is refused the same way
+    result = replay(log, tmp_path / "out", base, cand, "--candidate-model", "Qwen/Qwen3-8B-fp8")
+    assert result.returncode == 1 and "give --candidate-model" in result.stderr
+    result = replay(log, tmp_path / "out", base, cand, "--candidate-model", FP8)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_side_that_does_not_answer_or_refuses_the_key(start_simulator: Callable[..., str], tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE,), api_keys=("right-key",))
+    down = f"http://127.0.0.1:{free_port()}"
+    log = write_log(tmp_path)
+    result = replay(log, tmp_path / "out", base, down, "--api-key", "right-key")
+    assert result.returncode == 1
+    assert f"the candidate at {down} does not answer" in result.stderr and "Traceback" not in result.stderr
+    result = replay(log, tmp_path / "out", base, base, "--api-key", "wrong-key")
+    assert result.returncode == 1
+    assert "refused the API key (HTTP 401 on /v1/models)" in result.stderr
+    assert not (tmp_path / "out").exists()
