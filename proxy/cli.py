@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from proxy.records import Side
-from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
+from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings, parse_labels
 from shadowdiff.errors import ConfigError
 
 
@@ -120,13 +120,7 @@ def serve(host: str, port: int, log_level: str, workers: int, **options: Any) ->
 def settings_from_options(*, capture: Path | None, capture_rate: float, capture_max_bytes: int,
                           capture_keep: int, redact: tuple[str, ...], label: tuple[str, ...],
                           exclude_model: tuple[str, ...], primary_side: str, **rest: Any) -> ProxySettings:
-    labels = {}
-    for item in label:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
-        labels[key] = value
     return ProxySettings(
         capture=CaptureSettings(capture, capture_rate, capture_max_bytes, capture_keep) if capture else None,
-        redact=tuple(redact) or DEFAULT_REDACTIONS, labels=labels, exclude_models=tuple(exclude_model),
+        redact=tuple(redact) or DEFAULT_REDACTIONS, labels=parse_labels(label), exclude_models=tuple(exclude_model),
         primary_side=Side(primary_side), **rest)

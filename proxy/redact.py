@@ -6,7 +6,18 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from shadowdiff.errors import ConfigError
+
 MARK = "[REDACTED]"
+
+
+def check_patterns(patterns: Iterable[str]) -> None:
+    """``ConfigError`` for the first pattern that is not a regular expression."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from exc
 
 
 class Redactor:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from proxy.records import Side
+from proxy.redact import check_patterns
 from shadowdiff.errors import ConfigError
 
 MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
@@ -25,6 +27,17 @@ DEFAULT_REDACTIONS = (
     r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}",
 )
 
+
+
+def parse_labels(items: Iterable[str]) -> dict[str, str]:
+    """``--label KEY=VALUE`` options as a dict (``ConfigError`` for a malformed one)."""
+    labels = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
+        labels[key] = value
+    return labels
 
 @dataclass(frozen=True)
 class CaptureSettings:
@@ -88,11 +101,7 @@ class ProxySettings:
                 raise ConfigError(f"--{name.replace('_', '-')} must be within 0..1")
         if self.max_shadow_in_flight < 1:
             raise ConfigError("--max-shadow-in-flight must be at least 1")
-        for pattern in self.redact:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ConfigError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from exc
+        check_patterns(self.redact)
         if self.review_token is not None and len(self.review_token) < 8:
             raise ConfigError("--review-token must be at least 8 characters")
         for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout"):

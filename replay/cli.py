@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from proxy.compare import Thresholds
 from proxy.records import Side
+from proxy.settings import parse_labels
 from proxy.store import Run, Store
 from replay import logs
 from replay.client import RetryPolicy, Upstream
@@ -98,12 +99,18 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
 @click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
+@click.option("--label", multiple=True, metavar="KEY=VALUE",
+              help="Recorded with the run: the conditions that move the noise floor (gpu=H100, batch_invariant=1...).")
+@click.option("--redact", multiple=True, metavar="REGEX",
+              help="A regular expression redacted from the stored prompts and requests (repeatable; the requests "
+                   "are sent as logged).")
 @side_by_side_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
-           difflib_limit: int, timeout: float, retries: int, strict: bool, side_by_side: int | None) -> None:
+           difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
+           redact: tuple[str, ...], side_by_side: int | None) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer."""
     try:
         settings = ReplaySettings(
@@ -115,7 +122,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             endpoint=logs.CHAT if endpoint == "chat" else logs.COMPLETIONS, concurrency=concurrency,
             overrides=Overrides(temperature, max_tokens, stream, logprobs),
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
-            retry=RetryPolicy(attempts=retries + 1),
+            retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
         )
         run_replay(settings, out, store, resume, side_by_side=side_by_side)
     except ShadowdiffError as exc:
@@ -128,6 +135,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
 
     fmt = settings.fmt or logs.detect(settings.log)
     settings = check_sides(settings, fmt, warn=lambda message: click.echo(f"note: {message}", err=True))
+    if settings.replica is None:
+        click.echo("note: no --replica, so no noise floor: without one, differences that batching alone causes "
+                   "are blamed on the candidate", err=True)
     store = Store.open(store_location or out)
     try:
         run_id = _run_for(store, settings, fmt, resume)

@@ -11,6 +11,9 @@ replay that sends the log's name to both would record every pair of one side as 
 - a side that serves several models, none of them the one it would be sent, stops
   the run with the list, so that the right ``--*-model`` can be given.
 
+Each side's ``/version`` (vLLM's) is recorded with the run too: a vLLM upgrade moves
+the noise floor as surely as a new GPU.
+
 A server whose ``/v1/models`` is missing or fails is not refused: some
 OpenAI-compatible servers lack it, and the answers will tell.
 """
@@ -44,12 +47,14 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
     """``settings`` with each side's model settled (see the module docstring)."""
     wanted = log_model(settings, fmt)
 
-    async def served_by_all() -> list[list[str] | None]:
+    async def ask_all() -> list[tuple[list[str] | None, str | None]]:
         async with httpx.AsyncClient(timeout=timeout) as client:
-            return list(await asyncio.gather(*(_served(client, u) for u in settings.upstreams)))
+            return list(await asyncio.gather(*(_ask(client, u) for u in settings.upstreams)))
 
-    served = dict(zip([u.side for u in settings.upstreams], asyncio.run(served_by_all()), strict=True))
-    sides: dict[str, Any] = {}   # ReplaySettings fields: baseline, candidate, replica
+    answers = dict(zip([u.side for u in settings.upstreams], asyncio.run(ask_all()), strict=True))
+    served = {side: models for side, (models, _) in answers.items()}
+    # ReplaySettings fields: baseline, candidate, replica as mapped, and the versions
+    sides: dict[str, Any] = {"servers": {side.value: version for side, (_, version) in answers.items()}}
     for upstream in settings.upstreams:
         models = served[upstream.side]
         model = upstream.model or wanted
@@ -65,11 +70,21 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
         named = f"{model!r}" if model is not None else "no model (the log names none)"
         raise ConfigError(f"the {upstream.side.value} at {upstream.url} serves {', '.join(map(repr, models))}, "
                           f"and would be sent {named}: give {flag}")
-    return dataclasses.replace(settings, **sides) if sides else settings
+    return dataclasses.replace(settings, **sides)
 
 
-async def _served(client: httpx.AsyncClient, upstream: Upstream) -> list[str] | None:
+async def _ask(client: httpx.AsyncClient, upstream: Upstream) -> tuple[list[str] | None, str | None]:
+    """The models a side serves and its version (None where it does not say)."""
     headers = {"authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
+    models = await _served(client, upstream, headers)
+    try:
+        version = (await client.get(upstream.endpoint("/version"), headers=headers)).json().get("version")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        version = None
+    return models, version if isinstance(version, str) else None
+
+
+async def _served(client: httpx.AsyncClient, upstream: Upstream, headers: dict[str, str]) -> list[str] | None:
     try:
         response = await client.get(upstream.endpoint("/v1/models"), headers=headers)
     except httpx.HTTPError as exc:

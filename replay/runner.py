@@ -20,6 +20,7 @@ from httpx_aiohttp import AiohttpTransport
 
 from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
 from proxy.records import Answer, Pair, Side
+from proxy.redact import Redactor, check_patterns
 from proxy.shadow import is_comparable
 from proxy.signals import triage_answers
 from proxy.store import Store
@@ -80,12 +81,16 @@ class ReplaySettings:
     strict: bool = False
     timeout: float = 300.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    redact: tuple[str, ...] = ()                 # patterns redacted from stored prompts and requests
+    labels: dict[str, str] = field(default_factory=dict)   # what moves the noise floor: gpu=H100...
+    servers: dict[str, str | None] = field(default_factory=dict)   # each side's vLLM version (/version)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
         if self.turn < 1:
             raise ConfigError("--turn counts from 1")
+        check_patterns(self.redact)
 
     @property
     def upstreams(self) -> list[Upstream]:
@@ -98,6 +103,7 @@ class ReplaySettings:
             "sides": {u.side.value: {"url": u.url, "model": u.model} for u in self.upstreams},
             "concurrency": self.concurrency, "overrides": asdict(self.overrides),
             "thresholds": asdict(self.thresholds), "timeout": self.timeout,
+            "redact": list(self.redact), "labels": dict(self.labels), "versions": dict(self.servers),
         }
 
 
@@ -126,6 +132,7 @@ class Replay:
         self.run_id = run_id
         self.resume = resume
         self.tally = Tally()
+        self._redactor = Redactor(settings.redact)
         self._listener = listener or (lambda _: None)
         self._warn = warn or (lambda _: None)
 
@@ -198,7 +205,8 @@ class Replay:
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
         return Pair(
-            key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt, request=record.body,
+            key=record.key, seq=record.line, endpoint=record.endpoint, prompt=self._redactor.text(record.prompt),
+            request=self._redactor.value(record.body),
             comparison=comparison, answers=by_side, category=record.category,
             comparable=is_comparable(body),
             margin=margin, noise=noise, **triage_answers(base, cand, comparison, margin),

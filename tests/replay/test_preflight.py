@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
+
 from proxy.records import Side
 from proxy.store import Store
 from tests.servers import free_port
@@ -49,7 +51,7 @@ def test_a_log_without_model_names_is_mapped_on_both_sides(start_simulator: Call
     cand = start_simulator(served_model_names=(FP8,))
     result = replay(write_log(tmp_path, model=None), tmp_path / "out", base, cand)
     assert result.returncode == 0, result.stderr
-    assert "note:" not in result.stderr                      # nothing was replaced: nothing to say
+    assert "serves" not in result.stderr                     # nothing was replaced: nothing to say
     store = Store.open(tmp_path / "out")
     run = store.latest_run()
     assert run is not None
@@ -85,3 +87,39 @@ def test_a_side_that_does_not_answer_or_refuses_the_key(start_simulator: Callabl
     assert result.returncode == 1
     assert "refused the API key (HTTP 401 on /v1/models)" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_run_records_versions_and_labels_and_redacts_what_it_stores(start_simulator: Callable[..., str],
+                                                                         tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE,))
+    cand = start_simulator(served_model_names=(FP8,))
+    versions = {side: httpx.get(url + "/version").json()["version"] for side, url in
+                (("baseline", base), ("candidate", cand))}
+    out = tmp_path / "out"
+    result = replay(write_log(tmp_path), out, base, cand, "--label", "gpu=H100", "--label", "batch_invariant=1",
+                    "--redact", r"topic \d")
+    assert result.returncode == 0, result.stderr
+    assert "note: no --replica, so no noise floor" in result.stderr
+    store = Store.open(out)
+    run = store.latest_run()
+    assert run is not None
+    assert run.settings["labels"] == {"gpu": "H100", "batch_invariant": "1"}
+    assert run.settings["versions"] == versions
+    pairs = list(store.pairs(run.id))
+    assert [p["prompt"] for p in pairs] == ["Explain [REDACTED]."] * 4          # stored redacted...
+    assert all(p["request"]["messages"][0]["content"] == "Explain [REDACTED]." for p in pairs)
+    store.close()
+    # ...and sent as logged: the answers are those of a run without --redact
+    assert replay(write_log(tmp_path), tmp_path / "plain", base, cand).returncode == 0
+    plain = Store.open(tmp_path / "plain")
+    plain_run = plain.latest_run()
+    assert plain_run is not None
+    assert [p.answers[Side.BASELINE].text for p in plain.pairs(plain_run.id)] == \
+        [p.answers[Side.BASELINE].text for p in pairs]
+    plain.close()
+    md = (out / "report.md").read_text()
+    assert "Labels: `gpu=H100`, `batch_invariant=1`" in md and f"vLLM {versions['candidate']}" in md
+    for args, message in ((["--label", "gpu"], "--label expects KEY=VALUE"),
+                          (["--redact", "(unclosed"], "is not a valid regular expression")):
+        result = replay(write_log(tmp_path), tmp_path / "bad", base, cand, *args)
+        assert result.returncode == 1 and message in result.stderr, result.stderr
