@@ -346,6 +346,78 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
     click.echo(f"\nreport: {paths.html}")
 
 
+class _Levels(click.ParamType):  # type: ignore[type-arg]
+    name = "N,N,..."
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, list):
+            return value
+        try:
+            levels = [int(v) for v in str(value).split(",") if v.strip()]
+        except ValueError:
+            self.fail(f"{value!r} is not a comma-separated list of numbers", param, ctx)
+        if not levels or min(levels) < 1:
+            self.fail(f"{value!r}: give concurrency levels of 1 or more", param, ctx)
+        return levels
+
+
+@click.command("bench")
+@click.option("--baseline", required=True, help="Base URL of the baseline server.")
+@click.option("--candidate", required=True, help="Base URL of the candidate server.")
+@click.option("--baseline-model", default=None, help="Model name the baseline serves (default: asked).")
+@click.option("--candidate-model", default=None, help="Model name the candidate serves (default: asked).")
+@click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for both sides.")
+@click.option("--concurrency", "levels", type=_Levels(), default="1,8,32", show_default=True,
+              help="Requests in flight, one measurement per level.")
+@click.option("--prompts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A prompt log in any replay format (default: the bundled 20-prompt workload).")
+@click.option("--requests", default=64, show_default=True, type=click.IntRange(1),
+              help="Measured requests per side and level (at least the concurrency).")
+@click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
+              help="max_tokens of every request.")
+@click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the figures as JSON here.")
+def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_model: str | None,
+          api_key: str | None, levels: list[int], prompts: Path | None, requests: int, max_tokens: int,
+          timeout: float, out: Path | None) -> None:
+    """Throughput and latency of both sides at each concurrency, and the candidate's speedup.
+
+    Each side is measured alone, one after the other, with the same prompts at
+    temperature 0, streamed. Output tokens/s is the aggregate the server delivers.
+    """
+    import json
+
+    from replay import bench as bench_module
+    from replay import demo as demo_module
+
+    try:
+        settings = ReplaySettings(
+            log=prompts or demo_module.workload(),
+            baseline=Upstream(Side.BASELINE, baseline, baseline_model, api_key),
+            candidate=Upstream(Side.CANDIDATE, candidate, candidate_model, api_key),
+            overrides=Overrides(temperature=0.0, max_tokens=max_tokens, stream=True, logprobs=0), timeout=timeout)
+        fmt = logs.detect(settings.log)
+        settings = check_sides(settings, fmt, warn=lambda message: click.echo(f"note: {message}", err=True))
+
+        def progress(level: bench_module.Level) -> None:
+            click.echo(f"concurrency {level.concurrency}, {level.side}: {level.tokens_per_second:,.0f} output tok/s"
+                       + (f", {level.errors} errors" if level.errors else ""), err=True)
+
+        results = bench_module.run_bench(settings, fmt, levels, requests, progress)
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(bench_module.table(results))
+    if out is not None:
+        out.write_text(json.dumps({"baseline": {"url": baseline, "model": settings.baseline.model},
+                                   "candidate": {"url": candidate, "model": settings.candidate.model},
+                                   "versions": settings.servers, "max_tokens": max_tokens,
+                                   "levels": [r.as_json() for r in results],
+                                   "ratios": bench_module.ratios(results)}, indent=2) + "\n")
+    if any(r.errors for r in results):
+        raise SystemExit(1)
+
+
 @click.command("demo")
 @click.option("--out", "out", default=Path("shadowdiff-demo"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path))

@@ -10,7 +10,7 @@ import click
 
 from proxy.cli import serve
 from proxy.review.cli import review
-from replay.cli import compare_command, demo, judge, replay, report
+from replay.cli import bench, compare_command, demo, judge, replay, report
 from shadowdiff import __version__
 from simulator.cli import simulate
 
@@ -26,6 +26,7 @@ main.add_command(replay)
 main.add_command(report)
 main.add_command(judge)
 main.add_command(compare_command, "compare")
+main.add_command(bench)
 main.add_command(demo)
 main.add_command(serve)
 main.add_command(review)
