@@ -119,6 +119,7 @@ class ProxyApp:
 
     async def shutdown(self) -> None:
         await self.pairs.drain(self.settings.drain_timeout)
+        self.pairs.flush_counts()
         self.pairs.closed = True
         await self.forwarder.close()
         await self.mirror.close()

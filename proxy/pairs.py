@@ -15,6 +15,7 @@ import contextlib
 import logging
 import random
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from proxy.store.writer import PairWriter
 from proxy.tap import Tapped
 
 _OFF_LOOP_CHARS = 8000
+_COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")
 
 
@@ -44,6 +46,11 @@ class PairRecorder:
         self.closed = False          # set at shutdown, once the writer is closed
         self._rng = random.Random()
         self._seq = 0
+        # Outcome counts for the store, handed to the writer about once a second rather
+        # than per pair: every hand-over wakes the writer's thread, which competes with
+        # the event loop for the GIL.
+        self._counts: Counter[tuple[str, str, bool]] = Counter()
+        self._flush: asyncio.TimerHandle | None = None
 
     def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
               shadow: asyncio.Task[tuple[Answer, str]], replica: asyncio.Task[tuple[Answer, str]] | None = None,
@@ -150,7 +157,18 @@ class PairRecorder:
         else:
             self.metrics.pairs.labels(outcome, "true" if comparable else "false").inc()
         if self.writer is not None and not self.closed:
-            self.writer.count(of, outcome, comparable)
+            self._counts[of, outcome, comparable] += 1
+            if self._flush is None:
+                self._flush = asyncio.get_running_loop().call_later(_COUNTS_EVERY, self.flush_counts)
+
+    def flush_counts(self) -> None:
+        """Hand the outcome counts so far to the writer (also at shutdown, before it closes)."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        if self._counts and self.writer is not None:
+            self.writer.add_counts(self._counts)
+        self._counts = Counter()
 
     async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
         base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None

@@ -245,6 +245,7 @@ class Store:
     def add_counts(self, run_id: str, counts: Mapping[tuple[str, str, bool], int]) -> None:
         """Add to the run's outcome counts, keyed by (``pairs`` or ``noise``, outcome,
         comparable); several processes may add to one run at once."""
+        counts = {key: n for key, n in counts.items() if n}
         if not counts:
             return
         table = schema.run_counts

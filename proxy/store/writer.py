@@ -6,9 +6,9 @@ event loop beside it. The writer batches what has arrived (up to ``max_batch`` p
 waiting at most ``max_delay`` seconds for more), so a busy run writes a few
 transactions a second and an idle one writes each pair within ``max_delay``.
 A process killed mid-batch loses only the pairs of that batch; a resumed replay
-redoes them, since they are not in the store. The proxy also sends each pair's
-outcome through here (``count``), stored or not, so that a report on a serve run
-knows the true mix even though only changed pairs are all kept.
+redoes them, since they are not in the store. The proxy also sends the outcomes
+it counted through here (``add_counts``, about once a second), stored or not, so that
+a report on a serve run knows the true mix even though only changed pairs are all kept.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from proxy.records import Pair
@@ -25,10 +25,8 @@ from proxy.store import Store
 _STOP = object()
 
 
-class _Count(NamedTuple):
-    of: str            # "pairs" or "noise"
-    outcome: str
-    comparable: bool
+class _Counts(NamedTuple):
+    counts: dict[tuple[str, str, bool], int]   # (pairs or noise, outcome, comparable) -> pairs
 
 
 class PairWriter:
@@ -54,11 +52,11 @@ class PairWriter:
             raise self.failed
         self._queue.put(pair)
 
-    def count(self, of: str, outcome: str, comparable: bool) -> None:
-        """Count a pair's outcome for the run, whether or not the pair is stored; counts
-        are added to the store with the batch they arrive in."""
-        if self.failed is None:
-            self._queue.put(_Count(of, outcome, comparable))
+    def add_counts(self, counts: Mapping[tuple[str, str, bool], int]) -> None:
+        """Add outcome counts to the run (pairs seen, stored or not), keyed by (``pairs``
+        or ``noise``, outcome, comparable); written with the batch they arrive in."""
+        if self.failed is None and counts:
+            self._queue.put(_Counts(dict(counts)))
 
     def close(self) -> None:
         """Write everything submitted so far and stop the thread."""
@@ -84,7 +82,10 @@ class PairWriter:
                     break
                 batch.append(item)
             pairs = [item for item in batch if isinstance(item, Pair)]
-            counts: Counter[tuple[str, str, bool]] = Counter(item for item in batch if isinstance(item, _Count))
+            counts: Counter[tuple[str, str, bool]] = Counter()
+            for item in batch:
+                if isinstance(item, _Counts):
+                    counts.update(item.counts)
             try:
                 duplicates = self.store.add_pairs(self.run_id, pairs)
                 self.store.add_counts(self.run_id, counts)

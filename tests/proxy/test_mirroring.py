@@ -108,10 +108,12 @@ def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start,
     assert counter(app, "pairs", "equivalent", "true") == expected["equivalent"]
     changed = counter(app, "pairs", "near", "true") + counter(app, "pairs", "divergent", "true")
     assert changed == expected["changed"]
-    app.writer.close()  # flush now (the fixture's shutdown would too, later)
     opened = Store.open(store)
     run = opened.latest_run("serve")
     assert run is not None
+    # the outcome counts reach the store on their own, about once a second
+    wait_for(lambda: sum(opened.counts(run.id).values()) == len(prompts))
+    app.writer.close()  # flush now (the fixture's shutdown would too, later)
     pairs = list(opened.pairs(run.id))
     # every non-identical comparable pair is stored, with both answers; no identical one (keep_rate 0)
     assert len(pairs) == expected["equivalent"] + expected["changed"]

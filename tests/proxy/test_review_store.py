@@ -144,6 +144,9 @@ def test_two_proxy_processes_write_to_one_postgresql_store(tmp_path: Path) -> No
         runs = store.runs()
         assert len(runs) == 2
         assert sorted(store.count_pairs(r.id) for r in runs) == [25, 25]  # keep-rate 1: every pair
+        # and every outcome counted, the last ones handed over at shutdown
+        assert sorted(sum(n for (of, _, _), n in store.counts(r.id).items() if of == "pairs") for r in runs) == [
+            25, 25]
         store.close()
 
 

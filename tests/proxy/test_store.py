@@ -168,9 +168,9 @@ def test_run_counts_add_up_across_batches_and_writers(store: Store) -> None:
                                  ("pairs", "divergent", False): 4}
     writers = [PairWriter(store, run, max_delay=0.01) for _ in range(2)]
     for i in range(40):
-        writers[i % 2].count("pairs", "identical", True)
+        writers[i % 2].add_counts({("pairs", "identical", True): 1})
     writers[0].submit(pair("k1", 1))
-    writers[1].count("noise", "near", True)
+    writers[1].add_counts({("noise", "near", True): 1, ("pairs", "near", False): 0})
     for writer in writers:
         writer.close()
     assert store.counts(run) == {("pairs", "identical", True): 45, ("noise", "near", True): 2,
