@@ -74,7 +74,7 @@ class PairRecorder:
             await self._complete(key, seq, path, plan, primary_future, calls, comparable)
         except Exception:
             log.exception("a pair could not be completed")
-            self._count("pairs", "error", plan.comparable)
+            self.metrics.pairs.labels("error", comparable).inc()
         finally:
             calls.cancel()
 
@@ -93,10 +93,10 @@ class PairRecorder:
             reason = "client_disconnected" if gone else "too_large" if getattr(tapped, "overflow", False) \
                 else "primary_error"
             self.metrics.shadow_event("skipped", reason)
-            if gone:   # no pair: the client left before the primary's answer was whole
-                self.metrics.pairs.labels("aborted", comparable).inc()
-            else:
-                self._count("pairs", Outcome.ERROR.value, plan.comparable)
+            # Counted in the metrics only: nothing was compared, and a client's bad request
+            # (or its leaving) says nothing about the candidate, so the run's counts, which
+            # the acceptance verdict reads, do not see it.
+            self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
             return
         primary = await self._primary_answer(tapped, plan)
         shadow_answer, reason = await shadow
@@ -151,7 +151,7 @@ class PairRecorder:
             comparable=plan.comparable, margin=margin, noise=noise, **triage))
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
-        """Count an outcome in the metrics and, stored or not, in the run's counts."""
+        """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""
         if of == "noise":
             self.metrics.noise_pairs.labels(outcome).inc()
         else:

@@ -60,6 +60,8 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
         model = upstream.model or wanted
         if models is None or model in models:
             continue
+        if model is None and len(models) > 1:
+            continue   # no name anywhere: the server answers with its default (vLLM: the first it serves)
         flag = f"--{upstream.side.value}-model"
         if upstream.model is None and len(models) == 1:
             sides[upstream.side.value] = dataclasses.replace(upstream, model=models[0])
@@ -67,9 +69,8 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
                 warn(f"the {upstream.side.value} serves {models[0]!r}, not the log's {model!r}: sending it "
                      f"{models[0]!r} ({flag} to choose)")
             continue
-        named = f"{model!r}" if model is not None else "no model (the log names none)"
         raise ConfigError(f"the {upstream.side.value} at {upstream.url} serves {', '.join(map(repr, models))}, "
-                          f"and would be sent {named}: give {flag}")
+                          f"and would be sent {model!r}: give {flag}")
     return dataclasses.replace(settings, **sides)
 
 

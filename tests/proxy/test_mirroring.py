@@ -143,6 +143,29 @@ def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start,
     app.writer = None  # closed above
 
 
+def test_a_request_the_primary_refuses_is_no_candidate_error(start_simulator: Start, start_proxy: Start,
+                                                            tmp_path: Path) -> None:
+    """A client's bad request (the primary answers 400) is counted in the metrics, but
+    not in the run's counts that the acceptance verdict reads."""
+    primary, shadow = start_simulator(), start_simulator()
+    proxy, app = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("fine")).status_code == 200
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("bad", max_tokens=-1)).status_code == 400
+    settled(app)
+    assert counter(app, "pairs", "error", "true") == 1
+    app.pairs.flush_counts()
+    app.writer.close()
+    from replay.acceptance import acceptance
+
+    opened = Store.open(tmp_path / "store")
+    run = opened.latest_run("serve")
+    assert run is not None
+    assert opened.counts(run.id) == {("pairs", "identical", True): 1}
+    assert acceptance(opened, run.id).errors == 0
+    opened.close()
+    app.writer = None  # closed above
+
+
 def test_sampled_requests_are_labelled_not_counted(start_simulator: Start, start_proxy: Start) -> None:
     primary = start_simulator()
     shadow = start_simulator()

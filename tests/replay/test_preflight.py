@@ -59,6 +59,19 @@ def test_a_log_without_model_names_is_mapped_on_both_sides(start_simulator: Call
     store.close()
 
 
+def test_a_log_without_model_names_leaves_a_many_model_server_its_default(start_simulator: Callable[..., str],
+                                                                          tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE, "sql-lora"))   # a base model and a LoRA adapter
+    cand = start_simulator(served_model_names=(FP8,))
+    result = replay(write_log(tmp_path, model=None), tmp_path / "out", base, cand)
+    assert result.returncode == 0, result.stderr
+    store = Store.open(tmp_path / "out")
+    run = store.latest_run()
+    assert run is not None and run.settings["sides"]["baseline"]["model"] is None
+    assert all(p["outcome"] != "error" for p in store.pairs(run.id))
+    store.close()
+
+
 def test_an_ambiguous_or_missing_model_stops_the_run_before_it_starts(start_simulator: Callable[..., str],
                                                                       tmp_path: Path) -> None:
     base = start_simulator(served_model_names=(BASE,))
