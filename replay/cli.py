@@ -158,6 +158,10 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         store.close()
 
 
+# What must not change between a run and its --resume (recorded settings' keys).
+_SAME_ON_RESUME = ("endpoint", "sides", "overrides", "thresholds", "redact")
+
+
 def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume: bool) -> str:
     recorded = settings.recorded(fmt)
     if resume:
@@ -169,6 +173,15 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                     f"--resume: the last run in this store replayed {last.settings.get('log')} "
                     f"({last.settings.get('format')}, turn {last.settings.get('turn')}); "
                     "resume needs the same log, format and turn")
+            # Pairs made under other sides or settings would be mixed into one run silently.
+            changed = [key for key in _SAME_ON_RESUME if key in last.settings and last.settings[key] != recorded[key]]
+            if changed:
+                raise ShadowdiffError(f"--resume: {', '.join(changed)} differ from the run being resumed; resume "
+                                      "with the same options, or start a new run without --resume")
+            for key in ("versions", "labels"):
+                if last.settings.get(key, recorded[key]) != recorded[key]:
+                    click.echo(f"note: --resume: {key} changed since the run began: {last.settings.get(key)} "
+                               f"then, {recorded[key]} now (the run keeps the first)", err=True)
             return last.id
         click.echo("--resume: no earlier run in this store; starting a new one", err=True)
     elif store.latest_run("replay") is not None:

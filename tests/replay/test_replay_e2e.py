@@ -346,6 +346,14 @@ def test_resume_refuses_another_log(sides: dict[Side, str], tmp_path: Path) -> N
     run_replay(replay_settings(first, sides), out, None, resume=False)
     with pytest.raises(Exception, match="resume needs the same log"):
         run_replay(replay_settings(second, sides), out, None, resume=True)
+    # nor other sides or settings: their pairs would be mixed into the run
+    without_replica = {k: v for k, v in sides.items() if k is not Side.REPLICA}
+    for other, differ in ((replay_settings(first, without_replica), "sides"),
+                          (replay_settings(first, sides, overrides=Overrides(max_tokens=8)), "overrides"),
+                          (replay_settings(first, sides, redact=("one",)), "redact")):
+        with pytest.raises(Exception, match=f"--resume: {differ} differ"):
+            run_replay(other, out, None, resume=True)
+    run_replay(replay_settings(first, sides, labels={"gpu": "H100"}), out, None, resume=True)   # a note only
 
 
 def test_completions_logs_replay(sides: dict[Side, str], tmp_path: Path) -> None:
