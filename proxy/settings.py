@@ -28,7 +28,6 @@ DEFAULT_REDACTIONS = (
 )
 
 
-
 def parse_labels(items: Iterable[str]) -> dict[str, str]:
     """``--label KEY=VALUE`` options as a dict (``ConfigError`` for a malformed one)."""
     labels = {}
@@ -38,6 +37,7 @@ def parse_labels(items: Iterable[str]) -> dict[str, str]:
             raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
         labels[key] = value
     return labels
+
 
 @dataclass(frozen=True)
 class CaptureSettings:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -27,6 +26,7 @@ from replay import logs
 from replay.client import Caller, RetryPolicy, Upstream
 from replay.runner import Overrides, ReplaySettings
 from shadowdiff.errors import InputError
+from shadowdiff.stats import nearest_rank
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Level:
 
 def _percentile(values: Sequence[float], p: float) -> float | None:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))] if ordered else None
+    return ordered[nearest_rank(len(ordered), p)] if ordered else None
 
 
 def prompts(settings: ReplaySettings, fmt: logs.LogFormat) -> list[logs.LogRecord]:

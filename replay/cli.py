@@ -54,6 +54,10 @@ def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "every one); every pair is in pairs.jsonl either way.")(f)
 
 
+def _note(message: str) -> None:
+    click.echo(f"note: {message}", err=True)
+
+
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
     # Off a terminal (CI logs) redraw rarely; tqdm throttles its own updates.
     bar = tqdm(total=total, unit="pair", dynamic_ncols=True, file=sys.stderr, smoothing=0.1,
@@ -134,10 +138,10 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     """Run a replay (new, or resumed) and write its reports; returns the run id."""
 
     fmt = settings.fmt or logs.detect(settings.log)
-    settings = check_sides(settings, fmt, warn=lambda message: click.echo(f"note: {message}", err=True))
+    settings = check_sides(settings, fmt, warn=_note)
     if settings.replica is None:
-        click.echo("note: no --replica, so no noise floor: without one, differences that batching alone causes "
-                   "are blamed on the candidate", err=True)
+        _note("no --replica, so no noise floor: without one, differences that batching alone causes are "
+              "blamed on the candidate")
     store = Store.open(store_location or out)
     try:
         run_id = _run_for(store, settings, fmt, resume)
@@ -180,8 +184,8 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                                       "with the same options, or start a new run without --resume")
             for key in ("versions", "labels"):
                 if last.settings.get(key, recorded[key]) != recorded[key]:
-                    click.echo(f"note: --resume: {key} changed since the run began: {last.settings.get(key)} "
-                               f"then, {recorded[key]} now (the run keeps the first)", err=True)
+                    _note(f"--resume: {key} changed since the run began: {last.settings.get(key)} then, "
+                          f"{recorded[key]} now (the run keeps the first)")
             return last.id
         click.echo("--resume: no earlier run in this store; starting a new one", err=True)
     elif store.latest_run("replay") is not None:
@@ -411,7 +415,7 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
             candidate=Upstream(Side.CANDIDATE, candidate, candidate_model, api_key),
             overrides=Overrides(temperature=0.0, max_tokens=max_tokens, stream=True, logprobs=0), timeout=timeout)
         fmt = logs.detect(settings.log)
-        settings = check_sides(settings, fmt, warn=lambda message: click.echo(f"note: {message}", err=True))
+        settings = check_sides(settings, fmt, warn=_note)
 
         def progress(level: bench_module.Level) -> None:
             click.echo(f"concurrency {level.concurrency}, {level.side}: {level.tokens_per_second:,.0f} output tok/s"

@@ -16,7 +16,6 @@ does not grow with the run.
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from proxy.records import Answer, Pair, Side
 from proxy.store import schema
 from shadowdiff.errors import ConfigError
+from shadowdiff.stats import nearest_rank
 
 STORE_FILE = "shadowdiff.sqlite"
 _MIGRATION_LOCK = 7_361_942  # any constant: the advisory lock id used while migrating
@@ -326,7 +326,7 @@ class Store:
             if not n:
                 return [None for _ in ps]
             return [float(c.execute(sa.select(value).select_from(source).where(*where).order_by(value)
-                                    .offset(min(n - 1, max(0, math.ceil(q / 100 * n) - 1))).limit(1))
+                                    .offset(nearest_rank(n, q)).limit(1))
                           .scalar_one()) for q in ps]
 
     def _with_answers(self, query: sa.Select[Any]) -> list[StoredPair]:
