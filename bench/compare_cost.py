@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from proxy.compare import compare
+from shadowdiff.compare import compare
 from simulator import profiles
 from simulator.drift import apply_profile
 from simulator.textgen import generate, prompt_key
@@ -79,7 +79,7 @@ def main() -> None:
             else:
                 slow_text = "(quadratic: skipped)"
             rows.append((name, f"{length:,}", f"{ours:.4f}", f"{target}", slow_text))
-    print("proxy.compare.compare(), median per call, one core\n")
+    print("shadowdiff.compare.compare(), median per call, one core\n")
     print(table(rows))
 
 

@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from proxy.compare import compare
-from proxy.records import Answer, Pair, Side
-from proxy.signals import triage_answers
-from proxy.store import Store
 from replay import logs
-from replay.client import Upstream
 from replay.runner import Overrides, Replay, ReplaySettings
+from shadowdiff.client import Upstream
+from shadowdiff.compare import compare
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.signals import triage_answers
+from shadowdiff.store import Store
 
 from _common import ROOT, pin, shadowdiff, table
 

@@ -27,13 +27,13 @@ from proxy.capture import Capture
 from proxy.forward import Forwarder
 from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
-from proxy.records import Side
-from proxy.redact import Redactor
 from proxy.settings import ProxySettings
 from proxy.shadow import Mirror
-from proxy.store import Store
-from proxy.store.writer import PairWriter
 from shadowdiff import __version__
+from shadowdiff.records import Side
+from shadowdiff.redact import Redactor
+from shadowdiff.store import Store
+from shadowdiff.store.writer import PairWriter
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -99,7 +99,7 @@ class ProxyApp:
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc)
             self.pairs.writer = self.writer
         if s.review_token is not None and self.store is not None:
-            from proxy.review.app import build_review_app
+            from shadowdiff.review.app import build_review_app
 
             self.review = build_review_app(self.store, s.review_token, prefix=REVIEW_PREFIX)
         self.state = StateCollector(

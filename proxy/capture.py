@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import orjson
 
-from proxy.redact import Redactor
 from proxy.settings import CaptureSettings
+from shadowdiff.redact import Redactor
 
 _STOP = object()
 

@@ -20,9 +20,10 @@ from typing import Any
 
 import click
 
-from proxy.records import Side
-from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings, parse_labels
+from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
 from shadowdiff.errors import ConfigError
+from shadowdiff.options import parse_labels
+from shadowdiff.records import Side
 
 
 def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:

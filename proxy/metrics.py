@@ -31,11 +31,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from proxy.compare import Outcome
-from proxy.records import Side
+from shadowdiff.compare import Outcome
+from shadowdiff.records import Side
 
 if TYPE_CHECKING:
-    from proxy.store import Store
+    from shadowdiff.store import Store
 
 ROUTES = ("chat", "completions", "other")
 STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
@@ -149,7 +149,7 @@ class StateCollector(Collector):
         with self._lock:
             now = time.monotonic()
             if self._cached is None or now - self._cached[0] > self.cache_seconds:
-                from proxy.store.review import serve_review_state
+                from shadowdiff.store.review import serve_review_state
 
                 depth, verdicts = serve_review_state(self.store)
                 self._cached = (now, depth, verdicts)

@@ -19,15 +19,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
 from proxy.metrics import ProxyMetrics
-from proxy.records import Answer, Pair, Side, prompt_text
-from proxy.redact import Redactor
 from proxy.settings import ProxySettings
-from proxy.shadow import OFF_LOOP_BYTES, Plan, answer_from, read_answer
-from proxy.signals import triage_answers
-from proxy.store.writer import PairWriter
+from proxy.shadow import OFF_LOOP_BYTES, Plan
 from proxy.tap import Tapped
+from shadowdiff.compare import Comparison, Outcome, Thresholds, compare, error_comparison
+from shadowdiff.parse import answer_from, read_answer
+from shadowdiff.records import Answer, Pair, Side, prompt_text
+from shadowdiff.redact import Redactor
+from shadowdiff.signals import triage_answers
+from shadowdiff.store.writer import PairWriter
 
 _OFF_LOOP_CHARS = 8000
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer

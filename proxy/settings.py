@@ -1,7 +1,7 @@
 """Everything ``shadowdiff serve`` can be told, in one immutable object.
 
 Settings come from flags, ``SHADOWDIFF_*`` environment variables and a TOML config
-file (``--config``), in that order of precedence; ``proxy/cli.py`` does the merging,
+file (``--config``), in that order of precedence; ``proxy.cli`` does the merging,
 ``build_app(settings)`` takes the result.
 """
 
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy.records import Side
-from proxy.redact import check_patterns
 from shadowdiff.errors import ConfigError
+from shadowdiff.records import Side
+from shadowdiff.redact import check_patterns
 
 MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
 # Patterns redacted from captured requests by default: e-mail addresses and things
@@ -26,17 +25,6 @@ DEFAULT_REDACTIONS = (
     r"\b(?:sk|pk|rk|api|key)[-_][A-Za-z0-9_-]{12,}\b",
     r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}",
 )
-
-
-def parse_labels(items: Iterable[str]) -> dict[str, str]:
-    """``--label KEY=VALUE`` options as a dict (``ConfigError`` for a malformed one)."""
-    labels = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
-        labels[key] = value
-    return labels
 
 
 @dataclass(frozen=True)

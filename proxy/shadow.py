@@ -19,9 +19,10 @@ import orjson
 from yarl import URL
 
 from proxy.metrics import ProxyMetrics
-from proxy.parse import Reading, read_body, read_stream
-from proxy.records import Answer, Side
 from proxy.settings import MIRRORED_PATHS, ProxySettings
+from shadowdiff.compare import is_comparable
+from shadowdiff.parse import answer_from, read_answer
+from shadowdiff.records import Answer, Side
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
@@ -43,14 +44,6 @@ class Plan:
     holds_slot: bool = True      # one of the ``max_shadow_in_flight`` places, until released
     replica_body: bytes | None = None   # also sent to the replica (the noise floor), if set
     holds_replica_slot: bool = False    # one of the replica's places, until released
-
-
-def is_comparable(request: dict[str, Any]) -> bool:
-    """Deterministic decoding: greedy (temperature 0 or top_k 1), or a fixed seed.
-
-    A request without ``temperature`` samples at the server's default, so it is not.
-    """
-    return request.get("temperature") == 0 or request.get("top_k") == 1 or request.get("seed") is not None
 
 
 def first_content(chunk: bytes) -> bool:
@@ -244,38 +237,3 @@ def _pool(limit: int) -> aiohttp.ClientSession:
         connector=aiohttp.TCPConnector(limit=limit, ttl_dns_cache=60), auto_decompress=False,
         cookie_jar=aiohttp.DummyCookieJar(), skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept",
                                                                 "Content-Type"))
-
-
-def read_answer(raw: bytes, stream: bool) -> Reading:
-    """Read a complete answer: an SSE stream (which must end in [DONE]) or a JSON body.
-
-    Never raises: an answer of an unexpected shape is an answer with an ``error``.
-    """
-    try:
-        return _read_answer(raw, stream)
-    except Exception as exc:
-        return Reading(error=f"malformed answer: {type(exc).__name__}: {exc}"[:500])
-
-
-def _read_answer(raw: bytes, stream: bool) -> Reading:
-    if stream:
-        reading = read_stream(raw)
-        if reading.error is None and not reading.done:
-            reading.error = "the stream ended without [DONE]"
-        return reading
-    try:
-        return read_body(orjson.loads(raw))
-    except orjson.JSONDecodeError:
-        return Reading(error=f"malformed response body: {raw[:200]!r}")
-
-
-def answer_from(base: Answer, reading: Reading, status: int, started: float, first: float | None,
-                ended: float) -> Answer:
-    """The ``Answer`` a finished reading of a tapped or shadowed response makes."""
-    if reading.error is not None:
-        return replace(base, status=status, error=reading.error, duration=ended - started)
-    return replace(base, status=status, text=reading.content, finish_reason=reading.finish_reason,
-                    prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
-                    ttft=(first or ended) - started, duration=ended - started, tokens=reading.tokens,
-                    margins=reading.margins, tool_calls=reading.tool_calls)
-

@@ -21,11 +21,11 @@ from typing import Any
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-from proxy.records import Answer
 from replay import logs
-from replay.client import Caller, RetryPolicy, Upstream
 from replay.runner import Overrides, ReplaySettings
+from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.errors import InputError
+from shadowdiff.records import Answer
 from shadowdiff.stats import nearest_rank
 
 

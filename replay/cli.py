@@ -1,61 +1,25 @@
-"""``shadowdiff replay``, ``report``, ``judge``, ``compare`` and ``demo``."""
+"""``shadowdiff replay``, ``compare``, ``bench`` and ``demo``: the commands of the replay mode."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-import traceback
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from tqdm import tqdm
 
-from proxy.compare import Thresholds
-from proxy.records import Side
-from proxy.settings import parse_labels
-from proxy.store import Run, Store
 from replay import logs
-from replay.client import RetryPolicy, Upstream
 from replay.preflight import check_sides
-from replay.reports import SIDE_BY_SIDE, write_reports
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
+from shadowdiff.client import RetryPolicy, Upstream
+from shadowdiff.compare import Thresholds
 from shadowdiff.errors import ShadowdiffError
-
-if TYPE_CHECKING:
-    from replay.judge import JudgeTally
-
-
-class _NumberOr(click.ParamType):  # type: ignore[type-arg]
-    """A number, or a word (``keep``, ``all``) that stands for None."""
-
-    def __init__(self, kind: type[float] | type[int], word: str = "keep") -> None:
-        self.kind = kind
-        self.word = word
-        self.name = f"{kind.__name__}|{word}"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if value is None or value == self.word:
-            return None
-        try:
-            number = self.kind(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a number or {self.word!r}", param, ctx)
-        if number < 0:
-            self.fail(f"{value!r} is negative", param, ctx)
-        return number
-
-
-def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--side-by-side", type=_NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
-                        help="Changed pairs shown side by side in report.html/report.md, worst first ('all' for "
-                             "every one); every pair is in pairs.jsonl either way.")(f)
-
-
-def _note(message: str) -> None:
-    click.echo(f"note: {message}", err=True)
+from shadowdiff.options import NumberOr, note, parse_labels, side_by_side_option
+from shadowdiff.records import Side
+from shadowdiff.reports import SIDE_BY_SIDE, write_reports
+from shadowdiff.store import Store
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
@@ -90,9 +54,9 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--endpoint", type=click.Choice(["chat", "completions"]), default="chat", show_default=True,
               help="Where plain prompts (text, JSON array, questions) are sent.")
 @click.option("--concurrency", default=8, show_default=True, help="Requests in flight per side.")
-@click.option("--temperature", type=_NumberOr(float), default="0", show_default=True,
+@click.option("--temperature", type=NumberOr(float), default="0", show_default=True,
               help="Temperature for every request, or 'keep'.")
-@click.option("--max-tokens", type=_NumberOr(int), default="256", show_default=True,
+@click.option("--max-tokens", type=NumberOr(int), default="256", show_default=True,
               help="Output token cap for every request, or 'keep'.")
 @click.option("--stream/--no-stream", default=True, show_default=True, help="Stream answers (with usage).")
 @click.option("--logprobs", default=2, show_default=True,
@@ -138,9 +102,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     """Run a replay (new, or resumed) and write its reports; returns the run id."""
 
     fmt = settings.fmt or logs.detect(settings.log)
-    settings = check_sides(settings, fmt, warn=_note)
+    settings = check_sides(settings, fmt, warn=note)
     if settings.replica is None:
-        _note("no --replica, so no noise floor: without one, differences that batching alone causes are "
+        note("no --replica, so no noise floor: without one, differences that batching alone causes are "
               "blamed on the candidate")
     store = Store.open(store_location or out)
     try:
@@ -184,7 +148,7 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                                       "with the same options, or start a new run without --resume")
             for key in ("versions", "labels"):
                 if last.settings.get(key, recorded[key]) != recorded[key]:
-                    _note(f"--resume: {key} changed since the run began: {last.settings.get(key)} then, "
+                    note(f"--resume: {key} changed since the run began: {last.settings.get(key)} then, "
                           f"{recorded[key]} now (the run keeps the first)")
             return last.id
         click.echo("--resume: no earlier run in this store; starting a new one", err=True)
@@ -202,138 +166,6 @@ def _closing_line(tally: Tally) -> str:
     if tally.errors:
         parts.append(f"{tally.errors} with errors")
     return ", ".join(parts)
-
-
-def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The LLM judge's options, shared by ``judge`` and ``report``."""
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        for decl, kwargs in reversed([
-            ("--judge", {"required": required, "default": None, "envvar": "SHADOWDIFF_JUDGE",
-                         "help": "Base URL of an OpenAI-compatible server that pre-fills suggested verdicts."}),
-            ("--judge-model", {"required": required, "default": None, "envvar": "SHADOWDIFF_JUDGE_MODEL",
-                               "help": "The judge's model name."}),
-            ("--judge-api-key", {"default": None, "envvar": "SHADOWDIFF_JUDGE_API_KEY",
-                                 "help": "Bearer token for the judge."}),
-            ("--judge-concurrency", {"default": 4, "show_default": True, "help": "Judge calls in flight."}),
-        ]):
-            fn = click.option(decl, **kwargs)(fn)  # type: ignore[arg-type]
-        return fn
-
-    return decorate
-
-
-@contextlib.contextmanager
-def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
-    """An existing store and one of its runs (the latest by default); errors become click's."""
-    try:
-        opened = Store.open_existing(store)
-        try:
-            run = opened.run(run_id) if run_id else opened.latest_run()
-            if run is None:
-                raise ShadowdiffError(f"the store {store} holds no run yet")
-            yield opened, run
-        finally:
-            opened.close()
-    except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
-def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
-               redo: bool = False) -> JudgeTally:
-    from replay.judge import JudgeSettings, describe, judge_run, pairs_to_judge
-
-    if not model:
-        raise ShadowdiffError("--judge needs --judge-model")
-    settings = JudgeSettings(url, model, api_key, concurrency)
-    total = len(pairs_to_judge(store, run_id, redo))
-    with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
-              mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
-        tally = asyncio.run(judge_run(store, run_id, settings, redo, progress=lambda: bar.update(1)))
-    click.echo(describe(tally), err=True)
-    return tally
-
-
-@click.command("judge")
-@click.argument("store")
-@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-@click.option("--redo", is_flag=True, help="Ask again about pairs that already have a suggestion.")
-@judge_options(required=True)
-def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: str, judge_api_key: str | None,
-          judge_concurrency: int) -> None:
-    """Ask an LLM judge the rubric question for every changed pair: suggestions for reviewers.
-
-    Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
-    """
-    with _store_run(store, run_id) as (opened, run):
-        tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
-    if tally.failed or tally.unparsable:
-        raise SystemExit(1)
-
-
-NO_REPORT = 3
-
-
-class _NoReport(click.ClickException):
-    exit_code = NO_REPORT
-
-
-class _NoReportUsage(click.UsageError):
-    exit_code = NO_REPORT
-
-
-class _ReportCommand(click.Command):
-    """``report``'s exit code gates rollouts: 1 is FAIL and 2 INCOMPLETE, so a report
-    that could not be made at all (a bad option, no store) exits 3 instead of click's
-    1 or 2, and a typo never reads as a regression."""
-
-    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        try:
-            return super().make_context(*args, **kwargs)
-        except click.UsageError as exc:
-            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except click.UsageError as exc:
-            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
-        except click.ClickException as exc:
-            raise _NoReport(exc.format_message()) from exc
-        except Exception as exc:   # an unwritable --out, a database gone: still no decision
-            traceback.print_exc()
-            raise _NoReport(f"no report: {exc}") from exc
-
-
-@click.command("report", cls=_ReportCommand)
-@click.argument("store")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where to write the reports (default: the store's directory).")
-@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-@click.option("--min-reviewed", default=1.0, show_default=True,
-              help="Share of changed pairs that must have a verdict for PASS.")
-@click.option("--max-errors", default=0, show_default=True, help="Pairs that could not be compared, allowed.")
-@side_by_side_option
-@judge_options(required=False)
-def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
-           side_by_side: int | None, judge: str | None, judge_model: str | None, judge_api_key: str | None,
-           judge_concurrency: int) -> None:
-    """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
-
-    PASS needs zero factual verdicts against the candidate and a verdict on every
-    changed pair (or --min-reviewed of them). With --judge, an LLM judge first fills
-    in suggestions for pairs that have none; suggestions never count toward PASS.
-    """
-
-    with _store_run(store, run_id) as (opened, run):
-        if judge:
-            _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
-        target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
-                         else Path("."))
-        paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
-                              side_by_side=side_by_side)
-    click.echo(paths.summary_text)
-    click.echo(f"\nreport: {paths.html}")
-    raise SystemExit(int(paths.acceptance.decision))
 
 
 @click.command("compare")
@@ -415,7 +247,7 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
             candidate=Upstream(Side.CANDIDATE, candidate, candidate_model, api_key),
             overrides=Overrides(temperature=0.0, max_tokens=max_tokens, stream=True, logprobs=0), timeout=timeout)
         fmt = logs.detect(settings.log)
-        settings = check_sides(settings, fmt, warn=_note)
+        settings = check_sides(settings, fmt, warn=note)
 
         def progress(level: bench_module.Level) -> None:
             click.echo(f"concurrency {level.concurrency}, {level.side}: {level.tokens_per_second:,.0f} output tok/s"

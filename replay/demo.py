@@ -14,14 +14,10 @@ from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
-from proxy.records import Side
-from replay.client import Upstream
 from replay.runner import ReplaySettings
 from shadowdiff.background import serve_in_thread
-from simulator import profiles
-from simulator.app import build_app
-from simulator.cli import LATENCY_PRESETS
-from simulator.settings import SimulatorSettings
+from shadowdiff.client import Upstream
+from shadowdiff.records import Side
 
 BASELINE_MODEL = "Qwen/Qwen3-8B"
 CANDIDATE_MODEL = "Qwen/Qwen3-8B-FP8"
@@ -34,6 +30,17 @@ def workload() -> Path:
 
 @contextlib.contextmanager
 def simulators(latency: str = "realistic") -> Iterator[dict[Side, str]]:
+    """A baseline, an fp8 candidate and a baseline replica, served on free loopback ports.
+
+    The demo is the one part of replay that runs the simulator. It is imported here,
+    when the demo starts, so that ``shadowdiff bench`` (which reads the bundled
+    workload from this module) and every other production path never load it.
+    """
+    from simulator import profiles
+    from simulator.app import build_app
+    from simulator.cli import LATENCY_PRESETS
+    from simulator.settings import SimulatorSettings
+
     model = LATENCY_PRESETS[latency]
     baseline = SimulatorSettings(served_model_names=(BASELINE_MODEL,), latency=model)
     fp8 = profiles.builtin("fp8")

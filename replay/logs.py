@@ -30,8 +30,8 @@ from typing import Any
 
 import ijson
 
-from proxy.records import prompt_text
 from shadowdiff.errors import InputError
+from shadowdiff.records import prompt_text
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy.compare import Thresholds, compare, error_comparison
-from proxy.records import Answer, Pair, Side
-from proxy.signals import triage_answers
-from proxy.store import Store
 from replay import answers
+from shadowdiff.compare import Thresholds, compare, error_comparison
 from shadowdiff.errors import InputError
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.signals import triage_answers
+from shadowdiff.store import Store
 
 
 def _answer(side: Side, saved: answers.SavedAnswer) -> Answer:

@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 
 from replay import logs
-from replay.client import Upstream
 from replay.runner import ReplaySettings
+from shadowdiff.client import Upstream
 from shadowdiff.errors import ConfigError
 
 

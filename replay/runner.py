@@ -18,16 +18,15 @@ from typing import Any
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
-from proxy.compare import Comparison, Outcome, Thresholds, compare, error_comparison
-from proxy.records import Answer, Pair, Side
-from proxy.redact import Redactor, check_patterns
-from proxy.shadow import is_comparable
-from proxy.signals import triage_answers
-from proxy.store import Store
-from proxy.store.writer import PairWriter
 from replay import logs
-from replay.client import Caller, RetryPolicy, Upstream
+from shadowdiff.client import Caller, RetryPolicy, Upstream
+from shadowdiff.compare import Comparison, Outcome, Thresholds, compare, error_comparison, is_comparable
 from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.redact import Redactor, check_patterns
+from shadowdiff.signals import triage_answers
+from shadowdiff.store import Store
+from shadowdiff.store.writer import PairWriter
 
 # Comparing texts longer than this moves off the event loop, so that a 32,000-character
 # pair never stalls the streams being read beside it.

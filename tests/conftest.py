@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from proxy.store import Store, database_url
+from shadowdiff.store import Store, database_url
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 from tests.servers import HTTP, serve_app

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from proxy.review.app import build_review_app
-from proxy.review.blind import Blinding
-from proxy.store import Store
-from proxy.store.review import Filters, ReviewQueue
-from tests.proxy.factories import fill, pair
+from shadowdiff.review.app import build_review_app
+from shadowdiff.review.blind import Blinding
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
+from tests.core.factories import fill, pair
 from tests.servers import serve_app
 from tests.tools import required, tool
 

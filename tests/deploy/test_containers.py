@@ -88,8 +88,8 @@ def test_the_wheel_carries_templates_and_migrations(tmp_path: Path) -> None:
                     str(tmp_path), str(ROOT)], check=True, capture_output=True)
     [wheel] = tmp_path.glob("shadowdiff-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ["proxy/review/templates/pair.html", "proxy/store/migrations/versions/0004_run_counts.py",
-                   "replay/templates/report.html.j2", "replay/workloads/demo.jsonl"]:
+    for needed in ["shadowdiff/review/templates/pair.html", "shadowdiff/store/migrations/versions/0004_run_counts.py",
+                   "shadowdiff/templates/report.html.j2", "replay/workloads/demo.jsonl"]:
         assert needed in names, needed
 
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from proxy.records import Side
-from proxy.redact import MARK, Redactor
 from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings
-from proxy.store import Store
 from replay.cli import run_replay
-from replay.client import Upstream
 from replay.runner import ReplaySettings
+from shadowdiff.client import Upstream
+from shadowdiff.records import Side
+from shadowdiff.redact import MARK, Redactor
+from shadowdiff.store import Store
 from simulator import profiles
 from tests.proxy.test_mirroring import FP8, chat, settled
 from tests.servers import HTTP, free_port, shadowdiff_process, wait_ready

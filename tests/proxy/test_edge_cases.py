@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from proxy.settings import CaptureSettings
-from proxy.store import Store
+from shadowdiff.store import Store
 from simulator import profiles
 from simulator.scheduler import LatencyModel
 from tests.proxy.test_mirroring import FP8, chat, counter, settled, wait_for

@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from proxy.records import Side
-from proxy.store import Store
-from proxy.store.review import Filters, ReviewQueue
+from shadowdiff.records import Side
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
 from simulator import profiles
 from tests.proxy.test_mirroring import FP8, chat, settled, wait_for
 from tests.servers import free_port, wait_ready

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.records import Side
-from proxy.store import Store
+from shadowdiff.records import Side
+from shadowdiff.store import Store
 from simulator import profiles
 from simulator.faults import Fault, FaultSettings
 from simulator.scheduler import LatencyModel
@@ -126,9 +126,9 @@ def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start,
         if pair["outcome"] != "equivalent":
             assert pair["first_token"] is not None
     # the identical pairs were not stored, but the run counted them: a report has the true mix
-    from replay.acceptance import acceptance
-    from replay.reports import summary_text
-    from replay.summary import summarize
+    from shadowdiff.acceptance import acceptance
+    from shadowdiff.reports import summary_text
+    from shadowdiff.summary import summarize
 
     assert opened.counts(run.id) == {("pairs", o, True): n for o, n in expected.items() if n and o != "changed"} | {
         ("pairs", o, True): int(counter(app, "pairs", o, "true")) for o in ("near", "divergent")
@@ -155,7 +155,7 @@ def test_a_request_the_primary_refuses_is_no_candidate_error(start_simulator: St
     assert counter(app, "pairs", "error", "true") == 1
     app.pairs.flush_counts()
     app.writer.close()
-    from replay.acceptance import acceptance
+    from shadowdiff.acceptance import acceptance
 
     opened = Store.open(tmp_path / "store")
     run = opened.latest_run("serve")

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from proxy.store import Store
 from replay.answers import BadAnswer, SavedAnswer, read
+from shadowdiff.store import Store
 
 ANSWERS = ["The answer is 42.", "Paris is the capital of France.", "Use a hash map.\n\nIt is O(1)."]
 CHANGED = ["The answer is 43.", "Paris is the capital of France.", "Use a hash map.\nIt is O(1)."]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 
-from proxy.records import Side
-from proxy.store import Store
+from shadowdiff.records import Side
+from shadowdiff.store import Store
 from tests.servers import free_port
 
 BASE, FP8 = "Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FP8"

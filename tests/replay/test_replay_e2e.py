@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from proxy.compare import Outcome, compare
-from proxy.records import Side
-from proxy.store import STORE_FILE, Store
 from replay.cli import run_replay
-from replay.client import RetryPolicy, Upstream
 from replay.logs import CHAT
 from replay.runner import Overrides, ReplaySettings
+from shadowdiff.client import RetryPolicy, Upstream
+from shadowdiff.compare import Outcome, compare
 from shadowdiff.errors import InputError
+from shadowdiff.records import Side
+from shadowdiff.store import STORE_FILE, Store
 from simulator import profiles
 from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings

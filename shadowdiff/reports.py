@@ -24,11 +24,11 @@ from typing import IO, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from proxy.diffview import word_diff
-from proxy.records import Side
-from proxy.store import Store, StoredPair
-from replay.acceptance import Acceptance, acceptance
-from replay.summary import OUTCOMES, Summary, summarize
+from shadowdiff.acceptance import Acceptance, acceptance
+from shadowdiff.diffview import word_diff
+from shadowdiff.records import Side
+from shadowdiff.store import Store, StoredPair
+from shadowdiff.summary import OUTCOMES, Summary, summarize
 
 SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, worst first
 
@@ -106,7 +106,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")
     _write_pairs(store, run_id, out)
-    env = Environment(loader=PackageLoader("replay", "templates"), autoescape=select_autoescape(["html"]),
+    env = Environment(loader=PackageLoader("shadowdiff", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, num=_num)
     text = summary_text(summary) + "\n" + verdict.text()

@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from proxy.compare import compare
-from proxy.records import Answer, Pair, Side
-from proxy.signals import triage_answers
-from proxy.store import Store
-from proxy.store.review import Filters, ReviewQueue
-from replay.acceptance import Decision, acceptance
+from shadowdiff.acceptance import Decision, acceptance
+from shadowdiff.compare import compare
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.signals import triage_answers
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
 
 TEXTS = {
     "same": ("The answer is 4.", "The answer is 4."),                       # identical
@@ -97,7 +97,7 @@ def test_judge_suggestions_do_not_count(tmp_path: Path) -> None:
 
 
 def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
-    from proxy.compare import error_comparison
+    from shadowdiff.compare import error_comparison
 
     store = Store.open(tmp_path)
     run = store.create_run("replay", {})

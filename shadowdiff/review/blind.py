@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import re
 
-from proxy.records import Side
+from shadowdiff.records import Side
 
 _SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNORECASE)
 

@@ -11,9 +11,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from proxy.compare import Outcome
-from proxy.records import Side
-from proxy.store import Store
+from shadowdiff.compare import Outcome
+from shadowdiff.records import Side
+from shadowdiff.store import Store
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")

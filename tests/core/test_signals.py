@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from proxy import signals
-from proxy.compare import compare
-from proxy.signals import triage
+from shadowdiff import signals
+from shadowdiff.compare import compare
+from shadowdiff.signals import triage
 
 
 def test_a_changed_figure_with_its_unit() -> None:

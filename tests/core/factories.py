@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from proxy.compare import compare
-from proxy.records import Answer, Pair, Side
-from proxy.signals import triage
-from proxy.store import Store
+from shadowdiff.compare import compare
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.signals import triage
+from shadowdiff.store import Store
 
 
 def pair(key: str, base: str, cand: str) -> Pair:

@@ -7,7 +7,7 @@ or user input, shown as text, never as markup. Database calls are synchronous an
 in Starlette's thread pool.
 
 Until a reviewer has given a verdict on a pair, nothing on its page says which side
-is which: the sides are letters (``proxy.review.blind``), signal and judge reasons
+is which: the sides are letters (``shadowdiff.review.blind``), signal and judge reasons
 are rewritten to letters, and error texts (which name hosts) wait for the reveal.
 """
 
@@ -29,13 +29,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from proxy.diffview import word_diff
-from proxy.records import Side, Verdict
-from proxy.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
-from proxy.review.blind import Blinding, blind
-from proxy.store import Store
-from proxy.store.review import Filters, ReviewQueue
+from shadowdiff.diffview import word_diff
 from shadowdiff.errors import InputError
+from shadowdiff.records import Side, Verdict
+from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
+from shadowdiff.review.blind import Blinding, blind
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
 
 VERDICT_HELP = {
     "equivalent": "the same answer",
@@ -59,7 +59,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     auth = Auth(token)
     blinding = Blinding(store.secret("blind_key"))
     queue = ReviewQueue(store, claim_ttl=claim_ttl)
-    env = Environment(loader=PackageLoader("proxy.review", "templates"), autoescape=select_autoescape(["html"]),
+    env = Environment(loader=PackageLoader("shadowdiff.review", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from proxy.records import Side, Verdict
-from proxy.store import Store
-from proxy.store.review import Filters, ReviewQueue
 from shadowdiff.errors import InputError
+from shadowdiff.records import Side, Verdict
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
 from tests.conftest import postgres_database
-from tests.proxy.factories import fill, pair
+from tests.core.factories import fill, pair
 
 
 def test_queue_order_filters_and_counts(store: Store) -> None:

@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from proxy.records import Side
-from proxy.review.app import build_review_app
-from proxy.review.blind import Blinding, blind
-from proxy.store import Store
-from proxy.store.review import ReviewQueue
-from tests.proxy.factories import fill, pair
+from shadowdiff.records import Side
+from shadowdiff.review.app import build_review_app
+from shadowdiff.review.blind import Blinding, blind
+from shadowdiff.store import Store
+from shadowdiff.store.review import ReviewQueue
+from tests.core.factories import fill, pair
 from tests.servers import free_port, serve_app, wait_ready
 
 TOKEN = "review-token-for-tests"
@@ -61,7 +61,7 @@ def pair_ids(store: Store, run: str) -> dict[str, int]:
 
 
 def _all(run: str) -> Any:
-    from proxy.store.review import Filters
+    from shadowdiff.store.review import Filters
 
     return Filters(run_id=run)
 
@@ -381,9 +381,9 @@ def test_the_blind_order_belongs_to_the_store_not_the_token(tmp_path: Path) -> N
 
 
 def test_nothing_on_the_page_names_a_side_before_the_verdict(sqlite_store: Store) -> None:
-    from proxy.compare import compare
-    from proxy.records import Answer, Pair
-    from proxy.signals import triage_answers
+    from shadowdiff.compare import compare
+    from shadowdiff.records import Answer, Pair
+    from shadowdiff.signals import triage_answers
 
     run = sqlite_store.create_run("serve", {})
     base = Answer(Side.BASELINE, "m", "Label: Positive", "stop")

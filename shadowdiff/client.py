@@ -1,4 +1,7 @@
-"""Calling one side (baseline, candidate, replica) and recording what it answered.
+"""Calling an OpenAI-compatible server and recording what it answered.
+
+The servers are the sides of a replay, a bench or a preflight check (baseline,
+candidate, replica) and the LLM judge.
 
 Each call streams when the request says so (the SSE frames are decoded by httpx-sse)
 and records the text, finish reason, usage, time to first token, total time, and the
@@ -20,8 +23,8 @@ import httpx
 import orjson
 from httpx_sse import SSEError, aconnect_sse
 
-from proxy.parse import Reading, read_body, read_event
-from proxy.records import Answer, Side
+from shadowdiff.parse import Reading, read_body, read_event
+from shadowdiff.records import Answer, Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _ERROR_BODY_LIMIT = 2000

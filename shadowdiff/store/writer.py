@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from proxy.records import Pair
-from proxy.store import Store
+from shadowdiff.records import Pair
+from shadowdiff.store import Store
 
 _STOP = object()
 

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from rapidfuzz.distance import Indel, Prefix
 
@@ -126,3 +127,11 @@ def compare(a: str, b: str, *, tokens_a: Sequence[str] | None = None,
 def error_comparison(finish_a: str | None = None, finish_b: str | None = None) -> Comparison:
     """The comparison of a pair where a side failed."""
     return Comparison(Outcome.ERROR, None, None, None, None, None, (finish_a, finish_b))
+
+
+def is_comparable(request: dict[str, Any]) -> bool:
+    """Deterministic decoding: greedy (temperature 0 or top_k 1), or a fixed seed.
+
+    A request without ``temperature`` samples at the server's default, so it is not.
+    """
+    return request.get("temperature") == 0 or request.get("top_k") == 1 or request.get("seed") is not None

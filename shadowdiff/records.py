@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from proxy.compare import Comparison
+from shadowdiff.compare import Comparison
 
 
 class Side(StrEnum):

@@ -18,9 +18,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from proxy.records import Side, Verdict
-from proxy.store import Store, StoredPair, schema
 from shadowdiff.errors import InputError
+from shadowdiff.records import Side, Verdict
+from shadowdiff.store import Store, StoredPair, schema
 
 NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
 

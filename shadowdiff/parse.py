@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
+
+from shadowdiff.records import Answer
 
 
 @dataclass
@@ -188,3 +190,37 @@ def read_event(reading: Reading, data: str) -> bool:
             reading.error = f"malformed event: {exc}"
             return False
     return True
+
+
+def read_answer(raw: bytes, stream: bool) -> Reading:
+    """Read a complete answer: an SSE stream (which must end in [DONE]) or a JSON body.
+
+    Never raises: an answer of an unexpected shape is an answer with an ``error``.
+    """
+    try:
+        return _read_answer(raw, stream)
+    except Exception as exc:
+        return Reading(error=f"malformed answer: {type(exc).__name__}: {exc}"[:500])
+
+
+def _read_answer(raw: bytes, stream: bool) -> Reading:
+    if stream:
+        reading = read_stream(raw)
+        if reading.error is None and not reading.done:
+            reading.error = "the stream ended without [DONE]"
+        return reading
+    try:
+        return read_body(orjson.loads(raw))
+    except orjson.JSONDecodeError:
+        return Reading(error=f"malformed response body: {raw[:200]!r}")
+
+
+def answer_from(base: Answer, reading: Reading, status: int, started: float, first: float | None,
+                ended: float) -> Answer:
+    """The ``Answer`` a finished reading of a tapped or shadowed response makes."""
+    if reading.error is not None:
+        return replace(base, status=status, error=reading.error, duration=ended - started)
+    return replace(base, status=status, text=reading.content, finish_reason=reading.finish_reason,
+                    prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
+                    ttft=(first or ended) - started, duration=ended - started, tokens=reading.tokens,
+                    margins=reading.margins, tool_calls=reading.tool_calls)

@@ -11,11 +11,11 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from proxy.compare import compare, error_comparison
-from proxy.records import Answer, Pair, Side
-from proxy.store import STORE_FILE, Store, database_url, schema
-from proxy.store.writer import PairWriter
+from shadowdiff.compare import compare, error_comparison
 from shadowdiff.errors import ConfigError
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.store import STORE_FILE, Store, database_url, schema
+from shadowdiff.store.writer import PairWriter
 
 
 def pair(key: str, seq: int, base: str = "a b c", cand: str = "a b d") -> Pair:

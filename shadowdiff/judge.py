@@ -8,7 +8,7 @@ and reason, shown to reviewers beside the signals. It never counts toward PASS: 
 acceptance verdict reads people's verdicts only.
 
 An answer that is not the JSON asked for is counted and left unjudged, not guessed at;
-a judge that is down or erroring is retried (``replay.client``), then reported.
+a judge that is down or erroring is retried (``shadowdiff.client``), then reported.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 
-from proxy.records import Side, Verdict
-from proxy.store import Store, StoredPair, schema
-from proxy.store.review import NEEDS_REVIEW, ReviewQueue
-from replay.client import Caller, Upstream
+from shadowdiff.client import Caller, Upstream
 from shadowdiff.errors import InputError
+from shadowdiff.records import Side, Verdict
+from shadowdiff.store import Store, StoredPair, schema
+from shadowdiff.store.review import NEEDS_REVIEW, ReviewQueue
 
 SYSTEM = """You review two answers to the same prompt, produced by two deployments of one model.
 The rubric question: is there a factual or numerical claim that one answer gets right and the other gets wrong?

@@ -16,12 +16,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from proxy.records import Side, Verdict
-from proxy.store import Store, schema
-from replay.acceptance import Decision, acceptance
-from replay.judge import a_is_baseline, parse_judgement
+from shadowdiff.acceptance import Decision, acceptance
 from shadowdiff.errors import InputError
-from tests.replay.test_acceptance import make_run, run_report
+from shadowdiff.judge import a_is_baseline, parse_judgement
+from shadowdiff.records import Side, Verdict
+from shadowdiff.store import Store, schema
+from tests.core.test_acceptance import make_run, run_report
 from tests.servers import free_port, serve_app
 
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from proxy.compare import Comparison, Outcome, normalize
-from proxy.records import Answer
+from shadowdiff.compare import Comparison, Outcome, normalize
+from shadowdiff.records import Answer
 
 
 @dataclass(frozen=True)

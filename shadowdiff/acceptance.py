@@ -17,9 +17,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from proxy.records import Side, Verdict
-from proxy.store import Store, schema
-from proxy.store.review import NEEDS_REVIEW
+from shadowdiff.records import Side, Verdict
+from shadowdiff.store import Store, schema
+from shadowdiff.store.review import NEEDS_REVIEW
 
 # When reviewers disagree, the most serious verdict stands.
 _SEVERITY = {Verdict.FACTUAL: 5, Verdict.MINOR: 4, Verdict.AMBIGUOUS: 3, Verdict.WORDING: 2,

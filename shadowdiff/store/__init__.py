@@ -33,10 +33,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from proxy.records import Answer, Pair, Side
-from proxy.store import schema
 from shadowdiff.errors import ConfigError
+from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.stats import nearest_rank
+from shadowdiff.store import schema
 
 STORE_FILE = "shadowdiff.sqlite"
 _MIGRATION_LOCK = 7_361_942  # any constant: the advisory lock id used while migrating
@@ -110,7 +110,7 @@ def _sqlite_begin(connection: Connection) -> None:
 
 def _alembic_config(connection: Connection) -> Config:
     config = Config()
-    config.set_main_option("script_location", str(resources.files("proxy.store") / "migrations"))
+    config.set_main_option("script_location", str(resources.files("shadowdiff.store") / "migrations"))
     config.attributes["connection"] = connection
     return config
 

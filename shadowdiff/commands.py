@@ -1,0 +1,191 @@
+"""``shadowdiff report``, ``judge`` and ``review``: the commands that work on a store.
+
+They belong to no mode: a store written by ``replay``, ``compare`` or ``serve`` is
+reported, judged and reviewed the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from tqdm import tqdm
+
+from shadowdiff.errors import ShadowdiffError
+from shadowdiff.options import side_by_side_option
+from shadowdiff.reports import write_reports
+from shadowdiff.store import Run, Store
+
+if TYPE_CHECKING:
+    from shadowdiff.judge import JudgeTally
+
+
+def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The LLM judge's options, shared by ``judge`` and ``report``."""
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for decl, kwargs in reversed([
+            ("--judge", {"required": required, "default": None, "envvar": "SHADOWDIFF_JUDGE",
+                         "help": "Base URL of an OpenAI-compatible server that pre-fills suggested verdicts."}),
+            ("--judge-model", {"required": required, "default": None, "envvar": "SHADOWDIFF_JUDGE_MODEL",
+                               "help": "The judge's model name."}),
+            ("--judge-api-key", {"default": None, "envvar": "SHADOWDIFF_JUDGE_API_KEY",
+                                 "help": "Bearer token for the judge."}),
+            ("--judge-concurrency", {"default": 4, "show_default": True, "help": "Judge calls in flight."}),
+        ]):
+            fn = click.option(decl, **kwargs)(fn)  # type: ignore[arg-type]
+        return fn
+
+    return decorate
+
+
+@contextlib.contextmanager
+def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
+    """An existing store and one of its runs (the latest by default); errors become click's."""
+    try:
+        opened = Store.open_existing(store)
+        try:
+            run = opened.run(run_id) if run_id else opened.latest_run()
+            if run is None:
+                raise ShadowdiffError(f"the store {store} holds no run yet")
+            yield opened, run
+        finally:
+            opened.close()
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
+               redo: bool = False) -> JudgeTally:
+    from shadowdiff.judge import JudgeSettings, describe, judge_run, pairs_to_judge
+
+    if not model:
+        raise ShadowdiffError("--judge needs --judge-model")
+    settings = JudgeSettings(url, model, api_key, concurrency)
+    total = len(pairs_to_judge(store, run_id, redo))
+    with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
+              mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
+        tally = asyncio.run(judge_run(store, run_id, settings, redo, progress=lambda: bar.update(1)))
+    click.echo(describe(tally), err=True)
+    return tally
+
+
+@click.command("judge")
+@click.argument("store")
+@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
+@click.option("--redo", is_flag=True, help="Ask again about pairs that already have a suggestion.")
+@judge_options(required=True)
+def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: str, judge_api_key: str | None,
+          judge_concurrency: int) -> None:
+    """Ask an LLM judge the rubric question for every changed pair: suggestions for reviewers.
+
+    Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
+    """
+    with _store_run(store, run_id) as (opened, run):
+        tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
+    if tally.failed or tally.unparsable:
+        raise SystemExit(1)
+
+
+NO_REPORT = 3
+
+
+class _NoReport(click.ClickException):
+    exit_code = NO_REPORT
+
+
+class _NoReportUsage(click.UsageError):
+    exit_code = NO_REPORT
+
+
+class _ReportCommand(click.Command):
+    """``report``'s exit code gates rollouts: 1 is FAIL and 2 INCOMPLETE, so a report
+    that could not be made at all (a bad option, no store) exits 3 instead of click's
+    1 or 2, and a typo never reads as a regression."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
+        except click.ClickException as exc:
+            raise _NoReport(exc.format_message()) from exc
+        except Exception as exc:   # an unwritable --out, a database gone: still no decision
+            traceback.print_exc()
+            raise _NoReport(f"no report: {exc}") from exc
+
+
+@click.command("report", cls=_ReportCommand)
+@click.argument("store")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the reports (default: the store's directory).")
+@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
+@click.option("--min-reviewed", default=1.0, show_default=True,
+              help="Share of changed pairs that must have a verdict for PASS.")
+@click.option("--max-errors", default=0, show_default=True, help="Pairs that could not be compared, allowed.")
+@side_by_side_option
+@judge_options(required=False)
+def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
+           side_by_side: int | None, judge: str | None, judge_model: str | None, judge_api_key: str | None,
+           judge_concurrency: int) -> None:
+    """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
+
+    PASS needs zero factual verdicts against the candidate and a verdict on every
+    changed pair (or --min-reviewed of them). With --judge, an LLM judge first fills
+    in suggestions for pairs that have none; suggestions never count toward PASS.
+    """
+
+    with _store_run(store, run_id) as (opened, run):
+        if judge:
+            _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
+        target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
+                         else Path("."))
+        paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
+                              side_by_side=side_by_side)
+    click.echo(paths.summary_text)
+    click.echo(f"\nreport: {paths.html}")
+    raise SystemExit(int(paths.acceptance.decision))
+
+
+@click.command("review")
+@click.argument("store")
+@click.option("--token", envvar="SHADOWDIFF_REVIEW_TOKEN", show_envvar=True, default=None,
+              help="The token reviewers sign in with (default: a random one, printed).")
+@click.option("--claim-ttl", default=600.0, show_default=True,
+              help="Seconds a pair taken with 'next' stays reserved for its reviewer.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8090, show_default=True)
+def review(store: str, token: str | None, claim_ttl: float, host: str, port: int) -> None:
+    """Serve the blind side-by-side review UI for the pairs in STORE."""
+    import uvicorn
+
+    from shadowdiff.review.app import build_review_app
+
+    if token is not None and len(token) < 8:
+        raise click.UsageError("--token must be at least 8 characters")
+    generated = token is None
+    token = token or secrets.token_urlsafe(18)
+    try:
+        opened = Store.open_existing(store)
+    except ShadowdiffError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        app = build_review_app(opened, token, claim_ttl=claim_ttl)
+        print(f"shadowdiff review: http://{host}:{port}/review/", file=sys.stderr, flush=True)
+        if generated:
+            print(f"sign in with the token {token}", file=sys.stderr, flush=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    finally:
+        opened.close()

@@ -1,0 +1,56 @@
+"""Command-line pieces that commands of several packages share: option types, ``--label``,
+``--side-by-side`` and the ``note:`` lines on stderr."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import click
+
+from shadowdiff.errors import ConfigError
+
+
+class NumberOr(click.ParamType):  # type: ignore[type-arg]
+    """A number, or a word (``keep``, ``all``) that stands for None."""
+
+    def __init__(self, kind: type[float] | type[int], word: str = "keep") -> None:
+        self.kind = kind
+        self.word = word
+        self.name = f"{kind.__name__}|{word}"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or value == self.word:
+            return None
+        try:
+            number = self.kind(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number or {self.word!r}", param, ctx)
+        if number < 0:
+            self.fail(f"{value!r} is negative", param, ctx)
+        return number
+
+
+def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--side-by-side N|all``, for every command that writes reports."""
+    from shadowdiff.reports import SIDE_BY_SIDE  # (here: ``parse_labels`` alone must stay cheap to import)
+
+    return click.option("--side-by-side", type=NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
+                        help="Changed pairs shown side by side in report.html/report.md, worst first ('all' for "
+                             "every one); every pair is in pairs.jsonl either way.")(f)
+
+
+def parse_labels(items: Iterable[str]) -> dict[str, str]:
+    """``--label KEY=VALUE`` options as a dict (``ConfigError`` for a malformed one)."""
+    labels = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
+        labels[key] = value
+    return labels
+
+
+def note(message: str) -> None:
+    """A ``note:`` line on stderr: something the user should know that is not an error."""
+    click.echo(f"note: {message}", err=True)
