@@ -247,14 +247,14 @@ def test_primary_timings_are_recorded_without_a_shadow(start_simulator: Start, s
     assert ttfts == [2.0]
 
 
-def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simulator: Start) -> None:
+def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simulator: Start, tmp_path: Path) -> None:
     from proxy.app import build_app
     from proxy.settings import ProxySettings
     from shadowdiff.background import serve_in_thread
 
     primary = start_simulator(latency=LatencyModel(tpot=0.05))
     shadow = start_simulator(latency=LatencyModel(tpot=0.05))
-    app = build_app(ProxySettings(primary=primary, shadow=shadow, store=":memory:", drain_timeout=3))
+    app = build_app(ProxySettings(primary=primary, shadow=shadow, store=str(tmp_path), drain_timeout=3))
     holder: dict[str, Any] = {}
     context = serve_in_thread(app, lifespan="on", timeout_graceful_shutdown=1)
     proxy = context.__enter__()
