@@ -238,11 +238,10 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
     import json
 
     from replay import bench as bench_module
-    from replay import demo as demo_module
 
     try:
         settings = ReplaySettings(
-            log=prompts or demo_module.workload(),
+            log=prompts or logs.bundled_workload(),
             baseline=Upstream(Side.BASELINE, baseline, baseline_model, api_key),
             candidate=Upstream(Side.CANDIDATE, candidate, candidate_model, api_key),
             overrides=Overrides(temperature=0.0, max_tokens=max_tokens, stream=True, logprobs=0), timeout=timeout)

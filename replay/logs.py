@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,12 @@ CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
 _PROBE_LINES = 20
 _METADATA_KEYS = ("id", "custom_id", "category")
+
+
+def bundled_workload() -> Path:
+    """The bundled workload: 20 prompts over the categories the original check used
+    (``shadowdiff demo`` replays it; ``shadowdiff bench`` sends it by default)."""
+    return Path(str(resources.files("replay") / "workloads" / "demo.jsonl"))
 
 
 class LogFormat(StrEnum):

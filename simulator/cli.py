@@ -11,16 +11,8 @@ import click
 
 from shadowdiff.errors import ConfigError
 from simulator import faults, profiles
-from simulator.scheduler import LatencyModel
+from simulator.scheduler import LATENCY_PRESETS
 from simulator.settings import SimulatorSettings
-
-# A BF16 8B model on one H100, roughly: 12 ms per token alone, ~1,725 output tok/s
-# at concurrency 32 (the published FP8-vs-BF16 run, ../shared/DESIGN.md).
-LATENCY_PRESETS = {
-    "zero": LatencyModel(),
-    "realistic": LatencyModel(ttft=0.03, prefill_per_token=0.00005, tpot=0.012,
-                              batch_slowdown=0.0177),
-}
 
 
 def settings_from_options(

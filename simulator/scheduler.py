@@ -51,6 +51,16 @@ class LatencyModel:
         return self.tpot * (1.0 + self.batch_slowdown * max(running - 1, 0)) / self.speed
 
 
+# A BF16 8B model on one H100, roughly: 12 ms per token alone, ~1,725 output tok/s
+# at concurrency 32 (the published FP8-vs-BF16 run, ../shared/DESIGN.md).
+LATENCY_PRESETS = {
+    "zero": LatencyModel(),
+    "realistic": LatencyModel(ttft=0.03, prefill_per_token=0.00005, tpot=0.012,
+                              batch_slowdown=0.0177),
+}
+
+
+
 class Scheduler:
     """Admission to the running batch (FIFO beyond ``max_num_seqs``) and pacing.
 
