@@ -1,16 +1,25 @@
 """The import direction the layout promises (README, "Layout"), read from the code.
 
 Modes (``proxy``, ``replay``) use the core (``shadowdiff``), never each other; the core
-uses no mode; no production path imports the simulator. Two checks: every import
-statement in the source, wherever it sits (module level, inside a function, under
-``TYPE_CHECKING``), and what importing each module actually loads, in a fresh
-interpreter (which also catches an import hidden in a string).
+uses no mode; no production path imports the simulator. Two checks:
+
+* the source: every import statement, wherever it sits (module level, inside a
+  function, under ``TYPE_CHECKING``), every string that is a module path
+  (``"replay.logs"``, ``"proxy.app:build_app"``), and every package named to
+  ``importlib.import_module``, ``__import__``, ``importlib.resources.files``,
+  ``pkgutil.resolve_name`` or Jinja's ``PackageLoader``;
+* what importing each module, and resolving each command of the command line,
+  actually loads, in a fresh interpreter.
+
+An import built at run time from pieces (``import_module("re" + "play")``) is beyond
+both; review catches that.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,9 +45,24 @@ def module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
+# A module path written as a string: "replay.logs", "proxy.app:build_app".
+_MODULE_PATH = re.compile(rf"({'|'.join(PACKAGES)})(\.[A-Za-z_]\w*)*(:[A-Za-z_][\w.]*)?")
+# Calls that import, or read files of, the package their first argument names.
+_LOADERS = frozenset({"import_module", "__import__", "files", "resolve_name", "find_spec", "PackageLoader"})
+
+
 def imported(tree: ast.AST, name: str, is_package: bool) -> Iterator[tuple[int, str]]:
-    """(line, module) for every import in ``tree``; ``from a import b`` yields a and a.b."""
+    """(line, module) for every reference to a module in ``tree``: import statements
+    (``from a import b`` yields a and a.b), module paths in strings, and packages
+    named to the calls in ``_LOADERS``."""
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _MODULE_PATH.fullmatch(node.value) and ("." in node.value or ":" in node.value):
+                yield node.lineno, node.value.partition(":")[0]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            function = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if function in _LOADERS and isinstance(node.args[0].value, str):
+                yield node.lineno, node.args[0].value.partition(":")[0]
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name
@@ -85,6 +109,9 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "shadowdiff/store.py": "def f():\n    from proxy.metrics import X\n",        # core -> mode
         "shadowdiff/report.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import replay.logs\n",
         "shadowdiff/helper.py": "from shadowdiff import cli\n",                      # core -> root
+        "shadowdiff/reports.py": 'def f():\n    return importlib.import_module("replay.logs")\n',
+        "shadowdiff/review.py": 'X = PackageLoader("proxy", "templates")\nY = "replay.cli:demo"\n'
+                                'Z = "replay"  # a word, not a module\n',
         "proxy/__init__.py": "",
         "proxy/pairs.py": "from replay.runner import Replay\n",                      # mode -> mode
         "proxy/fake.py": "from simulator.app import build_app\n",                    # -> simulator
@@ -106,6 +133,9 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "replay/bench.py:2: the replay package (replay.bench) imports proxy",
         "replay/bench.py:2: the replay package (replay.bench) imports proxy.shadow",
         "shadowdiff/helper.py:1: shadowdiff.helper imports the command line shadowdiff.cli",
+        "shadowdiff/reports.py:2: the core (shadowdiff.reports) imports replay.logs",
+        "shadowdiff/review.py:1: the core (shadowdiff.review) imports proxy",
+        "shadowdiff/review.py:2: the core (shadowdiff.review) imports replay.cli",
         "shadowdiff/report.py:3: the core (shadowdiff.report) imports replay.logs",
         "shadowdiff/store.py:2: the core (shadowdiff.store) imports proxy.metrics",
         "shadowdiff/store.py:2: the core (shadowdiff.store) imports proxy.metrics.X",
@@ -142,7 +172,8 @@ def test_importing_the_core_loads_no_mode() -> None:
 
 def test_each_mode_loads_only_itself_and_the_core() -> None:
     assert loaded(*_modules("proxy")) == {"proxy", "shadowdiff"}
-    assert loaded(*_modules("replay")) == {"replay", "shadowdiff"}   # the demo starts simulators when it runs
+    assert loaded(*_modules("replay", without=frozenset({"replay.demo"}))) == {"replay", "shadowdiff"}
+    assert loaded("replay.demo") == {"replay", "shadowdiff", "simulator"}   # the demo runs on simulators
     assert loaded(*_modules("simulator")) == {"simulator", "shadowdiff"}
 
 
