@@ -11,6 +11,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -83,14 +84,29 @@ def test_the_command_and_health_check_run_as_written(start_simulator: Any, tmp_p
 
 
 def test_the_wheel_carries_templates_and_migrations(tmp_path: Path) -> None:
-    """What the image's build stage installs: the package data must be in the wheel."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    """What the image's build stage installs: the wheel is built, as there, from the files
+    the Dockerfile copies (not from this working tree, whose build/ may hold modules
+    since moved), and carries the package data and exactly the modules of the source."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for line in (ROOT / "Dockerfile").read_text().splitlines():
+        if line.startswith("COPY ") and "--from" not in line:
+            *names, _ = line.split()[1:]
+            for name in names:
+                if (ROOT / name).is_dir():
+                    shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    shutil.copy(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+                   check=True, capture_output=True)
     [wheel] = tmp_path.glob("shadowdiff-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ["shadowdiff/review/templates/pair.html", "shadowdiff/store/migrations/versions/0004_run_counts.py",
                    "shadowdiff/templates/report.html.j2", "replay/workloads/demo.jsonl"]:
         assert needed in names, needed
+    modules = {str(path.relative_to(ROOT)) for package in ("shadowdiff", "proxy", "replay", "simulator")
+               for path in (ROOT / package).rglob("*.py")}
+    assert {name for name in names if name.endswith(".py")} == modules
 
 
 def compose(name: str) -> dict[str, Any]:
