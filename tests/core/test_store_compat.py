@@ -1,13 +1,20 @@
-"""A store written by an earlier shadowdiff opens and reports what that version reported.
+"""A store written by an earlier shadowdiff opens, reports and reviews as it did.
 
-``data/store-0.1.0.sql`` is a SQLite store (schema 0004) written by shadowdiff 0.1.0
-before the core moved out of ``proxy/`` and ``replay/``: a replay run (a malformed log
-line, candidate errors, a replica, a label), a proxy's serve run (sampled pairs,
-run counts), a compare run, reviews (two reviewers disagreeing, factual verdicts
-against each side) and judge suggestions. ``data/store-0.1.0/<run>/`` holds what
-``shadowdiff report`` of that version wrote for each run. Every value that version
-reported must be reported again, unchanged; a later version may add to the reports,
-never alter or drop what was there.
+``data/store-0.1.0.sql`` is a SQLite store (schema 0004) written by shadowdiff 0.1.0 at
+commit 4232479, the last before the core moved out of ``proxy/`` and ``replay/``: a
+replay run (a malformed log line, candidate errors, a replica, a label), a proxy's
+serve run (sampled pairs, run counts), a compare run, reviews (two reviewers
+disagreeing, factual verdicts against each side) and judge suggestions.
+``data/store-0.1.0.postgresql.sql`` is the same store on PostgreSQL: that version's
+migrations made the schema, its rows were copied in, and ``pg_dump --inserts`` wrote
+it (psql's ``\\restrict`` lines removed).
+
+``data/store-0.1.0/<run>/`` holds what ``shadowdiff report`` of that version wrote for
+each run (``postgresql/<run>/summary.json`` where PostgreSQL differs: its timestamps
+carry a time zone). Every value in summary.json, pairs.jsonl, pairs.csv and the
+texts files must be reported again, unchanged, with the same exit code; a later
+version may add to them, never alter or drop what was there. report.md and
+report.html are left free to change.
 """
 
 from __future__ import annotations
@@ -17,12 +24,17 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
+from tests.conftest import postgres_database
+from tests.servers import HTTP, serve_app
 
 DATA = Path(__file__).parent / "data"
 # run kind -> (run id, the decision that version's report exited with)
@@ -33,12 +45,28 @@ RUNS = {
 }
 
 
-def old_store(directory: Path) -> Path:
-    path = directory / "shadowdiff.sqlite"
-    connection = sqlite3.connect(path)
-    connection.executescript((DATA / "store-0.1.0.sql").read_text(encoding="utf-8"))
-    connection.close()
-    return path
+@pytest.fixture(params=["sqlite", "postgresql"])
+def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The 0.1.0 store, loaded into a new SQLite file or PostgreSQL database; yields its location."""
+    if request.param == "sqlite":
+        path = tmp_path / "shadowdiff.sqlite"
+        connection = sqlite3.connect(path)
+        connection.executescript((DATA / "store-0.1.0.sql").read_text(encoding="utf-8"))
+        connection.close()
+        yield str(path)
+        return
+    with postgres_database() as url:
+        # no parameters: psycopg sends the dump's statements in one simple query
+        with psycopg.connect(url, autocommit=True) as connection:
+            connection.execute((DATA / "store-0.1.0.postgresql.sql").read_text(encoding="utf-8").encode())
+        yield url
+
+
+def expected_file(location: str, kind: str, name: str) -> Path:
+    on_postgresql = DATA / "store-0.1.0" / "postgresql" / kind / name
+    if location.startswith("postgresql") and on_postgresql.exists():
+        return on_postgresql
+    return DATA / "store-0.1.0" / kind / name
 
 
 def contains(actual: Any, expected: Any, where: str = "") -> list[str]:
@@ -57,8 +85,8 @@ def contains(actual: Any, expected: Any, where: str = "") -> list[str]:
     return [] if actual == expected else [f"{where}: {actual!r} != {expected!r}"]
 
 
-def test_the_old_store_opens_at_the_current_schema(tmp_path: Path) -> None:
-    store = Store.open_existing(old_store(tmp_path))
+def test_the_old_store_opens_at_the_current_schema(old_store: str) -> None:
+    store = Store.open_existing(old_store)
     try:
         assert [run.kind for run in store.runs()] and store.revision() is not None
         assert {run.id for run in store.runs()} == {run_id for run_id, _ in RUNS.values()}
@@ -67,16 +95,17 @@ def test_the_old_store_opens_at_the_current_schema(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(RUNS))
-def test_an_old_store_reports_what_it_reported(tmp_path: Path, kind: str) -> None:
+def test_an_old_store_reports_what_it_reported(old_store: str, tmp_path: Path, kind: str) -> None:
     run_id, decision = RUNS[kind]
-    path, out = old_store(tmp_path), tmp_path / "report"
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(path), "--run", run_id,
+    out = tmp_path / "report"
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", old_store, "--run", run_id,
                              "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert result.returncode == decision, result.stdout + result.stderr
     expected = DATA / "store-0.1.0" / kind
 
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert contains(summary, json.loads((expected / "summary.json").read_text(encoding="utf-8"))) == []
+    old_summary = json.loads(expected_file(old_store, kind, "summary.json").read_text(encoding="utf-8"))
+    assert contains(summary, old_summary) == []
 
     rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text(encoding="utf-8").splitlines()]
     old_rows = [json.loads(line) for line in (expected / "pairs.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -88,6 +117,32 @@ def test_an_old_store_reports_what_it_reported(tmp_path: Path, kind: str) -> Non
 
     for name in ("baseline.texts.json", "candidate.texts.json"):
         assert (out / name).read_text(encoding="utf-8") == (expected / name).read_text(encoding="utf-8")
+
+
+def test_an_old_store_is_reviewed_as_it_was(old_store: str) -> None:
+    """Its verdicts, reviewers and notes are all exported, and its reviewed pairs open in the review UI."""
+    store = Store.open_existing(old_store)
+    try:
+        with serve_app(build_review_app(store, "a-token-of-the-test")) as base:
+            headers = {"Authorization": "Bearer a-token-of-the-test"}
+            verdicts = [json.loads(line) for line in
+                        HTTP.get(base + "/review/export.jsonl", headers=headers).text.splitlines()]
+            assert sorted((v["key"], v["reviewer"], v["verdict"], v["wrong_side"], v["note"]) for v in verdicts) == [
+                ("a9ef7f76-1", "dave", "wording", None, ""), ("a9ef7f76-7", "dave", "wording", None, ""),
+                ("classification-3", "carol", "improvement", None, ""),
+                ("code-1", "alice", "factual", "candidate", "number flipped"),
+                ("extraction-1", "alice", "ambiguous", None, ""),
+                ("extraction-2", "bob", "factual", "baseline", "the candidate fixed it"),
+                ("summarization-1", "alice", "wording", None, ""),
+                ("summarization-1", "bob", "minor", None, "disagree"),
+                ("translation-1", "bob", "minor", None, "repeated word")]
+            queue = HTTP.get(base + "/review/", headers=headers)
+            assert queue.status_code == 200
+            for verdict in verdicts:
+                page = HTTP.get(f"{base}/review/pairs/{verdict['pair_id']}", headers=headers)
+                assert page.status_code == 200 and verdict["key"] in page.text
+    finally:
+        store.close()
 
 
 def test_the_comparison_of_reports_can_fail() -> None:
