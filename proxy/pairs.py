@@ -2,7 +2,7 @@
 
 Each mirrored request gets a small task that waits for the primary's tapped answer
 and the shadow's, compares them (off the event loop when the texts are long) with
-the code replay uses, updates the metrics, and hands the pair to the store writer:
+the core's comparison and signals, as replay does, updates the metrics, and hands the pair to the store writer:
 every comparable pair that is not identical is stored; identical and sampled
 (non-deterministic) pairs are counted, and kept at ``keep_rate``. The tasks are
 tracked so that shutdown can wait for them.

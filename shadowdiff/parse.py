@@ -1,7 +1,8 @@
 """Reading what an OpenAI-compatible server answered: text, finish reason, usage, logprobs.
 
-Shared by the replay client (which reads frames as they arrive) and the proxy's tap
-(which reads the bytes it passed on, once the stream is over). Only choice 0 is read:
+Used as frames arrive by the client (``shadowdiff.client``: replay, bench, the judge)
+and, once an answer is whole, by the proxy for its tap and its shadow
+(``read_answer``, then ``answer_from``). Only choice 0 is read:
 that is the answer a pair compares. Unknown fields are ignored; both chat
 (``delta.content``, ``message.content``) and completions (``text``) shapes are read.
 """
