@@ -1,0 +1,427 @@
+"""vLLM as the oracle: its own response models build the bytes a vLLM server would send.
+
+Runs in the conformance environment (``environment.py``), never in the test process,
+as a small server on stdin/stdout: one JSON request a line, ``{"op": NAME, ...}``, one
+JSON answer a line, ``{"ok": RESULT}`` or ``{"error": TRACEBACK}``. It imports vLLM's
+protocol modules through ``vllm_shim`` and nothing of shadowdiff.
+
+Every response is built the way vLLM's serving code builds it, which matters because
+streamed chunks are serialized with ``exclude_unset=True``: a field appears in a chunk
+only if the serving code set it. Each builder names the vLLM function it follows
+(paths inside the wheel's ``vllm/entrypoints/``); when a release changes one of them,
+the builder changes with it, and the simulator must follow. The *values* (ids, text,
+token counts, logprobs...) are taken from the response under test; the *shape* (which
+fields, in which order, how serialized) comes from vLLM.
+
+Operations:
+
+* ``rebuild``: given a simulator response (status, raw body) and the request that
+  produced it, the bytes vLLM would have sent for the same values, and the fields the
+  simulator sent that vLLM's models do not have;
+* ``build``: bytes of an answer described by values (content, reasoning, tool calls,
+  n choices, streamed or not, or a run-batch output line), for testing shadowdiff's
+  readers on vLLM-built bytes;
+* ``rebuild_body``: the same for ``/v1/models``, ``/tokenize`` and ``/detokenize``;
+* ``batch_line``: a run-batch output line;
+* ``validate``: whether a request body validates against vLLM's request models;
+* ``version``: the vLLM version imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import vllm_shim
+
+vllm_shim.install()
+
+import vllm  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+from vllm.entrypoints.generate.base.protocol import (  # noqa: E402
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.entrypoints.openai.chat_completion import protocol as chat  # noqa: E402
+from vllm.entrypoints.openai.completion import protocol as completion  # noqa: E402
+from vllm.entrypoints.serve.engine.protocol import (  # noqa: E402
+    CompletionTokenUsageInfo,
+    ErrorInfo,
+    ErrorResponse,
+    ModelList,
+    OpenAIBaseModel,
+    UsageInfo,
+)
+from vllm.entrypoints.serve.tokenize.protocol import DetokenizeResponse, TokenizeResponse  # noqa: E402
+
+VLLM = Path(vllm.__file__).parent
+
+
+def _defined(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.ClassDef | ast.FunctionDef):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return {node.target.id}
+    return set()
+
+
+def _vllm_definitions(relative: str, names: tuple[str, ...], namespace: dict[str, Any]) -> dict[str, Any]:
+    """Top-level classes, functions or constants of a vLLM source file whose module cannot
+    be imported without its engine, compiled from the wheel's own source into ``namespace``."""
+    tree = ast.parse((VLLM / relative).read_text())
+    nodes = [n for n in tree.body if _defined(n) & set(names)]
+    missing = set(names) - set().union(*(_defined(n) for n in nodes))
+    if missing:
+        raise RuntimeError(f"{relative} no longer defines {', '.join(sorted(missing))}")
+    exec(compile(ast.Module(body=nodes, type_ignores=[]), str(VLLM / relative), "exec"), namespace)
+    return namespace
+
+
+# launchers/run_batch.py imports the engine's argument parser; its two output models are
+# compiled from that file as shipped (``AllResponse`` narrowed to the two response types
+# shadowdiff reads: pydantic serializes a union field by its value's own model).
+_BATCH = _vllm_definitions(
+    "entrypoints/launchers/run_batch.py", ("BatchResponseData", "BatchRequestOutput"),
+    {"OpenAIBaseModel": OpenAIBaseModel, "Any": Any, "PrivateAttr": __import__("pydantic").PrivateAttr,
+     "orjson": __import__("orjson"),
+     "AllResponse": chat.ChatCompletionResponse | completion.CompletionResponse})
+_BATCH["BatchResponseData"].model_rebuild(_types_namespace=_BATCH)
+_BATCH["BatchRequestOutput"].model_rebuild(_types_namespace=_BATCH)
+
+
+def json_response(model: BaseModel) -> str:
+    """A non-streamed body: ``JSONResponse(content=model.model_dump())`` (the api_routers)."""
+    return bytes(JSONResponse(content=model.model_dump()).body).decode()
+
+
+def extras(value: Any, where: str = "") -> list[str]:
+    """Fields vLLM's models kept as extras (``extra="allow"``): sent, but not vLLM's."""
+    found: list[str] = []
+    if isinstance(value, BaseModel):
+        found += [f"{where}.{key}" for key in (value.model_extra or {})]
+        for name in type(value).model_fields:
+            found += extras(getattr(value, name), f"{where}.{name}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += extras(item, f"{where}[{i}]")
+    return found
+
+
+# -- chat: chat_completion/serving.py ---------------------------------------------------------------
+
+
+def _chat_logprobs(logprobs: dict[str, Any] | None) -> chat.ChatCompletionLogProbs | None:
+    """``OpenAIServingChat._create_chat_logprobs`` (the branch where the token's logprob is known)."""
+    if logprobs is None:
+        return None
+    return chat.ChatCompletionLogProbs(content=[
+        chat.ChatCompletionLogProbsContent(
+            token=entry["token"], logprob=max(entry["logprob"], -9999.0), bytes=entry["bytes"],
+            top_logprobs=[chat.ChatCompletionLogProb(token=top["token"], logprob=max(top["logprob"], -9999.0),
+                                                     bytes=top["bytes"]) for top in entry["top_logprobs"]])
+        for entry in logprobs["content"]])
+
+
+def _usage_flags(request: dict[str, Any]) -> tuple[bool, bool]:
+    """``should_include_usage`` (serve/utils/api_utils.py), without --enable-force-include-usage."""
+    options = request.get("stream_options")
+    if not options:
+        return False, False
+    include = bool(options.get("include_usage"))
+    return include, include and bool(options.get("continuous_usage_stats"))
+
+
+def chat_stream_chunk(frame: dict[str, Any], request: dict[str, Any]) -> str:
+    """One chunk of ``chat_completion_stream_generator_raw``, serialized as
+    ``chat_completion_stream_generator`` does."""
+    include_usage, continuous = _usage_flags(request)
+    head = {"id": frame["id"], "object": frame["object"], "created": frame["created"], "model": frame["model"]}
+    usage = frame.get("usage")
+    if not frame["choices"]:   # the final usage chunk
+        final_usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                                total_tokens=usage["total_tokens"], completion_tokens_details=None)
+        final_usage.prompt_tokens_details = None   # _make_prompt_tokens_details(False, ...)
+        chunk = chat.ChatCompletionStreamResponse(**head, choices=[], usage=final_usage,
+                                                  system_fingerprint=frame.get("system_fingerprint"), metrics=None)
+    else:
+        [choice] = frame["choices"]
+        delta = choice["delta"]
+        if "role" in delta:   # the first chunk of each choice
+            chunk = chat.ChatCompletionStreamResponse(
+                **head, choices=[chat.ChatCompletionResponseStreamChoice(
+                    index=choice["index"], delta=DeltaMessage(role=delta["role"], content=""), logprobs=None,
+                    finish_reason=None)],
+                prompt_token_ids=frame.get("prompt_token_ids"), prompt_text=None)
+            if continuous:
+                chunk.usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=0,
+                                        total_tokens=usage["prompt_tokens"], completion_tokens_details=None,
+                                        prompt_tokens_details=None)
+        else:
+            # StreamProcessor.step: DeltaMessage() when a choice finished without output,
+            # else DeltaMessage(content=delta_text) (no reasoning or tool parser)
+            message = DeltaMessage(content=delta["content"]) if "content" in delta else DeltaMessage()
+            token_ids = choice.get("token_ids")
+            if choice["finish_reason"] is None:
+                stream_choice = chat.ChatCompletionResponseStreamChoice(
+                    index=choice["index"], delta=message, logprobs=_chat_logprobs(choice["logprobs"]),
+                    finish_reason=None, token_ids=token_ids)
+            else:
+                stream_choice = chat.ChatCompletionResponseStreamChoice(
+                    index=choice["index"], delta=message, logprobs=_chat_logprobs(choice["logprobs"]),
+                    finish_reason=choice["finish_reason"], stop_reason=choice.get("stop_reason"),
+                    token_ids=token_ids, weight_versions=None)
+            chunk = chat.ChatCompletionStreamResponse(**head, choices=[stream_choice], kv_transfer_params=None)
+            if not include_usage and stream_choice.finish_reason is not None:
+                chunk.system_fingerprint = frame.get("system_fingerprint")
+            if continuous:
+                chunk.usage = UsageInfo(prompt_tokens=usage["prompt_tokens"],
+                                        completion_tokens=usage["completion_tokens"],
+                                        total_tokens=usage["total_tokens"], completion_tokens_details=None)
+    return chunk.model_dump_json(exclude_unset=True, exclude_none=not chunk.choices)
+
+
+def chat_body(body: dict[str, Any]) -> chat.ChatCompletionResponse:
+    """``chat_completion_full_generator``'s response; ``model_dump()`` writes every field,
+    so only the values matter."""
+    return chat.ChatCompletionResponse.model_validate(body)
+
+
+# -- completions: completion/serving.py -------------------------------------------------------------
+
+# The completions fast path renders plain deltas from a template that completion/serving.py
+# takes from the serializer itself (``_delta_frame_template`` and its probe values).
+_TEMPLATES = _vllm_definitions(
+    "entrypoints/openai/completion/serving.py", ("_delta_frame_template", "_PROBE_INDEX", "_PROBE_TEXT"),
+    {"CompletionStreamResponse": completion.CompletionStreamResponse,
+     "CompletionResponseStreamChoice": completion.CompletionResponseStreamChoice, "json": json})
+
+
+def completion_stream_chunk(frame: dict[str, Any], request: dict[str, Any]) -> str:
+    """One chunk of ``OpenAIServingCompletion.completion_stream_generator``."""
+    include_usage, continuous = _usage_flags(request)
+    head = {"id": frame["id"], "created": frame["created"], "model": frame["model"]}
+    if not frame["choices"]:
+        usage = frame["usage"]
+        chunk = completion.CompletionStreamResponse(
+            **head, choices=[], usage=UsageInfo(prompt_tokens=usage["prompt_tokens"],
+                                                completion_tokens=usage["completion_tokens"],
+                                                total_tokens=usage["total_tokens"]),
+            system_fingerprint=frame.get("system_fingerprint"), metrics=None)
+        return chunk.model_dump_json(exclude_unset=False, exclude_none=True)
+    [choice] = frame["choices"]
+    fast = (not request.get("echo") and request.get("logprobs") is None and not request.get("return_token_ids")
+            and not continuous)
+    if fast and choice["finish_reason"] is None:
+        template = _TEMPLATES["_delta_frame_template"](frame["id"], frame["created"], frame["model"])
+        if template is not None:
+            prefix, infix, suffix = template
+            return f"{prefix}{choice['index']}{infix}{json.dumps(choice['text'], ensure_ascii=False)}{suffix}"[
+                len("data: "):-2]
+    chunk = completion.CompletionStreamResponse(
+        id=frame["id"], object="text_completion", created=frame["created"], model=frame["model"],
+        choices=[completion.CompletionResponseStreamChoice(
+            index=choice["index"], text=choice["text"],
+            logprobs=None if choice["logprobs"] is None else completion.CompletionLogProbs(**choice["logprobs"]),
+            finish_reason=choice["finish_reason"], stop_reason=choice["stop_reason"],
+            prompt_token_ids=choice["prompt_token_ids"], token_ids=choice["token_ids"], weight_versions=None)],
+        kv_transfer_params=None)
+    if not include_usage and choice["finish_reason"] is not None:
+        chunk.system_fingerprint = frame.get("system_fingerprint")
+    if continuous:
+        usage = frame["usage"]
+        chunk.usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                                total_tokens=usage["total_tokens"])
+    return chunk.model_dump_json(exclude_unset=True)
+
+
+# -- errors ---------------------------------------------------------------------------------------------
+
+
+def error_response(body: dict[str, Any]) -> ErrorResponse:
+    return ErrorResponse(error=ErrorInfo(**body["error"]))
+
+
+def error_frame(data: dict[str, Any], chat_stream: bool) -> str:
+    """After the 200: chat writes the ErrorResponse with ``model_dump_json()``; completions
+    with ``create_streaming_error_response`` (``json.dumps(... .model_dump())``)."""
+    response = error_response(data)
+    return response.model_dump_json() if chat_stream else json.dumps(response.model_dump())
+
+
+# -- operations -------------------------------------------------------------------------------------------
+
+
+def _frames(raw: str) -> list[str]:
+    if not raw.endswith("\n\n"):
+        raise ValueError(f"the stream does not end in a blank line: {raw[-40:]!r}")
+    return raw[:-2].split("\n\n")
+
+
+def rebuild(request: dict[str, Any], path: str, status: int, raw: str) -> dict[str, Any]:
+    """vLLM's bytes for the values of a simulator response, and the simulator's extra fields."""
+    is_chat = path.endswith("/chat/completions")
+    if status != 200:
+        body = json.loads(raw)
+        model = error_response(body)
+        return {"raw": json_response(model), "extras": extras(model)}
+    if not request.get("stream"):
+        body = json.loads(raw)
+        model = chat_body(body) if is_chat else completion.CompletionResponse.model_validate(body)
+        return {"raw": json_response(model), "extras": extras(model)}
+    out, found = [], []
+    for frame in _frames(raw):
+        if not frame.startswith("data: "):
+            out.append(frame)   # a comment (": keep-alive") passes as it is
+            continue
+        data = frame[len("data: "):]
+        if data == "[DONE]":
+            out.append(frame)
+            continue
+        value = json.loads(data)
+        if "error" in value:
+            out.append("data: " + error_frame(value, is_chat))
+            continue
+        chunk_model = (chat.ChatCompletionStreamResponse if is_chat else completion.CompletionStreamResponse)
+        found += extras(chunk_model.model_validate(value))
+        rebuilt = chat_stream_chunk(value, request) if is_chat else completion_stream_chunk(value, request)
+        out.append("data: " + rebuilt)
+    return {"raw": "\n\n".join(out) + "\n\n", "extras": found}
+
+
+# The other routes' bodies are ``JSONResponse(content=model.model_dump())`` of these models.
+_BODIES = {"/v1/models": ModelList, "/tokenize": TokenizeResponse, "/detokenize": DetokenizeResponse}
+
+
+def rebuild_body(path: str, raw: str) -> dict[str, Any]:
+    """vLLM's bytes for a body of another route (``/v1/models``, ``/tokenize``, ``/detokenize``)."""
+    model = _BODIES[path].model_validate(json.loads(raw))
+    return {"raw": json_response(model), "extras": extras(model)}
+
+
+def batch_line(custom_id: str, line_id: str, request_id: str, body: dict[str, Any] | None,
+               status: int = 200, error: Any = None, url: str = "/v1/chat/completions") -> str:
+    """One run-batch output line (``run_request`` in launchers/run_batch.py)."""
+    output_type, response_type = _BATCH["BatchRequestOutput"], _BATCH["BatchResponseData"]
+    if body is None:   # make_error_request_output, or an ErrorResponse
+        response = response_type(status_code=status, request_id=request_id)
+        line = output_type(id=line_id, custom_id=custom_id, response=response,
+                           error=error_response(error) if isinstance(error, dict) else error)
+    else:
+        model = (chat_body(body) if url.endswith("/chat/completions")
+                 else completion.CompletionResponse.model_validate(body))
+        line = output_type(id=line_id, custom_id=custom_id, response=response_type(body=model, request_id=request_id),
+                           error=None)
+    return str(line.to_json_line())
+
+
+# -- answers for shadowdiff's readers: chat with reasoning, tool calls, n choices -------------------
+
+
+def _tool_calls(choice: dict[str, Any]) -> list[ToolCall]:
+    return [ToolCall(id=call["id"], function=FunctionCall(name=call["name"], arguments=call["arguments"]))
+            for call in choice.get("tool_calls") or ()]
+
+
+def _usage(answer: dict[str, Any]) -> UsageInfo:
+    completion_tokens = sum(c["completion_tokens"] for c in answer["choices"])
+    reasoning = answer.get("reasoning_tokens")
+    return UsageInfo(prompt_tokens=answer["prompt_tokens"], completion_tokens=completion_tokens,
+                     total_tokens=answer["prompt_tokens"] + completion_tokens,
+                     completion_tokens_details=None if reasoning is None
+                     else CompletionTokenUsageInfo(reasoning_tokens=reasoning))
+
+
+def build(answer: dict[str, Any], stream: bool) -> str:
+    """The bytes of a chat answer described by values, as vLLM 0.34 serves one with a
+    reasoning parser and a tool parser (``chat_completion_full_generator``, or
+    ``chat_completion_stream_generator`` with ``include_usage``): each choice's
+    ``reasoning`` and ``content`` (either may be None), its ``tool_calls``
+    (``id``, ``name``, ``arguments``), its ``finish_reason`` and ``completion_tokens``;
+    streamed, text comes in the ``pieces`` of each choice, choices interleaved."""
+    head = {"id": answer["id"], "created": answer["created"], "model": answer["model"]}
+    if not stream:
+        choices = [chat.ChatCompletionResponseChoice(
+            index=i, message=chat.ChatMessage(role="assistant", content=c.get("content"), reasoning=c.get("reasoning"),
+                                              tool_calls=_tool_calls(c)),
+            logprobs=None, finish_reason=c["finish_reason"], stop_reason=None)
+            for i, c in enumerate(answer["choices"])]
+        return json_response(chat.ChatCompletionResponse(**head, choices=choices, usage=_usage(answer),
+                                                         system_fingerprint=answer.get("system_fingerprint")))
+    frames = []
+
+    def emit(index: int, delta: DeltaMessage, finish_reason: str | None = None) -> None:
+        if finish_reason is None:
+            choice = chat.ChatCompletionResponseStreamChoice(index=index, delta=delta, logprobs=None,
+                                                             finish_reason=None, token_ids=None)
+        else:
+            choice = chat.ChatCompletionResponseStreamChoice(index=index, delta=delta, logprobs=None,
+                                                             finish_reason=finish_reason, stop_reason=None,
+                                                             token_ids=None, weight_versions=None)
+        chunk = chat.ChatCompletionStreamResponse(object="chat.completion.chunk", **head, choices=[choice],
+                                                  kv_transfer_params=None)
+        frames.append(chunk.model_dump_json(exclude_unset=True, exclude_none=False))
+
+    for i in range(len(answer["choices"])):
+        chunk = chat.ChatCompletionStreamResponse(
+            object="chat.completion.chunk", **head, prompt_token_ids=None, prompt_text=None,
+            choices=[chat.ChatCompletionResponseStreamChoice(index=i, delta=DeltaMessage(role="assistant", content=""),
+                                                             logprobs=None, finish_reason=None)])
+        frames.append(chunk.model_dump_json(exclude_unset=True, exclude_none=False))
+    steps: list[list[tuple[int, DeltaMessage]]] = []
+    for i, c in enumerate(answer["choices"]):
+        deltas = [DeltaMessage(reasoning=piece) for piece in c.get("reasoning_pieces") or ()]
+        deltas += [DeltaMessage(content=piece) for piece in c.get("content_pieces") or ()]
+        for k, call in enumerate(c.get("tool_calls") or ()):
+            deltas.append(DeltaMessage(tool_calls=[DeltaToolCall(id=call["id"], type="function", index=k,
+                                                                 function=DeltaFunctionCall(name=call["name"]))]))
+            deltas += [DeltaMessage(tool_calls=[DeltaToolCall(index=k, function=DeltaFunctionCall(arguments=part))])
+                       for part in call["argument_pieces"]]
+        steps.append([(i, d) for d in deltas])
+    for row in range(max(map(len, steps))):   # choices interleaved, as the engine's outputs come
+        for column in steps:
+            if row < len(column):
+                emit(*column[row])
+    for i, c in enumerate(answer["choices"]):
+        emit(i, DeltaMessage(content=""), c["finish_reason"])
+    usage = chat.ChatCompletionStreamResponse(object="chat.completion.chunk", **head, choices=[], usage=_usage(answer),
+                                              system_fingerprint=answer.get("system_fingerprint"), metrics=None)
+    frames.append(usage.model_dump_json(exclude_unset=True, exclude_none=True))
+    return "".join(f"data: {frame}\n\n" for frame in frames) + "data: [DONE]\n\n"
+
+
+def validate(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Whether vLLM's request model accepts ``body`` (as its api_router parses it)."""
+    model = chat.ChatCompletionRequest if path.endswith("/chat/completions") else completion.CompletionRequest
+    try:
+        model.model_validate(body)
+    except Exception as exc:   # pydantic's ValidationError, or vLLM's own VLLMValidationError
+        return {"valid": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {"valid": True, "error": None}
+
+
+def main() -> None:
+    operations = {"rebuild": rebuild, "rebuild_body": rebuild_body, "validate": validate, "batch_line": batch_line,
+                  "build": build, "version": lambda: vllm.__version__}
+    for line in sys.stdin:
+        try:
+            call = json.loads(line)
+            result = operations[call.pop("op")](**call)
+            answer = {"ok": result}
+        except Exception:
+            answer = {"error": traceback.format_exc()}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

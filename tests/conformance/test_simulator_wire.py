@@ -1,0 +1,144 @@
+"""The simulator's bytes are vLLM's bytes: every response shape it implements, rebuilt from
+the same values by vLLM's own models and serialization calls, must match byte for byte.
+
+A mismatch names the frame and shows both versions; ``extras`` lists fields the
+simulator sends that vLLM's models do not have (which ``extra="allow"`` would otherwise
+carry through unnoticed).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from simulator.app import build_app
+from simulator.faults import Fault, FaultSettings
+from simulator.settings import SimulatorSettings
+from tests.conformance.conftest import Oracle
+from tests.conftest import MODEL
+from tests.servers import serve_app
+
+CHAT, COMPLETIONS = "/v1/chat/completions", "/v1/completions"
+MESSAGES = [{"role": "user", "content": "List three facts about the Moon, with numbers."}]
+PROMPT = "The capital of France is"
+SAMPLED = {"temperature": 1.0, "seed": 7}
+
+# (id, path, body): every shape the simulator implements, each once.
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("chat", CHAT, {"max_tokens": 24}),
+    ("chat-length", CHAT, {"max_tokens": 3}),
+    ("chat-stop", CHAT, {"max_tokens": 40, "stop": ["."]}),
+    ("chat-stop-included", CHAT, {"max_tokens": 40, "stop": ["."], "include_stop_str_in_output": True}),
+    ("chat-logprobs", CHAT, {"max_tokens": 8, "logprobs": True, "top_logprobs": 2}),
+    ("chat-n2", CHAT, {"max_tokens": 8, "n": 2, **SAMPLED}),
+    ("chat-token-ids", CHAT, {"max_tokens": 8, "return_token_ids": True}),
+    ("chat-prompt-logprobs", CHAT, {"max_tokens": 4, "prompt_logprobs": 1}),
+    ("chat-stream", CHAT, {"max_tokens": 12, "stream": True}),
+    ("chat-stream-length", CHAT, {"max_tokens": 2, "stream": True}),
+    ("chat-stream-stop", CHAT, {"max_tokens": 40, "stop": ["."], "stream": True}),
+    ("chat-stream-usage", CHAT, {"max_tokens": 12, "stream": True, "stream_options": {"include_usage": True}}),
+    ("chat-stream-continuous-usage", CHAT, {"max_tokens": 6, "stream": True,
+                                            "stream_options": {"include_usage": True,
+                                                               "continuous_usage_stats": True}}),
+    ("chat-stream-logprobs", CHAT, {"max_tokens": 6, "stream": True, "logprobs": True, "top_logprobs": 2}),
+    ("chat-stream-n2", CHAT, {"max_tokens": 6, "stream": True, "n": 2, **SAMPLED,
+                              "stream_options": {"include_usage": True}}),
+    ("chat-stream-token-ids", CHAT, {"max_tokens": 6, "stream": True, "return_token_ids": True}),
+    ("completion", COMPLETIONS, {"max_tokens": 16}),
+    ("completion-logprobs", COMPLETIONS, {"max_tokens": 6, "logprobs": 2}),
+    ("completion-echo", COMPLETIONS, {"max_tokens": 6, "echo": True}),
+    ("completion-echo-only", COMPLETIONS, {"max_tokens": 0, "echo": True}),
+    ("completion-n2", COMPLETIONS, {"max_tokens": 6, "n": 2, **SAMPLED}),
+    ("completion-prompt-logprobs", COMPLETIONS, {"max_tokens": 4, "prompt_logprobs": 1}),
+    ("completion-token-ids", COMPLETIONS, {"max_tokens": 6, "return_token_ids": True}),
+    ("completion-stop", COMPLETIONS, {"max_tokens": 40, "stop": ["."]}),
+    ("completion-stream", COMPLETIONS, {"max_tokens": 12, "stream": True}),
+    ("completion-stream-usage", COMPLETIONS, {"max_tokens": 8, "stream": True,
+                                              "stream_options": {"include_usage": True}}),
+    ("completion-stream-continuous-usage", COMPLETIONS, {"max_tokens": 5, "stream": True,
+                                                         "stream_options": {"include_usage": True,
+                                                                            "continuous_usage_stats": True}}),
+    ("completion-stream-logprobs", COMPLETIONS, {"max_tokens": 5, "stream": True, "logprobs": 2}),
+    ("completion-stream-echo", COMPLETIONS, {"max_tokens": 5, "stream": True, "echo": True}),
+    ("completion-stream-n2", COMPLETIONS, {"max_tokens": 5, "stream": True, "n": 2, **SAMPLED}),
+    ("completion-stream-token-ids", COMPLETIONS, {"max_tokens": 5, "stream": True, "return_token_ids": True}),
+    # errors before the answer, and after the 200
+    ("error-unknown-model", CHAT, {"model": "no-such-model"}),
+    ("error-validation", CHAT, {"messages": "not a list"}),
+    ("error-top-logprobs-alone", CHAT, {"top_logprobs": 2}),
+    ("error-stream-options-alone", CHAT, {"stream_options": {"include_usage": True}}),
+    ("error-max-tokens", COMPLETIONS, {"max_tokens": 10**6}),
+    ("error-logprobs-over-limit", CHAT, {"logprobs": True, "top_logprobs": 21}),
+    ("error-frame-logprobs-over-limit", CHAT, {"stream": True, "logprobs": True, "top_logprobs": 21}),
+    ("error-frame-completion-logprobs", COMPLETIONS, {"stream": True, "logprobs": 21}),
+]
+FAULT_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("fault-error-frame-chat", CHAT, {"max_tokens": 8, "stream": True}),
+    ("fault-error-frame-completion", COMPLETIONS, {"max_tokens": 8, "stream": True}),
+    ("fault-error-500", CHAT, {"max_tokens": 8}),
+]
+
+
+def request_body(path: str, extra: dict[str, Any]) -> dict[str, Any]:
+    base: dict[str, Any] = {"model": MODEL, "temperature": 0}
+    base.update({"messages": MESSAGES} if path == CHAT else {"prompt": PROMPT})
+    return {**base, **extra}
+
+
+def compare(oracle: Oracle, url: str, path: str, body: dict[str, Any]) -> None:
+    response = httpx.post(url + path, json=body, timeout=30)
+    rebuilt = oracle("rebuild", request=body, path=path, status=response.status_code, raw=response.text)
+    assert rebuilt["extras"] == [], f"fields vLLM {oracle.version}'s models do not have: {rebuilt['extras']}"
+    if rebuilt["raw"] != response.text:
+        ours, theirs = response.text.split("\n\n"), rebuilt["raw"].split("\n\n")
+        diff = "\n".join(difflib.unified_diff(theirs, ours, f"vLLM {oracle.version}", "simulator", lineterm=""))
+        pytest.fail(f"{path} {body} differs from vLLM {oracle.version}:\n{diff}")
+
+
+@pytest.fixture(scope="module")
+def simulator() -> Iterator[str]:
+    with serve_app(build_app(SimulatorSettings(served_model_names=(MODEL,), max_model_len=4096))) as url:
+        yield url
+
+
+@pytest.mark.parametrize(("path", "extra"), [pytest.param(p, e, id=i) for i, p, e in CASES])
+def test_the_simulator_sends_vllms_bytes(oracle: Oracle, simulator: str, path: str, extra: dict[str, Any]) -> None:
+    compare(oracle, simulator, path, request_body(path, extra))
+
+
+@pytest.mark.parametrize(("path", "extra"), [pytest.param(p, e, id=i) for i, p, e in FAULT_CASES])
+def test_injected_faults_look_like_vllms(oracle: Oracle, path: str, extra: dict[str, Any]) -> None:
+    fault = Fault.ERROR_FRAME if extra.get("stream") else Fault.ERROR_500
+    settings = SimulatorSettings(served_model_names=(MODEL,), faults=FaultSettings(rates={fault: 1.0}, seed=1))
+    with serve_app(build_app(settings)) as url:
+        compare(oracle, url, path, request_body(path, extra))
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("GET", "/v1/models", None),
+    ("POST", "/tokenize", {"model": MODEL, "prompt": PROMPT}),
+    ("POST", "/tokenize", {"model": MODEL, "messages": MESSAGES, "return_token_strs": True}),
+    ("POST", "/detokenize", {"model": MODEL, "tokens": [1, 2, 3]}),
+], ids=["models", "tokenize", "tokenize-chat", "detokenize"])
+def test_the_other_routes_send_vllms_bytes(oracle: Oracle, simulator: str, method: str, path: str,
+                                           body: dict[str, Any] | None) -> None:
+    response = httpx.request(method, simulator + path, json=body, timeout=30)
+    assert response.status_code == 200, response.text
+    rebuilt = oracle("rebuild_body", path=path, raw=response.text)
+    assert rebuilt["extras"] == []
+    assert rebuilt["raw"] == response.text
+
+
+def test_a_changed_field_order_is_caught(oracle: Oracle, simulator: str) -> None:
+    """The check can fail: the simulator's own answer, with two keys swapped, is refused."""
+    body = request_body(CHAT, {"max_tokens": 4})
+    response = httpx.post(simulator + CHAT, json=body, timeout=30)
+    swapped = response.text.replace('"object":"chat.completion","created":', '"created":', 1)
+    swapped = swapped.replace(',"model":', ',"object":"chat.completion","model":', 1)
+    assert swapped != response.text
+    rebuilt = oracle("rebuild", request=body, path=CHAT, status=200, raw=swapped)
+    assert rebuilt["raw"] == response.text != swapped
