@@ -11,8 +11,9 @@ cache directory (``$SHADOWDIFF_CACHE``, default ``~/.cache/shadowdiff``) holding
 
 What needs torch or a GPU is stubbed at import time by ``vllm_shim.py``, inside that
 environment's interpreter only: the test process never imports vLLM. A finished
-environment is marked by a file written last, so an interrupted build is redone,
-and a warm run costs nothing but the check. The version comes from the ``vllm``
+environment is marked by a file written last, naming what it was built from, so an
+interrupted build or a changed package list is redone, and a warm run costs nothing
+but the check. The version comes from the ``vllm``
 extra in pyproject.toml unless ``VLLM_VERSION`` names another.
 """
 
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # modules in an empty environment until nothing was missing.
 IMPORTED = ("pydantic", "openai", "fastapi", "regex", "numpy", "psutil", "pyzmq", "pillow", "pybase64",
             "aiohttp", "requests", "transformers", "cachetools", "prometheus_client", "oss-harmony", "cbor2",
-            "msgspec", "cloudpickle", "py-cpuinfo")
+            "msgspec", "cloudpickle", "py-cpuinfo", "orjson")
 # Imported too, but not a direct requirement of vLLM (it arrives through another one).
 ALSO = ("uvloop", "packaging")
 
@@ -106,7 +107,9 @@ def prepare(version: str | None = None) -> Path:
     home = cache_dir() / "conformance" / f"vllm-{version}"
     python = home / "venv" / "bin" / "python"
     ready = home / "ready"
-    if ready.exists() and python.exists():
+    # what the environment was built from: a changed list of packages rebuilds it
+    stamp = f"vllm {version}; {', '.join(IMPORTED + ALSO)}\n"
+    if ready.exists() and python.exists() and ready.read_text() == stamp:
         return python
     shutil.rmtree(home, ignore_errors=True)
     (home / "wheels").mkdir(parents=True)
@@ -119,7 +122,8 @@ def prepare(version: str | None = None) -> Path:
     _run(*pip, "install", "--no-deps", "--no-compile", wheel, log=log)
     _run(*pip, "install", *_requirements(wheel), log=log)
     wheel.unlink()   # installed; the venv holds it now
-    ready.write_text(f"vllm {version}, built in {time.monotonic() - started:.0f} s\n")
+    (home / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
+    ready.write_text(stamp)
     return python
 
 

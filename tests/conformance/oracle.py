@@ -82,7 +82,7 @@ def _vllm_definitions(relative: str, names: tuple[str, ...], namespace: dict[str
     nodes = [n for n in tree.body if _defined(n) & set(names)]
     missing = set(names) - set().union(*(_defined(n) for n in nodes))
     if missing:
-        raise RuntimeError(f"{relative} no longer defines {', '.join(sorted(missing))}")
+        raise LookupError(f"{relative} does not define {', '.join(sorted(missing))}")
     exec(compile(ast.Module(body=nodes, type_ignores=[]), str(VLLM / relative), "exec"), namespace)
     return namespace
 
@@ -198,12 +198,16 @@ def chat_body(body: dict[str, Any]) -> chat.ChatCompletionResponse:
 
 # -- completions: completion/serving.py -------------------------------------------------------------
 
-# The completions fast path renders plain deltas from a template that completion/serving.py
-# takes from the serializer itself (``_delta_frame_template`` and its probe values).
-_TEMPLATES = _vllm_definitions(
-    "entrypoints/openai/completion/serving.py", ("_delta_frame_template", "_PROBE_INDEX", "_PROBE_TEXT"),
-    {"CompletionStreamResponse": completion.CompletionStreamResponse,
-     "CompletionResponseStreamChoice": completion.CompletionResponseStreamChoice, "json": json})
+# The completions fast path (0.34) renders plain deltas from a template that
+# completion/serving.py takes from the serializer itself (``_delta_frame_template`` and
+# its probe values); a release without it serializes every chunk with the model.
+try:
+    _TEMPLATES: dict[str, Any] | None = _vllm_definitions(
+        "entrypoints/openai/completion/serving.py", ("_delta_frame_template", "_PROBE_INDEX", "_PROBE_TEXT"),
+        {"CompletionStreamResponse": completion.CompletionStreamResponse,
+         "CompletionResponseStreamChoice": completion.CompletionResponseStreamChoice, "json": json})
+except LookupError:
+    _TEMPLATES = None
 
 
 def completion_stream_chunk(frame: dict[str, Any], request: dict[str, Any]) -> str:
@@ -221,7 +225,7 @@ def completion_stream_chunk(frame: dict[str, Any], request: dict[str, Any]) -> s
     [choice] = frame["choices"]
     fast = (not request.get("echo") and request.get("logprobs") is None and not request.get("return_token_ids")
             and not continuous)
-    if fast and choice["finish_reason"] is None:
+    if fast and choice["finish_reason"] is None and _TEMPLATES is not None:
         template = _TEMPLATES["_delta_frame_template"](frame["id"], frame["created"], frame["model"])
         if template is not None:
             prefix, infix, suffix = template
@@ -321,7 +325,8 @@ def batch_line(custom_id: str, line_id: str, request_id: str, body: dict[str, An
                  else completion.CompletionResponse.model_validate(body))
         line = output_type(id=line_id, custom_id=custom_id, response=response_type(body=model, request_id=request_id),
                            error=None)
-    return str(line.to_json_line())
+    # 0.34 writes ``to_json_line()`` (a raw handler body spliced in); earlier releases ``model_dump_json()``
+    return str(line.to_json_line() if hasattr(type(line), "to_json_line") else line.model_dump_json())
 
 
 # -- answers for shadowdiff's readers: chat with reasoning, tool calls, n choices -------------------
