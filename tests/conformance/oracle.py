@@ -61,6 +61,7 @@ from vllm.entrypoints.serve.engine.protocol import (  # noqa: E402
     UsageInfo,
 )
 from vllm.entrypoints.serve.tokenize.protocol import DetokenizeResponse, TokenizeResponse  # noqa: E402
+from vllm.entrypoints.serve.utils.sse_keep_alive import SSE_KEEP_ALIVE_COMMENT  # noqa: E402
 
 VLLM = Path(vllm.__file__).parent
 
@@ -284,8 +285,8 @@ def rebuild(request: dict[str, Any], path: str, status: int, raw: str) -> dict[s
         return {"raw": json_response(model), "extras": extras(model)}
     out, found = [], []
     for frame in _frames(raw):
-        if not frame.startswith("data: "):
-            out.append(frame)   # a comment (": keep-alive") passes as it is
+        if frame.startswith(":"):   # an idle stream's comment (serve/utils/sse_keep_alive.py)
+            out.append(SSE_KEEP_ALIVE_COMMENT.removesuffix("\n\n"))
             continue
         data = frame[len("data: "):]
         if data == "[DONE]":

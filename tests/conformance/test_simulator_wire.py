@@ -17,6 +17,7 @@ import pytest
 
 from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings
+from simulator.scheduler import LatencyModel
 from simulator.settings import SimulatorSettings
 from tests.conformance.conftest import Oracle
 from tests.conftest import MODEL
@@ -37,6 +38,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("chat-n2", CHAT, {"max_tokens": 8, "n": 2, **SAMPLED}),
     ("chat-token-ids", CHAT, {"max_tokens": 8, "return_token_ids": True}),
     ("chat-prompt-logprobs", CHAT, {"max_tokens": 4, "prompt_logprobs": 1}),
+    ("chat-max-completion-tokens", CHAT, {"max_completion_tokens": 5}),
+    ("chat-min-tokens-ignore-eos", CHAT, {"max_tokens": 30, "min_tokens": 30, "ignore_eos": True}),
     ("chat-stream", CHAT, {"max_tokens": 12, "stream": True}),
     ("chat-stream-length", CHAT, {"max_tokens": 2, "stream": True}),
     ("chat-stream-stop", CHAT, {"max_tokens": 40, "stop": ["."], "stream": True}),
@@ -131,6 +134,25 @@ def test_the_other_routes_send_vllms_bytes(oracle: Oracle, simulator: str, metho
     rebuilt = oracle("rebuild_body", path=path, raw=response.text)
     assert rebuilt["extras"] == []
     assert rebuilt["raw"] == response.text
+
+
+def test_a_stop_token_ends_the_answer_as_in_vllm(oracle: Oracle, simulator: str) -> None:
+    """``stop_token_ids``: the stop reason is the token id (an integer), streamed and not."""
+    plain = request_body(CHAT, {"max_tokens": 12, "return_token_ids": True})
+    token_ids = httpx.post(simulator + CHAT, json=plain, timeout=30).json()["choices"][0]["token_ids"]
+    for stream in (False, True):
+        body = request_body(CHAT, {"max_tokens": 12, "stop_token_ids": [token_ids[3]], "stream": stream})
+        compare(oracle, simulator, CHAT, body)
+
+
+def test_keep_alive_comments_are_vllms(oracle: Oracle) -> None:
+    settings = SimulatorSettings(served_model_names=(MODEL,), sse_keep_alive_interval=0.02,
+                                 latency=LatencyModel(ttft=0.1, tpot=0.05))
+    with serve_app(build_app(settings)) as url:
+        body = request_body(CHAT, {"max_tokens": 3, "stream": True})
+        response = httpx.post(url + CHAT, json=body, timeout=30)
+        assert response.text.startswith(": keep-alive\n\n")   # the case is exercised
+        compare(oracle, url, CHAT, body)
 
 
 def test_a_changed_field_order_is_caught(oracle: Oracle, simulator: str) -> None:
