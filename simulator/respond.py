@@ -343,7 +343,9 @@ class _ChoiceWriter:
         self.upto = 0
         self.offset = 0
         self.first = True
-        self.prompt_ids = list(prompt.ids) if self.job.return_token_ids else None
+        # A streamed completion's first chunk carries the prompt's ids with echo, or with
+        # return_token_ids (vLLM 0.34, completion_stream_generator: has_echoed).
+        self.prompt_ids = list(prompt.ids) if self.job.return_token_ids or self.job.echo else None
         self.echo_positions: tuple[list[logprobs.Position | None], list[str]] | None = None
         if self.job.echo:
             self.echo_positions = run._echo_positions(prompt) if choice.positions is not None else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from tests.conformance import environment
 from tests.tools import required
 
 HERE = Path(__file__).parent
+TIMEOUT = 120.0   # seconds for one answer: the slowest, a build of a long stream, takes well under one
 
 
 class Oracle:
@@ -28,6 +30,10 @@ class Oracle:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps({"op": op, **arguments}) + "\n")
         self.process.stdin.flush()
+        # one line answers one line, so nothing is left buffered between calls: select sees it all
+        if not select.select([self.process.stdout], [], [], TIMEOUT)[0]:
+            self.process.kill()
+            raise RuntimeError(f"the oracle did not answer {op} within {TIMEOUT:g} s")
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the oracle exited with {self.process.wait()}")
@@ -39,7 +45,11 @@ class Oracle:
     def close(self) -> None:
         if self.process.stdin is not None:
             self.process.stdin.close()
-        self.process.wait(10)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ extra in pyproject.toml unless ``VLLM_VERSION`` names another.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -84,7 +85,7 @@ def _requirements(wheel: Path) -> list[str]:
         if "extra ==" in marker:
             continue
         if _name(spec) in wanted:
-            found[_name(spec)] = spec.strip()
+            found[_name(spec)] = requirement.strip()   # with its environment marker, if any
     missing = sorted(wanted - set(found))
     if missing:   # a later vLLM may drop or rename one: install it unpinned, and say so in the log
         print(f"vLLM's metadata names no {', '.join(missing)}; installing unpinned", file=sys.stderr)
@@ -98,33 +99,73 @@ def _run(*command: str | Path, log: Path) -> None:
         done = subprocess.run([str(c) for c in command], stdout=out, stderr=subprocess.STDOUT)
     if done.returncode != 0:
         tail = "\n".join(log.read_text().splitlines()[-15:])
-        raise BuildError(f"{' '.join(map(str, command[:4]))}… failed (see {log}):\n{tail}")
+        raise BuildError(f"{' '.join(map(str, command[:4]))}… failed:\n{tail}")
+
+
+# Imported once a build is done, before it is marked ready: a build that installed but
+# cannot import is never used.
+_CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); import vllm_shim; vllm_shim.install(); "
+          "import vllm.entrypoints.openai.chat_completion.protocol, vllm.entrypoints.openai.completion.protocol")
 
 
 def prepare(version: str | None = None) -> Path:
-    """The Python interpreter of a ready environment for ``version``; built if needed."""
+    """The Python interpreter of a ready environment for ``version``; built if needed.
+
+    Builds run one at a time (a lock file), each in a directory of its own that becomes
+    the environment only once it installed and imported: a build killed at any moment,
+    or a second one started beside it, never leaves a broken environment marked ready.
+    """
     version = version or wanted_version()
-    home = cache_dir() / "conformance" / f"vllm-{version}"
-    python = home / "venv" / "bin" / "python"
-    ready = home / "ready"
+    base = cache_dir() / "conformance"
+    home = base / f"vllm-{version}"
     # what the environment was built from: a changed list of packages rebuilds it
     stamp = f"vllm {version}; {', '.join(IMPORTED + ALSO)}\n"
-    if ready.exists() and python.exists() and ready.read_text() == stamp:
-        return python
-    shutil.rmtree(home, ignore_errors=True)
-    (home / "wheels").mkdir(parents=True)
-    log = home / "build.log"
+    try:
+        if _ready(home, stamp):
+            return home / "venv" / "bin" / "python"
+        base.mkdir(parents=True, exist_ok=True)
+        with (base / f"vllm-{version}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not _ready(home, stamp):   # another build may have finished while this one waited
+                _build(home, version, stamp)
+    except OSError as exc:
+        raise BuildError(f"cannot build in {base}: {exc}") from exc
+    return home / "venv" / "bin" / "python"
+
+
+def _ready(home: Path, stamp: str) -> bool:
+    ready = home / "ready"
+    return ready.exists() and (home / "venv" / "bin" / "python").exists() and ready.read_text() == stamp
+
+
+def _build(home: Path, version: str, stamp: str) -> None:
+    for stale in home.parent.glob(f"{home.name}.building-*"):   # left by a build that was killed
+        shutil.rmtree(stale, ignore_errors=True)
+    work = home.with_name(f"{home.name}.building-{os.getpid()}")
+    (work / "wheels").mkdir(parents=True)
+    log = work / "build.log"
     started = time.monotonic()
-    venv.EnvBuilder(with_pip=True).create(home / "venv")
-    pip = (python, "-m", "pip", "--disable-pip-version-check", "-q")
-    _run(*pip, "download", "--no-deps", "-d", home / "wheels", f"vllm=={version}", log=log)
-    [wheel] = (home / "wheels").glob("vllm-*.whl")
-    _run(*pip, "install", "--no-deps", "--no-compile", wheel, log=log)
-    _run(*pip, "install", *_requirements(wheel), log=log)
-    wheel.unlink()   # installed; the venv holds it now
-    (home / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
-    ready.write_text(stamp)
-    return python
+    try:
+        venv.EnvBuilder(with_pip=True).create(work / "venv")
+        python = work / "venv" / "bin" / "python"
+        pip = (python, "-m", "pip", "--disable-pip-version-check", "-q")
+        _run(*pip, "download", "--no-deps", "-d", work / "wheels", f"vllm=={version}", log=log)
+        [wheel] = (work / "wheels").glob("vllm-*.whl")
+        _run(*pip, "install", "--no-deps", "--no-compile", wheel, log=log)
+        _run(*pip, "install", *_requirements(wheel), log=log)
+        wheel.unlink()   # installed; the venv holds it now
+        _run(python, "-c", _CHECK, Path(__file__).parent, log=log)
+    except BaseException:   # a failure, or an interruption: keep the log, not the half-built directory
+        if log.exists():
+            shutil.copy(log, home.with_name(f"{home.name}.failed.log"))
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
+    (work / "ready").write_text(stamp)
+    shutil.rmtree(home, ignore_errors=True)
+    # A virtual environment finds its packages from where its interpreter is, so it
+    # works under its new name (nothing here runs its console scripts).
+    work.rename(home)
 
 
 if __name__ == "__main__":   # python tests/conformance/environment.py [VERSION]

@@ -33,15 +33,18 @@ import ast
 import json
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import vllm_shim
+from pydantic import PrivateAttr
 
 vllm_shim.install()
 
 import vllm  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
+from fastapi.responses import JSONResponse, StreamingResponse  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 from vllm.entrypoints.generate.base.protocol import (  # noqa: E402
     DeltaFunctionCall,
@@ -93,8 +96,7 @@ def _vllm_definitions(relative: str, names: tuple[str, ...], namespace: dict[str
 # shadowdiff reads: pydantic serializes a union field by its value's own model).
 _BATCH = _vllm_definitions(
     "entrypoints/launchers/run_batch.py", ("BatchResponseData", "BatchRequestOutput"),
-    {"OpenAIBaseModel": OpenAIBaseModel, "Any": Any, "PrivateAttr": __import__("pydantic").PrivateAttr,
-     "orjson": __import__("orjson"),
+    {"OpenAIBaseModel": OpenAIBaseModel, "Any": Any, "PrivateAttr": PrivateAttr, "orjson": orjson,
      "AllResponse": chat.ChatCompletionResponse | completion.CompletionResponse})
 _BATCH["BatchResponseData"].model_rebuild(_types_namespace=_BATCH)
 _BATCH["BatchRequestOutput"].model_rebuild(_types_namespace=_BATCH)
@@ -118,6 +120,48 @@ def extras(value: Any, where: str = "") -> list[str]:
     return found
 
 
+# -- what a request asks for -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the serving code reads from the request to decide a response's fields."""
+
+    chat: bool
+    include_usage: bool           # should_include_usage (serve/utils/api_utils.py), not forced
+    continuous_usage: bool
+    logprobs: bool
+    token_ids: bool               # return_token_ids
+    prompt_text: bool             # return_prompt_text
+    weight_versions: bool         # return_weight_versions
+    echo: bool
+    prompt_logprobs: bool
+    choices: int                  # n, times the prompts of a completions prompt list
+
+    @classmethod
+    def of(cls, request: dict[str, Any], path: str) -> Asked:
+        chat_request = path.endswith("/chat/completions")
+        options = request.get("stream_options") or {}
+        include = bool(options.get("include_usage"))
+        prompt = request.get("prompt")
+        prompts = len(prompt) if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int) else 1
+        return cls(
+            chat=chat_request, include_usage=include,
+            continuous_usage=include and bool(options.get("continuous_usage_stats")),
+            logprobs=bool(request.get("logprobs")) if chat_request else request.get("logprobs") is not None,
+            token_ids=bool(request.get("return_token_ids")), prompt_text=bool(request.get("return_prompt_text")),
+            weight_versions=bool(request.get("return_weight_versions")), echo=bool(request.get("echo")),
+            prompt_logprobs=request.get("prompt_logprobs") is not None,
+            choices=(request.get("n") or 1) * (1 if chat_request else prompts))
+
+
+def _asked_for(value: Any, asked: bool, what: str, problems: list[str]) -> Any:
+    """vLLM sends ``value`` only when the request asked for it (``x if request.y else None``)."""
+    if asked and value is None:
+        problems.append(f"{what} was asked for, and not sent")
+    return value if asked else None
+
+
 # -- chat: chat_completion/serving.py ---------------------------------------------------------------
 
 
@@ -133,71 +177,36 @@ def _chat_logprobs(logprobs: dict[str, Any] | None) -> chat.ChatCompletionLogPro
         for entry in logprobs["content"]])
 
 
-def _usage_flags(request: dict[str, Any]) -> tuple[bool, bool]:
-    """``should_include_usage`` (serve/utils/api_utils.py), without --enable-force-include-usage."""
-    options = request.get("stream_options")
-    if not options:
-        return False, False
-    include = bool(options.get("include_usage"))
-    return include, include and bool(options.get("continuous_usage_stats"))
+def chat_body(body: dict[str, Any], asked: Asked, problems: list[str]) -> chat.ChatCompletionResponse:
+    """``chat_completion_full_generator``'s response. ``model_dump()`` writes every field,
+    so the values are the simulator's, except those the request decides."""
+    model = chat.ChatCompletionResponse.model_validate(body)
+    for choice in model.choices:
+        choice.token_ids = _asked_for(choice.token_ids, asked.token_ids, "token_ids", problems)
+        if not asked.logprobs:
+            choice.logprobs = None
+    model.prompt_token_ids = _asked_for(model.prompt_token_ids, asked.token_ids, "prompt_token_ids", problems)
+    model.prompt_text = _asked_for(model.prompt_text, asked.prompt_text, "prompt_text", problems)
+    model.prompt_logprobs = _asked_for(model.prompt_logprobs, asked.prompt_logprobs, "prompt_logprobs", problems)
+    if model.system_fingerprint is None:
+        problems.append("no system_fingerprint")
+    return model
 
 
-def chat_stream_chunk(frame: dict[str, Any], request: dict[str, Any]) -> str:
-    """One chunk of ``chat_completion_stream_generator_raw``, serialized as
-    ``chat_completion_stream_generator`` does."""
-    include_usage, continuous = _usage_flags(request)
-    head = {"id": frame["id"], "object": frame["object"], "created": frame["created"], "model": frame["model"]}
-    usage = frame.get("usage")
-    if not frame["choices"]:   # the final usage chunk
-        final_usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-                                total_tokens=usage["total_tokens"], completion_tokens_details=None)
-        final_usage.prompt_tokens_details = None   # _make_prompt_tokens_details(False, ...)
-        chunk = chat.ChatCompletionStreamResponse(**head, choices=[], usage=final_usage,
-                                                  system_fingerprint=frame.get("system_fingerprint"), metrics=None)
-    else:
-        [choice] = frame["choices"]
-        delta = choice["delta"]
-        if "role" in delta:   # the first chunk of each choice
-            chunk = chat.ChatCompletionStreamResponse(
-                **head, choices=[chat.ChatCompletionResponseStreamChoice(
-                    index=choice["index"], delta=DeltaMessage(role=delta["role"], content=""), logprobs=None,
-                    finish_reason=None)],
-                prompt_token_ids=frame.get("prompt_token_ids"), prompt_text=None)
-            if continuous:
-                chunk.usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=0,
-                                        total_tokens=usage["prompt_tokens"], completion_tokens_details=None,
-                                        prompt_tokens_details=None)
-        else:
-            # StreamProcessor.step: DeltaMessage() when a choice finished without output,
-            # else DeltaMessage(content=delta_text) (no reasoning or tool parser)
-            message = DeltaMessage(content=delta["content"]) if "content" in delta else DeltaMessage()
-            token_ids = choice.get("token_ids")
-            if choice["finish_reason"] is None:
-                stream_choice = chat.ChatCompletionResponseStreamChoice(
-                    index=choice["index"], delta=message, logprobs=_chat_logprobs(choice["logprobs"]),
-                    finish_reason=None, token_ids=token_ids)
-            else:
-                stream_choice = chat.ChatCompletionResponseStreamChoice(
-                    index=choice["index"], delta=message, logprobs=_chat_logprobs(choice["logprobs"]),
-                    finish_reason=choice["finish_reason"], stop_reason=choice.get("stop_reason"),
-                    token_ids=token_ids, weight_versions=None)
-            chunk = chat.ChatCompletionStreamResponse(**head, choices=[stream_choice], kv_transfer_params=None)
-            if not include_usage and stream_choice.finish_reason is not None:
-                chunk.system_fingerprint = frame.get("system_fingerprint")
-            if continuous:
-                chunk.usage = UsageInfo(prompt_tokens=usage["prompt_tokens"],
-                                        completion_tokens=usage["completion_tokens"],
-                                        total_tokens=usage["total_tokens"], completion_tokens_details=None)
-    return chunk.model_dump_json(exclude_unset=True, exclude_none=not chunk.choices)
+def completion_body(body: dict[str, Any], asked: Asked, problems: list[str]) -> completion.CompletionResponse:
+    """``request_output_to_completion_response``: the values, except those the request decides."""
+    model = completion.CompletionResponse.model_validate(body)
+    for choice in model.choices:
+        if not asked.logprobs:
+            choice.logprobs = None
+        if not asked.prompt_logprobs:
+            choice.prompt_logprobs = None
+        choice.token_ids = _asked_for(choice.token_ids, asked.token_ids, "token_ids", problems)
+        choice.prompt_token_ids = _asked_for(choice.prompt_token_ids, asked.token_ids, "prompt_token_ids", problems)
+    if model.system_fingerprint is None:
+        problems.append("no system_fingerprint")
+    return model
 
-
-def chat_body(body: dict[str, Any]) -> chat.ChatCompletionResponse:
-    """``chat_completion_full_generator``'s response; ``model_dump()`` writes every field,
-    so only the values matter."""
-    return chat.ChatCompletionResponse.model_validate(body)
-
-
-# -- completions: completion/serving.py -------------------------------------------------------------
 
 # The completions fast path (0.34) renders plain deltas from a template that
 # completion/serving.py takes from the serializer itself (``_delta_frame_template`` and
@@ -211,42 +220,170 @@ except LookupError:
     _TEMPLATES = None
 
 
-def completion_stream_chunk(frame: dict[str, Any], request: dict[str, Any]) -> str:
-    """One chunk of ``OpenAIServingCompletion.completion_stream_generator``."""
-    include_usage, continuous = _usage_flags(request)
-    head = {"id": frame["id"], "created": frame["created"], "model": frame["model"]}
-    if not frame["choices"]:
+class Stream:
+    """Rebuilds a streamed answer frame by frame, as ``chat_completion_stream_generator``
+    and ``completion_stream_generator`` write it, and checks the sequence they write:
+    (chat) each choice's role chunk first, then its deltas, one finish chunk each, the
+    usage chunk after all of them exactly when ``include_usage`` asks for it, ``[DONE]``
+    last; an error frame ends a stream early."""
+
+    def __init__(self, asked: Asked) -> None:
+        self.asked = asked
+        self.problems: list[str] = []
+        self.fingerprint: str | None = None   # the server's; vLLM stamps it where its code says
+        self.started: set[int] = set()
+        self.tokens: dict[int, int] = {}        # delta chunks so far, per choice
+        self.finished: set[int] = set()
+        self.usage = False
+        self.failed = False
+        self.done = False
+
+    def chunk(self, frame: dict[str, Any]) -> str:
+        if self.done:
+            self.problems.append("a frame after [DONE]")
+        self.fingerprint = self.fingerprint or frame.get("system_fingerprint")
+        if not frame["choices"]:
+            if not self.asked.include_usage or self.usage:
+                self.problems.append("a usage chunk that include_usage did not ask for")
+            if len(self.finished) < self.asked.choices:
+                self.problems.append("the usage chunk came before every choice finished")
+            self.usage = True
+            return self._usage_chunk(frame)
+        [choice] = frame["choices"]
+        index = choice["index"]
+        if index >= self.asked.choices:
+            self.problems.append(f"choice {index} of {self.asked.choices}")
+        if index in self.finished:
+            self.problems.append(f"choice {index}: a chunk after its finish chunk")
+        if self.asked.chat and "role" in choice["delta"]:
+            if index in self.started:
+                self.problems.append(f"choice {index}: a second role chunk")
+            self.started.add(index)
+            return self._role_chunk(frame, choice)
+        if self.asked.chat and index not in self.started:
+            self.problems.append(f"choice {index}: a delta before its role chunk")
+        if choice["finish_reason"] is not None:
+            self.finished.add(index)
+        text = self._chat_delta(frame, choice) if self.asked.chat else self._completion_delta(frame, choice)
+        self.tokens[index] = self.tokens.get(index, 0) + 1
+        return text
+
+    def end(self, error: bool) -> list[str]:
+        """The problems of the sequence, once the stream is over."""
+        if not self.done:
+            self.problems.append("no [DONE]")
+        if not error:
+            missing = sorted(set(range(self.asked.choices)) - self.finished)
+            if missing:
+                self.problems.append(f"choices {missing} never finished")
+            if self.asked.include_usage and not self.usage:
+                self.problems.append("include_usage asked for a usage chunk, and none came")
+        return self.problems
+
+    # -- chat ------------------------------------------------------------------------------------
+
+    def _head(self, frame: dict[str, Any]) -> dict[str, Any]:
+        return {"id": frame["id"], "object": frame["object"], "created": frame["created"], "model": frame["model"]}
+
+    def _role_chunk(self, frame: dict[str, Any], choice: dict[str, Any]) -> str:
+        asked = self.asked
+        chunk = chat.ChatCompletionStreamResponse(
+            **self._head(frame), choices=[chat.ChatCompletionResponseStreamChoice(
+                index=choice["index"], delta=DeltaMessage(role="assistant", content=""), logprobs=None,
+                finish_reason=None)],
+            prompt_token_ids=_asked_for(frame.get("prompt_token_ids"), asked.token_ids, "prompt_token_ids",
+                                        self.problems),
+            prompt_text=_asked_for(frame.get("prompt_text"), asked.prompt_text, "prompt_text", self.problems))
+        if asked.continuous_usage:
+            usage = frame.get("usage") or {}
+            prompt_tokens = usage.get("prompt_tokens", 0)
+            chunk.usage = UsageInfo(prompt_tokens=prompt_tokens, completion_tokens=0, total_tokens=prompt_tokens,
+                                    completion_tokens_details=None, prompt_tokens_details=None)
+        return chunk.model_dump_json(exclude_unset=True, exclude_none=False)
+
+    def _chat_delta(self, frame: dict[str, Any], choice: dict[str, Any]) -> str:
+        asked, index = self.asked, choice["index"]
+        text = choice["delta"].get("content") or ""
+        # StreamProcessor.step: DeltaMessage() only when a choice finished without any
+        # output; otherwise DeltaMessage(content=delta_text), empty text included
+        message = DeltaMessage() if not text and not self.tokens.get(index) and choice["finish_reason"] \
+            else DeltaMessage(content=text)
+        logprobs = _asked_for(_chat_logprobs(choice["logprobs"]), asked.logprobs, "logprobs", self.problems)
+        token_ids = _asked_for(choice.get("token_ids"), asked.token_ids, "token_ids", self.problems)
+        if choice["finish_reason"] is None:
+            stream_choice = chat.ChatCompletionResponseStreamChoice(
+                index=index, delta=message, logprobs=logprobs, finish_reason=None, token_ids=token_ids)
+        else:
+            stream_choice = chat.ChatCompletionResponseStreamChoice(
+                index=index, delta=message, logprobs=logprobs, finish_reason=choice["finish_reason"],
+                stop_reason=choice.get("stop_reason"), token_ids=token_ids,
+                weight_versions=_asked_for(choice.get("weight_versions"), asked.weight_versions, "weight_versions",
+                                           self.problems))
+        chunk = chat.ChatCompletionStreamResponse(**self._head(frame), choices=[stream_choice],
+                                                  kv_transfer_params=None)
+        if not asked.include_usage and self.fingerprint is not None and stream_choice.finish_reason is not None:
+            chunk.system_fingerprint = self.fingerprint
+        if asked.continuous_usage:
+            usage = frame.get("usage") or {}
+            chunk.usage = UsageInfo(prompt_tokens=usage.get("prompt_tokens", 0),
+                                    completion_tokens=usage.get("completion_tokens"),
+                                    total_tokens=usage.get("total_tokens", 0), completion_tokens_details=None)
+        return chunk.model_dump_json(exclude_unset=True, exclude_none=False)
+
+    def _usage_chunk(self, frame: dict[str, Any]) -> str:
         usage = frame["usage"]
+        if self.fingerprint is None:
+            self.problems.append("no system_fingerprint on the usage chunk")
+        if self.asked.chat:
+            final_usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                                    total_tokens=usage["total_tokens"], completion_tokens_details=None)
+            final_usage.prompt_tokens_details = None   # _make_prompt_tokens_details(False, ...)
+            chunk = chat.ChatCompletionStreamResponse(**self._head(frame), choices=[], usage=final_usage,
+                                                      system_fingerprint=self.fingerprint, metrics=None)
+            return chunk.model_dump_json(exclude_unset=True, exclude_none=True)
+        final = completion.CompletionStreamResponse(
+            id=frame["id"], created=frame["created"], model=frame["model"], choices=[],
+            usage=UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+                            total_tokens=usage["total_tokens"]),
+            system_fingerprint=self.fingerprint, metrics=None)
+        return final.model_dump_json(exclude_unset=False, exclude_none=True)
+
+    # -- completions ---------------------------------------------------------------------------
+
+    def _completion_delta(self, frame: dict[str, Any], choice: dict[str, Any]) -> str:
+        asked, index = self.asked, choice["index"]
+        fast = not (asked.echo or asked.logprobs or asked.token_ids or asked.weight_versions
+                    or asked.continuous_usage)
+        if fast and choice["finish_reason"] is None and _TEMPLATES is not None:
+            template = _TEMPLATES["_delta_frame_template"](frame["id"], frame["created"], frame["model"])
+            if template is not None:   # the template is a whole frame; return its JSON
+                prefix, infix, suffix = template
+                whole = f"{prefix}{index}{infix}{json.dumps(choice['text'], ensure_ascii=False)}{suffix}"
+                return whole.removeprefix("data: ").removesuffix("\n\n")
+        first = index not in self.tokens
+        logprobs = choice["logprobs"]
         chunk = completion.CompletionStreamResponse(
-            **head, choices=[], usage=UsageInfo(prompt_tokens=usage["prompt_tokens"],
-                                                completion_tokens=usage["completion_tokens"],
-                                                total_tokens=usage["total_tokens"]),
-            system_fingerprint=frame.get("system_fingerprint"), metrics=None)
-        return chunk.model_dump_json(exclude_unset=False, exclude_none=True)
-    [choice] = frame["choices"]
-    fast = (not request.get("echo") and request.get("logprobs") is None and not request.get("return_token_ids")
-            and not continuous)
-    if fast and choice["finish_reason"] is None and _TEMPLATES is not None:
-        template = _TEMPLATES["_delta_frame_template"](frame["id"], frame["created"], frame["model"])
-        if template is not None:
-            prefix, infix, suffix = template
-            return f"{prefix}{choice['index']}{infix}{json.dumps(choice['text'], ensure_ascii=False)}{suffix}"[
-                len("data: "):-2]
-    chunk = completion.CompletionStreamResponse(
-        id=frame["id"], object="text_completion", created=frame["created"], model=frame["model"],
-        choices=[completion.CompletionResponseStreamChoice(
-            index=choice["index"], text=choice["text"],
-            logprobs=None if choice["logprobs"] is None else completion.CompletionLogProbs(**choice["logprobs"]),
-            finish_reason=choice["finish_reason"], stop_reason=choice["stop_reason"],
-            prompt_token_ids=choice["prompt_token_ids"], token_ids=choice["token_ids"], weight_versions=None)],
-        kv_transfer_params=None)
-    if not include_usage and choice["finish_reason"] is not None:
-        chunk.system_fingerprint = frame.get("system_fingerprint")
-    if continuous:
-        usage = frame["usage"]
-        chunk.usage = UsageInfo(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-                                total_tokens=usage["total_tokens"])
-    return chunk.model_dump_json(exclude_unset=True)
+            id=frame["id"], object="text_completion", created=frame["created"], model=frame["model"],
+            choices=[completion.CompletionResponseStreamChoice(
+                index=index, text=choice["text"],
+                logprobs=_asked_for(None if logprobs is None else completion.CompletionLogProbs(**logprobs),
+                                    asked.logprobs, "logprobs", self.problems),
+                finish_reason=choice["finish_reason"], stop_reason=choice["stop_reason"],
+                # the prompt's ids travel on a choice's first chunk, with echo or return_token_ids
+                prompt_token_ids=_asked_for(choice["prompt_token_ids"], first and (asked.echo or asked.token_ids),
+                                            "prompt_token_ids", self.problems),
+                token_ids=_asked_for(choice["token_ids"], asked.token_ids, "token_ids", self.problems),
+                weight_versions=_asked_for(choice.get("weight_versions"), asked.weight_versions, "weight_versions",
+                                           self.problems))],
+            kv_transfer_params=None)
+        if not asked.include_usage and self.fingerprint is not None and choice["finish_reason"] is not None:
+            chunk.system_fingerprint = self.fingerprint
+        if asked.continuous_usage:
+            usage = frame.get("usage") or {}
+            chunk.usage = UsageInfo(prompt_tokens=usage.get("prompt_tokens", 0),
+                                    completion_tokens=usage.get("completion_tokens"),
+                                    total_tokens=usage.get("total_tokens", 0))
+        return chunk.model_dump_json(exclude_unset=True)
 
 
 # -- errors ---------------------------------------------------------------------------------------------
@@ -272,35 +409,49 @@ def _frames(raw: str) -> list[str]:
     return raw[:-2].split("\n\n")
 
 
+# The media types of vLLM's responses (the api_routers: JSONResponse, or StreamingResponse
+# with media_type="text/event-stream"), with the charset Starlette adds to text types.
+_CONTENT_TYPES = {False: JSONResponse(content=None).headers["content-type"],
+                  True: StreamingResponse(iter(()), media_type="text/event-stream").headers["content-type"]}
+
+
 def rebuild(request: dict[str, Any], path: str, status: int, raw: str) -> dict[str, Any]:
-    """vLLM's bytes for the values of a simulator response, and the simulator's extra fields."""
-    is_chat = path.endswith("/chat/completions")
+    """vLLM's response for the values of a simulator response: its bytes, status and
+    content type; the fields the simulator sent that vLLM's models do not have; and what
+    the simulator got wrong that bytes alone cannot show (a missing frame, a value the
+    request asked for and did not get)."""
+    asked = Asked.of(request, path)
+    problems: list[str] = []
     if status != 200:
-        body = json.loads(raw)
-        model = error_response(body)
-        return {"raw": json_response(model), "extras": extras(model)}
+        model: BaseModel = error_response(json.loads(raw))
+        return {"raw": json_response(model), "status": model.error.code, "content_type": _CONTENT_TYPES[False],
+                "extras": extras(model), "problems": problems}
     if not request.get("stream"):
         body = json.loads(raw)
-        model = chat_body(body) if is_chat else completion.CompletionResponse.model_validate(body)
-        return {"raw": json_response(model), "extras": extras(model)}
-    out, found = [], []
+        model = chat_body(body, asked, problems) if asked.chat else completion_body(body, asked, problems)
+        return {"raw": json_response(model), "status": 200, "content_type": _CONTENT_TYPES[False],
+                "extras": extras(model), "problems": problems}
+    stream = Stream(asked)
+    out, found, error = [], [], False
     for frame in _frames(raw):
         if frame.startswith(":"):   # an idle stream's comment (serve/utils/sse_keep_alive.py)
             out.append(SSE_KEEP_ALIVE_COMMENT.removesuffix("\n\n"))
             continue
-        data = frame[len("data: "):]
+        data = frame.removeprefix("data: ")
         if data == "[DONE]":
-            out.append(frame)
+            stream.done = True
+            out.append("data: [DONE]")
             continue
         value = json.loads(data)
         if "error" in value:
-            out.append("data: " + error_frame(value, is_chat))
+            error = True
+            out.append("data: " + error_frame(value, asked.chat))
             continue
-        chunk_model = (chat.ChatCompletionStreamResponse if is_chat else completion.CompletionStreamResponse)
+        chunk_model = chat.ChatCompletionStreamResponse if asked.chat else completion.CompletionStreamResponse
         found += extras(chunk_model.model_validate(value))
-        rebuilt = chat_stream_chunk(value, request) if is_chat else completion_stream_chunk(value, request)
-        out.append("data: " + rebuilt)
-    return {"raw": "\n\n".join(out) + "\n\n", "extras": found}
+        out.append("data: " + stream.chunk(value))
+    return {"raw": "\n\n".join(out) + "\n\n", "status": 200, "content_type": _CONTENT_TYPES[True],
+            "extras": found, "problems": stream.end(error)}
 
 
 # The other routes' bodies are ``JSONResponse(content=model.model_dump())`` of these models.
@@ -322,7 +473,7 @@ def batch_line(custom_id: str, line_id: str, request_id: str, body: dict[str, An
         line = output_type(id=line_id, custom_id=custom_id, response=response,
                            error=error_response(error) if isinstance(error, dict) else error)
     else:
-        model = (chat_body(body) if url.endswith("/chat/completions")
+        model = (chat.ChatCompletionResponse.model_validate(body) if url.endswith("/chat/completions")
                  else completion.CompletionResponse.model_validate(body))
         line = output_type(id=line_id, custom_id=custom_id, response=response_type(body=model, request_id=request_id),
                            error=None)
@@ -406,12 +557,17 @@ def build(answer: dict[str, Any], stream: bool) -> str:
 
 
 def validate(path: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Whether vLLM's request model accepts ``body`` (as its api_router parses it)."""
+    """Whether vLLM's request model accepts ``body`` (as its api_router parses it), and uses
+    all of it: vLLM's models keep unknown fields (``extra="allow"``) and ignore them, so a
+    misspelt field would pass validation and silently do nothing."""
     model = chat.ChatCompletionRequest if path.endswith("/chat/completions") else completion.CompletionRequest
     try:
-        model.model_validate(body)
+        parsed = model.model_validate(body)
     except Exception as exc:   # pydantic's ValidationError, or vLLM's own VLLMValidationError
         return {"valid": False, "error": f"{type(exc).__name__}: {exc}"}
+    unknown = extras(parsed)
+    if unknown:
+        return {"valid": False, "error": f"fields vLLM ignores: {unknown}"}
     return {"valid": True, "error": None}
 
 

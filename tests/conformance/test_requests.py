@@ -178,5 +178,6 @@ def test_the_proxy_mirrors_what_vllm_accepts(oracle: Oracle, sides: dict[Side, t
 def test_the_check_can_fail(oracle: Oracle) -> None:
     for path, body in [("/v1/chat/completions", {"messages": "not a list"}),
                        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2}),
-                       ("/v1/completions", {"prompt": "x", "stream_options": {"include_usage": True}})]:
+                       ("/v1/completions", {"prompt": "x", "stream_options": {"include_usage": True}}),
+                       ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "max_tokenz": 5})]:
         assert oracle("validate", path=path, body=body)["valid"] is False, body

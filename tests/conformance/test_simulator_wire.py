@@ -92,14 +92,26 @@ def request_body(path: str, extra: dict[str, Any]) -> dict[str, Any]:
     return {**base, **extra}
 
 
-def compare(oracle: Oracle, url: str, path: str, body: dict[str, Any]) -> None:
+def compare(oracle: Oracle, url: str, path: str, body: dict[str, Any]) -> httpx.Response:
+    """Send ``body``; fail with everything that differs from what vLLM would have sent."""
     response = httpx.post(url + path, json=body, timeout=30)
     rebuilt = oracle("rebuild", request=body, path=path, status=response.status_code, raw=response.text)
-    assert rebuilt["extras"] == [], f"fields vLLM {oracle.version}'s models do not have: {rebuilt['extras']}"
+    found = []
     if rebuilt["raw"] != response.text:
         ours, theirs = response.text.split("\n\n"), rebuilt["raw"].split("\n\n")
-        diff = "\n".join(difflib.unified_diff(theirs, ours, f"vLLM {oracle.version}", "simulator", lineterm=""))
-        pytest.fail(f"{path} {body} differs from vLLM {oracle.version}:\n{diff}")
+        found.append("\n".join(difflib.unified_diff(theirs, ours, f"vLLM {oracle.version}", "simulator",
+                                                    lineterm="")))
+    if rebuilt["extras"]:
+        found.append(f"fields vLLM's models do not have: {rebuilt['extras']}")
+    if rebuilt["problems"]:
+        found.append(f"what vLLM's serving code would not do: {rebuilt['problems']}")
+    if response.status_code != rebuilt["status"]:
+        found.append(f"HTTP {response.status_code}, where vLLM answers {rebuilt['status']}")
+    if response.headers["content-type"] != rebuilt["content_type"]:
+        found.append(f"Content-Type {response.headers['content-type']!r}, vLLM's is {rebuilt['content_type']!r}")
+    if found:
+        pytest.fail(f"{path} {body} differs from vLLM {oracle.version}:\n" + "\n".join(found))
+    return response
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +154,9 @@ def test_a_stop_token_ends_the_answer_as_in_vllm(oracle: Oracle, simulator: str)
     token_ids = httpx.post(simulator + CHAT, json=plain, timeout=30).json()["choices"][0]["token_ids"]
     for stream in (False, True):
         body = request_body(CHAT, {"max_tokens": 12, "stop_token_ids": [token_ids[3]], "stream": stream})
-        compare(oracle, simulator, CHAT, body)
+        answer = compare(oracle, simulator, CHAT, body).text
+        assert f'"stop_reason":{token_ids[3]},' in answer   # the id itself, a number
+
 
 
 def test_keep_alive_comments_are_vllms(oracle: Oracle) -> None:
@@ -162,5 +176,17 @@ def test_a_changed_field_order_is_caught(oracle: Oracle, simulator: str) -> None
     swapped = response.text.replace('"object":"chat.completion","created":', '"created":', 1)
     swapped = swapped.replace(',"model":', ',"object":"chat.completion","model":', 1)
     assert swapped != response.text
-    rebuilt = oracle("rebuild", request=body, path=CHAT, status=200, raw=swapped)
-    assert rebuilt["raw"] == response.text != swapped
+    rebuilt = oracle("rebuild", request=body, path=CHAT, status=200, raw=swapped)["raw"]
+    assert rebuilt == oracle("rebuild", request=body, path=CHAT, status=200, raw=response.text)["raw"] != swapped
+
+
+def test_a_missing_frame_is_caught(oracle: Oracle, simulator: str) -> None:
+    """The sequence is vLLM's too: a stream without its usage chunk, its role chunk or
+    [DONE] is refused, though every frame it has is right."""
+    body = request_body(CHAT, {"max_tokens": 4, "stream": True, "stream_options": {"include_usage": True}})
+    frames = httpx.post(simulator + CHAT, json=body, timeout=30).text.split("\n\n")
+    for left_out, problem in ((0, "delta before its role chunk"), (-3, "include_usage asked for a usage chunk"),
+                              (-2, "no [DONE]")):
+        rebuilt = oracle("rebuild", request=body, path=CHAT, status=200,
+                         raw="\n\n".join(f for i, f in enumerate(frames) if i != left_out % len(frames)))
+        assert any(problem in p for p in rebuilt["problems"]), (left_out, rebuilt["problems"])
