@@ -5,8 +5,9 @@ Three formats, recognised from the file's first characters and first line:
 * a JSON list of strings (what the manual check saved): answers matched by position;
 * JSONL with an id and a text (``id``/``custom_id``/``question_id`` and
   ``text``/``output``/``answer``/``response``): matched by id;
-* vLLM batch output JSONL (``custom_id``, ``response.body``): matched by custom id,
-  with the finish reason and usage kept; a line with an ``error`` is an errored answer.
+* vLLM batch output JSONL (``custom_id``, ``response.body``): matched by custom id, the
+  body read whole as the proxy and the replay client read one (every choice, reasoning,
+  refusal, tool calls, finish reason, usage); a line with an ``error`` is an errored answer.
 
 Files are streamed; the second file's answers are looked up by id, so only that
 file's answers are held in memory.
@@ -23,6 +24,8 @@ from typing import Any
 import ijson
 
 from shadowdiff.errors import InputError
+from shadowdiff.parse import read_body
+from shadowdiff.records import Choice
 
 _ID_KEYS = ("id", "custom_id", "question_id", "key")
 _TEXT_KEYS = ("text", "output", "answer", "response", "content", "completion")
@@ -38,6 +41,15 @@ class SavedAnswer:
     completion_tokens: int | None = None
     error: str | None = None
     prompt: str = ""
+    reasoning: str | None = None
+    refusal: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    reasoning_tokens: int | None = None
+    others: tuple[Choice, ...] = ()    # the choices after the first
+
+    @property
+    def choices(self) -> list[Choice]:
+        return [Choice(0, self.text, self.reasoning, self.refusal, self.tool_calls, self.finish_reason), *self.others]
 
 
 @dataclass(frozen=True)
@@ -106,13 +118,10 @@ def _from_batch(value: dict[str, Any], number: int) -> SavedAnswer | BadAnswer:
     response = value.get("response") or {}
     if value.get("error") or response.get("status_code", 200) != 200 or not response.get("body"):
         return SavedAnswer(key, number, "", error=f"batch error: {json.dumps(value.get('error'))[:500]}")
-    body = response["body"]
-    try:
-        choice = body["choices"][0]
-    except (KeyError, IndexError, TypeError):
-        return BadAnswer(number, "response.body has no choices")
-    message = choice.get("message")
-    text = message.get("content") if isinstance(message, dict) else choice.get("text")
-    usage = body.get("usage") or {}
-    return SavedAnswer(key, number, text or "", choice.get("finish_reason"), usage.get("prompt_tokens"),
-                       usage.get("completion_tokens"))
+    reading = read_body(response["body"])
+    if reading.error is not None:
+        return BadAnswer(number, f"response.body: {reading.error.removeprefix('malformed response body: ')}")
+    first, *others = reading.read()
+    return SavedAnswer(key, number, first.text, first.finish_reason, reading.prompt_tokens, reading.completion_tokens,
+                       reasoning=first.reasoning, refusal=first.refusal, tool_calls=first.tool_calls,
+                       reasoning_tokens=reading.reasoning_tokens, others=tuple(others))

@@ -14,7 +14,8 @@ from shadowdiff.store import Store
 
 def _answer(side: Side, saved: answers.SavedAnswer) -> Answer:
     return Answer(side, None, saved.text, saved.finish_reason, saved.prompt_tokens, saved.completion_tokens,
-                  error=saved.error)
+                  error=saved.error, tool_calls=saved.tool_calls, reasoning=saved.reasoning, refusal=saved.refusal,
+                  reasoning_tokens=saved.reasoning_tokens, others=saved.others)
 
 
 def compare_files(a: Path, b: Path, store: Store, thresholds: Thresholds | None = None) -> tuple[str, int, int]:

@@ -23,7 +23,7 @@ import httpx
 import orjson
 from httpx_sse import SSEError, aconnect_sse
 
-from shadowdiff.parse import Reading, read_body, read_event
+from shadowdiff.parse import Reading, finished, read_body, read_event
 from shadowdiff.records import Answer, Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -173,7 +173,4 @@ def _answer(failed: Answer, reading: Reading, started: float) -> Answer:
     if reading.error is not None:
         return replace(failed, error=reading.error)
     ended = time.perf_counter()
-    return replace(failed, text=reading.content, finish_reason=reading.finish_reason,
-                   prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
-                   ttft=(reading.first or ended) - started, duration=ended - started,
-                   tokens=reading.tokens, margins=reading.margins, tool_calls=reading.tool_calls)
+    return replace(finished(failed, reading), ttft=(reading.first or ended) - started, duration=ended - started)

@@ -1,10 +1,12 @@
-"""Reading what an OpenAI-compatible server answered: text, finish reason, usage, logprobs.
+"""Reading what an OpenAI-compatible server answered: every choice, every part, usage, logprobs.
 
 Used as frames arrive by the client (``shadowdiff.client``: replay, bench, the judge)
 and, once an answer is whole, by the proxy for its tap and its shadow
-(``read_answer``, then ``answer_from``). Only choice 0 is read:
-that is the answer a pair compares. Unknown fields are ignored; both chat
-(``delta.content``, ``message.content``) and completions (``text``) shapes are read.
+(``read_answer``, then ``answer_from``). Each choice is read whole: its text (chat
+``content``, completions ``text``), its reasoning (``reasoning``, or ``reasoning_content``
+from servers before vLLM 0.3x), its refusal, its tool calls (streamed ones joined from
+their fragments by ``index``) and its finish reason; a stream's choices may come
+interleaved. Logprobs are read for the first choice. Unknown fields are ignored.
 """
 
 from __future__ import annotations
@@ -16,57 +18,112 @@ from typing import Any
 
 import orjson
 
-from shadowdiff.records import Answer
+from shadowdiff.records import Answer, Choice
+
+
+@dataclass
+class ChoiceReading:
+    """What has been read of one choice so far."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] | None = None
+    finish_reason: str | None = None
+    thought: bool = False   # a reasoning field was present (even empty): the server runs a reasoning parser
+
+    def choice(self, index: int) -> Choice:
+        return Choice(index, "".join(self.text), "".join(self.reasoning) if self.thought else None,
+                      "".join(self.refusal) or None, self.tool_calls, self.finish_reason)
 
 
 @dataclass
 class Reading:
     """What has been read of one answer so far."""
 
-    text: list[str] = field(default_factory=list)
-    finish_reason: str | None = None
+    choices: dict[int, ChoiceReading] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
     first: float | None = None                   # perf_counter() of the first content
     tokens: list[str] | None = None
     margins: list[float | None] | None = None
     error: str | None = None                     # an error event after the 200, a malformed frame
     done: bool = False                           # [DONE] seen
-    tool_calls: list[dict[str, Any]] | None = None  # chat tool calls, arguments joined from their deltas
+
+    def of(self, index: int) -> ChoiceReading:
+        if index not in self.choices:
+            self.choices[index] = ChoiceReading()
+        return self.choices[index]
 
     @property
     def content(self) -> str:
-        return "".join(self.text)
+        """The first choice's text."""
+        return "".join(self.of(0).text)
+
+    def read(self) -> list[Choice]:
+        """Every choice, by index (a choice the server never sent is empty)."""
+        return [self.of(i).choice(i) for i in range(max(self.choices, default=0) + 1)]
+
+
+def _string(value: Any, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{what} is a {type(value).__name__}, not a string")
+    return value
+
+
+def _read_usage(reading: Reading, usage: Any) -> None:
+    if not isinstance(usage, dict):
+        return
+    reading.prompt_tokens = usage.get("prompt_tokens", reading.prompt_tokens)
+    reading.completion_tokens = usage.get("completion_tokens", reading.completion_tokens)
+    details = usage.get("completion_tokens_details")
+    if isinstance(details, dict) and details.get("reasoning_tokens") is not None:
+        reading.reasoning_tokens = details["reasoning_tokens"]
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    """vLLM 0.34 says ``reasoning``; servers before it (and others) ``reasoning_content``."""
+    if "reasoning" in message:
+        return _string(message["reasoning"], "the reasoning")
+    return _string(message.get("reasoning_content"), "the reasoning")
 
 
 def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
     """Fold one streamed chunk into ``reading``."""
-    usage = chunk.get("usage")
-    if isinstance(usage, dict):
-        reading.prompt_tokens = usage.get("prompt_tokens", reading.prompt_tokens)
-        reading.completion_tokens = usage.get("completion_tokens", reading.completion_tokens)
+    _read_usage(reading, chunk.get("usage"))
     for choice in chunk.get("choices") or ():
-        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+        if not isinstance(choice, dict):
             continue
+        index = choice.get("index", 0)
+        if not isinstance(index, int) or index < 0:
+            raise ValueError(f"a choice's index is {index!r}")
+        part = reading.of(index)
         delta = choice.get("delta")
-        piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
-        if piece is not None and not isinstance(piece, str):
-            raise ValueError(f"generated text is a {type(piece).__name__}, not a string")
+        piece = _string(delta.get("content") if isinstance(delta, dict) else choice.get("text"), "generated text")
         if piece:
             if reading.first is None:
                 reading.first = time.perf_counter()
-            reading.text.append(piece)
+            part.text.append(piece)
+        if isinstance(delta, dict):
+            reasoning = _reasoning(delta)
+            if reasoning is not None:
+                part.thought = True
+                part.reasoning.append(reasoning)
+            if delta.get("refusal"):
+                part.refusal.append(_string(delta["refusal"], "the refusal") or "")
+            if delta.get("tool_calls"):
+                _read_tool_call_deltas(part, delta["tool_calls"])
         if choice.get("finish_reason") is not None:
-            reading.finish_reason = choice["finish_reason"]
-        if isinstance(delta, dict) and delta.get("tool_calls"):
-            _read_tool_call_deltas(reading, delta["tool_calls"])
-        read_logprobs(reading, choice.get("logprobs"))
+            part.finish_reason = choice["finish_reason"]
+        if index == 0:
+            read_logprobs(reading, choice.get("logprobs"))
 
 
-def _read_tool_call_deltas(reading: Reading, deltas: list[Any]) -> None:
-    """Streamed tool calls come in pieces: the name once, the arguments in parts."""
-    calls = reading.tool_calls if reading.tool_calls is not None else []
-    reading.tool_calls = calls
+def _read_tool_call_deltas(part: ChoiceReading, deltas: list[Any]) -> None:
+    """Streamed tool calls come in pieces, by ``index``: the id and name once, the arguments in parts."""
+    calls = part.tool_calls if part.tool_calls is not None else []
+    part.tool_calls = calls
     for piece in deltas:
         index = int(piece.get("index", len(calls)))
         while len(calls) <= index:
@@ -78,6 +135,13 @@ def _read_tool_call_deltas(reading: Reading, deltas: list[Any]) -> None:
             call["function"]["name"] = function["name"]
         if function.get("arguments"):
             call["function"]["arguments"] += function["arguments"]
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    """A whole tool call in the shape streamed ones are joined into."""
+    function = call.get("function") or {}
+    return {"id": call.get("id"), "type": call.get("type", "function"),
+            "function": {"name": function.get("name"), "arguments": function.get("arguments")}}
 
 
 def read_logprobs(reading: Reading, logprobs: Any) -> None:
@@ -121,26 +185,36 @@ def read_body(body: Any) -> Reading:
 
 def _read_body(body: Any) -> Reading:
     reading = Reading()
-    try:
-        choice = body["choices"][0]
-    except (KeyError, IndexError, TypeError):
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
         reading.error = "malformed response body: no choices"
         return reading
-    if not isinstance(choice, dict):
-        reading.error = "malformed response body: a choice is not an object"
-        return reading
-    message = choice.get("message")
-    text = message.get("content") if isinstance(message, dict) else choice.get("text")
-    if text is not None and not isinstance(text, str):
-        reading.error = f"malformed response body: the text is a {type(text).__name__}, not a string"
-        return reading
-    reading.text.append(text or "")
-    reading.finish_reason = choice.get("finish_reason")
-    if isinstance(message, dict) and message.get("tool_calls"):
-        reading.tool_calls = list(message["tool_calls"])
-    read_logprobs(reading, choice.get("logprobs"))
-    usage = body.get("usage") or {}
-    reading.prompt_tokens, reading.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    for position, choice in enumerate(choices):
+        if not isinstance(choice, dict):
+            reading.error = "malformed response body: a choice is not an object"
+            return reading
+        index = choice.get("index", position)
+        part = reading.of(index if isinstance(index, int) and index >= 0 else position)
+        message = choice.get("message")
+        try:
+            text = _string(message.get("content") if isinstance(message, dict) else choice.get("text"), "the text")
+        except ValueError as exc:
+            reading.error = f"malformed response body: {exc}"
+            return reading
+        part.text.append(text or "")
+        part.finish_reason = choice.get("finish_reason")
+        if isinstance(message, dict):
+            if "reasoning" in message or "reasoning_content" in message:
+                reasoning = _reasoning(message)
+                part.thought = reasoning is not None
+                part.reasoning.append(reasoning or "")
+            if message.get("refusal"):
+                part.refusal.append(_string(message["refusal"], "the refusal") or "")
+            if message.get("tool_calls"):
+                part.tool_calls = [_tool_call(call) for call in message["tool_calls"]]
+        if part is reading.of(0):
+            read_logprobs(reading, choice.get("logprobs"))
+    _read_usage(reading, body.get("usage"))
     reading.done = True
     return reading
 
@@ -179,7 +253,7 @@ def read_event(reading: Reading, data: str) -> bool:
     try:
         chunk = orjson.loads(data)
     except orjson.JSONDecodeError:
-        reading.error = f"malformed event after {len(reading.text)} deltas: {data[:200]!r}"
+        reading.error = f"malformed event after {len(reading.of(0).text)} deltas: {data[:200]!r}"
         return False
     if isinstance(chunk, dict) and "error" in chunk:
         reading.error = f"error event after the 200: {orjson.dumps(chunk['error']).decode()[:500]}"
@@ -221,7 +295,13 @@ def answer_from(base: Answer, reading: Reading, status: int, started: float, fir
     """The ``Answer`` a finished reading of a tapped or shadowed response makes."""
     if reading.error is not None:
         return replace(base, status=status, error=reading.error, duration=ended - started)
-    return replace(base, status=status, text=reading.content, finish_reason=reading.finish_reason,
-                    prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
-                    ttft=(first or ended) - started, duration=ended - started, tokens=reading.tokens,
-                    margins=reading.margins, tool_calls=reading.tool_calls)
+    return replace(finished(base, reading), status=status, ttft=(first or ended) - started, duration=ended - started)
+
+
+def finished(base: Answer, reading: Reading) -> Answer:
+    """``base`` with everything a finished reading holds: every choice, usage, logprobs."""
+    first, *others = reading.read()
+    return replace(base, text=first.text, reasoning=first.reasoning, refusal=first.refusal,
+                   tool_calls=first.tool_calls, finish_reason=first.finish_reason, others=tuple(others),
+                   prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
+                   reasoning_tokens=reading.reasoning_tokens, tokens=reading.tokens, margins=reading.margins)

@@ -34,8 +34,32 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One choice of an answer: everything the model generated for it.
+
+    ``text`` is the answer proper (``content``, or a completion's ``text``); ``reasoning``
+    is a reasoning model's thinking (vLLM's ``reasoning``, ``reasoning_content`` on older
+    servers); ``tool_calls`` are ``{"id", "type", "function": {"name", "arguments"}}``,
+    arguments as the JSON string the server sent.
+    """
+
+    index: int
+    text: str = ""
+    reasoning: str | None = None
+    refusal: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
 class Answer:
-    """One side's answer to one request, with how it went on the wire."""
+    """One side's answer to one request, with how it went on the wire.
+
+    The first choice's parts are fields of their own (``text``, ``reasoning``...), as most
+    requests ask for one choice; ``others`` holds the rest (``n`` > 1, or a completions
+    request with a list of prompts), and ``choices`` all of them. Usage is the request's:
+    the server counts every choice together.
+    """
 
     side: Side
     model: str | None
@@ -51,10 +75,19 @@ class Answer:
     tokens: list[str] | None = None     # output tokens, when logprobs were requested
     margins: list[float | None] | None = None  # top-1 minus top-2 logprob per token
     tool_calls: list[dict[str, Any]] | None = None
+    reasoning: str | None = None
+    refusal: str | None = None
+    reasoning_tokens: int | None = None   # of completion_tokens, those spent thinking
+    others: tuple[Choice, ...] = ()        # the choices after the first
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def choices(self) -> list[Choice]:
+        first = Choice(0, self.text, self.reasoning, self.refusal, self.tool_calls, self.finish_reason)
+        return [first, *self.others]
 
     @property
     def tokens_per_second(self) -> float | None:

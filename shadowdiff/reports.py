@@ -18,7 +18,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -165,7 +165,9 @@ def _json_row(pair: StoredPair) -> dict[str, Any]:
     row["answers"] = {
         side.value: {"model": a.model, "text": a.text, "finish_reason": a.finish_reason,
                      "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens, "ttft": a.ttft,
-                     "duration": a.duration, "status": a.status, "error": a.error, "attempts": a.attempts}
+                     "duration": a.duration, "status": a.status, "error": a.error, "attempts": a.attempts,
+                     "reasoning": a.reasoning, "refusal": a.refusal, "tool_calls": a.tool_calls,
+                     "reasoning_tokens": a.reasoning_tokens, "choices": [asdict(c) for c in a.others] or None}
         for side, a in pair.answers.items()
     }
     return row

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from shadowdiff.errors import ConfigError
-from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.records import Answer, Choice, Pair, Side
 from shadowdiff.stats import nearest_rank
 from shadowdiff.store import schema
 
@@ -378,6 +378,8 @@ def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
         "text": a.text, "finish_reason": a.finish_reason, "prompt_tokens": a.prompt_tokens,
         "completion_tokens": a.completion_tokens, "ttft": a.ttft, "duration": a.duration,
         "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins, "tool_calls": a.tool_calls,
+        "reasoning": a.reasoning, "refusal": a.refusal, "reasoning_tokens": a.reasoning_tokens,
+        "choices": [asdict(c) for c in a.others] or None,
     }
 
 
@@ -386,5 +388,7 @@ def _answer(row: Any) -> Answer:
         side=Side(row.side), model=row.model, text=row.text, finish_reason=row.finish_reason,
         prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, ttft=row.ttft,
         duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
-        tokens=row.tokens, margins=row.margins, tool_calls=row.tool_calls,
+        tokens=row.tokens, margins=row.margins, tool_calls=row.tool_calls, reasoning=row.reasoning,
+        refusal=row.refusal, reasoning_tokens=row.reasoning_tokens,
+        others=tuple(Choice(**c) for c in row.choices or ()),
     )

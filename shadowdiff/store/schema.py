@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = "0004"
+SCHEMA_VERSION = "0005"
 
 metadata = MetaData()
 
@@ -84,6 +84,10 @@ answers = Table(
     Column("tokens", JSON),
     Column("margins", JSON),
     Column("tool_calls", JSON),
+    Column("reasoning", Text),
+    Column("refusal", Text),
+    Column("reasoning_tokens", Integer),
+    Column("choices", JSON),     # the choices after the first: [{"index", "text", "reasoning", ...}]
 )
 
 reviews = Table(

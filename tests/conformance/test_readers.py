@@ -9,9 +9,7 @@ two choices. Each is read by every reader shadowdiff has:
 * the replay client (``Caller`` over HTTP on loopback);
 * ``shadowdiff compare``'s reader of run-batch output (``replay.answers``), not streamed.
 
-and must become the record of that answer. Where a record cannot yet hold a part of
-the answer, the case is a strict expected failure naming the issue that adds it: it
-fails the suite the day the gap closes, so the mark cannot outlive it.
+and must become the record of that answer: every part of every choice, and the usage.
 """
 
 from __future__ import annotations
@@ -31,9 +29,6 @@ from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
 from tests.conformance.conftest import Oracle
 from tests.servers import serve_app
-
-WHOLE_ANSWER = "issue 14: records hold choice 0's content and tool calls only, not reasoning or other choices"
-BATCH_TOOL_CALLS = "issue 14: the run-batch reader of `compare` ignores tool_calls"
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -68,15 +63,6 @@ ANSWERS: dict[str, dict[str, Any]] = {
 READERS = ("tap-stream", "tap-body", "client-stream", "client-body", "batch")
 
 
-# What records cannot hold yet, per reader: the parts a strict expected failure asks for.
-MISSING = ("reasoning", "choices")
-MISSING_IN_BATCH = ("reasoning", "choices", "tool_calls")
-
-
-def missing(reader: str) -> tuple[str, ...]:
-    return MISSING_IN_BATCH if reader == "batch" else MISSING
-
-
 def described(case: str) -> dict[str, Any]:
     return {"id": f"chatcmpl-{case}", "created": 1760000000, "model": "Qwen/Qwen3-8B", "prompt_tokens": 21,
             "system_fingerprint": "vllm-0.34.0-1a2b3c4d", **ANSWERS[case]}
@@ -92,7 +78,8 @@ def expected(answer: dict[str, Any]) -> dict[str, Any]:
                                for c in choice["tool_calls"]] or None}
     choices = [one(c) for c in answer["choices"]]
     return {**choices[0], "prompt_tokens": answer["prompt_tokens"],
-            "completion_tokens": sum(c["completion_tokens"] for c in answer["choices"]), "choices": choices}
+            "completion_tokens": sum(c["completion_tokens"] for c in answer["choices"]),
+            "reasoning_tokens": answer.get("reasoning_tokens"), "choices": choices}
 
 
 class _Fixed:
@@ -142,43 +129,21 @@ def read(reader: str, raw: str, upstream: tuple[str, _Fixed], tmp_path: Path, or
     return saved
 
 
-def view(record: Any, keys: Any) -> dict[str, Any]:
-    """The record's value for each key (``AttributeError`` where the record has no such part)."""
-    return {key: getattr(record, key, AttributeError) for key in keys}
+def view(record: Any) -> dict[str, Any]:
+    """The same view of a record (``Answer``, or ``compare``'s ``SavedAnswer``)."""
+    def one(choice: Any) -> dict[str, Any]:
+        return {"text": choice.text, "reasoning": choice.reasoning, "finish_reason": choice.finish_reason,
+                "tool_calls": choice.tool_calls}
+    return {**one(record), "prompt_tokens": record.prompt_tokens, "completion_tokens": record.completion_tokens,
+            "reasoning_tokens": record.reasoning_tokens, "choices": [one(c) for c in record.choices]}
 
 
 @pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("case", sorted(ANSWERS))
-def test_every_reader_records_what_a_record_holds(oracle: Oracle, upstream: tuple[str, _Fixed], tmp_path: Path,
-                                                  case: str, reader: str) -> None:
-    """Text (never the reasoning, never another choice's), finish reason, usage and tool
-    calls: exactly, for every answer and reader, asserted without exception."""
+def test_every_reader_records_the_whole_answer(oracle: Oracle, upstream: tuple[str, _Fixed], tmp_path: Path,
+                                               case: str, reader: str) -> None:
     answer = described(case)
     record = read(reader, oracle("build", answer=answer, stream=reader.endswith("-stream")), upstream, tmp_path,
                   oracle)
     assert record.error is None, record.error
-    want = {k: v for k, v in expected(answer).items() if k not in missing(reader)}
-    assert view(record, want) == want
-
-
-def lacking(case: str, reader: str) -> dict[str, Any]:
-    """The parts of this answer that this reader's records cannot hold yet."""
-    want = {k: v for k, v in expected(described(case)).items() if k in missing(reader)}
-    today = {"reasoning": None, "choices": want.get("choices", [])[:1], "tool_calls": None}
-    return {k: v for k, v in want.items() if v != today[k]}
-
-
-@pytest.mark.parametrize(("case", "reader"), [
-    pytest.param(case, reader, marks=pytest.mark.xfail(
-        reason=WHOLE_ANSWER if set(lacking(case, reader)) - {"tool_calls"} else BATCH_TOOL_CALLS,
-        strict=True, raises=AssertionError))
-    for case in sorted(ANSWERS) for reader in READERS if lacking(case, reader)])
-def test_every_reader_records_the_whole_answer(oracle: Oracle, upstream: tuple[str, _Fixed], tmp_path: Path,
-                                               case: str, reader: str) -> None:
-    """The parts records cannot hold yet, each a strict expected failure (of this assertion
-    only) naming the issue that adds it: when the part is recorded, the mark fails."""
-    answer = described(case)
-    want = {k: v for k, v in expected(answer).items() if k in missing(reader)}
-    record = read(reader, oracle("build", answer=answer, stream=reader.endswith("-stream")), upstream, tmp_path,
-                  oracle)
-    assert view(record, want) == want
+    assert view(record) == expected(answer)

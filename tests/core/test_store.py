@@ -13,7 +13,7 @@ from alembic.migration import MigrationContext
 
 from shadowdiff.compare import compare, error_comparison
 from shadowdiff.errors import ConfigError
-from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.records import Answer, Choice, Pair, Side
 from shadowdiff.store import STORE_FILE, Store, database_url, schema
 from shadowdiff.store.writer import PairWriter
 
@@ -51,6 +51,22 @@ def test_round_trip(store: Store) -> None:
     assert loaded.settings["overrides"] == {"temperature": 0}
     latest = store.latest_run("replay")
     assert latest is not None and latest.id == run
+
+
+def test_every_part_of_an_answer_is_kept(store: Store) -> None:
+    """Reasoning, refusal, tool calls, reasoning tokens and every choice come back as stored."""
+    calls = [{"id": "chatcmpl-tool-1", "type": "function",
+              "function": {"name": "get_weather", "arguments": '{"unit": "celsius"}'}}]
+    whole = Answer(Side.CANDIDATE, "m-fp8", "", "tool_calls", 5, 9, 0.01, 0.05, 200, tool_calls=calls,
+                   reasoning="17 * 23 = 391", refusal=None, reasoning_tokens=6,
+                   others=(Choice(1, "The answer is 381.", "17 * 23 = 381", "I can't say.", None, "stop"),))
+    stored = pair("k1", 1)
+    stored.answers[Side.CANDIDATE] = whole
+    run = store.create_run("replay", {})
+    assert store.add_pair(run, stored)
+    [loaded] = store.pairs(run)
+    assert loaded.answers[Side.CANDIDATE] == whole
+    assert loaded.answers[Side.BASELINE] == stored.answers[Side.BASELINE]   # one choice, no reasoning: as before
 
 
 def test_worst_first_pages_by_key_across_ties_and_gaps(store: Store) -> None:

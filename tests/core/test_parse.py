@@ -1,0 +1,77 @@
+"""Reading whole answers: every choice and every part, from bodies and from streams.
+
+The conformance tier checks these readers on bytes vLLM's own models build; these tests
+need no vLLM and cover what 0.34 does not send (``reasoning_content``, refusals,
+completions with a list of prompts).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shadowdiff.parse import finished, read_answer
+from shadowdiff.records import Answer, Choice, Side
+
+
+def stream(*chunks: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+def answer(raw: bytes, streamed: bool) -> Answer:
+    reading = read_answer(raw, streamed)
+    assert reading.error is None, reading.error
+    return finished(Answer(Side.BASELINE, None), reading)
+
+
+def test_older_servers_reasoning_content_and_a_refusal() -> None:
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "reasoning_content": "think",
+                                                 "refusal": "I can't help with that."},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 9, "completion_tokens_details": {"reasoning_tokens": 4}}}
+    got = answer(json.dumps(body).encode(), False)
+    assert (got.text, got.reasoning, got.refusal, got.reasoning_tokens) == ("", "think", "I can't help with that.", 4)
+    streamed = answer(stream({"choices": [{"index": 0, "delta": {"reasoning_content": "thi"}}]},
+                             {"choices": [{"index": 0, "delta": {"reasoning_content": "nk"}}]},
+                             {"choices": [{"index": 0, "delta": {"refusal": "I can't help with that."},
+                                           "finish_reason": "stop"}]}), True)
+    assert (streamed.reasoning, streamed.refusal) == ("think", "I can't help with that.")
+
+
+def test_no_reasoning_parser_means_no_reasoning() -> None:
+    """vLLM 0.34 writes ``"reasoning": null`` in every message: that is no reasoning, not an empty one."""
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "<think>x</think>42",
+                                                 "reasoning": None}, "finish_reason": "stop"}]}
+    got = answer(json.dumps(body).encode(), False)
+    assert (got.text, got.reasoning) == ("<think>x</think>42", None)
+
+
+def test_a_completions_prompt_list_gives_every_choice() -> None:
+    body = {"choices": [{"index": 0, "text": " Paris.", "finish_reason": "stop"},
+                        {"index": 1, "text": " Rome.", "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+    got = answer(json.dumps(body).encode(), False)
+    assert got.choices == [Choice(0, " Paris.", finish_reason="stop"), Choice(1, " Rome.", finish_reason="length")]
+    streamed = answer(stream({"choices": [{"index": 1, "text": " Ro"}]}, {"choices": [{"index": 0, "text": " Par"}]},
+                             {"choices": [{"index": 0, "text": "is.", "finish_reason": "stop"}]},
+                             {"choices": [{"index": 1, "text": "me.", "finish_reason": "length"}]}), True)
+    assert streamed.choices == got.choices
+
+
+def test_tool_calls_have_one_shape_from_bodies_and_streams() -> None:
+    call = {"id": "call-1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [
+        {**call, "index": 0}]}, "finish_reason": "tool_calls"}]}   # a server may add fields: the shape is kept
+    streamed = stream(
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call-1", "type": "function",
+                                                             "function": {"name": "f"}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]},
+                      "finish_reason": "tool_calls"}]})
+    assert answer(json.dumps(body).encode(), False).tool_calls == [call]
+    assert answer(streamed, True).tool_calls == [call]
+
+
+def test_a_choice_index_that_is_not_a_number_is_a_malformed_answer() -> None:
+    reading = read_answer(stream({"choices": [{"index": "zero", "delta": {"content": "x"}}]}), True)
+    assert reading.error is not None and "index" in reading.error
