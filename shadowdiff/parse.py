@@ -20,6 +20,8 @@ import orjson
 
 from shadowdiff.records import Answer, Choice
 
+MAX_CHOICES = 256   # vLLM's n is an int; nobody compares more answers than this per request
+
 
 @dataclass
 class ChoiceReading:
@@ -53,6 +55,8 @@ class Reading:
 
     def of(self, index: int) -> ChoiceReading:
         if index not in self.choices:
+            if len(self.choices) >= MAX_CHOICES:   # an upstream may send anything: bound what it costs
+                raise ValueError(f"more than {MAX_CHOICES} choices")
             self.choices[index] = ChoiceReading()
         return self.choices[index]
 
@@ -62,8 +66,9 @@ class Reading:
         return "".join(self.of(0).text)
 
     def read(self) -> list[Choice]:
-        """Every choice, by index (a choice the server never sent is empty)."""
-        return [self.of(i).choice(i) for i in range(max(self.choices, default=0) + 1)]
+        """Every choice the server sent, by index; the first is there even if it sent none."""
+        self.of(0)
+        return [self.choices[i].choice(i) for i in sorted(self.choices)]
 
 
 def _string(value: Any, what: str) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shadowdiff.parse import finished, read_answer
+from shadowdiff.parse import MAX_CHOICES, finished, read_answer
 from shadowdiff.records import Answer, Choice, Side
 
 
@@ -75,3 +75,12 @@ def test_tool_calls_have_one_shape_from_bodies_and_streams() -> None:
 def test_a_choice_index_that_is_not_a_number_is_a_malformed_answer() -> None:
     reading = read_answer(stream({"choices": [{"index": "zero", "delta": {"content": "x"}}]}), True)
     assert reading.error is not None and "index" in reading.error
+
+
+def test_a_hostile_index_costs_nothing() -> None:
+    """A choice index of a billion is one choice, not a billion; too many choices is an error."""
+    got = answer(stream({"choices": [{"index": 10**9, "delta": {"content": "x"}, "finish_reason": "stop"}]}), True)
+    assert [c.index for c in got.choices] == [0, 10**9]
+    many = stream(*({"choices": [{"index": i, "delta": {"content": "x"}}]} for i in range(MAX_CHOICES + 1)))
+    reading = read_answer(many, True)
+    assert reading.error is not None and f"more than {MAX_CHOICES} choices" in reading.error
