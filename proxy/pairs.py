@@ -23,14 +23,13 @@ from proxy.metrics import ProxyMetrics
 from proxy.settings import ProxySettings
 from proxy.shadow import OFF_LOOP_BYTES, Plan
 from proxy.tap import Tapped
-from shadowdiff.compare import Comparison, Outcome, Thresholds, compare, error_comparison
+from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
 from shadowdiff.redact import Redactor
 from shadowdiff.signals import triage_answers
 from shadowdiff.store.writer import PairWriter
 
-_OFF_LOOP_CHARS = 8000
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")
 
@@ -109,12 +108,12 @@ class PairRecorder:
             self.metrics.ttft.labels(shadow_answer.side.value).observe(shadow_answer.ttft)
         answers = {primary.side: primary, shadow_answer.side: shadow_answer}
         base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
-        comparison = await self._compare(base, cand)
+        comparison = await compare_off_loop(base, cand, self.thresholds)
         noise = None
         if calls.replica is not None:
             replica, _ = await calls.replica
             answers[Side.REPLICA] = replica
-            noise = await self._compare(base, replica)
+            noise = await compare_off_loop(base, replica, self.thresholds)
             self._count("noise", noise.outcome.value, plan.comparable)
         for answer in answers.values():
             if answer.ok and answer.completion_tokens and answer.duration:
@@ -179,15 +178,6 @@ class PairRecorder:
         else:
             reading = read_answer(tapped.raw, tapped.stream)
         return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended)
-
-    async def _compare(self, a: Answer, b: Answer) -> Comparison:
-        if not (a.ok and b.ok):
-            return error_comparison(a.finish_reason, b.finish_reason)
-        kwargs: dict[str, Any] = {"tokens_a": a.tokens, "tokens_b": b.tokens, "finish_a": a.finish_reason,
-                                  "finish_b": b.finish_reason, "thresholds": self.thresholds}
-        if max(len(a.text), len(b.text)) > _OFF_LOOP_CHARS:
-            return await asyncio.to_thread(lambda: compare(a.text, b.text, **kwargs))
-        return compare(a.text, b.text, **kwargs)
 
     async def drain(self, seconds: float) -> None:
         """Wait for the pairs still being completed (at shutdown)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay import answers
-from shadowdiff.compare import Thresholds, compare, error_comparison
+from shadowdiff.compare import Thresholds, compare_answers, error_comparison
 from shadowdiff.errors import InputError
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.signals import triage_answers
@@ -45,9 +45,8 @@ def compare_files(a: Path, b: Path, store: Store, thresholds: Thresholds | None 
             store.add_skipped(run_id, item.line, f"{a.name}: id {item.key!r} has no answer in {b.name}")
             continue
         base, cand = _answer(Side.BASELINE, item), _answer(Side.CANDIDATE, other)
-        comparison = (compare(base.text, cand.text, finish_a=base.finish_reason, finish_b=cand.finish_reason,
-                              thresholds=thresholds)
-                      if base.ok and cand.ok else error_comparison(base.finish_reason, cand.finish_reason))
+        comparison = (compare_answers(base, cand, thresholds) if base.ok and cand.ok
+                      else error_comparison(base.finish_reason, cand.finish_reason))
         pair = Pair(item.key, item.line, "", item.prompt, {}, comparison,
                     {Side.BASELINE: base, Side.CANDIDATE: cand}, **triage_answers(base, cand, comparison, None))
         if store.add_pair(run_id, pair):

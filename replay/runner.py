@@ -20,9 +20,9 @@ from httpx_aiohttp import AiohttpTransport
 
 from replay import logs
 from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.compare import Comparison, Outcome, Thresholds, compare, error_comparison, is_comparable
+from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, is_comparable
 from shadowdiff.errors import ConfigError, InputError
-from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.records import Pair, Side
 from shadowdiff.redact import Redactor, check_patterns
 from shadowdiff.signals import triage_answers
 from shadowdiff.store import Store
@@ -30,7 +30,6 @@ from shadowdiff.store.writer import PairWriter
 
 # Comparing texts longer than this moves off the event loop, so that a 32,000-character
 # pair never stalls the streams being read beside it.
-_OFF_LOOP_CHARS = 8000
 
 
 @dataclass(frozen=True)
@@ -197,9 +196,9 @@ class Replay:
         answers = await asyncio.gather(*(caller.call(u, record.endpoint, body) for u in sides))
         by_side = {a.side: a for a in answers}
         base, cand = by_side[Side.BASELINE], by_side[Side.CANDIDATE]
-        comparison = await self._compare(base, cand)
+        comparison = await compare_off_loop(base, cand, self.settings.thresholds)
         replica = by_side.get(Side.REPLICA)
-        noise = await self._compare(base, replica) if replica is not None else None
+        noise = await compare_off_loop(base, replica, self.settings.thresholds) if replica is not None else None
         margin = None
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
@@ -210,16 +209,6 @@ class Replay:
             comparable=is_comparable(body),
             margin=margin, noise=noise, **triage_answers(base, cand, comparison, margin),
         )
-
-    async def _compare(self, a: Answer, b: Answer) -> Comparison:
-        if not (a.ok and b.ok):
-            return error_comparison(a.finish_reason, b.finish_reason)
-        args = (a.text, b.text)
-        kwargs: dict[str, Any] = {"tokens_a": a.tokens, "tokens_b": b.tokens, "finish_a": a.finish_reason,
-                                  "finish_b": b.finish_reason, "thresholds": self.settings.thresholds}
-        if max(len(a.text), len(b.text)) > _OFF_LOOP_CHARS:
-            return await asyncio.to_thread(lambda: compare(*args, **kwargs))
-        return compare(*args, **kwargs)
 
     def _count(self, pair: Pair) -> None:
         self.tally.done += 1

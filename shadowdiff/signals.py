@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from shadowdiff.compare import Comparison, Outcome, normalize
+from shadowdiff.compare import Comparison, Outcome, normalize, render
 from shadowdiff.records import Answer
 
 
@@ -264,8 +264,8 @@ def divergence(comparison: Comparison, margin: float | None, near_tie: float = 0
 
 # -- triage ----------------------------------------------------------------------------------
 
-_PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "code": 70, "truncation": 60,
-             "repetition": 55, "length": 40}
+_PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "choices": 75, "code": 70,
+             "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
 _FACTUAL = ("numbers", "label", "structured", "refusal")
 _MINOR = ("code", "truncation", "repetition", "length")
 Checker = Callable[[str, str], Signal | None]
@@ -273,13 +273,17 @@ Checker = Callable[[str, str], Signal | None]
 
 def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = None, finish_b: str | None = None,
            margin: float | None = None, tool_calls_a: Sequence[Any] | None = None,
-           tool_calls_b: Sequence[Any] | None = None) -> Triage:
-    """Every signal for a pair, a suggested verdict and a review priority."""
+           tool_calls_b: Sequence[Any] | None = None, extra: Sequence[Signal | None] = ()) -> Triage:
+    """Every signal for a pair, a suggested verdict and a review priority; ``extra`` are
+    signals found on the parts of the answers beyond their text."""
     if comparison.outcome in (Outcome.IDENTICAL, Outcome.ERROR):
         return Triage((), "equivalent" if comparison.outcome is Outcome.IDENTICAL else "ambiguous", 0)
     found = [s for s in (numbers(a, b), structured(a, b, tool_calls_a, tool_calls_b), label(a, b), code(a, b),
                          truncation(finish_a, finish_b), repetition(a, b), refusal(a, b), length(a, b),
-                         divergence(comparison, margin)) if s is not None]
+                         divergence(comparison, margin), *extra) if s is not None]
+    if any(s.kind == "refusal" for s in found):   # an explicit refusal and a refusing text are one signal
+        refusals = [s for s in found if s.kind == "refusal"]
+        found = [s for s in found if s.kind != "refusal"] + refusals[-1:]
     kinds = {s.kind for s in found}
     if comparison.outcome is Outcome.EQUIVALENT:
         return Triage(tuple(found), "equivalent", 5)
@@ -297,10 +301,51 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
     return Triage(tuple(found), suggested, max(priority, 1))
 
 
+def reasoning_only(base: Answer, cand: Answer) -> Signal | None:
+    """The thinking changed while the final answer (text and tool calls) did not: still a
+    change, reviewed after the changes a user sees."""
+    if base.reasoning == cand.reasoning or normalize(base.text) != normalize(cand.text):
+        return None
+    if _canonical_calls(base.tool_calls or ()) != _canonical_calls(cand.tool_calls or ()):
+        return None
+    return Signal("reasoning", None, "only the reasoning differs; the final answer is the same")
+
+
+def refused(base: Answer, cand: Answer) -> Signal | None:
+    """The server's own refusal field (``message.refusal``), set on one side only."""
+    if bool(base.refusal) == bool(cand.refusal):
+        return None
+    side = "baseline" if base.refusal else "candidate"
+    return Signal("refusal", {"side": side}, f"only the {side} refuses")
+
+
+def choices(base: Answer, cand: Answer) -> Signal | None:
+    """Answers with several choices: how many, and which differ."""
+    a, b = base.choices, cand.choices
+    if len(a) != len(b):
+        return Signal("choices", {"baseline": len(a), "candidate": len(b)},
+                      f"{len(a)} choices on the baseline, {len(b)} on the candidate")
+    differ = [x.index for x, y in zip(a, b, strict=True) if render([x]) != render([y]) and x.index]
+    if not differ:
+        return None
+    return Signal("choices", {"differ": differ}, f"choice {', '.join(map(str, differ))} differs too")
+
+
 def triage_answers(base: Answer, cand: Answer, comparison: Comparison, margin: float | None) -> dict[str, Any]:
-    """The triage fields of a ``Pair`` (signals, suggested, priority) for two answers."""
+    """The triage fields of a ``Pair`` (signals, suggested, priority) for two whole answers.
+
+    The text signals read the final answers; when neither has one (both cut off inside
+    their thinking) they read the reasoning, which is then all there is; with several
+    choices, they read every choice (``render``).
+    """
     if not (base.ok and cand.ok):
         return {"signals": None, "suggested": None, "priority": 0}
-    t = triage(base.text, cand.text, comparison, finish_a=base.finish_reason, finish_b=cand.finish_reason,
-               margin=margin, tool_calls_a=base.tool_calls, tool_calls_b=cand.tool_calls)
+    a, b = base.text, cand.text
+    if len(base.choices) > 1 or len(cand.choices) > 1:
+        a, b = render(base.choices), render(cand.choices)
+    elif not (a or b or base.tool_calls or cand.tool_calls):
+        a, b = base.reasoning or "", cand.reasoning or ""
+    t = triage(a, b, comparison, finish_a=base.finish_reason, finish_b=cand.finish_reason,
+               margin=margin, tool_calls_a=base.tool_calls, tool_calls_b=cand.tool_calls,
+               extra=(reasoning_only(base, cand), refused(base, cand), choices(base, cand)))
     return {"signals": t.as_json(), "suggested": t.suggested, "priority": t.priority}

@@ -1,0 +1,121 @@
+"""Comparing whole answers: a pair that differs anywhere is never identical.
+
+Reasoning, tool calls, refusals and every choice count; tool-call ids (random per
+request) do not; a plain one-choice answer compares exactly as its text did.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from replay.offline import compare_files
+from shadowdiff.compare import Outcome, compare, compare_answers, render
+from shadowdiff.records import Answer, Choice, Side
+from shadowdiff.signals import triage_answers
+from shadowdiff.store import Store
+
+
+def call(arguments: str, name: str = "get_weather", call_id: str = "chatcmpl-tool-1") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def side(side: Side = Side.BASELINE, text: str = "", **parts: Any) -> Answer:
+    return Answer(side, "m", text, parts.pop("finish_reason", "stop"), 10, 20, **parts)
+
+
+def kinds(base: Answer, cand: Answer) -> set[str]:
+    comparison = compare_answers(base, cand)
+    return {s["kind"] for s in triage_answers(base, cand, comparison, None)["signals"] or ()}
+
+
+def test_a_plain_answer_compares_as_its_text() -> None:
+    a, b = side(text="The total is 42 dollars."), side(Side.CANDIDATE, "The total is 43 dollars.")
+    assert render(a.choices) == a.text
+    assert compare_answers(a, b) == compare(a.text, b.text, finish_a="stop", finish_b="stop")
+
+
+def test_a_changed_tool_argument_is_never_identical() -> None:
+    a = side(tool_calls=[call('{"city": "Paris", "unit": "celsius"}')], finish_reason="tool_calls")
+    b = side(Side.CANDIDATE, tool_calls=[call('{"city": "Paris", "unit": "fahrenheit"}')], finish_reason="tool_calls")
+    assert compare_answers(a, b).outcome in (Outcome.NEAR, Outcome.DIVERGENT)
+    assert "structured" in kinds(a, b)
+
+
+def test_tool_call_ids_do_not_count_and_key_order_is_equivalent() -> None:
+    a = side(tool_calls=[call('{"city": "Paris", "unit": "celsius"}', call_id="chatcmpl-tool-a")])
+    same = side(Side.CANDIDATE, tool_calls=[call('{"city": "Paris", "unit": "celsius"}', call_id="chatcmpl-tool-b")])
+    reordered = side(Side.CANDIDATE, tool_calls=[call('{"unit": "celsius", "city": "Paris"}')])
+    assert compare_answers(a, same).outcome is Outcome.IDENTICAL
+    assert compare_answers(a, reordered).outcome is Outcome.EQUIVALENT
+    other_tool = side(Side.CANDIDATE, tool_calls=[call('{"city": "Paris", "unit": "celsius"}', name="get_time")])
+    assert compare_answers(a, other_tool).outcome in (Outcome.NEAR, Outcome.DIVERGENT)
+
+
+def test_answers_cut_off_inside_the_thinking() -> None:
+    """The issue's example: both ``content`` null, the thinking says 391 and 381."""
+    a = side(reasoning="17 * 23 = 391", finish_reason="length")
+    b = side(Side.CANDIDATE, reasoning="17 * 23 = 381", finish_reason="length")
+    assert a.text == b.text == ""
+    assert compare_answers(a, b).outcome is not Outcome.IDENTICAL
+    assert "numbers" in kinds(a, b)
+
+
+def test_a_change_in_the_reasoning_only_is_its_own_lower_kind() -> None:
+    a = side(text="391", reasoning="17 * 20 = 340, plus 51")
+    b = side(Side.CANDIDATE, text="391", reasoning="17 * 23: 340 and 51")
+    comparison = compare_answers(a, b)
+    assert comparison.outcome is not Outcome.IDENTICAL
+    triage = triage_answers(a, b, comparison, None)
+    assert {s["kind"] for s in triage["signals"]} >= {"reasoning"} and triage["suggested"] == "wording"
+    text_change = triage_answers(a, side(Side.CANDIDATE, "381", reasoning=a.reasoning),
+                                 compare_answers(a, side(Side.CANDIDATE, "381", reasoning=a.reasoning)), None)
+    assert text_change["priority"] > triage["priority"]
+
+
+def test_reasoning_and_text_do_not_stand_in_for_each_other() -> None:
+    """The same words as the answer on one side and as the thinking on the other are a change."""
+    a, b = side(text="<think>x</think>"), side(Side.CANDIDATE, reasoning="x")
+    assert render(a.choices) == render(b.choices)
+    assert compare_answers(a, b).outcome is Outcome.NEAR
+
+
+def test_a_refusal_and_every_choice_count() -> None:
+    a, b = side(text="Sure."), side(Side.CANDIDATE, "Sure.", refusal="I can't help with that.")
+    assert compare_answers(a, b).outcome is not Outcome.IDENTICAL and "refusal" in kinds(a, b)
+    two = side(text="391", others=(Choice(1, "The answer is 391."),))
+    changed = side(Side.CANDIDATE, "391", others=(Choice(1, "The answer is 381."),))
+    assert compare_answers(two, changed).outcome is not Outcome.IDENTICAL
+    assert {"choices", "numbers"} <= kinds(two, changed)
+    assert compare_answers(two, side(Side.CANDIDATE, "391")).outcome is not Outcome.IDENTICAL
+
+
+def test_identical_in_every_part_stays_identical() -> None:
+    whole = {"reasoning": "think", "tool_calls": [call('{"a": 1}')], "others": (Choice(1, "x", "y"),)}
+    a, b = side(text="t", **whole), side(Side.CANDIDATE, "t", **whole)
+    assert compare_answers(a, b).outcome is Outcome.IDENTICAL
+    assert triage_answers(a, b, compare_answers(a, b), None)["signals"] == []
+
+
+def test_compare_on_run_batch_output_finds_a_changed_tool_call(tmp_path: Path) -> None:
+    """``shadowdiff compare`` of two vLLM run-batch outputs whose only difference is a tool argument."""
+    def output(unit: str) -> Path:
+        body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "reasoning": None,
+                                                     "tool_calls": [call(json.dumps({"unit": unit}))]},
+                             "logprobs": None, "finish_reason": "tool_calls", "stop_reason": None}],
+                "usage": {"prompt_tokens": 5, "total_tokens": 14, "completion_tokens": 9}}
+        path = tmp_path / f"{unit}.jsonl"
+        path.write_text(json.dumps({"id": "vllm-1", "custom_id": "q1", "response": {
+            "status_code": 200, "request_id": "vllm-batch-1", "body": body}, "error": None}) + "\n")
+        return path
+
+    store = Store.open(tmp_path / "store")
+    try:
+        run_id, _, _ = compare_files(output("celsius"), output("fahrenheit"), store)
+        [pair] = store.pairs(run_id)
+        assert pair["outcome"] in ("near", "divergent")
+        assert "structured" in {s["kind"] for s in pair["signals"]}
+    finally:
+        store.close()

@@ -1,0 +1,155 @@
+"""Whole answers end to end: ``replay``, ``serve`` and ``report`` with upstreams that answer in
+vLLM 0.34's reasoning and tool-call shapes (../shared/reference/vllm-openai.md): a pair
+that differs only in a tool argument, or only inside an answer cut off in its thinking,
+is a change, and the gate does not pass it unreviewed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from replay import logs
+from replay.cli import run_replay
+from replay.runner import ReplaySettings
+from shadowdiff.client import Upstream
+from shadowdiff.records import Side
+from shadowdiff.store import Store
+from tests.servers import serve_app
+
+HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1760000000, "model": "m"}
+
+
+def tool_call_answer(unit: str) -> dict[str, Any]:
+    return {"tool_calls": [{"id": "chatcmpl-tool-" + unit, "name": "get_weather",
+                            "arguments": json.dumps({"city": "Paris", "unit": unit})}], "finish": "tool_calls"}
+
+
+def cut_in_thinking(product: str) -> dict[str, Any]:
+    return {"reasoning": f"17 * 23: 17 * 20 = 340, plus 51 = {product}", "finish": "length"}
+
+
+class VllmLike:
+    """An upstream that answers every chat request with one answer, in vLLM 0.34's bytes."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+
+    def body(self) -> dict[str, Any]:
+        a = self.answer
+        calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                 for c in a.get("tool_calls", ())]
+        message: dict[str, Any] = {"role": "assistant", "content": a.get("content"), "refusal": None, "audio": None,
+                                   "function_call": None, "reasoning": a.get("reasoning")}
+        if calls:
+            message["tool_calls"] = calls
+        return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1760000000, "model": "m",
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": a["finish"],
+                             "stop_reason": None}],
+                "usage": {"prompt_tokens": 12, "total_tokens": 42, "completion_tokens": 30}}
+
+    def stream(self) -> bytes:
+        a, frames = self.answer, []
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> None:
+            frames.append({**HEAD, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                                "finish_reason": finish}]})
+        chunk({"role": "assistant", "content": ""})
+        if a.get("reasoning"):
+            for piece in (a["reasoning"][:10], a["reasoning"][10:]):
+                chunk({"reasoning": piece})
+        for k, c in enumerate(a.get("tool_calls", ())):
+            chunk({"tool_calls": [{"id": c["id"], "type": "function", "index": k, "function": {"name": c["name"]}}]})
+            chunk({"tool_calls": [{"index": k, "function": {"arguments": c["arguments"]}}]})
+        chunk({"content": ""}, a["finish"])
+        frames.append({**HEAD, "choices": [], "usage": {"prompt_tokens": 12, "total_tokens": 42,
+                                                        "completion_tokens": 30}})
+        return b"".join(b"data: " + json.dumps(f).encode() + b"\n\n" for f in frames) + b"data: [DONE]\n\n"
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if scope["method"] != "POST":
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
+            return
+        streamed = bool(json.loads(body).get("stream"))
+        payload = self.stream() if streamed else json.dumps(self.body()).encode()
+        kind = b"text/event-stream; charset=utf-8" if streamed else b"application/json"
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def replayed(tmp_path: Path, base: dict[str, Any], cand: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    log = tmp_path / "log.txt"
+    log.write_text("What is the weather in Paris?\n")
+    with serve_app(VllmLike(base)) as b, serve_app(VllmLike(cand)) as c:
+        settings = ReplaySettings(log=log, baseline=Upstream(Side.BASELINE, b, "m"),
+                                  candidate=Upstream(Side.CANDIDATE, c, "m"), fmt=logs.LogFormat.TEXT)
+        run_replay(settings, tmp_path / "out", None, resume=False)
+    store = Store.open(tmp_path / "out")
+    try:
+        [pair] = store.pairs(store.latest_run().id)   # type: ignore[union-attr]
+        return tmp_path / "out", {"outcome": pair["outcome"], "kinds": {s["kind"] for s in pair["signals"] or ()}}
+    finally:
+        store.close()
+
+
+def report_exit(out: Path) -> int:
+    return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out)], capture_output=True,
+                          timeout=120).returncode
+
+
+def test_replay_finds_a_changed_tool_argument_and_the_gate_waits(tmp_path: Path) -> None:
+    out, pair = replayed(tmp_path, tool_call_answer("celsius"), tool_call_answer("fahrenheit"))
+    assert pair["outcome"] in ("near", "divergent") and "structured" in pair["kinds"]
+    assert report_exit(out) == 2   # INCOMPLETE: a changed pair nobody reviewed is not a PASS
+
+
+def test_replay_finds_a_change_inside_the_thinking(tmp_path: Path) -> None:
+    _, pair = replayed(tmp_path, cut_in_thinking("391"), cut_in_thinking("381"))
+    assert pair["outcome"] != "identical" and "numbers" in pair["kinds"]
+
+
+def test_identical_tool_calls_with_other_ids_are_identical(tmp_path: Path) -> None:
+    same = tool_call_answer("celsius")
+    other_id = {**same, "tool_calls": [{**same["tool_calls"][0], "id": "chatcmpl-tool-other"}]}
+    out, pair = replayed(tmp_path, same, other_id)
+    assert pair["outcome"] == "identical" and report_exit(out) == 0
+
+
+def test_serve_finds_a_changed_tool_argument(start_proxy: Callable[..., tuple[str, Any]], tmp_path: Path) -> None:
+    with serve_app(VllmLike(tool_call_answer("celsius"))) as b, \
+            serve_app(VllmLike(tool_call_answer("fahrenheit"))) as c:
+        url, _ = start_proxy(primary=b, shadow=c, store=str(tmp_path / "store"))
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused")
+        answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Weather?"}],
+                                                temperature=0, stream=False)
+        # the client gets the primary's tool call, untouched
+        assert answer.choices[0].message.tool_calls[0].function.arguments == '{"city": "Paris", "unit": "celsius"}'
+        store = Store.open(tmp_path / "store")
+        try:
+            def stored() -> list[Any]:
+                run = store.latest_run("serve")
+                return list(store.pairs(run.id)) if run is not None else []
+            deadline = time.monotonic() + 10   # the pair is written after the client's answer
+            while not (pairs := stored()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            [pair] = pairs
+        finally:
+            store.close()
+    assert pair["outcome"] in ("near", "divergent")
+    assert "structured" in {s["kind"] for s in pair["signals"]}
