@@ -46,9 +46,17 @@ class Plan:
     holds_replica_slot: bool = False    # one of the replica's places, until released
 
 
+# A generated token of any kind, as it appears in a chunk: text, reasoning (a user of a
+# reasoning model waits for nothing else), a refusal, or the start of a tool call.
+_GENERATED = (b'"content":"', b'"text":"', b'"reasoning":"', b'"reasoning_content":"', b'"refusal":"')
+
+
 def first_content(chunk: bytes) -> bool:
-    """Whether a chunk of an answer carries generated text (for time to first token)."""
-    for marker in (b'"content":"', b'"text":"'):
+    """Whether a chunk of an answer carries a generated token (for time to first token);
+    found in the bytes, as the proxy does not parse what it passes on."""
+    if b'"tool_calls":[{' in chunk:
+        return True
+    for marker in _GENERATED:
         at = chunk.find(marker)
         while at != -1:
             if chunk[at + len(marker): at + len(marker) + 1] != b'"':

@@ -9,6 +9,7 @@ what makes ``kill -9`` then ``--resume`` lose and duplicate nothing.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,9 +21,9 @@ from httpx_aiohttp import AiohttpTransport
 
 from replay import logs
 from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, is_comparable
+from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.errors import ConfigError, InputError
-from shadowdiff.records import Pair, Side
+from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.redact import Redactor, check_patterns
 from shadowdiff.signals import triage_answers
 from shadowdiff.store import Store
@@ -31,6 +32,8 @@ from shadowdiff.store.writer import PairWriter
 # Comparing texts longer than this moves off the event loop, so that a 32,000-character
 # pair never stalls the streams being read beside it.
 
+
+log = logging.getLogger("shadowdiff.replay")
 
 @dataclass(frozen=True)
 class Overrides:
@@ -186,9 +189,23 @@ class Replay:
 
     async def _worker(self, queue: asyncio.Queue[logs.LogRecord | None], caller: Caller) -> None:
         while (record := await queue.get()) is not None:
-            pair = await self._pair(record, caller)
+            try:
+                pair = await self._pair(record, caller)
+            except Exception as exc:   # a bug here must cost this pair, not hang or end the run
+                log.exception("line %d: the pair could not be made", record.line)
+                self._warn(f"line {record.line}: the pair could not be made ({type(exc).__name__}: {exc}); "
+                           "recorded as an error")
+                pair = self._failed(record, exc)
             self._writer.submit(pair)
             self._count(pair)
+
+    def _failed(self, record: logs.LogRecord, exc: Exception) -> Pair:
+        error = f"shadowdiff could not make this pair: {type(exc).__name__}: {exc}"[:500]
+        answers = {u.side: Answer(u.side, u.model, error=error) for u in self.settings.upstreams}
+        return Pair(key=record.key, seq=record.line, endpoint=record.endpoint,
+                    prompt=self._redactor.text(record.prompt), request=self._redactor.value(record.body),
+                    comparison=error_comparison(), answers=answers, category=record.category,
+                    comparable=is_comparable(self.settings.overrides.apply(record.endpoint, record.body)))
 
     async def _pair(self, record: logs.LogRecord, caller: Caller) -> Pair:
         body = self.settings.overrides.apply(record.endpoint, record.body)

@@ -11,6 +11,7 @@ interleaved. Logprobs are read for the first choice. Unknown fields are ignored.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,11 @@ import orjson
 
 from shadowdiff.records import Answer, Choice
 
-MAX_CHOICES = 256   # vLLM's n is an int; nobody compares more answers than this per request
+# What an upstream may send is bounded by what it costs to read: a choice or tool-call
+# index is a key, never the length of something allocated.
+MAX_CHOICES = 65536     # vLLM sets no limit on n or a prompt list; past this, an answer is malformed
+MAX_TOOL_CALLS = 1024   # per choice
+_FINISH_REASON_CHARS = 32   # the store's column: finish reasons are short names (stop, length, tool_calls...)
 
 
 @dataclass
@@ -30,13 +35,14 @@ class ChoiceReading:
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] | None = None
+    tool_calls: dict[int, dict[str, Any]] | None = None   # by index, as streamed fragments name them
     finish_reason: str | None = None
-    thought: bool = False   # a reasoning field was present (even empty): the server runs a reasoning parser
+    thought: bool = False   # a reasoning field came (even empty): the server runs a reasoning parser
 
     def choice(self, index: int) -> Choice:
+        calls = None if self.tool_calls is None else [self.tool_calls[i] for i in sorted(self.tool_calls)]
         return Choice(index, "".join(self.text), "".join(self.reasoning) if self.thought else None,
-                      "".join(self.refusal) or None, self.tool_calls, self.finish_reason)
+                      "".join(self.refusal) or None, calls, self.finish_reason)
 
 
 @dataclass
@@ -47,7 +53,7 @@ class Reading:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
-    first: float | None = None                   # perf_counter() of the first content
+    first: float | None = None                   # perf_counter() of the first generated token, of any kind
     tokens: list[str] | None = None
     margins: list[float | None] | None = None
     error: str | None = None                     # an error event after the 200, a malformed frame
@@ -55,7 +61,7 @@ class Reading:
 
     def of(self, index: int) -> ChoiceReading:
         if index not in self.choices:
-            if len(self.choices) >= MAX_CHOICES:   # an upstream may send anything: bound what it costs
+            if len(self.choices) >= MAX_CHOICES:
                 raise ValueError(f"more than {MAX_CHOICES} choices")
             self.choices[index] = ChoiceReading()
         return self.choices[index]
@@ -63,90 +69,132 @@ class Reading:
     @property
     def content(self) -> str:
         """The first choice's text."""
-        return "".join(self.of(0).text)
+        first = self.choices.get(0)
+        return "".join(first.text) if first is not None else ""
 
     def read(self) -> list[Choice]:
         """Every choice the server sent, by index; the first is there even if it sent none."""
-        self.of(0)
-        return [self.choices[i].choice(i) for i in sorted(self.choices)]
+        first = self.choices.get(0) or ChoiceReading()
+        return [first.choice(0), *(self.choices[i].choice(i) for i in sorted(self.choices) if i != 0)]
 
 
 def _string(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"{what} is a {type(value).__name__}, not a string")
+        raise ValueError(f"{what} is not a string but {type(value).__name__}")
     return value
+
+
+def _index(value: Any, what: str, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
+        raise ValueError(f"{what} is {value!r}, not a number from 0 to {limit - 1}")
+    return value
+
+
+def _count(value: Any) -> int | None:
+    """A token count, or None for anything that is not one (usage is informative: a
+    server's odd value must not make the answer unusable, nor reach the store)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _finish_reason(value: Any) -> str | None:
+    return value[:_FINISH_REASON_CHARS] if isinstance(value, str) else None
 
 
 def _read_usage(reading: Reading, usage: Any) -> None:
     if not isinstance(usage, dict):
         return
-    reading.prompt_tokens = usage.get("prompt_tokens", reading.prompt_tokens)
-    reading.completion_tokens = usage.get("completion_tokens", reading.completion_tokens)
+    reading.prompt_tokens = _count(usage.get("prompt_tokens")) if "prompt_tokens" in usage else reading.prompt_tokens
+    if "completion_tokens" in usage:
+        reading.completion_tokens = _count(usage["completion_tokens"])
     details = usage.get("completion_tokens_details")
-    if isinstance(details, dict) and details.get("reasoning_tokens") is not None:
-        reading.reasoning_tokens = details["reasoning_tokens"]
+    if isinstance(details, dict) and _count(details.get("reasoning_tokens")) is not None:
+        reading.reasoning_tokens = _count(details["reasoning_tokens"])
 
 
-def _reasoning(message: dict[str, Any]) -> str | None:
-    """vLLM 0.34 says ``reasoning``; servers before it (and others) ``reasoning_content``."""
-    if "reasoning" in message:
-        return _string(message["reasoning"], "the reasoning")
-    return _string(message.get("reasoning_content"), "the reasoning")
+def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_key: str) -> None:
+    """The generated text, reasoning and refusal of a delta or a message, into ``part``.
+
+    Reasoning is vLLM's ``reasoning`` (0.34), else ``reasoning_content`` (older vLLM and
+    other servers); a field that is present marks the server as reasoning, even empty.
+    """
+    text = _string(fields.get(text_key), "the generated text")
+    reasoning = fields.get("reasoning")
+    reasoning = _string(reasoning if reasoning is not None else fields.get("reasoning_content"), "the reasoning")
+    refusal = _string(fields.get("refusal"), "the refusal")
+    if (text or reasoning or refusal) and reading.first is None:
+        reading.first = time.perf_counter()
+    if text:
+        part.text.append(text)
+    if reasoning is not None:
+        part.thought = True
+        part.reasoning.append(reasoning)
+    if refusal:
+        part.refusal.append(refusal)
 
 
 def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
     """Fold one streamed chunk into ``reading``."""
     _read_usage(reading, chunk.get("usage"))
-    for choice in chunk.get("choices") or ():
+    choices = chunk.get("choices")
+    if choices is None:
+        return
+    if not isinstance(choices, list):
+        raise ValueError(f"choices is not a list but {type(choices).__name__}")
+    for choice in choices:
         if not isinstance(choice, dict):
             continue
-        index = choice.get("index", 0)
-        if not isinstance(index, int) or index < 0:
-            raise ValueError(f"a choice's index is {index!r}")
+        index = _index(choice.get("index", 0), "a choice's index", MAX_CHOICES)
         part = reading.of(index)
         delta = choice.get("delta")
-        piece = _string(delta.get("content") if isinstance(delta, dict) else choice.get("text"), "generated text")
-        if piece:
-            if reading.first is None:
-                reading.first = time.perf_counter()
-            part.text.append(piece)
         if isinstance(delta, dict):
-            reasoning = _reasoning(delta)
-            if reasoning is not None:
-                part.thought = True
-                part.reasoning.append(reasoning)
-            if delta.get("refusal"):
-                part.refusal.append(_string(delta["refusal"], "the refusal") or "")
+            _fold(reading, part, delta, "content")
             if delta.get("tool_calls"):
+                if reading.first is None:
+                    reading.first = time.perf_counter()
                 _read_tool_call_deltas(part, delta["tool_calls"])
+        else:
+            _fold(reading, part, choice, "text")   # a completions chunk
         if choice.get("finish_reason") is not None:
-            part.finish_reason = choice["finish_reason"]
+            part.finish_reason = _finish_reason(choice["finish_reason"])
         if index == 0:
             read_logprobs(reading, choice.get("logprobs"))
 
 
-def _read_tool_call_deltas(part: ChoiceReading, deltas: list[Any]) -> None:
+def _read_tool_call_deltas(part: ChoiceReading, deltas: Any) -> None:
     """Streamed tool calls come in pieces, by ``index``: the id and name once, the arguments in parts."""
-    calls = part.tool_calls if part.tool_calls is not None else []
+    if not isinstance(deltas, list):
+        raise ValueError(f"tool_calls is not a list but {type(deltas).__name__}")
+    calls = part.tool_calls if part.tool_calls is not None else {}
     part.tool_calls = calls
     for piece in deltas:
-        index = int(piece.get("index", len(calls)))
-        while len(calls) <= index:
-            calls.append({"id": None, "type": "function", "function": {"name": None, "arguments": ""}})
-        call = calls[index]
-        call["id"] = piece.get("id") or call["id"]
+        if not isinstance(piece, dict):
+            raise ValueError("a tool call is not an object")
+        index = _index(piece.get("index", len(calls)), "a tool call's index", MAX_TOOL_CALLS)
+        call = calls.setdefault(index, {"id": None, "type": "function", "function": {"name": None, "arguments": ""}})
+        call["id"] = _string(piece.get("id"), "a tool call's id") or call["id"]
         function = piece.get("function") or {}
+        if not isinstance(function, dict):
+            raise ValueError("a tool call's function is not an object")
         if function.get("name"):
-            call["function"]["name"] = function["name"]
+            call["function"]["name"] = _string(function["name"], "a tool call's name")
         if function.get("arguments"):
-            call["function"]["arguments"] += function["arguments"]
+            call["function"]["arguments"] += _string(function["arguments"], "a tool call's arguments")
 
 
 def _tool_call(call: Any) -> dict[str, Any]:
-    """A whole tool call in the shape streamed ones are joined into."""
+    """A whole tool call in the shape streamed ones are joined into: arguments a string."""
+    if not isinstance(call, dict):
+        raise ValueError("a tool call is not an object")
     function = call.get("function") or {}
-    return {"id": call.get("id"), "type": call.get("type", "function"),
-            "function": {"name": function.get("name"), "arguments": function.get("arguments")}}
+    if not isinstance(function, dict):
+        raise ValueError("a tool call's function is not an object")
+    arguments = function.get("arguments")
+    if arguments is None:
+        arguments = ""
+    elif not isinstance(arguments, str):   # not what vLLM sends, but a value all the same
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {"id": _string(call.get("id"), "a tool call's id"), "type": call.get("type", "function"),
+            "function": {"name": _string(function.get("name"), "a tool call's name"), "arguments": arguments}}
 
 
 def read_logprobs(reading: Reading, logprobs: Any) -> None:
@@ -198,26 +246,22 @@ def _read_body(body: Any) -> Reading:
         if not isinstance(choice, dict):
             reading.error = "malformed response body: a choice is not an object"
             return reading
-        index = choice.get("index", position)
-        part = reading.of(index if isinstance(index, int) and index >= 0 else position)
+        index = _index(choice.get("index", position), "a choice's index", MAX_CHOICES)
+        if index in reading.choices:
+            raise ValueError(f"two choices have the index {index}")
+        part = reading.of(index)
         message = choice.get("message")
-        try:
-            text = _string(message.get("content") if isinstance(message, dict) else choice.get("text"), "the text")
-        except ValueError as exc:
-            reading.error = f"malformed response body: {exc}"
-            return reading
-        part.text.append(text or "")
-        part.finish_reason = choice.get("finish_reason")
         if isinstance(message, dict):
-            if "reasoning" in message or "reasoning_content" in message:
-                reasoning = _reasoning(message)
-                part.thought = reasoning is not None
-                part.reasoning.append(reasoning or "")
-            if message.get("refusal"):
-                part.refusal.append(_string(message["refusal"], "the refusal") or "")
-            if message.get("tool_calls"):
-                part.tool_calls = [_tool_call(call) for call in message["tool_calls"]]
-        if part is reading.of(0):
+            _fold(reading, part, message, "content")
+            calls = message.get("tool_calls")
+            if calls:
+                if not isinstance(calls, list):
+                    raise ValueError(f"tool_calls is not a list but {type(calls).__name__}")
+                part.tool_calls = dict(enumerate(_tool_call(call) for call in calls[:MAX_TOOL_CALLS]))
+        else:
+            _fold(reading, part, choice, "text")
+        part.finish_reason = _finish_reason(choice.get("finish_reason"))
+        if index == 0:
             read_logprobs(reading, choice.get("logprobs"))
     _read_usage(reading, body.get("usage"))
     reading.done = True
@@ -258,7 +302,7 @@ def read_event(reading: Reading, data: str) -> bool:
     try:
         chunk = orjson.loads(data)
     except orjson.JSONDecodeError:
-        reading.error = f"malformed event after {len(reading.of(0).text)} deltas: {data[:200]!r}"
+        reading.error = f"malformed event after {len(reading.content)} characters: {data[:200]!r}"
         return False
     if isinstance(chunk, dict) and "error" in chunk:
         reading.error = f"error event after the 200: {orjson.dumps(chunk['error']).decode()[:500]}"

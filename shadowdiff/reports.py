@@ -167,7 +167,8 @@ def _json_row(pair: StoredPair) -> dict[str, Any]:
                      "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens, "ttft": a.ttft,
                      "duration": a.duration, "status": a.status, "error": a.error, "attempts": a.attempts,
                      "reasoning": a.reasoning, "refusal": a.refusal, "tool_calls": a.tool_calls,
-                     "reasoning_tokens": a.reasoning_tokens, "choices": [asdict(c) for c in a.others] or None}
+                     "reasoning_tokens": a.reasoning_tokens,
+                     "other_choices": [asdict(c) for c in a.others] or None}
         for side, a in pair.answers.items()
     }
     return row

@@ -379,7 +379,7 @@ def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
         "completion_tokens": a.completion_tokens, "ttft": a.ttft, "duration": a.duration,
         "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins, "tool_calls": a.tool_calls,
         "reasoning": a.reasoning, "refusal": a.refusal, "reasoning_tokens": a.reasoning_tokens,
-        "choices": [asdict(c) for c in a.others] or None,
+        "other_choices": [asdict(c) for c in a.others] or None,
     }
 
 
@@ -390,5 +390,5 @@ def _answer(row: Any) -> Answer:
         duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
         tokens=row.tokens, margins=row.margins, tool_calls=row.tool_calls, reasoning=row.reasoning,
         refusal=row.refusal, reasoning_tokens=row.reasoning_tokens,
-        others=tuple(Choice(**c) for c in row.choices or ()),
+        others=tuple(Choice(**c) for c in row.other_choices or ()),
     )

@@ -87,7 +87,7 @@ answers = Table(
     Column("reasoning", Text),
     Column("refusal", Text),
     Column("reasoning_tokens", Integer),
-    Column("choices", JSON),     # the choices after the first: [{"index", "text", "reasoning", ...}]
+    Column("other_choices", JSON(none_as_null=True)),   # after the first: [{"index", "text", "reasoning", ...}]
 )
 
 reviews = Table(

@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shadowdiff.parse import MAX_CHOICES, finished, read_answer
+import pytest
+
+from shadowdiff import parse
+from shadowdiff.parse import finished, read_answer
 from shadowdiff.records import Answer, Choice, Side
 
 
@@ -77,10 +80,50 @@ def test_a_choice_index_that_is_not_a_number_is_a_malformed_answer() -> None:
     assert reading.error is not None and "index" in reading.error
 
 
-def test_a_hostile_index_costs_nothing() -> None:
-    """A choice index of a billion is one choice, not a billion; too many choices is an error."""
-    got = answer(stream({"choices": [{"index": 10**9, "delta": {"content": "x"}, "finish_reason": "stop"}]}), True)
-    assert [c.index for c in got.choices] == [0, 10**9]
-    many = stream(*({"choices": [{"index": i, "delta": {"content": "x"}}]} for i in range(MAX_CHOICES + 1)))
-    reading = read_answer(many, True)
-    assert reading.error is not None and f"more than {MAX_CHOICES} choices" in reading.error
+def test_a_hostile_index_costs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A choice or tool-call index is a key, never a length: a sparse index costs one entry;
+    past the limits (lowered here) the answer is malformed, with or without a choice 0."""
+    got = answer(stream({"choices": [{"index": 3000, "delta": {"content": "x"}, "finish_reason": "stop"}]}), True)
+    assert [c.index for c in got.choices] == [0, 3000]
+    assert read_answer(stream({"choices": [{"index": 10**9, "delta": {"content": "x"}}]}), True).error
+    monkeypatch.setattr(parse, "MAX_CHOICES", 4)
+    for first in (0, 1):   # with and without a choice 0
+        many = stream(*({"choices": [{"index": i, "delta": {"content": "x"}}]} for i in range(first, first + 5)))
+        reading = read_answer(many, True)
+        assert reading.error is not None and "index" in reading.error, reading.error
+    call = {"index": 10**7, "function": {"name": "f", "arguments": "{}"}}
+    reading = read_answer(stream({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}), True)
+    assert reading.error is not None and "tool call's index" in reading.error
+
+
+def test_odd_values_are_malformed_or_left_out() -> None:
+    """Indexes that are not numbers (``true`` included) and duplicate choices are malformed;
+    usage that is not a count is left out, never stored."""
+    for index in (True, -1, "1", 1.5):
+        assert read_answer(stream({"choices": [{"index": index, "delta": {"content": "x"}}]}), True).error
+        body = {"choices": [{"index": index, "message": {"content": "x"}}]}
+        assert read_answer(json.dumps(body).encode(), False).error
+    twice = {"choices": [{"index": 0, "message": {"content": "a"}}, {"index": 0, "message": {"content": "b"}}]}
+    assert "two choices" in (read_answer(json.dumps(twice).encode(), False).error or "")
+    odd_usage = {"choices": [{"index": 0, "message": {"content": "x"}}],
+                 "usage": {"prompt_tokens": "many", "completion_tokens": 3.5,
+                           "completion_tokens_details": {"reasoning_tokens": {"a": 1}}}}
+    got = answer(json.dumps(odd_usage).encode(), False)
+    assert (got.prompt_tokens, got.completion_tokens, got.reasoning_tokens) == (None, None, None)
+
+
+def test_tool_call_arguments_are_a_string_from_bodies_and_streams() -> None:
+    def body(arguments: Any) -> bytes:
+        return json.dumps({"choices": [{"index": 0, "message": {"tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}]}}]}).encode()
+    assert answer(body(None), False).tool_calls == [{"id": "c", "type": "function",
+                                                     "function": {"name": "f", "arguments": ""}}]
+    assert answer(body({"a": 1}), False).tool_calls[0]["function"]["arguments"] == '{"a": 1}'   # type: ignore[index]
+    streamed = stream({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": None}}]}}]})
+    assert answer(streamed, True).tool_calls == answer(body(None), False).tool_calls
+
+
+def test_a_null_reasoning_beside_reasoning_content() -> None:
+    body = {"choices": [{"index": 0, "message": {"content": "x", "reasoning": None, "reasoning_content": "r"}}]}
+    assert answer(json.dumps(body).encode(), False).reasoning == "r"

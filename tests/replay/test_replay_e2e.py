@@ -175,6 +175,37 @@ def test_errors_are_recorded_not_fatal(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_pair_that_cannot_be_made_costs_that_pair_only(sides: dict[Side, str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in making one pair (here: the comparison raising on one prompt) is recorded as an
+    error pair; the run goes on, ends, and counts it, even with one worker."""
+    from replay import runner
+
+    real = runner.compare_off_loop
+
+    async def failing(a: Any, b: Any, thresholds: Any) -> Any:
+        if "third" in a.text or "third" in b.text:
+            raise RuntimeError("boom")
+        return await real(a, b, thresholds)
+
+    monkeypatch.setattr(runner, "compare_off_loop", failing)
+    log = tmp_path / "log.txt"
+    log.write_text("Repeat the word first.\nRepeat the word second.\nRepeat the word third.\nRepeat the word fourth.\n")
+    settings = ReplaySettings(log=log, baseline=Upstream(Side.BASELINE, sides[Side.BASELINE]),
+                              candidate=Upstream(Side.CANDIDATE, sides[Side.CANDIDATE]), concurrency=1)
+    run_replay(settings, tmp_path / "out", None, resume=False)
+    store = Store.open(tmp_path / "out")
+    try:
+        run = store.latest_run()
+        assert run is not None
+        outcomes = {p["key"]: p["outcome"] for p in store.pairs(run.id)}
+        errors = [p.answers[Side.BASELINE].error for p in store.pairs(run.id) if p["outcome"] == "error"]
+    finally:
+        store.close()
+    assert len(outcomes) == 4
+    assert errors and all(e is not None and "RuntimeError: boom" in e for e in errors)
+
+
 def test_malformed_lines_are_skipped_or_stop_the_run(sides: dict[Side, str], tmp_path: Path) -> None:
     log = tmp_path / "bodies.jsonl"
     good = {"messages": [{"role": "user", "content": "hello"}]}

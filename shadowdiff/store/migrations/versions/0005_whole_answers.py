@@ -1,5 +1,5 @@
 """Whole answers: reasoning, refusal and reasoning tokens of the first choice, and the
-choices after it, on answers (stores written before hold none of them: null).
+choices after it (``other_choices``), on answers (stores written before: null).
 
 Revision ID: 0005
 Revises: 0004
@@ -21,10 +21,10 @@ def upgrade() -> None:
         batch.add_column(sa.Column("reasoning", sa.Text))
         batch.add_column(sa.Column("refusal", sa.Text))
         batch.add_column(sa.Column("reasoning_tokens", sa.Integer))
-        batch.add_column(sa.Column("choices", sa.JSON))
+        batch.add_column(sa.Column("other_choices", sa.JSON(none_as_null=True)))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("answers") as batch:
-        for column in ("choices", "reasoning_tokens", "refusal", "reasoning"):
+        for column in ("other_choices", "reasoning_tokens", "refusal", "reasoning"):
             batch.drop_column(column)
