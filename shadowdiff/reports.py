@@ -25,6 +25,7 @@ from typing import IO, Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from shadowdiff.acceptance import Acceptance, acceptance
+from shadowdiff.compare import render
 from shadowdiff.diffview import word_diff
 from shadowdiff.records import Side
 from shadowdiff.store import Store, StoredPair
@@ -106,7 +107,9 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")
     _write_pairs(store, run_id, out)
-    env = Environment(loader=PackageLoader("shadowdiff", "templates"), autoescape=select_autoescape(["html"]),
+    # report.html.j2 is HTML: model output and log text in it are escaped (report.md.j2 is not HTML)
+    env = Environment(loader=PackageLoader("shadowdiff", "templates"),
+                      autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, num=_num)
     text = summary_text(summary) + "\n" + verdict.text()
@@ -123,7 +126,8 @@ def _diffs(store: Store, run_id: str, limit: int) -> Iterator[dict[str, Any]]:
     for pair in itertools.islice(store.pairs_worst_first(run_id, batch=min(200, max(1, limit))), limit):
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
-        left, right = word_diff(base.text if base else "", cand.text if cand else "")
+        # the whole answer (reasoning, tool calls, every choice), as the comparison saw it
+        left, right = word_diff(render(base.choices) if base else "", render(cand.choices) if cand else "")
         yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right}
 
 

@@ -119,6 +119,16 @@ def test_replay_finds_a_changed_tool_argument_and_the_gate_waits(tmp_path: Path)
     assert report_exit(out) == 2   # INCOMPLETE: a changed pair nobody reviewed is not a PASS
 
 
+def test_reports_show_the_whole_answer_escaped(tmp_path: Path) -> None:
+    """report.html shows the tool calls as the comparison saw them, as text: markup in an
+    answer (a model's ``<script>``, shadowdiff's own ``<tool_call>``) never becomes HTML."""
+    out, _ = replayed(tmp_path, tool_call_answer("celsius"), {**tool_call_answer("fahrenheit"),
+                                                              "reasoning": "<script>alert(1)</script>"})
+    html = (out / "report.html").read_text()
+    assert "&lt;tool_call&gt;get_weather" in html and "fahrenheit" in html
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+
+
 def test_replay_finds_a_change_inside_the_thinking(tmp_path: Path) -> None:
     _, pair = replayed(tmp_path, cut_in_thinking("391"), cut_in_thinking("381"))
     assert pair["outcome"] != "identical" and "numbers" in pair["kinds"]

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from shadowdiff.compare import render
 from shadowdiff.diffview import word_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
@@ -158,7 +159,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return page("message.html", request, status=404, message=f"No pair {pair_id}.")
         a_is_baseline = blinding.a_is_baseline(pair_id)
         base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
-        left, right = word_diff(base.text if base else "", cand.text if cand else "")
+        # the whole answer (reasoning, tool calls, every choice), as the comparison saw it
+        left, right = word_diff(render(base.choices) if base else "", render(cand.choices) if cand else "")
         sides = [("A", base, left), ("B", cand, right)] if a_is_baseline else [("A", cand, right), ("B", base, left)]
         reviews = queue.reviews(pair_id)
         # revealed once this reviewer has judged the pair, and never by a query parameter

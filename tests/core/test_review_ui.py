@@ -10,12 +10,14 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from shadowdiff.compare import compare_answers
 from shadowdiff.records import Side
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding, blind
@@ -124,6 +126,21 @@ def test_answers_and_prompts_are_escaped(ui: tuple[str, Store, str]) -> None:
     script_src = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
     assert nonce and script_src.strip() == f"script-src 'nonce-{nonce.group(1)}'"
     assert response.text.count(f'nonce="{nonce.group(1)}"') == 1  # only the page's own script
+
+
+def test_the_pair_page_shows_the_whole_answer(ui: tuple[str, Store, str]) -> None:
+    """Reasoning and tool calls are on the page, as the comparison saw them, escaped."""
+    base, store, run = ui
+    tool = [{"id": "x", "type": "function", "function": {"name": "get_weather", "arguments": '{"unit": "celsius"}'}}]
+    changed = pair("k8", "", "")
+    changed.answers[Side.BASELINE] = replace(changed.answers[Side.BASELINE], reasoning="17 * 23 = 391",
+                                             tool_calls=tool)
+    changed.answers[Side.CANDIDATE] = replace(changed.answers[Side.CANDIDATE], reasoning="17 * 23 = 381",
+                                              tool_calls=tool)
+    store.add_pairs(run, [replace(changed, comparison=compare_answers(*changed.answers.values()))])
+    page = signed_in(base).get(f"/pairs/{pair_ids(store, run)['k8']}").text
+    assert "&lt;think&gt;17 * 23 = " in page and "391" in page and "381" in page
+    assert page.count("&lt;tool_call&gt;get_weather") == 2
 
 
 def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_store: Store) -> None:
