@@ -34,7 +34,7 @@ from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, first_content
+from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, first_times
 from proxy.tap import Tapped
 
 log = logging.getLogger("shadowdiff.proxy")
@@ -140,13 +140,14 @@ class Forwarder:
         timed = request.path in MIRRORED_PATHS
         raw = bytearray()
         first: float | None = None
+        first_answer: float | None = None
         overflow = False
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             async for chunk in response.content.iter_any():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if timed and first is None and first_content(chunk):
-                    first = time.perf_counter()
+                if timed and first_answer is None:
+                    first, first_answer = first_times(chunk, first)
                 if keep:
                     if len(raw) + len(chunk) <= TAP_LIMIT:
                         raw += chunk
@@ -174,8 +175,10 @@ class Forwarder:
             self.metrics.duration.labels(side).observe(ended - started)
             if first is not None:
                 self.metrics.ttft.labels(side).observe(first - started)
+            if first_answer is not None:
+                self.metrics.ttfat.labels(side).observe(first_answer - started)
         request.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
-            "content-type", ""), started, first, ended, overflow))
+            "content-type", ""), started, first, first_answer, ended, overflow))
 
 
 class _ClientGone(Exception):

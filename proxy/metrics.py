@@ -98,7 +98,11 @@ class ProxyMetrics:
                                   "upstream to the last byte of its answer.", sides, buckets=LATENCY_BUCKETS,
                                   registry=r)
         self.ttft = Histogram("shadowdiff_upstream_time_to_first_token_seconds", "Time from sending a request "
-                              "upstream to the first generated text.", sides, buckets=LATENCY_BUCKETS, registry=r)
+                              "upstream to the first generated token of any kind (reasoning included).", sides,
+                              buckets=LATENCY_BUCKETS, registry=r)
+        self.ttfat = Histogram("shadowdiff_upstream_time_to_first_answer_token_seconds", "Time from sending a "
+                               "request upstream to the first answer token (text, tool call or refusal), after "
+                               "any reasoning.", sides, buckets=LATENCY_BUCKETS, registry=r)
         self.output_tokens = Counter("shadowdiff_upstream_output_tokens", "Output tokens of the answers of "
                                      "mirrored requests, by side.", sides, registry=r)
         self.generation = Counter("shadowdiff_upstream_generation_seconds", "Time the answers of mirrored "
@@ -120,7 +124,7 @@ class ProxyMetrics:
         for kind in SIGNAL_KINDS:
             self.signals.labels(kind)
         for side in Side:
-            for family in (self.duration, self.ttft, self.output_tokens, self.generation):
+            for family in (self.duration, self.ttft, self.ttfat, self.output_tokens, self.generation):
                 family.labels(side.value)
 
     def request(self, path: str, status: int) -> None:

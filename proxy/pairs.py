@@ -106,6 +106,8 @@ class PairRecorder:
             self.metrics.duration.labels(shadow_answer.side.value).observe(shadow_answer.duration)
         if shadow_answer.ok and shadow_answer.ttft is not None:
             self.metrics.ttft.labels(shadow_answer.side.value).observe(shadow_answer.ttft)
+        if shadow_answer.ok and shadow_answer.ttfat is not None:
+            self.metrics.ttfat.labels(shadow_answer.side.value).observe(shadow_answer.ttfat)
         answers = {primary.side: primary, shadow_answer.side: shadow_answer}
         base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
         comparison = await compare_off_loop(base, cand, self.thresholds)
@@ -177,7 +179,8 @@ class PairRecorder:
             reading = await asyncio.to_thread(read_answer, tapped.raw, tapped.stream)
         else:
             reading = read_answer(tapped.raw, tapped.stream)
-        return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended)
+        return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended,
+                           tapped.first_answer)
 
     async def drain(self, seconds: float) -> None:
         """Wait for the pairs still being completed (at shutdown)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -47,22 +48,25 @@ class Plan:
 
 
 # A generated token of any kind, as it appears in a chunk: text, reasoning (a user of a
-# reasoning model waits for nothing else), a refusal, or the start of a tool call.
-_GENERATED = (b'"content":"', b'"text":"', b'"reasoning":"', b'"reasoning_content":"', b'"refusal":"')
+# reasoning model waits for nothing else), a refusal, or the start of a tool call; an
+# *answer* token is any of them but reasoning (time to first answer token). A non-empty
+# string value, with or without spaces around the colon (vLLM writes none; other servers
+# do); a quoted key inside a string value is escaped (\"text\") and never matches.
+_CALL = rb'|"tool_calls"\s*:\s*\[\s*\{'
+_ANSWER = re.compile(rb'"(?:content|text|refusal)"\s*:\s*"[^"]' + _CALL)
+_GENERATED = re.compile(rb'"(?:content|text|refusal|reasoning|reasoning_content)"\s*:\s*"[^"]' + _CALL)
 
 
-def first_content(chunk: bytes) -> bool:
-    """Whether a chunk of an answer carries a generated token (for time to first token);
-    found in the bytes, as the proxy does not parse what it passes on."""
-    if b'"tool_calls":[{' in chunk:
-        return True
-    for marker in _GENERATED:
-        at = chunk.find(marker)
-        while at != -1:
-            if chunk[at + len(marker): at + len(marker) + 1] != b'"':
-                return True
-            at = chunk.find(marker, at + 1)
-    return False
+def first_times(chunk: bytes, first: float | None) -> tuple[float | None, float | None]:
+    """When the first generated token and the first answer token (not reasoning) came,
+    given this chunk of an answer and the first token's time so far; found in the bytes,
+    as the proxy does not parse what it passes on."""
+    now = None   # one clock reading: an answer without thinking has the same two times
+    if first is None and _GENERATED.search(chunk):
+        first = now = time.perf_counter()
+    if first is None or not _ANSWER.search(chunk):
+        return first, None
+    return first, now or time.perf_counter()
 
 
 class Mirror:
@@ -203,6 +207,7 @@ class Mirror:
             sent.append(("Authorization", f"Bearer {api_key}"))
         started = time.perf_counter()
         first: float | None = None
+        first_answer: float | None = None
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
@@ -213,8 +218,8 @@ class Mirror:
                                    error=f"HTTP {response.status}: {text}"), "http_error"
                 raw = bytearray()
                 async for chunk in response.content.iter_any():
-                    if first is None and first_content(chunk):
-                        first = time.perf_counter()
+                    if first_answer is None:
+                        first, first_answer = first_times(chunk, first)
                     raw += chunk
                     if len(raw) > TAP_LIMIT:
                         return replace(failed, status=200, error="the answer is larger than the tap limit "
@@ -232,7 +237,7 @@ class Mirror:
             reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
         else:
             reading = read_answer(bytes(raw), stream)
-        answer = answer_from(failed, reading, 200, started, first, ended)
+        answer = answer_from(failed, reading, 200, started, first, ended, first_answer)
         if reading.error is not None:
             reason = "error_event" if reading.error.startswith("error event") else (
                 "incomplete" if reading.error.startswith("the stream ended") else "malformed")

@@ -13,6 +13,7 @@ class Tapped:
     status: int
     stream: bool
     started: float
-    first: float | None
+    first: float | None          # the first generated token passed
+    first_answer: float | None   # the first answer token (not reasoning) passed
     ended: float
     overflow: bool = False

@@ -23,7 +23,7 @@ import httpx
 import orjson
 from httpx_sse import SSEError, aconnect_sse
 
-from shadowdiff.parse import Reading, finished, read_body, read_event
+from shadowdiff.parse import Reading, finished, read_body, read_event, timed
 from shadowdiff.records import Answer, Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -172,5 +172,4 @@ def _answer(failed: Answer, reading: Reading, started: float) -> Answer:
     """The answer a finished reading makes (an error answer if the reading failed)."""
     if reading.error is not None:
         return replace(failed, error=reading.error)
-    ended = time.perf_counter()
-    return replace(finished(failed, reading), ttft=(reading.first or ended) - started, duration=ended - started)
+    return timed(finished(failed, reading), started, reading.first, reading.first_answer, time.perf_counter())

@@ -1,19 +1,31 @@
-"""Word-level differences between two answers, for the HTML report and the review UI."""
+"""Word-level differences between two answers, for the HTML report and the review UI.
+
+``answer_diff`` lays two whole answers side by side, part by part: for each choice (by
+index) its reasoning, its text, its tool calls (by position: name and arguments) and its
+refusal, each part marked word by word against the same part on the other side. A part
+the other side lacks is marked whole.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Indel
+
+from shadowdiff.records import Answer, Choice
+
+Segments = list[tuple[str, str]]   # ("same"|"del"|"ins", text)
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
 
 
-def word_diff(a: str, b: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def word_diff(a: str, b: str) -> tuple[Segments, Segments]:
     """Word-level segments of both texts: ("same"|"del", text) for a, ("same"|"ins", text) for b."""
     wa, wb = _WORDS.findall(a), _WORDS.findall(b)
-    left: list[tuple[str, str]] = []
-    right: list[tuple[str, str]] = []
+    left: Segments = []
+    right: Segments = []
     for op in Indel.opcodes(wa, wb):
         if op.tag == "equal":
             left.append(("same", "".join(wa[op.src_start:op.src_end])))
@@ -23,3 +35,93 @@ def word_diff(a: str, b: str) -> tuple[list[tuple[str, str]], list[tuple[str, st
         if op.tag in ("insert", "replace"):
             right.append(("ins", "".join(wb[op.dest_start:op.dest_end])))
     return left, right
+
+
+def changed(segments: Segments | None) -> bool:
+    return any(kind != "same" for kind, _ in segments or ())
+
+
+@dataclass(frozen=True)
+class CallView:
+    """One tool call, its name and arguments marked against the other side's call."""
+
+    name: Segments
+    arguments: Segments
+
+    @property
+    def changed(self) -> bool:
+        return changed(self.name) or changed(self.arguments)
+
+
+@dataclass(frozen=True)
+class ChoiceView:
+    """One choice of one side, each part marked against the other side's same part;
+    a part the answer does not have is ``None`` (no reasoning, a ``null`` content)."""
+
+    index: int
+    finish_reason: str | None
+    reasoning: Segments | None
+    text: Segments | None
+    tool_calls: list[CallView] = field(default_factory=list)
+    refusal: Segments | None = None
+    missing: bool = False     # the other side has this choice, this side does not
+
+    @property
+    def reasoning_changed(self) -> bool:
+        return changed(self.reasoning)
+
+    @property
+    def reasoning_chars(self) -> int:
+        return sum(len(piece) for _, piece in self.reasoning or ())
+
+
+def sides_diff(base: Answer | None, cand: Answer | None) -> tuple[list[ChoiceView], list[ChoiceView]]:
+    """The baseline's and the candidate's answers side by side (a failed side: none)."""
+    return answer_diff(base.choices if base and base.ok else None, cand.choices if cand and cand.ok else None)
+
+
+def answer_diff(a: Sequence[Choice] | None, b: Sequence[Choice] | None) -> tuple[list[ChoiceView], list[ChoiceView]]:
+    """Both answers' choices, by index, part by part, marked against each other (``a``
+    deletes, ``b`` inserts). ``None`` is a side with no answer (it failed): the other's
+    choices are then shown unmarked, as there is nothing to mark them against."""
+    if a is None or b is None:
+        return [_view(c, c, 0) for c in a or ()], [_view(c, c, 1) for c in b or ()]
+    by_a, by_b = {c.index: c for c in a}, {c.index: c for c in b}
+    left: list[ChoiceView] = []
+    right: list[ChoiceView] = []
+    for index in sorted(by_a.keys() | by_b.keys()):
+        x, y = by_a.get(index), by_b.get(index)
+        left.append(_view(x, y, 0) if x is not None else ChoiceView(index, None, None, None, missing=True))
+        right.append(_view(y, x, 1) if y is not None else ChoiceView(index, None, None, None, missing=True))
+    return left, right
+
+
+def _view(own: Choice, other: Choice | None, side: int) -> ChoiceView:
+    """``own``'s parts marked against ``other``'s (``side`` 0: deletions, 1: insertions).
+    The text is left out when it is empty beside reasoning, tool calls or a refusal
+    (vLLM's ``null`` content); an answer with nothing at all shows its empty text."""
+
+    def mark(mine: str | None, theirs: str | None) -> Segments | None:
+        if mine is None:
+            return None
+        return word_diff(mine, theirs or "")[0] if side == 0 else word_diff(theirs or "", mine)[1]
+
+    theirs = _calls(other.tool_calls) if other is not None else []
+    calls = [CallView(mark(name, theirs[at][0] if at < len(theirs) else None) or [],
+                      mark(arguments, theirs[at][1] if at < len(theirs) else None) or [])
+             for at, (name, arguments) in enumerate(_calls(own.tool_calls))]
+    bare = not (own.tool_calls or own.reasoning is not None or own.refusal is not None)
+    return ChoiceView(own.index, own.finish_reason,
+                      mark(own.reasoning, other.reasoning if other else None),
+                      mark(own.text if own.text or bare else None, other.text if other else None),
+                      calls, mark(own.refusal, other.refusal if other else None))
+
+
+def _calls(tool_calls: Sequence[object] | None) -> list[tuple[str, str]]:
+    """(name, arguments) of each call as text, whatever the server sent."""
+    out = []
+    for call in tool_calls or ():
+        function = (call.get("function") if isinstance(call, dict) else None) or {}
+        name, arguments = function.get("name"), function.get("arguments")
+        out.append(("" if name is None else str(name), "" if arguments is None else str(arguments)))
+    return out

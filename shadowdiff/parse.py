@@ -54,6 +54,7 @@ class Reading:
     completion_tokens: int | None = None
     reasoning_tokens: int | None = None
     first: float | None = None                   # perf_counter() of the first generated token, of any kind
+    first_answer: float | None = None            # ... of the first answer token: text, tool call or refusal
     tokens: list[str] | None = None
     margins: list[float | None] | None = None
     error: str | None = None                     # an error event after the 200, a malformed frame
@@ -121,8 +122,8 @@ def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_ke
     reasoning = fields.get("reasoning")
     reasoning = _string(reasoning if reasoning is not None else fields.get("reasoning_content"), "the reasoning")
     refusal = _string(fields.get("refusal"), "the refusal")
-    if (text or reasoning or refusal) and reading.first is None:
-        reading.first = time.perf_counter()
+    if text or reasoning or refusal:
+        _arrived(reading, answer=bool(text or refusal))
     if text:
         part.text.append(text)
     if reasoning is not None:
@@ -130,6 +131,16 @@ def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_ke
         part.reasoning.append(reasoning)
     if refusal:
         part.refusal.append(refusal)
+
+
+def _arrived(reading: Reading, *, answer: bool) -> None:
+    """A generated token arrived now (an answer token if ``answer``): one clock reading,
+    so that an answer without thinking has the same two times."""
+    if reading.first is None or (answer and reading.first_answer is None):
+        now = time.perf_counter()
+        reading.first = reading.first or now
+        if answer:
+            reading.first_answer = reading.first_answer or now
 
 
 def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
@@ -149,8 +160,7 @@ def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
         if isinstance(delta, dict):
             _fold(reading, part, delta, "content")
             if delta.get("tool_calls"):
-                if reading.first is None:
-                    reading.first = time.perf_counter()
+                _arrived(reading, answer=True)
                 _read_tool_call_deltas(part, delta["tool_calls"])
         else:
             _fold(reading, part, choice, "text")   # a completions chunk
@@ -340,11 +350,22 @@ def _read_answer(raw: bytes, stream: bool) -> Reading:
 
 
 def answer_from(base: Answer, reading: Reading, status: int, started: float, first: float | None,
-                ended: float) -> Answer:
-    """The ``Answer`` a finished reading of a tapped or shadowed response makes."""
+                ended: float, first_answer: float | None = None) -> Answer:
+    """The ``Answer`` a finished reading of a tapped or shadowed response makes: ``first``
+    and ``first_answer`` are when its first generated and first answer token passed."""
     if reading.error is not None:
         return replace(base, status=status, error=reading.error, duration=ended - started)
-    return replace(finished(base, reading), status=status, ttft=(first or ended) - started, duration=ended - started)
+    return timed(finished(replace(base, status=status), reading), started, first, first_answer, ended)
+
+
+def timed(answer: Answer, started: float, first: float | None, first_answer: float | None,
+          ended: float) -> Answer:
+    """``answer`` with its times: to the first token of any kind, to the first answer token
+    (none when every choice was cut off in its thinking), and to the end. A body's tokens
+    all arrive at the end."""
+    answered = any(c.text or c.tool_calls or c.refusal is not None for c in answer.choices)
+    return replace(answer, ttft=(first or ended) - started, duration=ended - started,
+                   ttfat=(first_answer or ended) - started if answered else None)
 
 
 def finished(base: Answer, reading: Reading) -> Answer:

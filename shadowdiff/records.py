@@ -67,7 +67,7 @@ class Answer:
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    ttft: float | None = None           # seconds to the first content (streamed) or the body
+    ttft: float | None = None           # seconds to the first generated token of any kind (streamed) or the body
     duration: float | None = None       # seconds for the whole answer
     status: int | None = None           # HTTP status; None when no response arrived
     error: str | None = None            # why there is no usable answer
@@ -79,6 +79,8 @@ class Answer:
     refusal: str | None = None
     reasoning_tokens: int | None = None   # of completion_tokens, those spent thinking
     others: tuple[Choice, ...] = ()        # the choices after the first
+    ttfat: float | None = None             # seconds to the first answer token (text, tool call, refusal): after
+                                           # the thinking; None when every choice was cut off inside it
 
     @property
     def ok(self) -> bool:
@@ -91,13 +93,15 @@ class Answer:
 
     @property
     def tokens_per_second(self) -> float | None:
-        """Output tokens per second of decoding (after the first token)."""
+        """Output tokens per second of decoding (after the first token), per choice: the
+        usage counts every choice's tokens, and the choices are decoded side by side."""
         if not self.completion_tokens or self.duration is None:
             return None
+        tokens = self.completion_tokens / len(self.choices)
         decode = self.duration - (self.ttft or 0.0)
-        if self.completion_tokens > 1 and decode > 0:
-            return (self.completion_tokens - 1) / decode
-        return self.completion_tokens / self.duration if self.duration > 0 else None
+        if tokens > 1 and decode > 0:
+            return (tokens - 1) / decode
+        return tokens / self.duration if self.duration > 0 else None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import csv
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,19 +26,21 @@ from typing import IO, Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from shadowdiff.acceptance import Acceptance, acceptance
-from shadowdiff.compare import render
-from shadowdiff.diffview import word_diff
+from shadowdiff.diffview import sides_diff
 from shadowdiff.records import Side
 from shadowdiff.store import Store, StoredPair
 from shadowdiff.summary import OUTCOMES, Summary, summarize
 
 SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, worst first
 
+# per side in pairs.csv: ttft to the first token of any kind, ttfat to the first answer token
+ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",
+                  "error")
 CSV_COLUMNS = [
     "key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char", "first_token",
     "length_ratio", "margin", "noise_outcome", "noise_similarity",
     *(f"{side}_{col}" for side in ("baseline", "candidate", "replica")
-      for col in ("finish_reason", "completion_tokens", "ttft", "duration", "status", "error")),
+      for col in ANSWER_COLUMNS),
     "prompt",
 ]
 
@@ -67,6 +70,21 @@ def _pct(value: float | None) -> str:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _fenced(text: str, info: str = "text") -> str:
+    """``text`` as a Markdown code block whose fence no run of backticks inside it can end."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span on one line, whatever backticks it holds."""
+    text = " ".join(text.splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def summary_text(s: Summary) -> str:
@@ -111,7 +129,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, num=_num)
+    env.filters.update(pct=_pct, num=_num, fenced=_fenced, code=_code)
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
                "shown": shown}
@@ -126,8 +144,7 @@ def _diffs(store: Store, run_id: str, limit: int) -> Iterator[dict[str, Any]]:
     for pair in itertools.islice(store.pairs_worst_first(run_id, batch=min(200, max(1, limit))), limit):
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
-        # the whole answer (reasoning, tool calls, every choice), as the comparison saw it
-        left, right = word_diff(render(base.choices) if base else "", render(cand.choices) if cand else "")
+        left, right = sides_diff(base, cand)
         yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right}
 
 
@@ -157,7 +174,7 @@ def _csv_row(pair: StoredPair) -> dict[str, Any]:
     row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
     row["prompt"] = pair["prompt"]
     for side, answer in pair.answers.items():
-        for col in ("finish_reason", "completion_tokens", "ttft", "duration", "status", "error"):
+        for col in ANSWER_COLUMNS:
             row[f"{side.value}_{col}"] = getattr(answer, col)
     return row
 
@@ -169,7 +186,8 @@ def _json_row(pair: StoredPair) -> dict[str, Any]:
     row["answers"] = {
         side.value: {"model": a.model, "text": a.text, "finish_reason": a.finish_reason,
                      "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens, "ttft": a.ttft,
-                     "duration": a.duration, "status": a.status, "error": a.error, "attempts": a.attempts,
+                     "ttfat": a.ttfat, "duration": a.duration, "status": a.status, "error": a.error,
+                     "attempts": a.attempts,
                      "reasoning": a.reasoning, "refusal": a.refusal, "tool_calls": a.tool_calls,
                      "reasoning_tokens": a.reasoning_tokens,
                      "other_choices": [asdict(c) for c in a.others] or None}

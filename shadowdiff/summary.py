@@ -29,6 +29,8 @@ class SideStats:
     output_tokens: int = 0
     ttft_p50: float | None = None
     ttft_p95: float | None = None
+    ttfat_p50: float | None = None    # to the first answer token: after a reasoning model's thinking
+    ttfat_p95: float | None = None
     latency_p50: float | None = None
     latency_p95: float | None = None
     tokens_per_second_p50: float | None = None   # per request, decoding after the first token
@@ -73,6 +75,12 @@ class Summary:
         c = self.comparable_outcomes
         answered = sum(c.values()) - c["error"]
         return (c["near"] + c["divergent"]) / answered if answered else None
+
+    @property
+    def thinks(self) -> bool:
+        """Whether some side's answers come after thinking: its first answer token is
+        later than its first token, so the reports show both times."""
+        return any(s["ttfat_p50"] != s["ttft_p50"] or s["ttfat_p95"] != s["ttft_p95"] for s in self.sides.values())
 
     @property
     def noise_rate(self) -> float | None:
@@ -147,6 +155,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         total, comparable = sum(outcomes.values()), sum(comparable_outcomes.values())
     for side, stats in sides.items():
         stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
+        stats.ttfat_p50, stats.ttfat_p95 = store.percentiles(run_id, side, "ttfat", (50, 95))
         stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -29,8 +29,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from shadowdiff.compare import render
-from shadowdiff.diffview import word_diff
+from shadowdiff.diffview import sides_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
@@ -60,7 +59,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     auth = Auth(token)
     blinding = Blinding(store.secret("blind_key"))
     queue = ReviewQueue(store, claim_ttl=claim_ttl)
-    env = Environment(loader=PackageLoader("shadowdiff.review", "templates"), autoescape=select_autoescape(["html"]),
+    # the review's own pages, and the answer view it shares with report.html
+    loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"), PackageLoader("shadowdiff", "templates")])
+    env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
@@ -159,8 +160,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return page("message.html", request, status=404, message=f"No pair {pair_id}.")
         a_is_baseline = blinding.a_is_baseline(pair_id)
         base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
-        # the whole answer (reasoning, tool calls, every choice), as the comparison saw it
-        left, right = word_diff(render(base.choices) if base else "", render(cand.choices) if cand else "")
+        left, right = sides_diff(base, cand)
         sides = [("A", base, left), ("B", cand, right)] if a_is_baseline else [("A", cand, right), ("B", base, left)]
         reviews = queue.reviews(pair_id)
         # revealed once this reviewer has judged the pair, and never by a query parameter

@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = "0005"
+SCHEMA_VERSION = "0006"
 
 metadata = MetaData()
 
@@ -79,6 +79,8 @@ answers = Table(
     Column("prompt_tokens", Integer),
     Column("completion_tokens", Integer),
     Column("ttft", Float),
+    Column("ttfat", Float),           # to the first answer token, after any thinking
+    Column("choice_count", Integer),  # completion_tokens counts them all: tokens/s is per choice
     Column("duration", Float),
     Column("attempts", Integer, nullable=False),
     Column("tokens", JSON),

@@ -127,3 +127,24 @@ def test_tool_call_arguments_are_a_string_from_bodies_and_streams() -> None:
 def test_a_null_reasoning_beside_reasoning_content() -> None:
     body = {"choices": [{"index": 0, "message": {"content": "x", "reasoning": None, "reasoning_content": "r"}}]}
     assert answer(json.dumps(body).encode(), False).reasoning == "r"
+
+
+def test_the_first_answer_token_comes_after_the_thinking_and_one_clock_reading_serves_both() -> None:
+    reading = parse.Reading()
+    parse.read_chunk(reading, {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+    assert reading.first is None   # an empty delta is no token
+    parse.read_chunk(reading, {"choices": [{"index": 0, "delta": {"reasoning": "17 * 23"}}]})
+    assert reading.first is not None and reading.first_answer is None
+    parse.read_chunk(reading, {"choices": [{"index": 0, "delta": {"content": "391"}}]})
+    assert reading.first_answer is not None and reading.first_answer > reading.first
+    called = parse.Reading()
+    parse.read_chunk(called, {"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "x", "type": "function", "function": {"name": "f"}}]}}]})
+    assert called.first is not None and called.first == called.first_answer   # no thinking: one time
+
+
+def test_timed_answers_have_no_first_answer_token_when_cut_off_in_the_thinking() -> None:
+    cut = parse.timed(Answer(Side.BASELINE, None, reasoning="17 * 23 = ", finish_reason="length"), 0.0, 0.5, None, 2.0)
+    assert (cut.ttft, cut.ttfat, cut.duration) == (0.5, None, 2.0)
+    body = parse.timed(Answer(Side.BASELINE, None, text="391"), 0.0, None, None, 2.0)
+    assert (body.ttft, body.ttfat) == (2.0, 2.0)   # a body's tokens all arrive at its end

@@ -129,18 +129,29 @@ def test_answers_and_prompts_are_escaped(ui: tuple[str, Store, str]) -> None:
 
 
 def test_the_pair_page_shows_the_whole_answer(ui: tuple[str, Store, str]) -> None:
-    """Reasoning and tool calls are on the page, as the comparison saw them, escaped."""
+    """Reasoning collapsed, tool calls in a table, each marked alike on both sides (blind),
+    and a hostile tool name escaped."""
     base, store, run = ui
-    tool = [{"id": "x", "type": "function", "function": {"name": "get_weather", "arguments": '{"unit": "celsius"}'}}]
+
+    def call(unit: str) -> list[dict[str, Any]]:
+        return [{"id": "x", "type": "function",
+                 "function": {"name": "<b>get_weather</b>", "arguments": f'{{"unit": "{unit}"}}'}}]
+
     changed = pair("k8", "", "")
     changed.answers[Side.BASELINE] = replace(changed.answers[Side.BASELINE], reasoning="17 * 23 = 391",
-                                             tool_calls=tool)
+                                             tool_calls=call("celsius"))
     changed.answers[Side.CANDIDATE] = replace(changed.answers[Side.CANDIDATE], reasoning="17 * 23 = 381",
-                                              tool_calls=tool)
+                                              tool_calls=call("fahrenheit"))
     store.add_pairs(run, [replace(changed, comparison=compare_answers(*changed.answers.values()))])
     page = signed_in(base).get(f"/pairs/{pair_ids(store, run)['k8']}").text
-    assert "&lt;think&gt;17 * 23 = " in page and "391" in page and "381" in page
-    assert page.count("&lt;tool_call&gt;get_weather") == 2
+    reasoning = re.findall(r'<details class="reasoning"><summary>(.*?)</summary>\s*<pre>(.*?)</pre>', page, re.S)
+    assert sorted(text for _, text in reasoning) == ["17 * 23 = <mark>381</mark>", "17 * 23 = <mark>391</mark>"]
+    assert all("differs" in summary for summary, _ in reasoning)
+    tables = re.findall(r'<table class="tool-calls">.*?</table>', page, re.S)
+    assert len(tables) == 2 and all("<code>&lt;b&gt;get_weather&lt;/b&gt;</code>" in t for t in tables)
+    assert any("<mark>celsius</mark>" in t for t in tables) and any("<mark>fahrenheit</mark>" in t for t in tables)
+    assert "<del>" not in page and "<ins>" not in page   # which side deleted would give the baseline away
+    assert "<pre class=\"text\">" not in page          # no empty text box beside the tool calls
 
 
 def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_store: Store) -> None:
@@ -158,7 +169,7 @@ def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_st
     blinding = Blinding(store.secret("blind_key"))
     orders = {blinding.a_is_baseline(i) for i in range(1, 40)}
     assert orders == {True, False}
-    a_text = re.search(r'id="side-A">.*?<pre>(.*?)</pre>', first, re.DOTALL)
+    a_text = re.search(r'id="side-A">.*?<pre class="text">(.*?)</pre>', first, re.DOTALL)
     assert a_text
     expected = "42" if blinding.a_is_baseline(pid) else "43"
     assert expected in a_text.group(1)
@@ -389,7 +400,7 @@ def test_the_blind_order_belongs_to_the_store_not_the_token(tmp_path: Path) -> N
             pages = []
             for url, token in ((a, TOKEN), (b, "another-token")):
                 html = httpx.get(f"{url}/review/pairs/{pid}", headers={"x-review-token": token}).text
-                pages.append(re.search(r'id="side-A">.*?<pre>(.*?)</pre>', html, re.DOTALL).group(1))  # type: ignore[union-attr]
+                pages.append(re.search(r'id="side-A">.*?<pre class="text">(.*?)</pre>', html, re.DOTALL).group(1))  # type: ignore[union-attr]
             assert pages[0] == pages[1]                   # the same order whoever serves it
         one.close()
         assert Store.open(tmp_path / "one").secret("blind_key") == key   # and across restarts

@@ -101,7 +101,9 @@ def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) ->
         ttft = rng.choice([None, 0.0, 0.02, rng.random()])
         duration = rng.choice([None, 0.0, 0.01, rng.random() * 3])
         error = "HTTP 500" if i % 11 == 0 else None
-        cand = Answer(Side.CANDIDATE, "m", "x", "stop", 3, tokens, ttft, duration, 200, error=error)
+        others = tuple(Choice(k, "y") for k in range(1, rng.choice([1, 1, 2, 3])))   # tokens/s is per choice
+        cand = Answer(Side.CANDIDATE, "m", "x", "stop", 3, tokens, ttft, duration, 200, error=error, others=others,
+                      ttfat=rng.choice([None, ttft, 0.5]))
         candidates.append(cand)
         pairs.append(Pair(f"k{i}", i, "/v1/chat/completions", "p", {}, compare("x", "x"),
                           {Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: cand}))
@@ -113,7 +115,8 @@ def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) ->
 
     ok = [a for a in candidates if a.ok]
     for measure, values in (("tokens_per_second", [a.tokens_per_second for a in ok]),
-                            ("ttft", [a.ttft for a in ok]), ("duration", [a.duration for a in ok])):
+                            ("ttft", [a.ttft for a in ok]), ("ttfat", [a.ttfat for a in ok]),
+                            ("duration", [a.duration for a in ok])):
         present = [v for v in values if v is not None]
         assert len(present) > 10
         every = tuple(range(0, 101, 2))   # with under 50 values, this reaches each of them

@@ -7,8 +7,11 @@ request) do not; a plain one-choice answer compares exactly as its text did.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from replay.offline import compare_files
 from shadowdiff.compare import Outcome, compare, compare_answers, render
@@ -119,3 +122,11 @@ def test_compare_on_run_batch_output_finds_a_changed_tool_call(tmp_path: Path) -
         assert "structured" in {s["kind"] for s in pair["signals"]}
     finally:
         store.close()
+
+
+def test_tokens_per_second_is_per_choice() -> None:
+    """The usage counts every choice's tokens, decoded side by side: two choices of 11
+    tokens in 1 s decode at 10 tokens/s each, as one choice of 11 tokens does."""
+    one = Answer(Side.CANDIDATE, "m", "x", completion_tokens=11, ttft=0.0, duration=1.0)
+    two = replace(one, completion_tokens=22, others=(Choice(1, "y"),))
+    assert one.tokens_per_second == two.tokens_per_second == pytest.approx(10.0)

@@ -29,6 +29,7 @@ FAMILIES = {
     "shadowdiff_pair_first_divergence_characters": "histogram", "shadowdiff_pair_signals": "counter",
     "shadowdiff_upstream_request_duration_seconds": "histogram",
     "shadowdiff_upstream_time_to_first_token_seconds": "histogram",
+    "shadowdiff_upstream_time_to_first_answer_token_seconds": "histogram",
     "shadowdiff_upstream_output_tokens": "counter", "shadowdiff_upstream_generation_seconds": "counter",
     "shadowdiff_shadow_requests_in_flight": "gauge", "shadowdiff_pairs_stored": "counter",
     "shadowdiff_build_info": "gauge", "shadowdiff_model_pair_info": "gauge",

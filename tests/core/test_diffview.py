@@ -1,0 +1,48 @@
+"""The side-by-side view of two whole answers: each part against the same part."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shadowdiff.diffview import answer_diff, sides_diff
+from shadowdiff.records import Answer, Choice, Side
+
+
+def call(name: str, arguments: str) -> dict[str, Any]:
+    return {"id": "random", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_each_part_is_marked_against_the_same_part_of_the_same_choice() -> None:
+    a = [Choice(0, "", reasoning="17 * 23 = 391", tool_calls=[call("get_weather", '{"unit": "celsius"}')])]
+    b = [Choice(0, "", reasoning="17 * 23 = 381", tool_calls=[call("get_time", '{"unit": "celsius"}')])]
+    [left], [right] = answer_diff(a, b)
+    assert left.reasoning == [("same", "17 * 23 = "), ("del", "391")] and left.reasoning_changed
+    assert right.reasoning == [("same", "17 * 23 = "), ("ins", "381")]
+    assert left.text is None and right.text is None   # null content beside tool calls: no empty box
+    assert left.tool_calls[0].name == [("del", "get_weather")] and left.tool_calls[0].changed
+    assert right.tool_calls[0].arguments == [("same", '{"unit": "celsius"}')]
+
+
+def test_a_choice_or_a_call_only_one_side_has_is_marked_whole() -> None:
+    a = [Choice(0, "Paris", tool_calls=[call("f", "{}")])]
+    b = [Choice(0, "Paris", tool_calls=[call("f", "{}"), call("g", "{}")]), Choice(1, "Lyon")]
+    left, right = answer_diff(a, b)
+    assert [c.missing for c in left] == [False, True] and [c.missing for c in right] == [False, False]
+    assert right[0].tool_calls[1].name == [("ins", "g")] and not right[0].tool_calls[0].changed
+    assert right[1].text == [("ins", "Lyon")]
+
+
+def test_identical_answers_have_nothing_marked_and_an_empty_answer_shows_its_empty_text() -> None:
+    a = [Choice(0, "same", reasoning="same thought")]
+    [left], [right] = answer_diff(a, a)
+    assert not left.reasoning_changed and left.text == right.text == [("same", "same")]
+    [empty], _ = answer_diff([Choice(0, "")], [Choice(0, "x")])
+    assert empty.text == []   # an answer of nothing: an (empty) text box, not no box at all
+
+
+def test_a_failed_side_shows_nothing_and_the_other_side_unmarked() -> None:
+    ok = Answer(Side.BASELINE, "m", text="Paris")
+    failed = Answer(Side.CANDIDATE, "m", error="HTTP 500")
+    left, right = sides_diff(ok, failed)
+    assert right == [] and left[0].text == [("same", "Paris")]
+    assert sides_diff(None, None) == ([], [])
