@@ -117,7 +117,7 @@ def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
         ca, cb = _canonical_calls(tool_calls_a or ()), _canonical_calls(tool_calls_b or ())
         if ca != cb:
             return Signal("structured", {"tool_calls": True, "paths": _diff_paths(ca, cb)},
-                          "the tool calls differ (name or arguments)")
+                          "the tool calls differ: " + "; ".join(_call_changes(ca, cb)[:5]))
         return None
     ja, jb = _json_of(a), _json_of(b)
     if ja is _NOT_JSON and jb is _NOT_JSON:
@@ -129,6 +129,59 @@ def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
     if not paths:
         return None
     return Signal("structured", {"paths": paths[:20]}, f"the JSON differs at {', '.join(paths[:5])}")
+
+
+def _call_changes(ca: list[Any], cb: list[Any]) -> list[str]:
+    """What changed, call by call: the tool, or which arguments and how. Pairs of values
+    are listed in sorted order, not baseline first, so that a blind reviewer cannot tell
+    the sides apart by them (the side-by-side view shows which side says what)."""
+    out = []
+    if len(ca) != len(cb):
+        out.append(f"{min(len(ca), len(cb))} and {max(len(ca), len(cb))} calls")
+    for i, (x, y) in enumerate(zip(ca, cb, strict=False)):
+        if x["name"] != y["name"]:
+            names = sorted(map(str, (x["name"], y["name"])))
+            out.append(f"call {i} calls different tools ({names[0]} and {names[1]})")
+            continue
+        for path in _diff_paths(x["arguments"], y["arguments"]):
+            where = "the arguments are" if path == "$" else f"argument {path.removeprefix('$.')} is"
+            u, v = _at(x["arguments"], path), _at(y["arguments"], path)
+            if u is _MISSING or v is _MISSING:
+                out.append(f"call {i} ({x['name']}): {where} given on one side only")
+            elif _json_kind(u) != _json_kind(v):
+                kinds = sorted((_json_kind(u), _json_kind(v)))
+                out.append(f"call {i} ({x['name']}): {where} {kinds[0]} on one side, {kinds[1]} on the other")
+            else:
+                values = sorted(json.dumps(w, ensure_ascii=False)[:80] for w in (u, v))
+                out.append(f"call {i} ({x['name']}): {where.removesuffix(' is').removesuffix(' are')} "
+                           f"differ{'' if path == '$' else 's'} ({values[0]} and {values[1]})")
+    return out or ["the calls differ"]
+
+
+_MISSING = object()
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "a string"   # arguments that were not JSON stay a string too
+    if isinstance(value, bool) or value is None:
+        return "a boolean" if value is not None else "null"
+    if isinstance(value, int | float):
+        return "a number"
+    return "an object" if isinstance(value, dict) else "an array"
+
+
+def _at(value: Any, path: str) -> Any:
+    """The value at a ``_diff_paths`` path (``$.a.b[2]``), or ``_MISSING``."""
+    for step in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path):
+        key, index = step
+        if key and isinstance(value, dict) and key in value:
+            value = value[key]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return _MISSING
+    return value
 
 
 def _canonical_calls(calls: Sequence[Any]) -> list[Any]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from shadowdiff import signals
 from shadowdiff.compare import compare
@@ -55,6 +58,28 @@ def test_tool_call_arguments_are_compared_canonically() -> None:
     found = signals.structured("", "", [call], [other])
     assert found is not None
     assert found.value["paths"] == ["$[0].arguments.unit"]
+
+
+
+@pytest.mark.parametrize(("base", "cand", "reason"), [
+    ([("get_weather", '{"unit": "celsius"}')], [("get_weather", '{"unit": "fahrenheit"}')],
+     'call 0 (get_weather): argument unit differs ("celsius" and "fahrenheit")'),
+    ([("get_weather", '{"unit": "fahrenheit"}')], [("get_weather", '{"unit": "celsius"}')],   # same words: blind
+     'call 0 (get_weather): argument unit differs ("celsius" and "fahrenheit")'),
+    ([("get_weather", '{"city": "Paris"}')], [("get_time", '{"city": "Paris"}')],
+     "call 0 calls different tools (get_time and get_weather)"),
+    ([("f", '{"days": 3}')], [("f", "{}")], "call 0 (f): argument days is given on one side only"),
+    ([("f", '{"n": 1}')], [("f", '{"n": "1"}')],
+     "call 0 (f): argument n is a number on one side, a string on the other"),
+    ([("f", '{"a": {"b": [1, 2]}}')], [("f", '{"a": {"b": [1, 3]}}')], "call 0 (f): argument a.b[1] differs (2 and 3)"),
+    ([("f", "{}")], [("f", "{}"), ("g", "{}")], "1 and 2 calls"),
+])
+def test_a_tool_call_signal_says_which_call_and_argument_changed_and_how(
+        base: list[tuple[str, str]], cand: list[tuple[str, str]], reason: str) -> None:
+    def calls(spec: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [{"id": "x", "type": "function", "function": {"name": n, "arguments": a}} for n, a in spec]
+    found = signals.structured("", "", calls(base), calls(cand))
+    assert found is not None and found.reason == "the tool calls differ: " + reason
 
 
 def test_a_label_flip() -> None:
