@@ -46,7 +46,11 @@ class Overrides:
 
     def apply(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
         out = dict(body)
-        out["n"] = 1  # one answer per side is what gets compared
+        if self.temperature == 0:
+            # vLLM refuses greedy n > 1 ("n must be 1 when using greedy sampling", 0.34's
+            # sampling_params.py), and greedy choices would all be one; a kept or other
+            # temperature keeps the request's n, and every choice is compared
+            out["n"] = 1
         if self.temperature is not None:
             out["temperature"] = self.temperature
         if self.max_tokens is not None:
