@@ -13,8 +13,10 @@ user-facing commands.
 
 Modules, in the order a request meets them: ``settings`` (flags), ``app`` (routes),
 ``protocol`` (request validation), ``prompts`` (chat template), ``vocab`` (tokens),
-``textgen`` (the baseline answer), ``profiles`` and ``drift`` (how a candidate's answer
+``textgen`` (the baseline answer), ``thinking`` (a reasoning model's ``<think>``),
+``tools`` (the tool calls it makes), ``profiles`` and ``drift`` (how a candidate's answer
 differs), ``generation`` (sampling, stops, lengths), ``logprobs``, ``scheduler``
-(latency model), ``faults``, ``responses`` and ``streaming`` (wire shapes),
-``metrics``.
+(latency model), ``faults``, ``parsers`` (vLLM's reasoning and tool parsers),
+``responses`` and ``streaming`` (wire shapes), ``metrics``; ``expected`` tells tests
+what a server does to a request's answer without asking it.
 """

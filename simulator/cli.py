@@ -10,7 +10,7 @@ from types import MappingProxyType
 import click
 
 from shadowdiff.errors import ConfigError
-from simulator import faults, profiles
+from simulator import faults, parsers, profiles
 from simulator.scheduler import LATENCY_PRESETS
 from simulator.settings import SimulatorSettings
 
@@ -23,7 +23,9 @@ def settings_from_options(
     tpot: float | None, batch_slowdown: float | None, speed: float | None, max_num_seqs: int,
     fault: tuple[str, ...], fault_seed: int | None, fault_after_tokens: int,
     fault_hang_seconds: float, fault_slow_seconds: float, enable_request_id_headers: bool,
-    sse_keep_alive_interval: float, default_temperature: float,
+    sse_keep_alive_interval: float, default_temperature: float, reasoning_parser: str | None = None,
+    enable_auto_tool_choice: bool = False, tool_call_parser: str | None = None, thinking: bool | None = None,
+    quantization: str | None = None,
 ) -> SimulatorSettings:
     """Build the settings; every flag is checked here so errors name the flag."""
     chosen = profiles.load(profile_file) if profile_file else profiles.builtin(profile)
@@ -49,6 +51,10 @@ def settings_from_options(
         api_keys=tuple(api_key) or _env_keys(), latency=latency_model, faults=fault_settings,
         enable_request_id_headers=enable_request_id_headers,
         sse_keep_alive_interval=sse_keep_alive_interval, default_temperature=default_temperature,
+        # "none" means unset, as vLLM's parse_reasoning_parser reads it
+        reasoning_parser=None if (reasoning_parser or "none").lower() == "none" else reasoning_parser,
+        enable_auto_tool_choice=enable_auto_tool_choice, tool_call_parser=tool_call_parser, thinking=thinking,
+        quantization=quantization,
     )
 
 
@@ -101,6 +107,20 @@ def _env_keys() -> tuple[str, ...]:
 @click.option("--default-temperature", default=1.0, show_default=True, type=float,
               help="Temperature for requests that send none (vLLM's default without "
                    "a generation config is 1.0).")
+@click.option("--reasoning-parser", default=None, metavar="NAME",
+              help="Split the thinking into message.reasoning as vLLM's parser NAME does "
+                   f"({', '.join(parsers.REASONING_PARSERS)}); also makes the model think.")
+@click.option("--enable-auto-tool-choice", is_flag=True,
+              help="Let the model call the tools a chat request offers (needs --tool-call-parser).")
+@click.option("--tool-call-parser", default=None, metavar="NAME",
+              help=f"Read tool calls as vLLM's parser NAME does ({', '.join(parsers.TOOL_PARSERS)}).")
+@click.option("--thinking/--no-thinking", default=None,
+              help="Whether the model writes <think>...</think> before each chat answer, as Qwen3 "
+                   "does (default: with --reasoning-parser). --thinking alone leaves the thinking "
+                   "inside content, as vLLM does without a reasoning parser.")
+@click.option("--quantization", default=None, metavar="METHOD",
+              help="Quantization the server reports through system_fingerprint (default: the "
+                   "profile's: fp8 for the fp8 profiles, none for baseline).")
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def simulate(host: str, port: int, log_level: str, **options: object) -> None:
@@ -109,6 +129,10 @@ def simulate(host: str, port: int, log_level: str, **options: object) -> None:
     It speaks vLLM 0.34's wire format, answers deterministically at temperature 0,
     and with --profile fp8 makes a configurable share of answers differ from the
     baseline's the way FP8 answers do. Ready when GET /health answers 200.
+
+    As a Qwen3 deployment: --reasoning-parser qwen3 --enable-auto-tool-choice
+    --tool-call-parser hermes (the model thinks before each chat answer and calls the
+    tools a request offers).
     """
     from simulator.server import serve
 

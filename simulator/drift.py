@@ -216,8 +216,8 @@ def apply_profile(profile: Profile, key: int, prompt: str, tokens: list[Token]) 
     divergent token breaks that rule is tried again further on.
     """
     text = _join(tokens)
-    planned = profile.kind_for(unit(key, profile.drift_seed, _SALT_PLAN))
-    if planned is None or len(tokens) < 2:
+    planned = planned_kind(profile, key)
+    if planned not in _FALLBACK or len(tokens) < 2:   # none, or a part beyond the text
         return Drifted(text, None, planned)
     rng = random.Random(mix(key, profile.drift_seed, _SALT_DETAIL))
     initial = _start(key, profile.drift_seed, len(tokens))
@@ -234,6 +234,24 @@ def apply_profile(profile: Profile, key: int, prompt: str, tokens: list[Token]) 
                 return Drifted(changed, kind, planned)
             start = at + 1 if at + 1 < len(tokens) else 1
     return Drifted(text, None, planned)
+
+
+def planned_kind(profile: Profile, key: int) -> DriftKind | None:
+    """The drift ``profile`` plans for the prompt whose key is ``key`` (None: none)."""
+    return profile.kind_for(unit(key, profile.drift_seed, _SALT_PLAN))
+
+
+def reasoning_number(profile: Profile, key: int, prompt: str, tokens: list[Token]) -> str | None:
+    """The thinking ``tokens`` with one number changed (``reasoning_number``), or None."""
+    if len(tokens) < 2:
+        return None
+    rng = random.Random(mix(key, profile.drift_seed, _SALT_DETAIL))
+    return _Op(key, tokens, _start(key, profile.drift_seed, len(tokens)), rng, prompt).number()
+
+
+def detail_rng(profile: Profile, key: int) -> random.Random:
+    """The random choices of a drift beyond the text (which argument, which tool)."""
+    return random.Random(mix(key, profile.drift_seed, _SALT_DETAIL))
 
 
 def replica_flip(key: int, seed: int, rate: float, prompt: str, tokens: list[Token]) -> str | None:

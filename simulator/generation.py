@@ -14,10 +14,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from simulator import drift, logprobs, textgen
-from simulator.hashing import mix
+from simulator import drift, logprobs, textgen, thinking, tools
 from simulator.profiles import DriftKind, Profile
-from simulator.vocab import Token, Vocabulary
+from simulator.tools import ToolRequest
+from simulator.vocab import THINK_END, THINK_START, Token, Vocabulary, vocabulary
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class Sampling:
     min_tokens: int = 0
     logprobs: int | None = None         # top-N to report, None: no logprobs
     json_output: bool = False
+    thinking: bool = False              # the model thinks before answering (chat, reasoning model)
+    tools: ToolRequest | None = None    # the tools a chat request offers
 
     @property
     def greedy(self) -> bool:
@@ -71,13 +73,21 @@ class Choice:
 
 @dataclass(frozen=True)
 class Planned:
-    """The greedy answer for a prompt, with the baseline it was derived from."""
+    """The greedy answer for a prompt, with the baseline it was derived from.
+
+    The tokens are all the model writes: the thinking (``<think>…</think>``) if it
+    thinks, then the final part, an answer in text or its tool calls; ``final`` is where
+    that part starts. Parsing them into reasoning, content and tool calls is the
+    server's business (``parsers``), as in vLLM.
+    """
 
     base: tuple[Token, ...]
     tokens: tuple[Token, ...]
-    kind: DriftKind | None
-    planned: DriftKind | None
+    kind: DriftKind | None      # the drift applied (None: the baseline's answer)
+    planned: DriftKind | None   # the drift the profile planned for this prompt
     replica_flipped: bool
+    final: int = 0
+    text_final: bool = True     # the final part is text (not tool calls)
 
 
 class Generator:
@@ -88,38 +98,77 @@ class Generator:
         self.seed = seed
         self.vocab = vocab
         # Keyed by a 64-bit hash, not the prompt: long-context prompts would pin memory.
-        self._cache: OrderedDict[tuple[int, bool], Planned] = OrderedDict()
+        self._cache: OrderedDict[tuple[object, ...], Planned] = OrderedDict()
         self._cache_size = cache_size
 
-    def plan(self, prompt: str, json_output: bool = False) -> Planned:
-        """The greedy answer to ``prompt`` (cached: the same prompt repeats in a replay)."""
+    def plan(self, prompt: str, json_output: bool = False, *, think: bool = False,
+             tool_request: ToolRequest | None = None) -> Planned:
+        """The greedy answer to ``prompt`` (cached: the same prompt repeats in a replay).
+
+        The rendered prompt holds the offered tools, so the key covers them; how the
+        request lets the model use them does not show in it and is part of the cache key.
+        """
         key = textgen.prompt_key(prompt)
-        cache_key = (key, json_output)
+        request = tool_request
+        cache_key = (key, json_output, think, None if request is None else
+                     (request.choice, request.named, request.parallel, request.answered))
         hit = self._cache.get(cache_key)
         if hit is not None:
             self._cache.move_to_end(cache_key)
             return hit
-        base = self.vocab.encode(textgen.generate(prompt, json_output=json_output).text)
-        drifted = drift.apply_profile(self.profile, key, prompt, base)
-        tokens = base if drifted.kind is None else self.vocab.encode(drifted.text)
-        flipped = drift.replica_flip(key, self.seed, self.profile.replica_rate, prompt, tokens)
-        if flipped is not None:
-            tokens = self.vocab.encode(flipped)
-        planned = Planned(tuple(base), tuple(tokens), drifted.kind, drifted.planned, flipped is not None)
+        planned = self._plan(key, prompt, json_output, think, request)
         self._cache[cache_key] = planned
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return planned
 
+    def _plan(self, key: int, prompt: str, json_output: bool, think: bool,
+              request: ToolRequest | None) -> Planned:
+        profile, encode = self.profile, self.vocab.encode
+        subject = textgen.subject(prompt)
+        calls = tools.decide(request, subject, key)
+        flipped = None
+        if calls is None:
+            base_final = encode(textgen.generate(prompt, json_output=json_output).text)
+            drifted = drift.apply_profile(profile, key, prompt, base_final)
+            final = base_final if drifted.kind is None else encode(drifted.text)
+            flipped = drift.replica_flip(key, self.seed, profile.replica_rate, prompt, final)
+            if flipped is not None:
+                final = encode(flipped)
+            kind, planned = drifted.kind, drifted.planned
+        else:
+            assert request is not None
+            base_final = final = encode(tools.raw_calls(calls))
+            kind, planned = None, drift.planned_kind(profile, key)
+            rng = drift.detail_rng(profile, key)
+            changed = (tools.change_argument(calls, request.tools, rng) if planned is DriftKind.TOOL_ARGUMENT
+                       else tools.change_tool(calls, request, subject, key, rng) if planned is DriftKind.TOOL_NAME
+                       else None)
+            if changed is not None:
+                final, kind = encode(tools.raw_calls(changed)), planned
+        base_head = head = []
+        if think:
+            thought = thinking.write(prompt, calls_tool=calls is not None)
+            base_head = head = _thinking(encode(thought))
+            if planned is DriftKind.REASONING_NUMBER:
+                changed_thought = drift.reasoning_number(profile, key, prompt, encode(thought))
+                if changed_thought is not None and changed_thought != thought:
+                    head, kind = _thinking(encode(changed_thought)), planned
+        return Planned(tuple(base_head + base_final), tuple(head + final), kind, planned, flipped is not None,
+                       final=len(head), text_final=calls is None)
+
     def generate(self, s: Sampling) -> list[Choice]:
-        plan = self.plan(s.prompt, s.json_output)
+        plan = self.plan(s.prompt, s.json_output, think=s.thinking, tool_request=s.tools)
         key = textgen.prompt_key(s.prompt)
         choices = []
         for index in range(s.n):
             tokens = list(plan.tokens)
-            if not s.greedy:
-                rng = random.Random(mix(s.seed, index) if s.seed is not None else None)
-                tokens = self.vocab.encode(drift.sample(key, tokens, rng, s.temperature, s.prompt))
+            if not s.greedy and plan.text_final:
+                # vLLM seeds the n choices of a seeded request with seed, seed + 1, ...
+                # (v1/engine/parallel_sampling.py); thinking and tool calls stay greedy.
+                rng = random.Random(s.seed + index if s.seed is not None else None)
+                head, answer = tokens[: plan.final], tokens[plan.final:]
+                tokens = head + self.vocab.encode(drift.sample(key, answer, rng, s.temperature, s.prompt))
             choices.append(self._finish(index, key, tokens, plan, s))
         return choices
 
@@ -134,14 +183,25 @@ class Generator:
         out, finish, reason, hidden = _apply_stops(tokens, limit, s, self.vocab.eos_id)
         positions = None
         if s.logprobs is not None:
-            # Logprobs name the tokens as generated, even the one a stop string cut.
+            # Logprobs name the tokens as generated, even the one a stop string cut, and
+            # the end of sequence or stop token too (vLLM gives every sampled token one,
+            # decoded on its own: "<|im_end|>"), one for each of completion_tokens.
             generated = tokens[: len(out)]
+            if hidden is not None:
+                generated.append(Token(hidden, self.vocab.decode([hidden], skip_special=False)))
             divergence = _divergence(plan, generated)
             positions = tuple(
                 logprobs.position(key, i, t.text, s.logprobs, self.vocab, divergence)
                 for i, t in enumerate(generated)
             )
         return Choice(index, tuple(out), finish, reason, hidden, positions)
+
+
+def _thinking(thought: list[Token]) -> list[Token]:
+    """``<think>\n…\n</think>\n\n`` around the thought, as Qwen3 writes it."""
+    vocab = vocabulary()
+    mark = vocab.encode
+    return [*mark(THINK_START + "\n"), *thought, *mark("\n" + THINK_END + "\n\n")]
 
 
 def _apply_stops(tokens: Sequence[Token], limit: int, s: Sampling,

@@ -15,13 +15,13 @@ shadowdiff:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from simulator.drift import alternative, near_tie_alternative
 from simulator.hashing import mix, text_id, unit
-from simulator.vocab import BYTE_TOKENS, SPECIAL_TOKENS, Vocabulary
+from simulator.vocab import ADDED_TOKENS, BYTE_TOKENS, SPECIAL_TOKENS, Vocabulary
 
 _PROMPT_SALT = 0x5BD1E995
 _FILLER = (
@@ -42,11 +42,13 @@ class Divergence:
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """The distribution at one output position: the emitted token first, then top-k."""
+    """The distribution at one position: the token there (emitted, or the prompt's), then
+    the top-k; ``rank`` is that token's rank in the distribution (1 for a greedy output)."""
 
     token: str
     logprob: float
     top: tuple[tuple[str, float], ...]
+    rank: int = 1
 
 
 def _residual(first: float, second: str | None, second_p: float | None, key: int,
@@ -66,7 +68,7 @@ def _residual(first: float, second: str | None, second_p: float | None, key: int
         if j <= len(_FILLER):
             candidate = _FILLER[(mix(key, index, j) + j) % len(_FILLER)]
         else:
-            span = vocab.size - BYTE_TOKENS - len(SPECIAL_TOKENS)
+            span = vocab.size - BYTE_TOKENS - len(SPECIAL_TOKENS) - len(ADDED_TOKENS)
             candidate = vocab.token_text(BYTE_TOKENS + len(SPECIAL_TOKENS) + mix(key, index, j) % span)
         if candidate in used:
             continue
@@ -139,23 +141,67 @@ def completion_logprobs(positions: Sequence[Position | None], tokens: Sequence[s
             "top_logprobs": top_logprobs}
 
 
+def _prompt_rank(key: int, index: int) -> int:
+    """Where the prompt's own token ranks among the model's predictions: often first
+    (text is predictable), often not, sometimes far down (a name, a typo)."""
+    u = unit(key, index, _PROMPT_SALT)
+    if u < 0.55:
+        return 1
+    if u < 0.75:
+        return 2
+    if u < 0.88:
+        return 3 + int((u - 0.75) / 0.13 * 3)
+    return 6 + int((u - 0.88) / 0.12 * 200)
+
+
+def _alternatives(key: int, index: int, taken: str, vocab: Vocabulary) -> Iterator[str]:
+    """Other single tokens a model could have predicted, never ``taken``, none twice."""
+    used = {taken}
+    span = vocab.size - BYTE_TOKENS - len(SPECIAL_TOKENS) - len(ADDED_TOKENS)
+    j = 0
+    while True:
+        j += 1
+        if j <= len(_FILLER):
+            candidate = _FILLER[(mix(key, index, j) + j) % len(_FILLER)]
+        else:
+            candidate = vocab.token_text(BYTE_TOKENS + len(SPECIAL_TOKENS) + mix(key, index, j) % span)
+        if candidate not in used:
+            used.add(candidate)
+            yield candidate
+
+
 def prompt_position(key: int, index: int, token_id: int, text: str, k: int, vocab: Vocabulary) -> Position:
-    """The distribution at prompt position ``index``, from the same model as outputs."""
-    return position(key ^ _PROMPT_SALT, index, text, k, vocab)
+    """The distribution at prompt position ``index``: the prompt's token at its own rank
+    (``_prompt_rank``), and the ``k`` most likely tokens, ranks 1 to ``k``, the prompt's
+    token among them where its rank is at most ``k``."""
+    key ^= _PROMPT_SALT
+    rank = _prompt_rank(key, index)
+    decay = 0.3 + 0.3 * unit(key, index, 2)
+    # geometric over the first five ranks, then slower and slower; the listed mass stays below 1
+    first = (1 - decay) * (0.5 + 0.4 * unit(key, index, 1))
+
+    def logprob(r: int) -> float:
+        return math.log(first) + min(r - 1, 4) * math.log(decay) - 0.3 * min(max(r - 5, 0), 5) - 0.1 * max(r - 10, 0)
+
+    others = _alternatives(key, index, text, vocab)
+    top = tuple((text if r == rank else next(others), logprob(r)) for r in range(1, k + 1))
+    return Position(text, logprob(rank), top, rank)
 
 
 def prompt_logprobs(key: int, token_ids: Sequence[int], k: int,
                     vocab: Vocabulary) -> list[dict[str, dict[str, Any]] | None]:
     """vLLM's ``prompt_logprobs``: None for the first token, then at every position the
-    actual token (with its rank) and the top ``k``, keyed by token id."""
+    actual token with its true rank, then the top ``k`` (ranks 1 to k), keyed by token id
+    (v1/engine/logprobs.py, append_logprobs_for_next_position: the prompt's token first,
+    and where it is among the top k, once)."""
     out: list[dict[str, dict[str, Any]] | None] = [None]
     for index, token_id in enumerate(token_ids[1:], start=1):
         text = vocab.decode([token_id], skip_special=False)
-        p = prompt_position(key, index, token_id, text, max(k, 1), vocab)
+        p = prompt_position(key, index, token_id, text, k, vocab)
         entries: dict[str, dict[str, Any]] = {
-            str(token_id): {"logprob": p.logprob, "rank": 1, "decoded_token": text}}
-        for rank, (alt, lp) in enumerate(p.top[:k], start=1):
-            alt_id = vocab.token_id(alt)
+            str(token_id): {"logprob": p.logprob, "rank": p.rank, "decoded_token": text}}
+        for rank, (alt, lp) in enumerate(p.top, start=1):
+            alt_id = token_id if rank == p.rank else vocab.token_id(alt)
             if alt_id is not None and str(alt_id) not in entries:
                 entries[str(alt_id)] = {"logprob": lp, "rank": rank, "decoded_token": alt}
         out.append(entries)

@@ -12,8 +12,14 @@ Built-in profiles:
   a near-tie, the way BF16 disagrees with itself under other batching.
 * ``fp8`` - the drift mix of a well-behaved FP8 deployment: mostly identical or
   wording-only, a few formatting changes, and rare confident changes (a number, a
-  repeated word, an off-topic item, an earlier stop). 1.5x faster.
+  repeated word, an off-topic item, an earlier stop; a number in the thinking, a tool
+  argument, another tool). 1.5x faster; its ``quantization`` is ``fp8``.
 * ``fp8-heavy`` - a badly broken quantization, for alerts that must fire.
+
+The last three kinds change a part only some answers have: ``reasoning_number`` the
+thinking of a reasoning model (its final answer stays the same), ``tool_argument`` and
+``tool_name`` a tool call (``tool_name`` only where several tools are offered). A prompt
+planned for one of them whose answer lacks that part is answered as the baseline's.
 
 Custom profiles come from a TOML file (``--profile-file``) or ``--drift KIND=RATE``
 overrides::
@@ -21,6 +27,7 @@ overrides::
     name = "int4"
     base = "fp8"          # start from a built-in
     speed = 2.0
+    quantization = "awq"  # what the server's fingerprint is made from
     [rates]
     number = 0.10
     wording = 0.40
@@ -49,6 +56,17 @@ class DriftKind(StrEnum):
     EARLY_STOP = "early_stop"    # the answer stops at an earlier sentence
     FORMATTING = "formatting"    # whitespace and line breaks only
     WORDING = "wording"          # identical prefix, then synonyms and rephrasing
+    # Parts beyond the text, after the text kinds so that adding them moved no prompt's
+    # text drift (see the module docstring for where they apply).
+    REASONING_NUMBER = "reasoning_number"   # a changed number in the thinking only
+    TOOL_ARGUMENT = "tool_argument"         # a tool call's argument value changed
+    TOOL_NAME = "tool_name"                 # another of the offered tools called
+
+    @property
+    def in_text(self) -> bool:
+        """True for the kinds that change the answer's text; the others change its
+        thinking or its tool calls."""
+        return self not in (DriftKind.REASONING_NUMBER, DriftKind.TOOL_ARGUMENT, DriftKind.TOOL_NAME)
 
     @property
     def confident(self) -> bool:
@@ -65,6 +83,7 @@ class Profile:
     speed: float = 1.0
     replica_rate: float = 0.03
     drift_seed: int = 0
+    quantization: str | None = None     # as vLLM's --quantization; None: the checkpoint's dtype
 
     def __post_init__(self) -> None:
         for kind, rate in self.rates.items():
@@ -105,14 +124,15 @@ BUILTIN: Mapping[str, Profile] = MappingProxyType({
     "fp8": Profile(
         "fp8",
         _rates(number=0.04, repetition=0.03, list_item=0.03, early_stop=0.05,
-               formatting=0.08, wording=0.32),
-        speed=1.5,
+               formatting=0.08, wording=0.32, reasoning_number=0.03, tool_argument=0.03,
+               tool_name=0.02),
+        speed=1.5, quantization="fp8",
     ),
     "fp8-heavy": Profile(
         "fp8-heavy",
         _rates(number=0.15, repetition=0.10, list_item=0.10, early_stop=0.10,
                formatting=0.05, wording=0.40),
-        speed=1.5,
+        speed=1.5, quantization="fp8",
     ),
 })
 
@@ -147,7 +167,7 @@ def load(path: Path) -> Profile:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"cannot read profile file {path}: {exc}") from exc
-    unknown = set(data) - {"name", "base", "speed", "replica_rate", "drift_seed", "rates"}
+    unknown = set(data) - {"name", "base", "speed", "replica_rate", "drift_seed", "quantization", "rates"}
     if unknown:
         raise ProfileError(f"{path}: unknown keys {sorted(unknown)}")
     base = builtin(str(data.get("base", "baseline")))
@@ -159,6 +179,7 @@ def load(path: Path) -> Profile:
             speed=float(data.get("speed", base.speed)),
             replica_rate=float(data.get("replica_rate", base.replica_rate)),
             drift_seed=int(data.get("drift_seed", base.drift_seed)),
+            quantization=str(data["quantization"]) if "quantization" in data else base.quantization,
         )
     except (TypeError, ValueError) as exc:
         raise ProfileError(f"{path}: {exc}") from exc

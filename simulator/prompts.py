@@ -2,15 +2,26 @@
 
 vLLM applies the model's chat template; the simulator uses a ChatML template (the
 one Qwen models ship), so prompt token counts include the role markers as they do
-on a real server.
+on a real server. Like Qwen3's, it lists the offered tools in the system turn, writes
+an assistant's earlier tool calls as ``<tool_call>`` blocks and tool results as
+``<tool_response>`` in a user turn, and closes an empty thinking block after the
+generation prompt when thinking is turned off (``enable_thinking: false``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from shadowdiff.errors import RequestError
+
+_TOOLS_INTRO = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+                "You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
+_TOOLS_OUTRO = ("\n</tools>\n\nFor each function call, return a json object with function name and "
+                "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
+                '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>')
+NO_THINKING = "<think>\n\n</think>\n\n"
 
 
 def message_text(content: Any, index: int) -> str:
@@ -33,20 +44,50 @@ def message_text(content: Any, index: int) -> str:
     return "\n".join(parts)
 
 
+def _tool_calls(message: Any) -> str:
+    calls = []
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {} if isinstance(call, dict) else {}
+        arguments = function.get("arguments", "{}")
+        arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        calls.append(f'<tool_call>\n{{"name": "{function.get("name", "")}", "arguments": {arguments}}}\n</tool_call>')
+    return "\n".join(calls)
+
+
 def render_chat(messages: Sequence[Any], *, add_generation_prompt: bool = True,
-                continue_final_message: bool = False) -> str:
-    """The ChatML prompt for ``messages`` (each a mapping with ``role`` and ``content``)."""
+                continue_final_message: bool = False, tools: Sequence[Any] | None = None,
+                thinking: bool = True) -> str:
+    """The ChatML prompt for ``messages`` (each a mapping with ``role`` and ``content``);
+    ``tools`` as the request sends them; ``thinking=False`` closes the thinking at once."""
     if add_generation_prompt and continue_final_message:
         raise RequestError("Cannot set both `continue_final_message` and "
                            "`add_generation_prompt` to True.")
     lines = []
-    for index, message in enumerate(messages):
+    rest = list(enumerate(messages))
+    if tools:
+        system = ""
+        if rest and rest[0][1].get("role") == "system":
+            system = message_text(rest.pop(0)[1].get("content"), 0) + "\n\n"
+        listed = "".join("\n" + json.dumps(tool, ensure_ascii=False) for tool in tools)
+        lines.append(f"<|im_start|>system\n{system}{_TOOLS_INTRO}{listed}{_TOOLS_OUTRO}<|im_end|>\n")
+    for position, (index, message) in enumerate(rest):
         text = message_text(message.get("content"), index)
-        last = index == len(messages) - 1
+        role = message["role"]
+        last = position == len(rest) - 1
+        if role == "tool":
+            before = rest[position - 1][1].get("role") if position else None
+            after = None if last else rest[position + 1][1].get("role")
+            lines.append(("<|im_start|>user" if before != "tool" else "")
+                         + f"\n<tool_response>\n{text}\n</tool_response>"
+                         + ("<|im_end|>\n" if after != "tool" else ""))
+            continue
+        calls = _tool_calls(message) if role == "assistant" else ""
+        if calls:
+            text = f"{text}\n{calls}" if text else calls
         if continue_final_message and last:
-            lines.append(f"<|im_start|>{message['role']}\n{text}")
+            lines.append(f"<|im_start|>{role}\n{text}")
         else:
-            lines.append(f"<|im_start|>{message['role']}\n{text}<|im_end|>\n")
+            lines.append(f"<|im_start|>{role}\n{text}<|im_end|>\n")
     if add_generation_prompt:
-        lines.append("<|im_start|>assistant\n")
+        lines.append("<|im_start|>assistant\n" + ("" if thinking else NO_THINKING))
     return "".join(lines)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -82,6 +82,19 @@ class _Prompt(BaseModel):
     prompt: str | list[str] | list[int] | list[list[int]] | None = None
 
 
+class FunctionDefinition(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class ToolParam(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["function"] = "function"
+    function: FunctionDefinition
+
+
 # Bases are listed so that ``messages`` / ``prompt`` come first, as in vLLM's models:
 # pydantic reports validation errors in field order, and vLLM's ``param`` is the first.
 class ChatRequest(_Sampling, _Messages):
@@ -90,6 +103,22 @@ class ChatRequest(_Sampling, _Messages):
     top_logprobs: int | None = 0
     add_generation_prompt: bool = True
     continue_final_message: bool = False
+    tools: list[ToolParam] | None = None
+    # check_tool_usage has refused any other string, and named choices without a name
+    tool_choice: str | dict[str, Any] | None = "none"
+    parallel_tool_calls: bool | None = True
+    include_reasoning: bool = True
+    chat_template_kwargs: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the chat template lets a reasoning model think (Qwen3's ``enable_thinking``;
+        vLLM turns a ``reasoning_effort`` into it: build_chat_params in chat_completion/protocol.py)."""
+        kwargs = self.chat_template_kwargs or {}
+        if "enable_thinking" in kwargs:
+            return bool(kwargs["enable_thinking"])
+        return self.reasoning_effort != "none"
 
     @property
     def requested_max_tokens(self) -> tuple[str, int | None]:
@@ -116,6 +145,8 @@ class TokenizeRequest(BaseModel):
     add_generation_prompt: bool = True
     continue_final_message: bool = False
     return_token_strs: bool | None = False
+    tools: list[ToolParam] | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
 
 
 class DetokenizeRequest(BaseModel):
@@ -218,13 +249,72 @@ def validate(model: type[Model], data: Any) -> Model:
 
 
 def check_raw(data: Any, *, chat: bool) -> None:
-    """vLLM's request-level checks, which run before field validation."""
+    """vLLM's request-level checks, which run before field validation.
+
+    Pydantic runs a model's ``mode="before"`` validators last-defined first, so the
+    order here is the reverse of their order in vLLM's request classes.
+    """
     if not isinstance(data, dict):
         return
+    if chat:
+        if data.get("continue_final_message") and data.get("add_generation_prompt"):
+            raise vllm_error("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+        check_tool_usage(data)
+    else:
+        if data.get("prompt") is None or data.get("prompt") == "":
+            raise vllm_error("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
+        _check_stream_options(data)
+    _check_logprobs(data, chat=chat)
+    if chat:
+        _check_stream_options(data)
+
+
+def _check_stream_options(data: dict[str, Any]) -> None:
     if data.get("stream_options") and not data.get("stream"):
         raise vllm_error("Stream options can only be defined when `stream=True`.", "stream_options")
-    if not chat and (data.get("prompt") is None or data.get("prompt") == ""):
-        raise vllm_error("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
+
+
+_NAMED_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`'
+
+
+def check_tool_usage(data: dict[str, Any]) -> None:
+    """``ChatCompletionRequest.check_tool_usage``: its defaults (``auto`` when tools are
+    given, an empty list read as none) and its 400s. Changes ``data`` as vLLM's does."""
+    if data.get("tools") == [] and not isinstance(data.get("tool_choice"), dict):
+        data["tools"] = None
+        if data.get("tool_choice") in ("auto", "required"):
+            data["tool_choice"] = "none"
+    if "tool_choice" not in data and data.get("tools"):
+        data["tool_choice"] = "auto"
+    choice = data.get("tool_choice")
+    if choice is None or choice == "none":
+        return
+    if data.get("tools") is None:
+        raise vllm_error("When using `tool_choice`, `tools` must be set.", "tool_choice")
+    if choice not in ("auto", "required") and not isinstance(choice, dict):
+        raise vllm_error(f"Invalid value for `tool_choice`: {choice}! Only named tools, \"none\", \"auto\" "
+                         "or \"required\" are supported.", "tool_choice")
+    if not isinstance(choice, dict):
+        return
+    function = choice.get("function")
+    if not isinstance(function, dict):
+        raise vllm_error(f"Invalid value for `function`: `{function}` in `tool_choice`! {_NAMED_USAGE}",
+                         "tool_choice.function")
+    if "name" not in function:
+        raise vllm_error(f"Expected field `name` in `function` in `tool_choice`! {_NAMED_USAGE}",
+                         "tool_choice.function.name")
+    name = function["name"]
+    if not isinstance(name, str) or not name:
+        raise vllm_error(f"Invalid `name` in `function`: `{name}` in `tool_choice`! {_NAMED_USAGE}",
+                         "tool_choice.function.name")
+    tools = data["tools"] if isinstance(data["tools"], list) else []
+    if not any(isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name") == name
+               for t in tools):
+        raise vllm_error(f"The tool `{name}` specified in `tool_choice` does not match any of the specified "
+                         "`tools`", "tool_choice")
+
+
+def _check_logprobs(data: dict[str, Any], *, chat: bool) -> None:
     fields = ("prompt_logprobs", "top_logprobs") if chat else ("prompt_logprobs", "logprobs")
     for name in fields:
         value = data.get(name)

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Send
 
-from simulator import logprobs, responses, streaming
+from simulator import logprobs, parsers, responses, streaming
 from simulator.engine import Engine
 from simulator.faults import Fault
 from simulator.generation import Choice
@@ -164,9 +164,13 @@ class _Run:
             prompt_lp = (logprobs.prompt_logprobs(prompt_key(first.text), first.ids, job.prompt_logprobs,
                                                   self.engine.vocab)
                          if job.prompt_logprobs is not None else None)
-            return responses.chat_body(job.ctx, choices, job.prompt_tokens, top_logprobs=job.top_n,
+            answers = [self._chat_choice(choice) for choice in choices]
+            reasoning = (sum(parsers.reasoning_tokens(job.parsers, job.asked, c.token_ids) for c in choices)
+                         if job.parsed and job.parsers.reasoning else None)
+            return responses.chat_body(job.ctx, answers, job.prompt_tokens, top_logprobs=job.top_n,
                                        prompt_logprobs=prompt_lp,
-                                       token_ids=first.ids if job.return_token_ids else None)
+                                       token_ids=first.ids if job.return_token_ids else None,
+                                       reasoning_tokens=reasoning)
         out = []
         for choice in choices:
             prompt = self._prompt_of(choice)
@@ -175,6 +179,17 @@ class _Run:
                 self._prompt_logprobs(prompt), prompt.ids if job.return_token_ids else None,
                 echo_only=job.echo_only))
         return responses.completion_body(job.ctx, out, job.prompt_tokens)
+
+    def _chat_choice(self, choice: Choice) -> responses.ChatChoice:
+        """The choice's message as the server's parsers make it (chat_completion_full_generator)."""
+        job = self.job
+        if not job.parsed:
+            return responses.ChatChoice(choice, choice.text)
+        found = parsers.parse(job.parsers, job.asked, choice.text, choice.token_ids)
+        calls = tuple((parsers.tool_call_id(), name, arguments) for name, arguments in found.tool_calls)
+        return responses.ChatChoice(choice, found.content, found.reasoning, calls,
+                                    parsers.finish_reason(choice.finish_reason, job.asked, bool(calls)),
+                                    hide_metadata=not job.asked.include_reasoning)
 
     def _prompt_of(self, choice: Choice) -> Prompt:
         return self.job.prompts[choice.index // self.job.prompts[0].sampling.n]
@@ -259,7 +274,7 @@ class _Run:
         """Write every frame; True if a fault ended the stream early."""
         job = self.job
         chunks = (streaming.ChatChunks if job.chat else streaming.CompletionChunks)(
-            job.ctx, job.continuous_usage, job.include_usage)
+            job.ctx, job.continuous_usage, job.include_usage, reasoning=job.parsed and bool(job.parsers.reasoning))
         writers = [_ChoiceWriter(choice, self._prompt_of(choice), self) for choice in choices]
         for writer in writers:
             await self.write(chunks.role(writer.choice.index, len(writer.prompt.ids), writer.prompt_ids))
@@ -279,12 +294,16 @@ class _Run:
             for writer in writers:
                 if step >= writer.steps:
                     continue
+                delta = writer.delta(step)
+                if delta is None:   # a token vLLM's parser sends nothing for
+                    continue
                 if emitted == strike and await self._mid_stream_fault():
                     return True
-                await self.write(chunks.delta(writer.delta(step)))
+                await self.write(chunks.delta(delta))
                 emitted += 1
         if job.include_usage:
-            await self.write(chunks.usage(job.prompt_tokens, sum(c.completion_tokens for c in choices)))
+            reasoning = sum(w.reasoning_tokens() for w in writers) if chunks.reasoning else None
+            await self.write(chunks.usage(job.prompt_tokens, sum(c.completion_tokens for c in choices), reasoning))
         await self.write(streaming.DONE)
         return False
 
@@ -349,8 +368,14 @@ class _ChoiceWriter:
         self.echo_positions: tuple[list[logprobs.Position | None], list[str]] | None = None
         if self.job.echo:
             self.echo_positions = run._echo_positions(prompt) if choice.positions is not None else None
+        # chat with a reasoning or tool parser: the deltas are the parser's
+        self.parser = parsers.StreamParser(self.job.parsers, self.job.asked, prompt.ids) if self.job.parsed else None
 
-    def delta(self, step: int) -> streaming.Delta:
+    def reasoning_tokens(self, upto: int | None = None) -> int:
+        return parsers.reasoning_tokens(self.job.parsers, self.job.asked, self.choice.token_ids[:upto])
+
+    def delta(self, step: int) -> streaming.Delta | None:
+        """The frame of one step, or None where vLLM sends none."""
         choice, job = self.choice, self.job
         last = step == self.steps - 1
         visible = len(choice.tokens)
@@ -361,7 +386,7 @@ class _ChoiceWriter:
         self.sent = allowed
         positions: list[logprobs.Position | None] = []
         texts: list[str] = []
-        if choice.positions is not None and step < visible:
+        if choice.positions is not None and step < len(choice.positions):
             positions, texts = [choice.positions[step]], [choice.positions[step].token]
         ids = [choice.token_ids[step]] if job.return_token_ids and step < len(choice.token_ids) else None
         prompt_ids = None
@@ -381,12 +406,29 @@ class _ChoiceWriter:
             else:
                 lp = logprobs.completion_logprobs(positions, texts, job.top_n, self.offset)
                 self.offset += sum(len(t) for t in texts)
+        finish_reason = choice.finish_reason if last else None
+        message = None
+        if self.parser is not None:
+            token_id = choice.token_ids[step] if step < len(choice.token_ids) else -1
+            message = self.parser.step(text, token_id, finished=last)
+            if self.parser.hide_metadata:
+                lp = ids = None
+            if message is None:
+                # ChatStreamProcessor sent nothing: the frame goes out only to carry a
+                # finish, logprobs or token ids, with an empty delta
+                if not last and lp is None and ids is None:
+                    return None
+                message = {}
+            if last:
+                finish_reason = self.parser.finish_reason(choice.finish_reason)
         return streaming.Delta(
             index=choice.index, text=text, completion_tokens=step + 1, prompt_tokens=len(self.prompt.ids),
             logprobs=lp, token_ids=ids, prompt_token_ids=prompt_ids,
-            finish_reason=choice.finish_reason if last else None,
+            finish_reason=finish_reason,
             stop_reason=choice.stop_reason if last else None, final=last,
-            empty=last and choice.completion_tokens == 0)
+            empty=last and choice.completion_tokens == 0, message=message,
+            reasoning_tokens=self.reasoning_tokens(step + 1)
+            if job.continuous_usage and job.parsers.reasoning and job.parsed else None)
 
 
 async def respond(engine: Engine, job: Job, receive: Receive, send: Send) -> None:

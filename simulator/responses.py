@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import secrets
 import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,22 +34,50 @@ class Context:
     fingerprint: str
 
     @classmethod
-    def new(cls, prefix: str, request_id: str | None, model: str, version: str) -> Context:
+    def new(cls, prefix: str, request_id: str | None, model: str, fingerprint: str) -> Context:
         # vLLM: the X-Request-Id header, else the body's request_id, else 16 hex digits.
         suffix = request_id if request_id is not None else secrets.token_hex(8)
-        digest = zlib.crc32(model.encode()) & 0xFFFFFFFF
-        return cls(f"{prefix}-{suffix}", int(time.time()), model, f"vllm-{version}-{digest:08x}")
+        return cls(f"{prefix}-{suffix}", int(time.time()), model, fingerprint)
 
 
-def usage(prompt_tokens: int, completion_tokens: int, *, details: bool = True) -> dict[str, Any]:
+def usage(prompt_tokens: int, completion_tokens: int, *, details: bool = True,
+          reasoning_tokens: int | None = None) -> dict[str, Any]:
+    """``UsageInfo``; ``reasoning_tokens`` (with a reasoning parser) fills
+    ``completion_tokens_details``, which is null otherwise (and left out with
+    ``details=False``, where vLLM serializes without nulls)."""
     body: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
         "completion_tokens": completion_tokens,
     }
-    if details:
+    if reasoning_tokens is not None:
+        body["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
+    elif details:
         body["completion_tokens_details"] = None
     return body
+
+
+@dataclass(frozen=True)
+class ChatChoice:
+    """A chat choice as the server returns it: the generated choice, and its message
+    after the server's parsers (``parsers.parse``), if any run."""
+
+    choice: Choice
+    content: str | None
+    reasoning: str | None = None
+    tool_calls: tuple[tuple[str, str, str], ...] = ()     # (id, name, arguments)
+    finish_reason: str | None = None                      # None: the engine's
+    hide_metadata: bool = False                           # include_reasoning false: no logprobs, ids
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content, "refusal": None,
+                                   "audio": None, "function_call": None}
+        if self.tool_calls:   # ChatMessage leaves an empty list out
+            message["tool_calls"] = [{"id": call_id, "type": "function",
+                                      "function": {"name": name, "arguments": arguments}}
+                                     for call_id, name, arguments in self.tool_calls]
+        message["reasoning"] = self.reasoning
+        return message
 
 
 def _choice_logprobs_chat(choice: Choice, top_n: int) -> dict[str, Any] | None:
@@ -59,9 +86,9 @@ def _choice_logprobs_chat(choice: Choice, top_n: int) -> dict[str, Any] | None:
     return logprobs.chat_content(choice.positions, top_n)
 
 
-def chat_body(ctx: Context, choices: Sequence[Choice], prompt_tokens: int, *,
+def chat_body(ctx: Context, choices: Sequence[ChatChoice], prompt_tokens: int, *,
               top_logprobs: int, prompt_logprobs: list[Any] | None,
-              token_ids: tuple[int, ...] | None) -> dict[str, Any]:
+              token_ids: tuple[int, ...] | None, reasoning_tokens: int | None = None) -> dict[str, Any]:
     return {
         "id": ctx.id,
         "object": "chat.completion",
@@ -69,13 +96,12 @@ def chat_body(ctx: Context, choices: Sequence[Choice], prompt_tokens: int, *,
         "model": ctx.model,
         "choices": [
             {
-                "index": c.index,
-                "message": {"role": "assistant", "content": c.text, "refusal": None,
-                            "audio": None, "function_call": None, "reasoning": None},
-                "logprobs": _choice_logprobs_chat(c, top_logprobs),
-                "finish_reason": c.finish_reason,
-                "stop_reason": c.stop_reason,
-                "token_ids": c.token_ids if token_ids is not None else None,
+                "index": c.choice.index,
+                "message": c.message(),
+                "logprobs": None if c.hide_metadata else _choice_logprobs_chat(c.choice, top_logprobs),
+                "finish_reason": c.finish_reason or c.choice.finish_reason,
+                "stop_reason": c.choice.stop_reason,
+                "token_ids": c.choice.token_ids if token_ids is not None and not c.hide_metadata else None,
                 "routed_experts": None,
                 "weight_versions": None,
             }
@@ -83,7 +109,8 @@ def chat_body(ctx: Context, choices: Sequence[Choice], prompt_tokens: int, *,
         ],
         "service_tier": None,
         "system_fingerprint": ctx.fingerprint,
-        "usage": usage(prompt_tokens, sum(c.completion_tokens for c in choices)),
+        "usage": usage(prompt_tokens, sum(c.choice.completion_tokens for c in choices),
+                       reasoning_tokens=reasoning_tokens),
         "prompt_logprobs": prompt_logprobs,
         "prompt_token_ids": list(token_ids) if token_ids is not None else None,
         "prompt_text": None,

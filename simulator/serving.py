@@ -11,7 +11,7 @@ kept on the job as ``deferred``: a 400 for a plain request, an error event after
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shadowdiff.errors import RequestError
@@ -19,7 +19,9 @@ from simulator import prompts, protocol
 from simulator.engine import Engine
 from simulator.faults import Fault
 from simulator.generation import Sampling
+from simulator.parsers import Asked, Parsers
 from simulator.responses import Context
+from simulator.tools import Tool, ToolRequest
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,13 @@ class Job:
     return_token_ids: bool
     deferred: RequestError | None   # an engine-level rejection (see module docstring)
     fault: Fault | None
+    parsers: Parsers = field(default_factory=Parsers)   # chat: the server's parsers
+    asked: Asked = field(default_factory=Asked)         # chat: what the request tells them
+
+    @property
+    def parsed(self) -> bool:
+        """Whether the answer goes through the server's parsers (chat with a parser)."""
+        return self.chat and self.parsers.active
 
     @property
     def prompt_tokens(self) -> int:
@@ -150,6 +159,35 @@ def _prompt_logprobs(requested: int | None, echoed: bool, top_n: int) -> int | N
     return 100 if requested == -1 else requested
 
 
+def _tool_request(req: protocol.ChatRequest) -> ToolRequest | None:
+    if not req.tools:
+        return None
+    choice = req.tool_choice
+    named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    kind = "named" if named is not None else "none" if choice is None else str(choice)
+    answered = bool(req.messages) and req.messages[-1].role == "tool"
+    return ToolRequest(tuple(Tool.of(t.model_dump()) for t in req.tools), kind, named,
+                       req.parallel_tool_calls is not False, answered)
+
+
+def _check_tool_choice(engine: Engine, req: protocol.ChatRequest) -> None:
+    """``OnlineRenderer.render_chat``: a tool choice needs a tool parser (a 400, no param)."""
+    choice = req.tool_choice
+    if engine.settings.parsers.tools is not None or choice is None or choice == "none":
+        return
+    if choice == "auto":
+        raise RequestError('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser '
+                           "to be set")
+    described = f'function "{choice["function"]["name"]}"' if isinstance(choice, dict) else f'"{choice}"'
+    raise RequestError(f"tool_choice={described} requires --tool-call-parser to be set")
+
+
+def _asked(req: protocol.ChatRequest) -> Asked:
+    choice = req.tool_choice
+    kind = "named" if isinstance(choice, dict) else choice
+    return Asked(tool_choice=kind, include_reasoning=req.include_reasoning, thinking=req.thinking)
+
+
 def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
     """Validate a completion request as vLLM would; raise RequestError if it is bad."""
     data = protocol.parse_json(headers.get("content-type"), body)
@@ -159,11 +197,18 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
     req = protocol.validate(model_type, data)
     model = _check_model(engine, req.model)
     settings = engine.settings
+    tool_request, asked, thinks = None, Asked(), False
     if isinstance(req, protocol.ChatRequest):
+        _check_tool_choice(engine, req)
+        tool_request, asked = _tool_request(req), _asked(req)
+        # a reasoning model thinks unless its template was told not to
+        thinks = settings.thinks and req.thinking and req.add_generation_prompt
         rendered = prompts.render_chat(
             [m.model_dump() for m in req.messages],
             add_generation_prompt=req.add_generation_prompt,
             continue_final_message=req.continue_final_message,
+            tools=[t.model_dump(exclude_none=True) for t in req.tools] if req.tools else None,
+            thinking=not settings.thinks or req.thinking,
         )
         raw_prompts = [(_checked_text(rendered), tuple(engine.vocab.ids(rendered)), True)]
         # vLLM reads top_logprobs: null as 0
@@ -196,6 +241,7 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
             ignore_eos=req.ignore_eos, min_tokens=req.min_tokens,
             logprobs=max(top_n, 1) if sample_logprobs is not None else None,
             json_output=response_format in ("json_object", "json_schema"),
+            thinking=thinks, tools=tool_request,
         )
         built.append(Prompt(text, ids, sampling))
     stream = bool(req.stream)
@@ -204,7 +250,7 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
     request_id = headers.get("x-request-id")
     ctx = Context.new("chatcmpl" if chat else "cmpl",
                       request_id if request_id is not None else req.request_id,
-                      model, settings.version)
+                      model, settings.fingerprint)
     return Job(
         chat=chat, ctx=ctx, prompts=tuple(built), stream=stream,
         include_usage=include_usage,
@@ -216,4 +262,6 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
         return_token_ids=bool(req.return_token_ids),
         deferred=_logprob_limits(engine, sample_logprobs, req.prompt_logprobs),
         fault=engine.faults.draw(),
+        parsers=settings.parsers if chat else Parsers(),
+        asked=asked,
     )

@@ -51,6 +51,8 @@ class Delta:
     stop_reason: str | int | None = None
     final: bool = False
     empty: bool = False                 # a choice that produced nothing: delta {}
+    message: dict[str, Any] | None = None   # chat through a parser: the delta as it made it
+    reasoning_tokens: int | None = None     # with a reasoning parser: of this choice so far
 
 
 class ChatChunks:
@@ -59,10 +61,12 @@ class ChatChunks:
     object = "chat.completion.chunk"
     usage_details = True   # chat chunks carry "completion_tokens_details": null
 
-    def __init__(self, ctx: Context, continuous_usage: bool, include_usage: bool) -> None:
+    def __init__(self, ctx: Context, continuous_usage: bool, include_usage: bool, *,
+                 reasoning: bool = False) -> None:
         self.ctx = ctx
         self.continuous_usage = continuous_usage
         self.include_usage = include_usage
+        self.reasoning = reasoning   # a reasoning parser runs: usage counts reasoning tokens
         head = dumps(self._head())
         self._token_prefix = b"data: " + head[:-1].encode() + b',"choices":[{"index":'
 
@@ -70,9 +74,11 @@ class ChatChunks:
         return {"id": self.ctx.id, "object": self.object, "created": self.ctx.created,
                 "model": self.ctx.model}
 
-    def _usage(self, chunk: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> None:
+    def _usage(self, chunk: dict[str, Any], prompt_tokens: int, completion_tokens: int,
+               reasoning_tokens: int | None = None) -> None:
         if self.continuous_usage:
-            chunk["usage"] = usage(prompt_tokens, completion_tokens, details=self.usage_details)
+            chunk["usage"] = usage(prompt_tokens, completion_tokens, details=self.usage_details,
+                                   reasoning_tokens=reasoning_tokens)
 
     def _tail(self, chunk: dict[str, Any], final: bool) -> bytes:
         # The finish chunk names the fingerprint only when no usage chunk follows.
@@ -85,19 +91,21 @@ class ChatChunks:
         chunk = self._head()
         chunk["choices"] = [{"index": index, "delta": {"role": "assistant", "content": ""},
                              "logprobs": None, "finish_reason": None}]
-        self._usage(chunk, prompt_tokens, 0)
+        self._usage(chunk, prompt_tokens, 0, 0 if self.reasoning else None)
         chunk["prompt_token_ids"] = prompt_token_ids
         chunk["prompt_text"] = None
         return frame(chunk)
 
     def delta(self, d: Delta) -> bytes:
-        if not d.final and d.logprobs is None and d.token_ids is None and not self.continuous_usage:
+        if (not d.final and d.logprobs is None and d.token_ids is None and not self.continuous_usage
+                and d.message is None):
             # The hot path: one frame per token. Same bytes as the dict below, built
             # from a cached prefix because a stream is mostly these frames.
             return b"".join((self._token_prefix, str(d.index).encode(), b',"delta":{"content":',
                              dumps(d.text).encode(), _TOKEN_SUFFIX))
         chunk = self._head()
-        choice: dict[str, Any] = {"index": d.index, "delta": {} if d.empty else {"content": d.text},
+        delta = d.message if d.message is not None else {} if d.empty else {"content": d.text}
+        choice: dict[str, Any] = {"index": d.index, "delta": delta,
                                   "logprobs": d.logprobs, "finish_reason": d.finish_reason}
         if d.final:
             choice["stop_reason"] = d.stop_reason
@@ -105,13 +113,13 @@ class ChatChunks:
         if d.final:
             choice["weight_versions"] = None
         chunk["choices"] = [choice]
-        self._usage(chunk, d.prompt_tokens, d.completion_tokens)
+        self._usage(chunk, d.prompt_tokens, d.completion_tokens, d.reasoning_tokens)
         return self._tail(chunk, d.final)
 
-    def usage(self, prompt_tokens: int, completion_tokens: int) -> bytes:
+    def usage(self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int | None = None) -> bytes:
         chunk = self._head()
         chunk["choices"] = []
-        chunk["usage"] = usage(prompt_tokens, completion_tokens, details=False)
+        chunk["usage"] = usage(prompt_tokens, completion_tokens, details=False, reasoning_tokens=reasoning_tokens)
         chunk["system_fingerprint"] = self.ctx.fingerprint
         return frame(chunk)
 

@@ -22,11 +22,18 @@ from simulator import lexicon
 BYTE_TOKENS = 256
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 EOS_TOKEN = "<|im_end|>"
+# Qwen3's added tokens for thinking and tool calls: whole tokens, as in its tokenizer, but
+# not special (a decode keeps them, as vLLM's detokenizer does). They come last, so that
+# adding them moved no other token's id.
+THINK_START, THINK_END = "<think>", "</think>"
+TOOL_CALL_START, TOOL_CALL_END = "<tool_call>", "</tool_call>"
+ADDED_TOKENS = (THINK_START, THINK_END, TOOL_CALL_START, TOOL_CALL_END, "<tool_response>", "</tool_response>")
 
 # Pre-tokenization in the spirit of GPT-style regexes: special tokens, words with an
 # optional leading space, one digit at a time, punctuation runs, newlines, spaces.
 _PIECE = re.compile(
-    r"<\|[a-z_]+\|>| ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]+|\n+|[ \t]+(?![^\s])|[ \t]+"
+    r"<\|[a-z_]+\|>|</?(?:think|tool_call|tool_response)>"
+    r"| ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]+|\n+|[ \t]+(?![^\s])|[ \t]+"
 )
 
 
@@ -98,6 +105,7 @@ class Vocabulary:
         self._by_id: list[str] = [f"<0x{b:02X}>" for b in range(BYTE_TOKENS)]
         self._by_id.extend(SPECIAL_TOKENS)
         self._by_id.extend(pieces)
+        self._by_id.extend(ADDED_TOKENS)
         self._ids: dict[str, int] = {
             text: i for i, text in enumerate(self._by_id) if i >= BYTE_TOKENS
         }
