@@ -39,7 +39,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # modules in an empty environment until nothing was missing.
 IMPORTED = ("pydantic", "openai", "fastapi", "regex", "numpy", "psutil", "pyzmq", "pillow", "pybase64",
             "aiohttp", "requests", "transformers", "cachetools", "prometheus_client", "oss-harmony", "cbor2",
-            "msgspec", "cloudpickle", "py-cpuinfo", "orjson")
+            "msgspec", "cloudpickle", "py-cpuinfo", "orjson",
+            # the reasoning and tool parsers (vllm.parser, vllm.tool_parsers)
+            "partial-json-parser", "ijson")
 # Imported too, but not a direct requirement of vLLM (it arrives through another one).
 ALSO = ("uvloop", "packaging")
 
@@ -105,7 +107,8 @@ def _run(*command: str | Path, log: Path) -> None:
 # Imported once a build is done, before it is marked ready: a build that installed but
 # cannot import is never used.
 _CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); import vllm_shim; vllm_shim.install(); "
-          "import vllm.entrypoints.openai.chat_completion.protocol, vllm.entrypoints.openai.completion.protocol")
+          "import vllm.entrypoints.openai.chat_completion.protocol, vllm.entrypoints.openai.completion.protocol, "
+          "vllm.entrypoints.openai.chat_completion.stream_processor, vllm.parser.parser_manager")
 
 
 def prepare(version: str | None = None) -> Path:

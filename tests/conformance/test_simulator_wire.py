@@ -27,6 +27,9 @@ CHAT, COMPLETIONS = "/v1/chat/completions", "/v1/completions"
 MESSAGES = [{"role": "user", "content": "List three facts about the Moon, with numbers."}]
 PROMPT = "The capital of France is"
 SAMPLED = {"temperature": 1.0, "seed": 7}
+TWO_PROMPTS = {"prompt": [PROMPT, "Name a long river in Europe."]}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 
 # (id, path, body): every shape the simulator implements, each once.
 CASES: list[tuple[str, str, dict[str, Any]]] = [
@@ -69,6 +72,33 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("completion-stream-echo", COMPLETIONS, {"max_tokens": 5, "stream": True, "echo": True}),
     ("completion-stream-n2", COMPLETIONS, {"max_tokens": 5, "stream": True, "n": 2, **SAMPLED}),
     ("completion-stream-token-ids", COMPLETIONS, {"max_tokens": 5, "stream": True, "return_token_ids": True}),
+    # every sampled token has logprobs, the end of sequence included
+    ("chat-logprobs-to-the-end", CHAT, {"logprobs": True, "top_logprobs": 1}),
+    ("chat-stream-logprobs-to-the-end", CHAT, {"logprobs": True, "stream": True}),
+    ("completion-logprobs-to-the-end", COMPLETIONS, {"max_tokens": 200, "logprobs": 1}),
+    ("completion-stream-logprobs-to-the-end", COMPLETIONS, {"max_tokens": 200, "logprobs": 0, "stream": True}),
+    ("completion-echo-logprobs", COMPLETIONS, {"max_tokens": 4, "echo": True, "logprobs": 2}),
+    # the prompt's tokens at their true ranks, with the top k
+    ("chat-prompt-logprobs-top-5", CHAT, {"max_tokens": 2, "prompt_logprobs": 5}),
+    ("completion-prompt-logprobs-top-3", COMPLETIONS, {"max_tokens": 2, "prompt_logprobs": 3}),
+    # several prompts in one completions request: a choice each (n each), usage summed
+    ("completion-two-prompts", COMPLETIONS, {"max_tokens": 8, **TWO_PROMPTS}),
+    ("completion-two-prompts-logprobs", COMPLETIONS, {"max_tokens": 40, "logprobs": 1, **TWO_PROMPTS}),
+    ("completion-two-prompts-n2", COMPLETIONS, {"max_tokens": 6, "n": 2, **SAMPLED, **TWO_PROMPTS}),
+    ("completion-stream-two-prompts", COMPLETIONS, {"max_tokens": 6, "stream": True, **TWO_PROMPTS,
+                                                    "stream_options": {"include_usage": True}}),
+    ("completion-stream-two-prompts-n2", COMPLETIONS, {"max_tokens": 5, "stream": True, "n": 2, **SAMPLED,
+                                                       **TWO_PROMPTS}),
+    # tools on a server without --enable-auto-tool-choice: "none" is answered, the rest refused
+    ("chat-tool-choice-none", CHAT, {"max_tokens": 8, "tools": TOOLS, "tool_choice": "none"}),
+    ("error-tools-auto", CHAT, {"tools": TOOLS}),
+    ("error-tools-required", CHAT, {"tools": TOOLS, "tool_choice": "required"}),
+    ("error-tools-named", CHAT, {"tools": TOOLS, "tool_choice": {"type": "function",
+                                                                   "function": {"name": "get_weather"}}}),
+    ("error-tool-choice-unknown-tool", CHAT, {"tools": TOOLS, "tool_choice": {"type": "function",
+                                                                                "function": {"name": "nope"}}}),
+    ("error-tool-choice-without-tools", CHAT, {"tool_choice": "auto"}),
+    ("error-tool-without-function", CHAT, {"tools": [{"type": "function"}]}),
     # errors before the answer, and after the 200
     ("error-unknown-model", CHAT, {"model": "no-such-model"}),
     ("error-validation", CHAT, {"messages": "not a list"}),

@@ -14,6 +14,10 @@ What is stood in for, and why (the import chain from the protocol modules reache
   compilation configuration, reaching the model executor and CUDA graphs; the
   protocol modules use ``ModelConfig`` only in methods that build sampling parameters.
 * ``vllm.distributed``: collective communication between GPUs.
+* ``xgrammar``: the grammar compiler behind structured outputs and tool-call structural
+  tags; the parsers import it, but only to constrain decoding, which the oracle never does.
+* ``mistral_common``: Mistral's tokenizer and request types, imported with every parser
+  (``parser/engine/registered_adapters.py`` imports the Mistral one); used by it alone.
 
 A stand-in is a class that answers any attribute with another stand-in, and that
 returns the function it is called on (so that decorators leave functions alone). If
@@ -31,7 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-STOOD_IN = ("torch", "vllm.env_override", "vllm.utils.torch_utils", "vllm.config", "vllm.distributed")
+STOOD_IN = ("torch", "vllm.env_override", "vllm.utils.torch_utils", "vllm.config", "vllm.distributed", "xgrammar",
+            "mistral_common")
 REAL = ("vllm.config.utils",)   # vLLM's own, though under a stood-in package
 
 
