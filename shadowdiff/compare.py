@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz.distance import Indel, Prefix
+from rapidfuzz.distance import Indel, Postfix, Prefix
 
 from shadowdiff.errors import ConfigError
 
@@ -47,6 +47,10 @@ if TYPE_CHECKING:   # records import this module (a Pair holds a Comparison)
 # 10 ms (bench/compare_cost.py) at the price of judging long answers a little more
 # strictly (a changed digit costs a whole word).
 WORD_LEVEL_FROM = 8000
+# Indel costs about n*m/64 steps. Past this many cells in the differing middle of two
+# answers the distance is sought within a band of the same cost (``_indel_similarity``):
+# tens of milliseconds at most (bench/compare_cost.py).
+MAX_CELLS = 50_000_000
 _UNITS = re.compile(r"\w+|[^\w\s]")
 
 
@@ -99,8 +103,32 @@ def normalize(text: str) -> str:
 def similarity(a: str, b: str) -> float:
     """Normalized Indel similarity: over characters, or over words for long texts."""
     if max(len(a), len(b)) > WORD_LEVEL_FROM:
-        return float(Indel.normalized_similarity(_UNITS.findall(a), _UNITS.findall(b)))
-    return float(Indel.normalized_similarity(a, b))
+        return _indel_similarity(_UNITS.findall(a), _UNITS.findall(b))
+    return _indel_similarity(a, b)
+
+
+def _indel_similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    """``1 - indel distance / (len(a) + len(b))``, exact while the differing middle (what
+    is left once the common head and tail are set aside, which changes nothing) is within
+    ``MAX_CELLS``. Past it, the distance is sought only up to a budget of the same cost
+    (rapidfuzz's banded search); a middle that differs more counts as wholly changed: a
+    lower bound, so a huge answer rewritten throughout is divergent in bounded time."""
+    total = len(a) + len(b)
+    if total == 0:
+        return 1.0
+    head, tail = common_ends(a, b)
+    middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
+    if len(middle_a) * len(middle_b) <= MAX_CELLS:
+        return 1 - Indel.distance(middle_a, middle_b) / total
+    budget = MAX_CELLS // max(len(middle_a), len(middle_b))
+    distance = Indel.distance(middle_a, middle_b, score_cutoff=budget)
+    return 1 - (distance if distance <= budget else len(middle_a) + len(middle_b)) / total
+
+
+def common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """The lengths of the common head and, after it, the common tail of two sequences."""
+    head = int(Prefix.similarity(a, b))
+    return head, int(Postfix.similarity(a[head:], b[head:]))
 
 
 def difflib_ratio(a: str, b: str) -> float:
@@ -146,7 +174,7 @@ def render(choices: Sequence[Choice]) -> str:
     out = []
     for choice in choices:
         parts = [] if choice.index == 0 else [f"--- choice {choice.index} ---"]
-        if choice.reasoning is not None:
+        if choice.reasoning:
             parts.append(f"<think>{choice.reasoning}</think>")
         if choice.text or not parts:
             parts.append(choice.text)
@@ -166,31 +194,43 @@ def _calls(tool_calls: Sequence[Any] | None) -> list[tuple[Any, Any]]:
     return out
 
 
-def _canonical(arguments: Any) -> Any:
-    """Tool-call arguments as a value: JSON parsed (key order and spacing do not count)."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return normalize(arguments)
-    return arguments
+def canonical_json(arguments: Any) -> tuple[str, str]:
+    """Tool-call arguments in one canonical form: ("json", the value re-serialized with
+    sorted keys and no spaces) or, for text that is not JSON, ("text", it normalized).
+    Types count (``true`` is not ``1``, ``1`` is not ``1.0``) and a repeated key is kept,
+    so only key order and spacing are forgiven; JSON too deeply nested to parse is text."""
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    try:
+        value = json.loads(arguments, object_pairs_hook=_sorted_pairs)
+        return "json", json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, RecursionError):
+        return "text", normalize(arguments)
+
+
+def _sorted_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object with its keys sorted; with a repeated key, its pairs as a list (which
+    a plain ``dict`` would silently collapse to the last)."""
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) == len(keys):
+        return dict(sorted(pairs))
+    return {"\u0000duplicate keys": sorted(pairs, key=lambda kv: kv[0])}
+
+
+def _parts(choice: Choice, *, normalized: bool) -> tuple[Any, ...]:
+    """What a choice is, for equality: its index, text, reasoning (empty is none: servers
+    differ on null and ""), refusal, tool calls (name and arguments, not the id) and
+    finish reason; ``normalized``: texts normalized and arguments canonical."""
+    texts = [choice.text, choice.reasoning or None, choice.refusal]
+    calls: list[Any] = _calls(choice.tool_calls)
+    if normalized:
+        texts = [None if t is None else normalize(t) for t in texts]
+        calls = [(name, canonical_json(arguments)) for name, arguments in calls]
+    return choice.index, *texts, calls, choice.finish_reason
 
 
 def _same_parts(a: Sequence[Choice], b: Sequence[Choice], *, normalized: bool) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b, strict=True):
-        calls_x, calls_y = _calls(x.tool_calls), _calls(y.tool_calls)
-        if normalized:
-            texts = [(normalize(t), normalize(u)) if t is not None and u is not None else (t, u)
-                     for t, u in ((x.text, y.text), (x.reasoning, y.reasoning), (x.refusal, y.refusal))]
-            calls_x = [(name, _canonical(args)) for name, args in calls_x]
-            calls_y = [(name, _canonical(args)) for name, args in calls_y]
-        else:
-            texts = [(x.text, y.text), (x.reasoning, y.reasoning), (x.refusal, y.refusal)]
-        if any(t != u for t, u in texts) or calls_x != calls_y:
-            return False
-    return True
+    return [_parts(x, normalized=normalized) for x in a] == [_parts(y, normalized=normalized) for y in b]
 
 
 def compare_answers(a: Answer, b: Answer, thresholds: Thresholds = Thresholds()) -> Comparison:
@@ -224,7 +264,9 @@ async def compare_off_loop(a: Answer, b: Answer, thresholds: Thresholds = Thresh
     """``compare_answers`` for callers on an event loop (an error comparison if a side failed)."""
     if not (a.ok and b.ok):
         return error_comparison(a.finish_reason, b.finish_reason)
-    size = max(sum(len(c.text) + len(c.reasoning or "") for c in answer.choices) for answer in (a, b))
+    size = max(sum(len(c.text) + len(c.reasoning or "") + len(c.refusal or "")
+                   + sum(len(str(arguments)) for _, arguments in _calls(c.tool_calls)) for c in answer.choices)
+               for answer in (a, b))
     if size > OFF_LOOP_CHARS:
         return await asyncio.to_thread(compare_answers, a, b, thresholds)
     return compare_answers(a, b, thresholds)

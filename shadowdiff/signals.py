@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from shadowdiff.compare import Comparison, Outcome, normalize, render
+from shadowdiff.compare import Comparison, Outcome, canonical_json, normalize, render
 from shadowdiff.records import Answer
 
 
@@ -90,7 +90,7 @@ def _json_of(text: str) -> Any:
     for candidate in candidates:
         try:
             return json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):   # too deeply nested to parse: not JSON to us
             continue
     return _NOT_JSON
 
@@ -98,15 +98,27 @@ def _json_of(text: str) -> Any:
 _NOT_JSON = object()
 
 
-def _diff_paths(x: Any, y: Any, path: str = "$") -> list[str]:
-    if isinstance(x, dict) and isinstance(y, dict):
+_DEEPEST = 32   # past this depth, a differing value is named whole (no Python recursion to exhaust)
+
+
+def _diff_paths(x: Any, y: Any, path: str = "$", depth: int = 0) -> list[str]:
+    """Where two JSON values differ; types count (``true`` is not ``1``)."""
+    if depth < _DEEPEST and isinstance(x, dict) and isinstance(y, dict):
         out = [f"{path}.{k}" for k in sorted(set(x) ^ set(y))]
         for k in sorted(set(x) & set(y)):
-            out += _diff_paths(x[k], y[k], f"{path}.{k}")
+            out += _diff_paths(x[k], y[k], f"{path}.{k}", depth + 1)
         return out
-    if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-        return [p for i, (u, v) in enumerate(zip(x, y, strict=True)) for p in _diff_paths(u, v, f"{path}[{i}]")]
-    return [] if x == y else [path]
+    if depth < _DEEPEST and isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        return [p for i, (u, v) in enumerate(zip(x, y, strict=True))
+                for p in _diff_paths(u, v, f"{path}[{i}]", depth + 1)]
+    return [] if _same_json(x, y) else [path]
+
+
+def _same_json(x: Any, y: Any) -> bool:
+    try:
+        return json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+    except (RecursionError, TypeError, ValueError):
+        return x is y
 
 
 def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
@@ -114,11 +126,11 @@ def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
     """JSON answers (or tool-call arguments) compared canonically: key order and
     spacing do not count, values do."""
     if tool_calls_a or tool_calls_b:
+        if _call_keys(tool_calls_a) == _call_keys(tool_calls_b):
+            return None
         ca, cb = _canonical_calls(tool_calls_a or ()), _canonical_calls(tool_calls_b or ())
-        if ca != cb:
-            return Signal("structured", {"tool_calls": True, "paths": _diff_paths(ca, cb)},
-                          "the tool calls differ: " + "; ".join(_call_changes(ca, cb)[:5]))
-        return None
+        return Signal("structured", {"tool_calls": True, "paths": _diff_paths(ca, cb)},
+                      "the tool calls differ: " + "; ".join(_call_changes(ca, cb)[:5]))
     ja, jb = _json_of(a), _json_of(b)
     if ja is _NOT_JSON and jb is _NOT_JSON:
         return None
@@ -185,14 +197,24 @@ def _at(value: Any, path: str) -> Any:
 
 
 def _canonical_calls(calls: Sequence[Any]) -> list[Any]:
+    """Each call's name and arguments, parsed where they are JSON (to say where they differ)."""
     out = []
     for call in calls:
         function = call.get("function", call) if isinstance(call, dict) else {}
         arguments = function.get("arguments")
         if isinstance(arguments, str):
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 arguments = json.loads(arguments)
         out.append({"name": function.get("name"), "arguments": arguments})
+    return out
+
+
+def _call_keys(calls: Sequence[Any] | None) -> list[tuple[Any, tuple[str, str]]]:
+    """Each call as the comparison sees it: its name and canonical arguments."""
+    out = []
+    for call in calls or ():
+        function = (call.get("function", call) if isinstance(call, dict) else None) or {}
+        out.append((function.get("name"), canonical_json(function.get("arguments"))))
     return out
 
 
@@ -357,10 +379,12 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
 def reasoning_only(base: Answer, cand: Answer) -> Signal | None:
     """The thinking changed while the final answer (text and tool calls) did not: still a
     change, reviewed after the changes a user sees."""
-    if base.reasoning == cand.reasoning or normalize(base.text) != normalize(cand.text):
+    if (base.reasoning or None) == (cand.reasoning or None) or normalize(base.text) != normalize(cand.text):
         return None
-    if _canonical_calls(base.tool_calls or ()) != _canonical_calls(cand.tool_calls or ()):
+    if _call_keys(base.tool_calls) != _call_keys(cand.tool_calls):
         return None
+    if not (base.text or base.tool_calls or base.refusal):
+        return Signal("reasoning", None, "the reasoning differs; both answers were cut off inside it")
     return Signal("reasoning", None, "only the reasoning differs; the final answer is the same")
 
 
@@ -376,12 +400,18 @@ def choices(base: Answer, cand: Answer) -> Signal | None:
     """Answers with several choices: how many, and which differ."""
     a, b = base.choices, cand.choices
     if len(a) != len(b):
+        # the counts in order of size, not of side, so that a blind reviewer cannot tell the sides by them
         return Signal("choices", {"baseline": len(a), "candidate": len(b)},
-                      f"{len(a)} choices on the baseline, {len(b)} on the candidate")
-    differ = [x.index for x, y in zip(a, b, strict=True) if render([x]) != render([y]) and x.index]
-    if not differ:
+                      f"{min(len(a), len(b))} and {max(len(a), len(b))} choices")
+    differ = [x.index for x, y in zip(a, b, strict=True) if render([x]) != render([y])]
+    if not [i for i in differ if i]:
         return None
-    return Signal("choices", {"differ": differ}, f"choice {', '.join(map(str, differ))} differs too")
+    which = ", ".join(map(str, differ))
+    return Signal("choices", {"differ": differ}, f"choice{'s' if len(differ) > 1 else ''} {which} differ"
+                  f"{'' if len(differ) > 1 else 's'}")
+
+
+_CHOICE_HEADER = re.compile(r"^--- choice \d+ ---$", re.M)
 
 
 def triage_answers(base: Answer, cand: Answer, comparison: Comparison, margin: float | None) -> dict[str, Any]:
@@ -395,7 +425,8 @@ def triage_answers(base: Answer, cand: Answer, comparison: Comparison, margin: f
         return {"signals": None, "suggested": None, "priority": 0}
     a, b = base.text, cand.text
     if len(base.choices) > 1 or len(cand.choices) > 1:
-        a, b = render(base.choices), render(cand.choices)
+        # every choice, without the rendering's own "--- choice N ---" lines (not the model's numbers)
+        a, b = (_CHOICE_HEADER.sub("", render(x.choices)) for x in (base, cand))
     elif not (a or b or base.tool_calls or cand.tool_calls):
         a, b = base.reasoning or "", cand.reasoning or ""
     t = triage(a, b, comparison, finish_a=base.finish_reason, finish_b=cand.finish_reason,

@@ -103,13 +103,14 @@ def test_identical_in_every_part_stays_identical() -> None:
 
 def test_compare_on_run_batch_output_finds_a_changed_tool_call(tmp_path: Path) -> None:
     """``shadowdiff compare`` of two vLLM run-batch outputs whose only difference is a tool argument."""
-    def output(unit: str) -> Path:
+    def output(unit: str, call_id: Any = "chatcmpl-tool-1") -> Path:
         body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "reasoning": None,
-                                                     "tool_calls": [call(json.dumps({"unit": unit}))]},
+                                                     "tool_calls": [call(json.dumps({"unit": unit}),
+                                                                         call_id=call_id)]},
                              "logprobs": None, "finish_reason": "tool_calls", "stop_reason": None}],
                 "usage": {"prompt_tokens": 5, "total_tokens": 14, "completion_tokens": 9}}
-        path = tmp_path / f"{unit}.jsonl"
+        path = tmp_path / f"{unit}-{call_id}.jsonl"
         path.write_text(json.dumps({"id": "vllm-1", "custom_id": "q1", "response": {
             "status_code": 200, "request_id": "vllm-batch-1", "body": body}, "error": None}) + "\n")
         return path
@@ -120,6 +121,10 @@ def test_compare_on_run_batch_output_finds_a_changed_tool_call(tmp_path: Path) -
         [pair] = store.pairs(run_id)
         assert pair["outcome"] in ("near", "divergent")
         assert "structured" in {s["kind"] for s in pair["signals"]}
+        # a body the reader refuses (a tool call's id that is a number) is an errored pair, never left out
+        run_id, _, _ = compare_files(output("celsius"), output("fahrenheit", call_id=7), store)
+        [pair] = store.pairs(run_id)
+        assert pair["outcome"] == "error" and "tool call's id" in (pair.answers[Side.CANDIDATE].error or "")
     finally:
         store.close()
 
@@ -130,3 +135,61 @@ def test_tokens_per_second_is_per_choice() -> None:
     one = Answer(Side.CANDIDATE, "m", "x", completion_tokens=11, ttft=0.0, duration=1.0)
     two = replace(one, completion_tokens=22, others=(Choice(1, "y"),))
     assert one.tokens_per_second == two.tokens_per_second == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize(("x", "y"), [
+    ('{"confirm": false, "dry_run": true}', '{"confirm": 0, "dry_run": 1}'),   # true is not 1
+    ('{"n": 1}', '{"n": 1.0}'),
+    ('"paris hotels"', "paris hotels"),                                       # JSON text is not raw text
+    ('{"to": "alice", "to": "bob"}', '{"to": "bob"}'),                        # a repeated key is kept
+])
+def test_arguments_equal_only_up_to_key_order_and_spacing(x: str, y: str) -> None:
+    a = side(tool_calls=[call(x)], finish_reason="tool_calls")
+    b = side(Side.CANDIDATE, tool_calls=[call(y)], finish_reason="tool_calls")
+    assert compare_answers(a, b).outcome in (Outcome.NEAR, Outcome.DIVERGENT)
+    assert "structured" in kinds(a, b)
+
+
+def test_a_changed_finish_reason_alone_is_a_change() -> None:
+    tool = [call('{"city": "Paris"}')]
+    a, b = side(tool_calls=tool, finish_reason="tool_calls"), side(Side.CANDIDATE, tool_calls=tool)
+    assert compare_answers(a, b).outcome is Outcome.NEAR and "truncation" in kinds(a, b)
+    cut = side(Side.CANDIDATE, "Paris.", finish_reason="length")
+    assert compare_answers(side(text="Paris."), cut).outcome is Outcome.NEAR
+
+
+def test_deeply_nested_arguments_cost_nothing_but_the_comparison_of_their_text() -> None:
+    deep = "[" * 3000 + "]" * 3000
+    for x, y in ((deep, deep[:-1] + "1]"), ("[" * 600 + "1" + "]" * 600, "[" * 600 + "2" + "]" * 600)):
+        a = side(tool_calls=[call(x)], finish_reason="tool_calls")
+        b = side(Side.CANDIDATE, tool_calls=[call(y)], finish_reason="tool_calls")
+        assert compare_answers(a, b).outcome in (Outcome.NEAR, Outcome.DIVERGENT)
+        assert "structured" in kinds(a, b)
+        assert compare_answers(a, a).outcome is Outcome.IDENTICAL
+
+
+def test_an_empty_reasoning_is_no_reasoning_and_choices_match_by_index() -> None:
+    assert compare_answers(side(text="x", reasoning=""), side(Side.CANDIDATE, "x")).outcome is Outcome.IDENTICAL
+    a = side(text="x", others=(Choice(1, "y"),))
+    b = side(Side.CANDIDATE, "x", others=(Choice(2, "y"),))
+    assert compare_answers(a, b).outcome is not Outcome.IDENTICAL
+
+
+def test_choice_signals_read_well_and_blind() -> None:
+    a = side(text="The total is 42.", others=(Choice(1, "It is 7."),))
+    b = side(Side.CANDIDATE, "The total is 42.", others=(Choice(1, "It is 8."),))
+    found = triage_answers(a, b, compare_answers(a, b), None)["signals"]
+    assert [s["reason"] for s in found if s["kind"] == "choices"] == ["choice 1 differs"]
+    shorter = side(Side.CANDIDATE, "The total is 42.")
+    found = triage_answers(a, shorter, compare_answers(a, shorter), None)["signals"]
+    assert [s["reason"] for s in found if s["kind"] == "choices"] == ["1 and 2 choices"]
+    numbers = [s for s in found if s["kind"] == "numbers"]   # "7" is the model's; "--- choice 1 ---" is not
+    assert numbers and "1" not in numbers[0]["value"]["baseline_only"]
+
+
+def test_both_cut_off_inside_the_thinking_is_said_so() -> None:
+    a = side(reasoning="17 * 23 = 391", finish_reason="length")
+    b = side(Side.CANDIDATE, reasoning="17 * 23 = 381", finish_reason="length")
+    found = triage_answers(a, b, compare_answers(a, b), None)["signals"]
+    assert [s["reason"] for s in found if s["kind"] == "reasoning"] == [
+        "the reasoning differs; both answers were cut off inside it"]
