@@ -7,7 +7,11 @@ Three formats, recognised from the file's first characters and first line:
   ``text``/``output``/``answer``/``response``): matched by id;
 * vLLM batch output JSONL (``custom_id``, ``response.body``): matched by custom id, the
   body read whole as the proxy and the replay client read one (every choice, reasoning,
-  refusal, tool calls, finish reason, usage); a line with an ``error`` is an errored answer.
+  refusal, tool calls, finish reason, usage); a line with an ``error``, or a body that
+  cannot be read, is an errored answer.
+
+A line with an id whose answer cannot be read is an errored answer, so that its pair
+counts as an error; only a line without an id is skipped.
 
 Files are streamed; the second file's answers are looked up by id, so only that
 file's answers are held in memory.
@@ -108,8 +112,8 @@ def _from_object(value: dict[str, Any], number: int) -> SavedAnswer | BadAnswer:
     if key is None:
         return BadAnswer(number, f"no id ({', '.join(_ID_KEYS)})")
     text = next((value[k] for k in _TEXT_KEYS if isinstance(value.get(k), str)), None)
-    if text is None:
-        return BadAnswer(number, f"no text ({', '.join(_TEXT_KEYS)})")
+    if text is None:   # an answer we cannot read is an errored answer, never a pair left out
+        return SavedAnswer(key, number, "", error=f"no text ({', '.join(_TEXT_KEYS)})")
     return SavedAnswer(key, number, text, value.get("finish_reason"))
 
 
@@ -119,8 +123,8 @@ def _from_batch(value: dict[str, Any], number: int) -> SavedAnswer | BadAnswer:
     if value.get("error") or response.get("status_code", 200) != 200 or not response.get("body"):
         return SavedAnswer(key, number, "", error=f"batch error: {json.dumps(value.get('error'))[:500]}")
     reading = read_body(response["body"])
-    if reading.error is not None:
-        return BadAnswer(number, f"response.body: {reading.error.removeprefix('malformed response body: ')}")
+    if reading.error is not None:   # an errored answer, compared as one (never a pair left out)
+        return SavedAnswer(key, number, "", error=f"response.body: {reading.error}")
     first, *others = reading.read()
     return SavedAnswer(key, number, first.text, first.finish_reason, reading.prompt_tokens, reading.completion_tokens,
                        reasoning=first.reasoning, refusal=first.refusal, tool_calls=first.tool_calls,

@@ -116,11 +116,14 @@ def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_ke
     """The generated text, reasoning and refusal of a delta or a message, into ``part``.
 
     Reasoning is vLLM's ``reasoning`` (0.34), else ``reasoning_content`` (older vLLM and
-    other servers); a field that is present marks the server as reasoning, even empty.
+    other servers), whichever has text; a field that is present marks the server as
+    reasoning, even empty.
     """
     text = _string(fields.get(text_key), "the generated text")
-    reasoning = fields.get("reasoning")
-    reasoning = _string(reasoning if reasoning is not None else fields.get("reasoning_content"), "the reasoning")
+    reasoning = _string(fields.get("reasoning"), "the reasoning")
+    if not reasoning:
+        older = _string(fields.get("reasoning_content"), "the reasoning")
+        reasoning = older if older is not None else reasoning
     refusal = _string(fields.get("refusal"), "the refusal")
     if text or reasoning or refusal:
         _arrived(reading, answer=bool(text or refusal))
@@ -185,8 +188,9 @@ def _read_tool_call_deltas(part: ChoiceReading, deltas: Any) -> None:
         function = piece.get("function") or {}
         if not isinstance(function, dict):
             raise ValueError("a tool call's function is not an object")
-        if function.get("name"):
-            call["function"]["name"] = _string(function["name"], "a tool call's name")
+        name = _string(function.get("name"), "a tool call's name")
+        if name:   # joined like the arguments, as the openai client's stream reader does
+            call["function"]["name"] = (call["function"]["name"] or "") + name
         if function.get("arguments"):
             call["function"]["arguments"] += _string(function["arguments"], "a tool call's arguments")
 
@@ -267,7 +271,9 @@ def _read_body(body: Any) -> Reading:
             if calls:
                 if not isinstance(calls, list):
                     raise ValueError(f"tool_calls is not a list but {type(calls).__name__}")
-                part.tool_calls = dict(enumerate(_tool_call(call) for call in calls[:MAX_TOOL_CALLS]))
+                if len(calls) > MAX_TOOL_CALLS:   # as a stream with as many would be
+                    raise ValueError(f"more than {MAX_TOOL_CALLS} tool calls in a choice")
+                part.tool_calls = dict(enumerate(_tool_call(call) for call in calls))
         else:
             _fold(reading, part, choice, "text")
         part.finish_reason = _finish_reason(choice.get("finish_reason"))

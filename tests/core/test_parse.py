@@ -148,3 +148,23 @@ def test_timed_answers_have_no_first_answer_token_when_cut_off_in_the_thinking()
     assert (cut.ttft, cut.ttfat, cut.duration) == (0.5, None, 2.0)
     body = parse.timed(Answer(Side.BASELINE, None, text="391"), 0.0, None, None, 2.0)
     assert (body.ttft, body.ttfat) == (2.0, 2.0)   # a body's tokens all arrive at its end
+
+
+def test_streamed_tool_call_names_are_joined_and_an_empty_reasoning_gives_way() -> None:
+    """As the openai client's stream reader does: name pieces join like the arguments."""
+    got = answer(stream(
+        {"choices": [{"index": 0, "delta": {"reasoning": "", "reasoning_content": "391"}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "x", "function": {"name": "get_"}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "weather",
+                                                                                    "arguments": "{}"}}]}}]}), True)
+    assert got.reasoning == "391" and got.tool_calls is not None
+    assert got.tool_calls[0]["function"] == {"name": "get_weather", "arguments": "{}"}
+
+
+def test_a_body_with_more_tool_calls_than_the_bound_is_malformed_like_a_stream() -> None:
+    calls = [{"id": str(i), "type": "function", "function": {"name": "f", "arguments": "{}"}}
+             for i in range(parse.MAX_TOOL_CALLS + 1)]
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                         "finish_reason": "tool_calls"}]}
+    reading = read_answer(json.dumps(body).encode(), False)
+    assert reading.error is not None and "tool calls" in reading.error

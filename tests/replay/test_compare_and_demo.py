@@ -67,7 +67,8 @@ def test_bad_answer_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\nnot json\n')
     parsed = list(read(bad))
-    assert all(isinstance(p, BadAnswer) for p in parsed)
+    # an id without a text is an errored answer (its pair counts as an error); no id: skipped
+    assert isinstance(parsed[0], SavedAnswer) and parsed[0].error is not None and isinstance(parsed[1], BadAnswer)
     empty = tmp_path / "empty.json"
     empty.write_text("")
     result = run("compare", str(empty), str(bad), "--out", str(tmp_path / "out"))
