@@ -268,7 +268,7 @@ class Store:
 
     def add_skipped(self, run_id: str, line: int, reason: str) -> None:
         with self.engine.begin() as c:
-            c.execute(schema.skipped.insert().values(run_id=run_id, line=line, reason=reason))
+            c.execute(schema.skipped.insert().values(run_id=run_id, line=line, reason=reason.replace("\x00", "\ufffd")))
 
     def skipped(self, run_id: str) -> list[tuple[int, str]]:
         query = (sa.select(schema.skipped.c.line, schema.skipped.c.reason)
@@ -360,9 +360,16 @@ def _run(row: Any) -> Run:
     return Run(row.id, row.kind, row.created_at, row.finished_at, dict(row.settings))
 
 
+def _storable(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's text with each NUL character as U+FFFD: PostgreSQL's text cannot hold NUL
+    (a model can write one), and both backends keep the same. The comparison has already
+    seen the answer as it came."""
+    return {k: v.replace("\x00", "\ufffd") if isinstance(v, str) else v for k, v in row.items()}
+
+
 def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
     comparison, noise = pair.comparison, pair.noise
-    return {
+    return _storable({
         "run_id": run_id, "key": pair.key, "seq": pair.seq, "category": pair.category,
         "endpoint": pair.endpoint, "prompt": pair.prompt, "request": pair.request,
         "comparable": pair.comparable, "outcome": comparison.outcome.value,
@@ -372,18 +379,18 @@ def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
         "noise_outcome": noise.outcome.value if noise else None,
         "noise_similarity": noise.similarity if noise else None, "created_at": now,
         "signals": pair.signals, "suggested": pair.suggested, "priority": pair.priority,
-    }
+    })
 
 
 def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
-    return {
+    return _storable({
         "pair_id": pair_id, "side": a.side.value, "model": a.model, "status": a.status, "error": a.error,
         "text": a.text, "finish_reason": a.finish_reason, "prompt_tokens": a.prompt_tokens,
         "completion_tokens": a.completion_tokens, "ttft": a.ttft, "ttfat": a.ttfat, "duration": a.duration,
         "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins, "tool_calls": a.tool_calls,
         "reasoning": a.reasoning, "refusal": a.refusal, "reasoning_tokens": a.reasoning_tokens,
         "other_choices": [asdict(c) for c in a.others] or None, "choice_count": len(a.choices),
-    }
+    })
 
 
 def _answer(row: Any) -> Answer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,22 @@ def test_every_part_of_an_answer_is_kept(store: Store) -> None:
     [loaded] = store.pairs(run)
     assert loaded.answers[Side.CANDIDATE] == whole
     assert loaded.answers[Side.BASELINE] == stored.answers[Side.BASELINE]   # one choice, no reasoning: as before
+
+
+
+def test_a_nul_character_is_stored_as_a_replacement_character(store: Store) -> None:
+    """PostgreSQL's text cannot hold NUL, which a model can write: the pair lands, on both backends alike."""
+    stored = pair("k1", 1)
+    stored.answers[Side.CANDIDATE] = Answer(Side.CANDIDATE, "m", "a\x00b", "stop", reasoning="391\x00",
+                                            refusal="\x00", error=None)
+    run = store.create_run("replay", {})
+    assert store.add_pair(run, replace(stored, prompt="p\x00"))
+    store.add_skipped(run, 3, "bad \x00 line")
+    [loaded] = store.pairs(run)
+    answer = loaded.answers[Side.CANDIDATE]
+    assert (answer.text, answer.reasoning, answer.refusal, loaded["prompt"]) == ("a\ufffdb", "391\ufffd", "\ufffd",
+                                                                                "p\ufffd")
+    assert store.skipped(run) == [(3, "bad \ufffd line")]
 
 
 def test_worst_first_pages_by_key_across_ties_and_gaps(store: Store) -> None:
