@@ -1,4 +1,4 @@
-"""What one comparison costs: 1,000- and 32,000-character pairs.
+"""What one comparison costs: 1,000- and 32,000-character pairs (and megabyte ones).
 
 Targets (../shared/DESIGN.md): a 1,000-character pair in at most 0.1 ms, a
 32,000-character pair in at most 20 ms. Three kinds of pair per size: one digit
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from shadowdiff.compare import compare
+from shadowdiff.diffview import word_diff
 from simulator import profiles
 from simulator.drift import apply_profile
 from simulator.textgen import generate, prompt_key
@@ -79,6 +80,14 @@ def main() -> None:
             else:
                 slow_text = "(quadratic: skipped)"
             rows.append((name, f"{length:,}", f"{ours:.4f}", f"{target}", slow_text))
+    # Beyond any target: a megabyte answer (reasoning, a tool call writing a file) changed
+    # at both ends, where the Indel middle is bounded (MAX_CELLS) and so is the side-by-side diff.
+    length = 1_000_000
+    base = text_of(length, 1)
+    for name, other in (("changed at both ends", "X" + base[1:-1] + "Y"), ("unrelated answers", text_of(length, 2))):
+        ours = timed(functools.partial(compare, base, other), budget=3.0) * 1000
+        diff = timed(functools.partial(word_diff, base, other), budget=3.0) * 1000
+        rows.append((f"{name} (word_diff {diff:.0f} ms)", f"{length:,}", f"{ours:.1f}", "—", "(quadratic: skipped)"))
     print("shadowdiff.compare.compare(), median per call, one core\n")
     print(table(rows))
 

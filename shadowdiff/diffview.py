@@ -14,18 +14,39 @@ from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Indel
 
+from shadowdiff.compare import common_ends
 from shadowdiff.records import Answer, Choice
 
 Segments = list[tuple[str, str]]   # ("same"|"del"|"ins", text)
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+MAX_DIFF_CELLS = 25_000_000
 
 
 def word_diff(a: str, b: str) -> tuple[Segments, Segments]:
-    """Word-level segments of both texts: ("same"|"del", text) for a, ("same"|"ins", text) for b."""
+    """Word-level segments of both texts: ("same"|"del", text) for a, ("same"|"ins", text) for b.
+
+    The common head and tail are set aside first; a differing middle of more than
+    ``MAX_DIFF_CELLS`` words times words is marked whole, as the diff's time and memory
+    grow with that product (60,000 words of reasoning each side would take seconds and
+    gigabytes, in the review UI's process)."""
     wa, wb = _WORDS.findall(a), _WORDS.findall(b)
-    left: Segments = []
-    right: Segments = []
+    head, tail = common_ends(wa, wb)
+    left: Segments = [("same", "".join(wa[:head]))] if head else []
+    right: Segments = list(left)
+    middle_a, middle_b = wa[head:len(wa) - tail], wb[head:len(wb) - tail]
+    if len(middle_a) * len(middle_b) > MAX_DIFF_CELLS:
+        left += [("del", "".join(middle_a))] if middle_a else []
+        right += [("ins", "".join(middle_b))] if middle_b else []
+    else:
+        _mark(middle_a, middle_b, left, right)
+    if tail:
+        left.append(("same", "".join(wa[len(wa) - tail:])))
+        right.append(("same", "".join(wb[len(wb) - tail:])))
+    return left, right
+
+
+def _mark(wa: list[str], wb: list[str], left: Segments, right: Segments) -> None:
     for op in Indel.opcodes(wa, wb):
         if op.tag == "equal":
             left.append(("same", "".join(wa[op.src_start:op.src_end])))
@@ -34,7 +55,6 @@ def word_diff(a: str, b: str) -> tuple[Segments, Segments]:
             left.append(("del", "".join(wa[op.src_start:op.src_end])))
         if op.tag in ("insert", "replace"):
             right.append(("ins", "".join(wb[op.dest_start:op.dest_end])))
-    return left, right
 
 
 def changed(segments: Segments | None) -> bool:
@@ -76,7 +96,7 @@ class ChoiceView:
 
 
 def sides_diff(base: Answer | None, cand: Answer | None) -> tuple[list[ChoiceView], list[ChoiceView]]:
-    """The baseline's and the candidate's answers side by side (a failed side: none)."""
+    """Two answers side by side, the first's changes as deletions (a failed side: none)."""
     return answer_diff(base.choices if base and base.ok else None, cand.choices if cand and cand.ok else None)
 
 
@@ -110,9 +130,9 @@ def _view(own: Choice, other: Choice | None, side: int) -> ChoiceView:
     calls = [CallView(mark(name, theirs[at][0] if at < len(theirs) else None) or [],
                       mark(arguments, theirs[at][1] if at < len(theirs) else None) or [])
              for at, (name, arguments) in enumerate(_calls(own.tool_calls))]
-    bare = not (own.tool_calls or own.reasoning is not None or own.refusal is not None)
-    return ChoiceView(own.index, own.finish_reason,
-                      mark(own.reasoning, other.reasoning if other else None),
+    bare = not (own.tool_calls or own.reasoning or own.refusal is not None)
+    return ChoiceView(own.index, own.finish_reason,   # an empty reasoning is none (servers differ on null and "")
+                      mark(own.reasoning or None, other.reasoning if other else None),
                       mark(own.text if own.text or bare else None, other.text if other else None),
                       calls, mark(own.refusal, other.refusal if other else None))
 

@@ -160,8 +160,10 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return page("message.html", request, status=404, message=f"No pair {pair_id}.")
         a_is_baseline = blinding.a_is_baseline(pair_id)
         base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
-        left, right = sides_diff(base, cand)
-        sides = [("A", base, left), ("B", cand, right)] if a_is_baseline else [("A", cand, right), ("B", base, left)]
+        a, b = (base, cand) if a_is_baseline else (cand, base)
+        # marked in the page's order: the diff breaks ties one way, which must not point at the baseline
+        left, right = sides_diff(a, b)
+        sides = [("A", a, left), ("B", b, right)]
         reviews = queue.reviews(pair_id)
         # revealed once this reviewer has judged the pair, and never by a query parameter
         revealed = any(r.reviewer == _reviewer(request) for r in reviews)

@@ -154,6 +154,21 @@ def test_the_pair_page_shows_the_whole_answer(ui: tuple[str, Store, str]) -> Non
     assert "<pre class=\"text\">" not in page          # no empty text box beside the tool calls
 
 
+def test_the_marks_do_not_point_at_the_baseline(ui: tuple[str, Store, str]) -> None:
+    """Two words that swap places: the diff keeps one of them, and which one must follow
+    the page's order (A, B), not the sides' (the baseline's first word, once)."""
+    base, store, run = ui
+    store.add_pairs(run, [pair(f"k{20 + i}", "alpha beta", "beta alpha") for i in range(12)])
+    client, kept = signed_in(base), set()
+    ids = pair_ids(store, run)
+    for i in range(12):
+        page = client.get(f"/pairs/{ids[f'k{20 + i}']}").text
+        side_a = re.search(r'id="side-A">.*?<pre class="text">(.*?)</pre>', page, re.S).group(1)  # type: ignore[union-attr]
+        words = re.findall(r"<mark>[^<]*</mark>|\w+", side_a)
+        kept.add(tuple(i for i, w in enumerate(words) if not w.startswith("<mark>")))
+    assert len(kept) == 1   # the same position is left unmarked on A, whichever side A is
+
+
 def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_store: Store) -> None:
     base, store, run = ui
     client = signed_in(base)
