@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -34,7 +35,7 @@ from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, first_times
+from proxy.shadow import HOP_BY_HOP, MARKER_SPAN, TAP_LIMIT, Mirror, Plan, first_times
 from proxy.tap import Tapped
 
 log = logging.getLogger("shadowdiff.proxy")
@@ -144,10 +145,12 @@ class Forwarder:
         overflow = False
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
+            carry = b""   # a key split across two reads is still found
             async for chunk in response.content.iter_any():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 if timed and first_answer is None:
-                    first, first_answer = first_times(chunk, first)
+                    first, first_answer = first_times(carry + chunk, first)
+                    carry = chunk[-MARKER_SPAN:]
                 if keep:
                     if len(raw) + len(chunk) <= TAP_LIMIT:
                         raw += chunk
@@ -160,7 +163,10 @@ class Forwarder:
                 raise
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
             response.close()  # drops the upstream connection: vLLM aborts the request
-            return
+            if not (keep and not overflow and _whole(raw, response.headers.get("content-type", ""))):
+                return
+            # The client had the whole answer and left before the upstream's last bytes
+            # (the openai client closes on [DONE]): the answer is complete, and compared.
         except (TimeoutError, aiohttp.ClientError):
             # The primary failed mid-answer; the status is sent, so the client learns
             # it from the connection closing before the end, as it would without us.
@@ -179,6 +185,21 @@ class Forwarder:
                 self.metrics.ttfat.labels(side).observe(first_answer - started)
         request.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
             "content-type", ""), started, first, first_answer, ended, overflow))
+
+
+_DONE = re.compile(rb"data: ?\[DONE\]\s*$")
+
+
+def _whole(raw: bytes | bytearray, content_type: str) -> bool:
+    """Whether an answer read so far is complete: a stream that ended in ``[DONE]``, or a
+    body that is whole JSON."""
+    if "text/event-stream" in content_type:
+        return _DONE.search(raw[-64:]) is not None
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 class _ClientGone(Exception):

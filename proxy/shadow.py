@@ -52,6 +52,7 @@ class Plan:
 # *answer* token is any of them but reasoning (time to first answer token). A non-empty
 # string value, with or without spaces around the colon (vLLM writes none; other servers
 # do); a quoted key inside a string value is escaped (\"text\") and never matches.
+MARKER_SPAN = 64   # bytes of one read kept for the next: a marker split between them is found
 _CALL = rb'|"tool_calls"\s*:\s*\[\s*\{'
 _ANSWER = re.compile(rb'"(?:content|text|refusal)"\s*:\s*"[^"]' + _CALL)
 _GENERATED = re.compile(rb'"(?:content|text|refusal|reasoning|reasoning_content)"\s*:\s*"[^"]' + _CALL)
@@ -218,9 +219,9 @@ class Mirror:
                                    error=f"HTTP {response.status}: {text}"), "http_error"
                 raw = bytearray()
                 async for chunk in response.content.iter_any():
-                    if first_answer is None:
-                        first, first_answer = first_times(chunk, first)
                     raw += chunk
+                    if first_answer is None:   # with the end of the read before, for a split key
+                        first, first_answer = first_times(bytes(raw[-len(chunk) - MARKER_SPAN:]), first)
                     if len(raw) > TAP_LIMIT:
                         return replace(failed, status=200, error="the answer is larger than the tap limit "
                                                                    f"({TAP_LIMIT} bytes)"), "malformed"
