@@ -79,8 +79,10 @@ class Summary:
     @property
     def thinks(self) -> bool:
         """Whether some side's answers come after thinking: its first answer token is
-        later than its first token, so the reports show both times."""
-        return any(s["ttfat_p50"] != s["ttft_p50"] or s["ttfat_p95"] != s["ttft_p95"] for s in self.sides.values())
+        later than its first token, so the reports show both times (not for stores that
+        predate the measure, nor for answers that all ended in their thinking)."""
+        return any(s["ttfat_p50"] is not None and (s["ttfat_p50"], s["ttfat_p95"]) != (s["ttft_p50"], s["ttft_p95"])
+                   for s in self.sides.values())
 
     @property
     def noise_rate(self) -> float | None:

@@ -213,7 +213,7 @@ def test_time_to_the_first_answer_token_is_after_the_thinking(tmp_path: Path) ->
     out, _ = replayed(tmp_path / "b", cut_in_thinking("391"), cut_in_thinking("391"))
     [row] = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
     assert all(a["ttft"] is not None and a["ttfat"] is None for a in row["answers"].values())
-    assert re.search(r"first answer token p50.*?<td>— s</td>", (out / "report.html").read_text(), re.S)
+    assert "first answer token" not in (out / "report.html").read_text()   # no answer came after any thinking
 
 
 def test_serve_times_the_first_answer_token(start_proxy: Callable[..., tuple[str, Any]], tmp_path: Path) -> None:
