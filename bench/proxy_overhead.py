@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from proxy.shadow import first_content
+from proxy.shadow import first_times
 
 from _common import ROOT, free_port, instant, pin, server, shadowdiff, table
 
@@ -59,8 +59,9 @@ async def ttft(session: aiohttp.ClientSession, url: str) -> float:
     first = None
     async with session.post(url + "/v1/chat/completions", json=STREAM) as r:
         async for chunk in r.content.iter_any():
-            if first is None and first_content(chunk):
-                first = time.perf_counter() - started
+            if first is None:
+                at, _ = first_times(chunk, None)
+                first = None if at is None else at - started
     return first if first is not None else time.perf_counter() - started
 
 

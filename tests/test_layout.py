@@ -182,3 +182,13 @@ def test_each_command_loads_only_what_it_runs() -> None:
     assert loaded("cli:replay", "cli:bench", "cli:demo", "cli:compare") == {"replay", "shadowdiff"}
     assert loaded("cli:report", "cli:judge", "cli:review") == {"shadowdiff"}
     assert loaded("cli:simulate") == {"simulator", "shadowdiff"}
+
+
+def test_every_benchmark_still_imports() -> None:
+    """The benchmarks are run by hand, not by the tests: a renamed function must still
+    break here, not in front of the next person to measure."""
+    scripts = sorted(p.stem for p in (ROOT / "bench").glob("*.py") if not p.stem.startswith("_"))
+    assert scripts
+    code = "import sys; sys.path.insert(0, 'bench'); " + "; ".join(f"import {s}" for s in scripts)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
