@@ -193,3 +193,38 @@ def test_both_cut_off_inside_the_thinking_is_said_so() -> None:
     found = triage_answers(a, b, compare_answers(a, b), None)["signals"]
     assert [s["reason"] for s in found if s["kind"] == "reasoning"] == [
         "the reasoning differs; both answers were cut off inside it"]
+
+
+def test_compare_on_run_batch_output_reads_every_choice_and_the_thinking(tmp_path: Path) -> None:
+    """``shadowdiff compare`` of run-batch outputs: a two-prompt completions answer whose
+    second choice changed, and a chat answer cut off inside its thinking (content null)."""
+    def output(name: str, second: str, product: str) -> Path:
+        listed = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "m",
+                  "choices": [{"index": i, "text": t, "logprobs": None, "finish_reason": "stop", "stop_reason": None}
+                              for i, t in enumerate([" Paris.", second])],
+                  "usage": {"prompt_tokens": 8, "total_tokens": 12, "completion_tokens": 4}}
+        thought = {"id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "m",
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": None,
+                                                        "reasoning": f"17 * 23 = {product}", "tool_calls": []},
+                                "logprobs": None, "finish_reason": "length", "stop_reason": None}],
+                   "usage": {"prompt_tokens": 5, "total_tokens": 21, "completion_tokens": 16,
+                             "completion_tokens_details": {"reasoning_tokens": 16}}}
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"id": f"vllm-{k}", "custom_id": k, "response": {
+            "status_code": 200, "request_id": f"vllm-batch-{k}", "body": body}, "error": None}) + "\n"
+            for k, body in (("listed", listed), ("thought", thought))))
+        return path
+
+    store = Store.open(tmp_path / "store")
+    try:
+        run_id, stored, _ = compare_files(output("a", " Rome.", "391"), output("b", " Oslo.", "381"), store)
+        pairs = {p["key"]: p for p in store.pairs(run_id)}
+        assert stored == 2 and {p["outcome"] for p in pairs.values()} <= {"near", "divergent"}
+        assert [c.text for c in pairs["listed"].answers[Side.CANDIDATE].choices] == [" Paris.", " Oslo."]
+        assert "choices" in {s["kind"] for s in pairs["listed"]["signals"]}
+        assert pairs["thought"].answers[Side.BASELINE].reasoning_tokens == 16
+        assert "reasoning" in {s["kind"] for s in pairs["thought"]["signals"]}
+        run_id, _, _ = compare_files(output("c", " Rome.", "391"), output("d", " Rome.", "391"), store)
+        assert {p["outcome"] for p in store.pairs(run_id)} == {"identical"}
+    finally:
+        store.close()
