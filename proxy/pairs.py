@@ -27,7 +27,7 @@ from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
 from shadowdiff.redact import Redactor
-from shadowdiff.signals import triage_answers
+from shadowdiff.signals import triage_off_loop
 from shadowdiff.store.writer import PairWriter
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
@@ -128,8 +128,8 @@ class PairRecorder:
         margin = None
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
-        # (triage runs on the loop: only for pairs that changed or are kept)
-        triage = triage_answers(base, cand, comparison, margin) if changed else None
+        # (triage only for pairs that changed or are kept; long answers in a thread)
+        triage = await triage_off_loop(base, cand, comparison, margin) if changed else None
         if changed:
             assert comparison.similarity is not None
             self.metrics.similarity.observe(comparison.similarity)
@@ -145,7 +145,7 @@ class PairRecorder:
             log.warning("a pair completed after the store was closed; it is counted, not stored")
             return
         if triage is None:
-            triage = triage_answers(base, cand, comparison, margin)
+            triage = await triage_off_loop(base, cand, comparison, margin)
         self.writer.submit(Pair(
             key=key, seq=seq, endpoint=path, prompt=self.redactor.text(prompt_text(plan.request)),
             request=self.redactor.value(_stored(plan.request)),

@@ -25,7 +25,7 @@ from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, error_comp
 from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.redact import Redactor, check_patterns
-from shadowdiff.signals import triage_answers
+from shadowdiff.signals import triage_off_loop
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
 
@@ -228,7 +228,7 @@ class Replay:
             request=self._redactor.value(record.body),
             comparison=comparison, answers=by_side, category=record.category,
             comparable=is_comparable(body),
-            margin=margin, noise=noise, **triage_answers(base, cand, comparison, margin),
+            margin=margin, noise=noise, **await triage_off_loop(base, cand, comparison, margin),
         )
 
     def _count(self, pair: Pair) -> None:

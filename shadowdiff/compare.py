@@ -31,6 +31,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -196,16 +197,26 @@ def _calls(tool_calls: Sequence[Any] | None) -> list[tuple[Any, Any]]:
 
 def canonical_json(arguments: Any) -> tuple[str, str]:
     """Tool-call arguments in one canonical form: ("json", the value re-serialized with
-    sorted keys and no spaces) or, for text that is not JSON, ("text", it normalized).
-    Types count (``true`` is not ``1``, ``1`` is not ``1.0``) and a repeated key is kept,
-    so only key order and spacing are forgiven; JSON too deeply nested to parse is text."""
+    sorted keys and no spaces) or, for text that is not JSON, ("text", it as sent: a tool
+    reads every character of it). Types count (``true`` is not ``1``, ``1`` is not
+    ``1.0``), decimals are compared as written (``1e400`` is not ``1e500``, though both
+    overflow a float) and a repeated key is kept, so only key order and spacing are
+    forgiven; JSON too deeply nested to parse is text."""
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments)
     try:
-        value = json.loads(arguments, object_pairs_hook=_sorted_pairs)
+        value = json.loads(arguments, object_pairs_hook=_sorted_pairs, parse_float=_decimal, parse_constant=_decimal)
         return "json", json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (ValueError, RecursionError):
-        return "text", normalize(arguments)
+    except (ValueError, RecursionError, ArithmeticError):
+        return "text", arguments
+
+
+def _decimal(literal: str) -> dict[str, str]:
+    """A JSON number with a fraction or exponent (or NaN, Infinity), by its exact value."""
+    try:
+        return {"\u0000number": str(Decimal(literal).normalize())}
+    except ArithmeticError:
+        return {"\u0000number": literal}
 
 
 def _sorted_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -264,12 +275,17 @@ async def compare_off_loop(a: Answer, b: Answer, thresholds: Thresholds = Thresh
     """``compare_answers`` for callers on an event loop (an error comparison if a side failed)."""
     if not (a.ok and b.ok):
         return error_comparison(a.finish_reason, b.finish_reason)
-    size = max(sum(len(c.text) + len(c.reasoning or "") + len(c.refusal or "")
-                   + sum(len(str(arguments)) for _, arguments in _calls(c.tool_calls)) for c in answer.choices)
-               for answer in (a, b))
-    if size > OFF_LOOP_CHARS:
+    if off_loop(a, b):
         return await asyncio.to_thread(compare_answers, a, b, thresholds)
     return compare_answers(a, b, thresholds)
+
+
+def off_loop(a: Answer, b: Answer) -> bool:
+    """Whether work on these two answers (comparing them, their signals) is long enough to
+    go to a thread: every part of every choice counts."""
+    return max(sum(len(c.text) + len(c.reasoning or "") + len(c.refusal or "")
+                   + sum(len(str(arguments)) for _, arguments in _calls(c.tool_calls)) for c in answer.choices)
+               for answer in (a, b)) > OFF_LOOP_CHARS
 
 
 def error_comparison(finish_a: str | None = None, finish_b: str | None = None) -> Comparison:

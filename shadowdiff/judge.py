@@ -26,6 +26,7 @@ import httpx
 import sqlalchemy as sa
 
 from shadowdiff.client import Caller, Upstream
+from shadowdiff.compare import render
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, StoredPair, schema
@@ -34,6 +35,9 @@ from shadowdiff.store.review import NEEDS_REVIEW, ReviewQueue
 SYSTEM = """You review two answers to the same prompt, produced by two deployments of one model.
 The rubric question: is there a factual or numerical claim that one answer gets right and the other gets wrong?
 Wording, reordering, formatting and equally defensible readings are not regressions.
+An answer may hold its reasoning as <think>...</think>, tool calls as <tool_call>NAME ARGUMENTS</tool_call>,
+a refusal as <refusal>...</refusal>, and further choices after "--- choice N ---" lines: judge all of it,
+a wrong tool argument or a wrong step in the reasoning included.
 
 Reply with exactly one JSON object and nothing else:
 {"verdict": V, "worse": W, "reason": "one or two sentences"}
@@ -96,7 +100,8 @@ def _cut(text: str, limit: int) -> str:
 
 def messages(pair: StoredPair, baseline_first: bool, max_chars: int) -> list[dict[str, str]]:
     base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
-    texts = [base.text if base else "", cand.text if cand else ""]
+    # the whole answer, as the comparison saw it: reasoning, tool calls, every choice
+    texts = [render(base.choices) if base else "", render(cand.choices) if cand else ""]
     first, second = texts if baseline_first else texts[::-1]
     user = (f"PROMPT:\n{_cut(pair['prompt'] or '', max_chars)}\n\n"
             f"ANSWER A:\n{_cut(first, max_chars)}\n\nANSWER B:\n{_cut(second, max_chars)}")

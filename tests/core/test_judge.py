@@ -172,3 +172,30 @@ def test_the_order_shown_to_the_judge_varies_but_is_stable() -> None:
     orders = [a_is_baseline(f"pair-{i}") for i in range(40)]
     assert set(orders) == {True, False}
     assert orders == [a_is_baseline(f"pair-{i}") for i in range(40)]
+
+
+def test_the_judge_sees_the_whole_answer(tmp_path: Path) -> None:
+    """A changed tool argument or a change in the thinking is in what the judge reads, not
+    two identical empty texts."""
+    from shadowdiff.compare import compare_answers
+    from shadowdiff.judge import messages
+    from shadowdiff.records import Answer, Choice, Pair
+
+    def answer(side: Side, unit: str, product: str) -> Answer:
+        call = {"id": "x", "type": "function",
+                "function": {"name": "get_weather", "arguments": f'{{"unit": "{unit}"}}'}}
+        return Answer(side, "m", "", "tool_calls", reasoning=f"17 * 23 = {product}", tool_calls=[call],
+                      others=(Choice(1, f"It is {product}."),))
+
+    base, cand = answer(Side.BASELINE, "celsius", "391"), answer(Side.CANDIDATE, "fahrenheit", "381")
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.create_run("replay", {})
+        store.add_pair(run, Pair("k", 1, "/v1/chat/completions", "Weather?", {}, compare_answers(base, cand),
+                                 {Side.BASELINE: base, Side.CANDIDATE: cand}))
+        [pair] = store.pairs(run)
+        user = messages(pair, True, 10_000)[1]["content"]
+    finally:
+        store.close()
+    for part in ("celsius", "fahrenheit", "= 391", "= 381", "It is 391.", "It is 381."):
+        assert part in user

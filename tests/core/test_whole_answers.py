@@ -142,12 +142,20 @@ def test_tokens_per_second_is_per_choice() -> None:
     ('{"n": 1}', '{"n": 1.0}'),
     ('"paris hotels"', "paris hotels"),                                       # JSON text is not raw text
     ('{"to": "alice", "to": "bob"}', '{"to": "bob"}'),                        # a repeated key is kept
+    ('{"x": 1e400}', '{"x": 1e500}'),                                         # both overflow a float
+    ("not json:  two spaces", "not json: two spaces"),                        # a tool reads every character
 ])
 def test_arguments_equal_only_up_to_key_order_and_spacing(x: str, y: str) -> None:
     a = side(tool_calls=[call(x)], finish_reason="tool_calls")
     b = side(Side.CANDIDATE, tool_calls=[call(y)], finish_reason="tool_calls")
     assert compare_answers(a, b).outcome in (Outcome.NEAR, Outcome.DIVERGENT)
     assert "structured" in kinds(a, b)
+
+
+def test_equal_decimals_written_differently_are_equivalent() -> None:
+    a = side(tool_calls=[call('{"x": 1.50, "y": 2}')], finish_reason="tool_calls")
+    b = side(Side.CANDIDATE, tool_calls=[call('{"y":2,"x":1.5}')], finish_reason="tool_calls")
+    assert compare_answers(a, b).outcome is Outcome.EQUIVALENT
 
 
 def test_a_changed_finish_reason_alone_is_a_change() -> None:
@@ -228,3 +236,11 @@ def test_compare_on_run_batch_output_reads_every_choice_and_the_thinking(tmp_pat
         assert {p["outcome"] for p in store.pairs(run_id)} == {"identical"}
     finally:
         store.close()
+
+
+def test_a_changed_tool_argument_in_a_later_choice_is_a_structured_change() -> None:
+    a = side(text="ok", others=(Choice(1, "", tool_calls=[call('{"unit": "celsius"}')], finish_reason="tool_calls"),))
+    b = side(Side.CANDIDATE, "ok",
+             others=(Choice(1, "", tool_calls=[call('{"unit": "fahrenheit"}')], finish_reason="tool_calls"),))
+    found = triage_answers(a, b, compare_answers(a, b), None)
+    assert "structured" in {s["kind"] for s in found["signals"]} and found["suggested"] == "factual"
