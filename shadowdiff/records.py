@@ -129,8 +129,8 @@ def prompt_text(body: dict[str, Any]) -> str:
     if isinstance(messages, list):
         for message in reversed(messages):
             if isinstance(message, dict) and message.get("role") == "user":
-                return _content_text(message.get("content"))
-        return _content_text(messages[-1].get("content")) if messages and isinstance(messages[-1], dict) else ""
+                return content_text(message.get("content"))
+        return content_text(messages[-1].get("content")) if messages and isinstance(messages[-1], dict) else ""
     prompt = body.get("prompt")
     if isinstance(prompt, str):
         return prompt
@@ -139,7 +139,8 @@ def prompt_text(body: dict[str, Any]) -> str:
     return json.dumps(prompt)
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a list."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):

@@ -28,6 +28,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_diff
 from shadowdiff.records import Side
+from shadowdiff.requestview import request_view
 from shadowdiff.store import Store, StoredPair
 from shadowdiff.summary import OUTCOMES, Summary, summarize
 
@@ -145,7 +146,8 @@ def _diffs(store: Store, run_id: str, limit: int) -> Iterator[dict[str, Any]]:
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
         left, right = sides_diff(base, cand)
-        yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right}
+        yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right,
+               "request": request_view(pair["request"])}
 
 
 def _write_pairs(store: Store, run_id: str, out: Path) -> None:

@@ -107,12 +107,13 @@ class VllmLike:
 
 
 def replayed(tmp_path: Path, base: dict[str, Any], cand: dict[str, Any],
-             thinking_time: float = 0.0) -> tuple[Path, dict[str, Any]]:
-    log = tmp_path / "log.txt"
-    log.write_text("What is the weather in Paris?\n")
+             thinking_time: float = 0.0, body: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    log = tmp_path / "log.jsonl"
+    body = body or {"messages": [{"role": "user", "content": "What is the weather in Paris?"}]}
+    log.write_text(json.dumps(body) + "\n")
     with serve_app(VllmLike(base, thinking_time)) as b, serve_app(VllmLike(cand, thinking_time)) as c:
         settings = ReplaySettings(log=log, baseline=Upstream(Side.BASELINE, b, "m"),
-                                  candidate=Upstream(Side.CANDIDATE, c, "m"), fmt=logs.LogFormat.TEXT)
+                                  candidate=Upstream(Side.CANDIDATE, c, "m"), fmt=logs.LogFormat.BODIES)
         run_replay(settings, tmp_path / "out", None, resume=False)
     store = Store.open(tmp_path / "out")
     try:
@@ -150,6 +151,7 @@ def test_reports_show_the_whole_answer_escaped(tmp_path: Path) -> None:
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
     md = (out / "report.md").read_text()
     assert "````text\n<script>alert(1)</script>" + fenced + "\n````" in md
+    assert '<details class="request">' not in html   # a one-message request without tools: nothing more to show
     assert md.count("Tool call 0:") == 2 and '"unit": "fahrenheit"' in md
 
 
@@ -236,3 +238,13 @@ def test_serve_times_the_first_answer_token(start_proxy: Callable[..., tuple[str
     for side in ("baseline", "candidate"):   # the metrics see the thinking too
         first = sums["shadowdiff_upstream_time_to_first_token_seconds_sum", side]
         assert sums["shadowdiff_upstream_time_to_first_answer_token_seconds_sum", side] - first >= 0.35
+
+
+def test_report_html_shows_the_tools_offered_and_the_conversation(tmp_path: Path) -> None:
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}}}}}
+    body = {"messages": [{"role": "system", "content": "Use the tools."},
+                         {"role": "user", "content": "What is the weather in Paris?"}], "tools": [weather]}
+    out, _ = replayed(tmp_path, tool_call_answer("celsius"), tool_call_answer("fahrenheit"), body=body)
+    [view] = re.findall(r'<details class="request">.*?</details>', (out / "report.html").read_text(), re.S)
+    assert "2 messages, 1 tools offered" in view and "<code>get_weather</code>" in view and "Use the tools." in view

@@ -32,6 +32,7 @@ from starlette.routing import Route
 from shadowdiff.diffview import sides_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
+from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
 from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store
@@ -169,7 +170,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         revealed = any(r.reviewer == _reviewer(request) for r in reviews)
         before, after = queue.neighbours(pair_id, filters(request))
         signals = [{"kind": s["kind"], "reason": blind(s["reason"], a_is_baseline)} for s in pair["signals"] or []]
-        return page("pair.html", request, pair=pair, sides=sides, signals=signals, reviews=reviews,
+        return page("pair.html", request, pair=pair, sides=sides, asked=request_view(pair["request"]),
+                    signals=signals, reviews=reviews,
                     revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
                     judge=_judge_view(pair.row, blinding, pair_id, revealed), query=query_without(request, "error"),
                     error=request.query_params.get("error"))

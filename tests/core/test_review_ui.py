@@ -154,6 +154,27 @@ def test_the_pair_page_shows_the_whole_answer(ui: tuple[str, Store, str]) -> Non
     assert "<pre class=\"text\">" not in page          # no empty text box beside the tool calls
 
 
+def test_the_pair_page_shows_the_conversation_and_the_offered_tools(ui: tuple[str, Store, str]) -> None:
+    """A reviewer judging a tool call needs the tools it could call and the results the
+    answer continues from; hostile text in them stays text."""
+    base, store, run = ui
+    request = {"messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"temp": 21, "note": "<script>x()</script>"}'}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "description": "The weather <now>",
+                                                    "parameters": {"type": "object", "properties": {
+                                                        "unit": {"enum": ["celsius", "fahrenheit"]}}}}}],
+        "tool_choice": "auto"}
+    store.add_pairs(run, [replace(pair("k30", "It is 21 C.", "It is 21 F."), request=request)])
+    page = signed_in(base).get(f"/pairs/{pair_ids(store, run)['k30']}").text
+    [view] = re.findall(r'<details class="request">.*?</details>', page, re.S)
+    assert "3 messages, 1 tools offered (tool_choice auto)" in view
+    assert "<strong>tool (c1)</strong>" in view and "&#34;temp&#34;: 21" in view and "<script>" not in view
+    assert "<code>get_weather</code>" in view and "The weather &lt;now&gt;" in view and "fahrenheit" in view
+
+
 def test_the_marks_do_not_point_at_the_baseline(ui: tuple[str, Store, str]) -> None:
     """Two words that swap places: the diff keeps one of them, and which one must follow
     the page's order (A, B), not the sides' (the baseline's first word, once)."""

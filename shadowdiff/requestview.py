@@ -1,0 +1,65 @@
+"""What a reviewer needs of the request besides its prompt: the whole conversation (the
+tool results an answer depends on) and the tools it offered (their names and arguments'
+schemas), for the pair page and report.html. The request is the stored one, redacted."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from shadowdiff.records import content_text
+
+MAX_SHOWN = 64          # messages or tools shown; the rest are counted
+MAX_CHARS = 20_000      # of one message or one tool's schema
+
+
+@dataclass(frozen=True)
+class RequestView:
+    messages: list[tuple[str, str]] = field(default_factory=list)   # (role, text), when more than one
+    tools: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, parameters)
+    tool_choice: str | None = None
+    left_out: int = 0                                                # messages and tools not shown
+
+    def __bool__(self) -> bool:
+        return bool(self.messages or self.tools)
+
+
+def request_view(request: Any) -> RequestView:
+    """The conversation (if it is more than the prompt) and the offered tools of a request."""
+    if not isinstance(request, dict):
+        return RequestView()
+    messages = request.get("messages")
+    messages = messages if isinstance(messages, list) and len(messages) > 1 else []
+    offered = request.get("tools")
+    tools: list[Any] = offered if isinstance(offered, list) else []
+    choice = request.get("tool_choice")
+    return RequestView([_message(m) for m in messages[:MAX_SHOWN]], [_tool(t) for t in tools[:MAX_SHOWN]],
+                       None if choice is None else _short(choice),
+                       max(0, len(messages) - MAX_SHOWN) + max(0, len(tools) - MAX_SHOWN))
+
+
+def _message(message: Any) -> tuple[str, str]:
+    if not isinstance(message, dict):
+        return "?", _short(message)
+    parts = [content_text(message.get("content"))]
+    for call in message.get("tool_calls") or ():
+        function = (call.get("function") if isinstance(call, dict) else None) or {}
+        parts.append(f"<tool_call>{function.get('name')} {function.get('arguments')}</tool_call>")
+    role = str(message.get("role", "?"))
+    if message.get("tool_call_id"):
+        role += f" ({message['tool_call_id']})"
+    return role, "\n".join(p for p in parts if p)[:MAX_CHARS]
+
+
+def _tool(tool: Any) -> tuple[str, str, str]:
+    function = (tool.get("function") if isinstance(tool, dict) else None) or {}
+    if not isinstance(function, dict):
+        return "?", "", _short(tool)
+    return (str(function.get("name", "?")), str(function.get("description") or "")[:MAX_CHARS],
+            _short(function.get("parameters")))
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1)
+    return text[:MAX_CHARS]
