@@ -33,6 +33,7 @@ from prometheus_client.registry import Collector
 
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
+from shadowdiff.signals import SIGNAL_KINDS
 
 if TYPE_CHECKING:
     from shadowdiff.store import Store
@@ -47,8 +48,6 @@ SHADOW_REASONS = {
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
 PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted")
-SIGNAL_KINDS = ("numbers", "structured", "label", "code", "truncation", "repetition", "refusal", "length",
-                "divergence")
 SIMILARITY_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
 POSITION_BUCKETS = (0, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0)

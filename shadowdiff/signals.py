@@ -342,6 +342,8 @@ def divergence(comparison: Comparison, margin: float | None, near_tie: float = 0
 
 _PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "choices": 75, "code": 70,
              "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
+# every kind a signal can be, highest priority first (the review queue's filter, the metric's labels)
+SIGNAL_KINDS = (*sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence")
 _FACTUAL = ("numbers", "label", "structured", "refusal")
 _MINOR = ("code", "truncation", "repetition", "length")
 Checker = Callable[[str, str], Signal | None]

@@ -35,6 +35,7 @@ from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
 from shadowdiff.review.blind import Blinding, blind
+from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 
@@ -150,8 +151,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         rows = queue.page(f, offset=offset, limit=50)
         for row in rows:
             row["signal_kinds"] = sorted({s["kind"] for s in row["signals"] or [] if s["kind"] != "divergence"})
-        return page("queue.html", request, rows=rows, counts=queue.counts(f), runs=store.runs(), f=f,
-                    offset=offset, query=query_without(request, "offset", "message"),
+        return page("queue.html", request, rows=rows, signal_kinds=SIGNAL_KINDS, counts=queue.counts(f),
+                    runs=store.runs(), f=f, offset=offset, query=query_without(request, "offset", "message"),
                     message=request.query_params.get("message"))
 
     def pair_page(request: Request) -> Response:
