@@ -19,6 +19,7 @@ value changed, or another of the offered tools called.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -134,39 +135,72 @@ def _topics(subject: str) -> list[str]:
     return found[:3] or ["overview"]
 
 
-def _value(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str]) -> Any:
-    for union in ("anyOf", "oneOf"):
-        options = schema.get(union)
-        if isinstance(options, list) and options and isinstance(options[0], Mapping):
-            return _value(options[0], name, rng, topics)
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return rng.choice(schema["enum"])
+_DEPTH = 12   # the deepest object or array the model writes; deeper schemas get {} or []
+
+
+def _value(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str],
+           depth: int = 0) -> Any:
+    """A value for ``schema``: total, whatever the schema holds (vLLM accepts any dict as
+    ``parameters``), so odd bounds, types or nesting still give valid JSON arguments."""
+    if depth < _DEPTH:
+        for union in ("anyOf", "oneOf"):
+            options = schema.get(union)
+            if isinstance(options, list) and options and isinstance(options[0], Mapping):
+                return _value(options[0], name, rng, topics, depth + 1)
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        plain = [v for v in enum if _plain(v)]
+        if plain:
+            return rng.choice(plain)
     kind = schema.get("type", "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "object":
         properties = schema.get("properties")
-        if not isinstance(properties, Mapping):
+        if not isinstance(properties, Mapping) or depth >= _DEPTH:
             return {}
         required = schema.get("required")
-        required = set(required) if isinstance(required, list) else set(properties)
-        return {prop: _value(sub if isinstance(sub, Mapping) else {}, prop, rng, topics)
-                for prop, sub in properties.items() if prop in required or rng.random() < 0.5}
+        wanted = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set(properties)
+        return {prop: _value(sub if isinstance(sub, Mapping) else {}, prop, rng, topics, depth + 1)
+                for prop, sub in properties.items() if prop in wanted or rng.random() < 0.5}
     if kind == "array":
+        if depth >= _DEPTH:
+            return []
         items = schema.get("items")
-        return [_value(items if isinstance(items, Mapping) else {}, name, rng, topics)
+        return [_value(items if isinstance(items, Mapping) else {}, name, rng, topics, depth + 1)
                 for _ in range(rng.randint(1, 3))]
     if kind == "integer":
-        least, most = int(schema.get("minimum", 1)), int(schema.get("maximum", 100))
+        least = math.ceil(_bound(schema.get("minimum"), 1))
+        most = math.floor(_bound(schema.get("maximum"), max(100, least)))
         return rng.randint(least, max(least, most))
     if kind == "number":
-        bottom, top = float(schema.get("minimum", 0)), float(schema.get("maximum", 100))
-        return round(rng.uniform(bottom, max(bottom, top)), 1)
+        bottom = _bound(schema.get("minimum"), 0.0)
+        top = max(bottom, _bound(schema.get("maximum"), max(100.0, bottom)))
+        value = round(bottom + (top - bottom) * rng.random(), 1) if top - bottom < 1e300 else bottom
+        return value if math.isfinite(value) else bottom
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":
         return None
     return _string(name, schema, rng, topics)
+
+
+def _bound(value: Any, default: float) -> float:
+    """A schema's ``minimum``/``maximum`` if it is a finite number, else ``default``."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return default
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether json.dumps writes ``value`` as valid JSON without deep recursion."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return depth < _DEPTH and all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return depth < _DEPTH and all(_plain(v, depth + 1) for v in value.values())
+    return True
 
 
 def _string(name: str, schema: Mapping[str, Any], rng: random.Random, topics: list[str]) -> str:
@@ -204,7 +238,7 @@ def change_argument(calls: Sequence[Call], tools: Sequence[Tool], rng: random.Ra
 def _other_value(old: Any, schema: Mapping[str, Any], name: str, rng: random.Random) -> Any:
     enum = schema.get("enum")
     if isinstance(enum, list):
-        others = [v for v in enum if v != old]
+        others = [v for v in enum if v != old and _plain(v)]
         return rng.choice(others) if others else None
     if isinstance(old, bool):
         return not old
