@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from typing_extensions import TypedDict
 
 from shadowdiff.errors import RequestError
 
@@ -67,6 +68,7 @@ class _Sampling(BaseModel):
     return_token_ids: bool | None = None
     echo: bool | None = False
     response_format: dict[str, Any] | None = None
+    logit_bias: dict[str, float] | None = None
 
     def stop_strings(self) -> tuple[str, ...]:
         if self.stop is None:
@@ -95,6 +97,79 @@ class ToolParam(BaseModel):
     function: FunctionDefinition
 
 
+class _NamedFunction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+
+
+class NamedToolChoice(BaseModel):
+    """vLLM's ``ChatCompletionNamedToolChoiceParam``; its wrap validator (vLLM's
+    ``__log_extra_fields__``) makes pydantic name the union branch ``function-wrap[...]``,
+    which the error message leaves out of ``loc``, as vLLM's does."""
+
+    model_config = ConfigDict(extra="allow")
+    function: _NamedFunction
+    type: Literal["function"] = "function"
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def __log_extra_fields__(cls, data: Any, handler: Any) -> Any:
+        return handler(data)
+
+
+def _as_dict(value: Any) -> Any:
+    return value.model_dump() if isinstance(value, BaseModel) else value
+
+
+ToolChoice = Annotated[Literal["none"] | Literal["auto"] | Literal["required"] | NamedToolChoice | None,
+                       AfterValidator(_as_dict)]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+# An assistant message's ``tool_calls``, as vLLM types them (openai's params): an
+# ``Iterable`` pydantic checks lazily, in vLLM's ``_materialize_tool_calls_after``.
+class Function(TypedDict):
+    arguments: str
+    name: str
+
+
+class ChatCompletionMessageFunctionToolCallParam(TypedDict):
+    id: str
+    function: Function
+    type: Literal["function"]
+
+
+class Custom(TypedDict):
+    input: str
+    name: str
+
+
+class ChatCompletionMessageCustomToolCallParam(TypedDict):
+    id: str
+    custom: Custom
+    type: Literal["custom"]
+
+
+_TOOL_CALL = TypeAdapter(ChatCompletionMessageFunctionToolCallParam | ChatCompletionMessageCustomToolCallParam)
+
+
+def check_tool_calls(messages: list[Message]) -> None:
+    """vLLM's 400 for an assistant message's malformed ``tool_calls``: pydantic checks the
+    items one by one when vLLM's after-validator lists them, so the errors are the first
+    bad item's, with a ``loc`` from that item on (``body.0.<branch>.id``)."""
+    for message in messages:
+        calls = getattr(message, "tool_calls", None)
+        if message.role != "assistant" or calls is None or not isinstance(calls, list | str | dict):
+            continue
+        for index, call in enumerate(calls):
+            try:
+                _TOOL_CALL.validate_python(call)
+            except ValidationError as exc:
+                raise _format_errors([
+                    _error(e["type"], _loc(("body", index, *e["loc"])), e["msg"], e.get("input"), e.get("ctx"))
+                    for e in exc.errors(include_url=False)]) from None
+
+
 # Bases are listed so that ``messages`` / ``prompt`` come first, as in vLLM's models:
 # pydantic reports validation errors in field order, and vLLM's ``param`` is the first.
 class ChatRequest(_Sampling, _Messages):
@@ -105,16 +180,28 @@ class ChatRequest(_Sampling, _Messages):
     continue_final_message: bool = False
     tools: list[ToolParam] | None = None
     # check_tool_usage has refused any other string, and named choices without a name
-    tool_choice: str | dict[str, Any] | None = "none"
+    tool_choice: ToolChoice = "none"
     parallel_tool_calls: bool | None = True
     include_reasoning: bool = True
     chat_template_kwargs: dict[str, Any] | None = None
-    reasoning_effort: str | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
     @property
     def thinking(self) -> bool:
         """Whether the chat template lets a reasoning model think (Qwen3's ``enable_thinking``;
         vLLM turns a ``reasoning_effort`` into it: build_chat_params in chat_completion/protocol.py)."""
+        kwargs = self.chat_template_kwargs or {}
+        if "enable_thinking" in kwargs:
+            # Qwen3's template: ``enable_thinking is defined and enable_thinking is false``;
+            # only false itself turns thinking off (null, 0, "" still think)
+            return kwargs["enable_thinking"] is not False
+        return self.reasoning_effort != "none"
+
+    @property
+    def parser_thinking(self) -> bool:
+        """Whether vLLM's qwen3 parser expects thinking: it reads ``enable_thinking`` (the
+        user's, or the one ``reasoning_effort`` sets) by truthiness (``parser/qwen3.py``),
+        so with ``enable_thinking: 0`` the model thinks and the parser keeps it as content."""
         kwargs = self.chat_template_kwargs or {}
         if "enable_thinking" in kwargs:
             return bool(kwargs["enable_thinking"])
@@ -218,11 +305,14 @@ def parse_json(content_type: str | None, body: bytes) -> Any:
     if body and (not media or media == "application/json" or media.endswith("+json")):
         try:
             data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            pos = exc.pos if isinstance(exc, json.JSONDecodeError) else exc.start
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "Invalid UTF-8"
-            raise _format_errors([_error("json_invalid", f"body.{pos}", "JSON decode error", {},
-                                         {"error": msg})]) from None
+        except json.JSONDecodeError as exc:
+            raise _format_errors([_error("json_invalid", f"body.{exc.pos}", "JSON decode error", {},
+                                         {"error": exc.msg})]) from None
+        except (RecursionError, UnicodeDecodeError):
+            # FastAPI turns any other failure of ``request.json()`` (bytes that are not
+            # UTF-8, a body nested past Python's recursion limit) into this HTTPException.
+            raise RequestError("There was an error parsing the body", status=400,
+                               kind="Bad Request") from None
     if media != "application/json":
         raise RequestError(
             "1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed",
@@ -260,6 +350,7 @@ def check_raw(data: Any, *, chat: bool) -> None:
         if data.get("continue_final_message") and data.get("add_generation_prompt"):
             raise vllm_error("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
         check_tool_usage(data)
+        _check_structured_outputs(data)
     else:
         if data.get("prompt") is None or data.get("prompt") == "":
             raise vllm_error("Either prompt or prompt_embeds must be provided and non-empty.", "prompt")
@@ -312,6 +403,19 @@ def check_tool_usage(data: dict[str, Any]) -> None:
                for t in tools):
         raise vllm_error(f"The tool `{name}` specified in `tool_choice` does not match any of the specified "
                          "`tools`", "tool_choice")
+
+
+def _check_structured_outputs(data: dict[str, Any]) -> None:
+    """``ChatCompletionRequest.check_structured_outputs_count``."""
+    outputs = data.get("structured_outputs")
+    if not isinstance(outputs, dict):
+        return
+    count = sum(outputs.get(k) is not None for k in ("json", "regex", "choice"))
+    if count > 1:
+        raise vllm_error("You can only use one kind of constraints for structured outputs "
+                         "('json', 'regex' or 'choice').")
+    if count > 0 and data.get("tool_choice", "none") not in ("none", "auto", "required"):
+        raise vllm_error("You can only either use constraints for structured outputs or tools, not both.")
 
 
 def _check_logprobs(data: dict[str, Any], *, chat: bool) -> None:

@@ -184,8 +184,8 @@ def _check_tool_choice(engine: Engine, req: protocol.ChatRequest) -> None:
 
 def _asked(req: protocol.ChatRequest) -> Asked:
     choice = req.tool_choice
-    kind = "named" if isinstance(choice, dict) else choice
-    return Asked(tool_choice=kind, include_reasoning=req.include_reasoning, thinking=req.thinking)
+    kind = "named" if isinstance(choice, dict) else None if choice is None else str(choice)
+    return Asked(tool_choice=kind, include_reasoning=req.include_reasoning, thinking=req.parser_thinking)
 
 
 def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
@@ -195,6 +195,8 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
     model_type: type[protocol.ChatRequest | protocol.CompletionRequest] = (
         protocol.ChatRequest if chat else protocol.CompletionRequest)
     req = protocol.validate(model_type, data)
+    if isinstance(req, protocol.ChatRequest):
+        protocol.check_tool_calls(req.messages)
     model = _check_model(engine, req.model)
     settings = engine.settings
     tool_request, asked, thinks = None, Asked(), False
