@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from simulator import parsers, textgen
 from simulator.engine import Engine
 from simulator.generation import Planned
 from simulator.profiles import DriftKind
@@ -37,7 +38,28 @@ class Expected:
                 for p in job.prompts]
 
     def drift(self, path: str, body: Mapping[str, Any]) -> list[DriftKind | None]:
-        """For each prompt, the drift its greedy answer shows, or None where it is the
-        baseline's answer (also where the profile planned a change the answer has no place
-        for: a changed tool argument in an answer without a tool call)."""
-        return [plan.kind for plan in self.plans(path, body)]
+        """For each prompt, the drift its greedy answer shows, or None where the answer
+        the request gets is the baseline's: the profile planned no change, or the change
+        has no place in this answer (a changed tool argument in an answer without a tool
+        call), or the request hides it (``max_tokens`` or a stop string cuts the answer
+        before it, ``include_reasoning: false`` drops the reasoning it changed). The
+        answer compared is what the server sends: its text, or with a reasoning or tool
+        parser its reasoning, content and tool calls (names and arguments)."""
+        job = prepare(self.engine, chat=path.endswith("/chat/completions"),
+                      headers={"content-type": "application/json"}, body=json.dumps(body).encode())
+        generator = self.engine.generator
+        kinds: list[DriftKind | None] = []
+        for prompt in job.prompts:
+            s = prompt.sampling
+            plan = generator.plan(s.prompt, s.json_output, think=s.thinking, tool_request=s.tools)
+            if plan.kind is None:
+                kinds.append(None)
+                continue
+            key = textgen.prompt_key(s.prompt)
+            shown = [generator._finish(0, key, list(tokens), plan, s) for tokens in (plan.base, plan.tokens)]
+            seen: list[object] = [c.text for c in shown]
+            if job.parsed:
+                parsed = [parsers.parse(job.parsers, job.asked, c.text, c.token_ids) for c in shown]
+                seen = [(p.reasoning, p.content, p.tool_calls) for p in parsed]
+            kinds.append(plan.kind if seen[0] != seen[1] else None)
+        return kinds
