@@ -102,6 +102,35 @@ class _Sent:
         return self.ids.pop()
 
 
+def _detokenized(model: chat.ChatCompletionRequest, tokens: list[list[Any]], hidden: bool) -> list[str]:
+    """The text vLLM's detokenizer hands the serving code at each step: its own
+    ``BaseIncrementalDetokenizer`` (``v1/engine/detokenizer.py``) fed the simulator's token
+    texts, so a stop string's hold-back (the last ``max(len(stop)) - 1`` characters wait
+    for the next step) and its truncation shape the deltas as they do in vLLM. The last
+    entry completes the answer's text (``finished``)."""
+    from types import SimpleNamespace
+
+    from vllm.v1.engine.detokenizer import BaseIncrementalDetokenizer
+
+    texts = iter(text for _, text in tokens)
+
+    class _Detokenizer(BaseIncrementalDetokenizer):
+        def decode_next(self, next_token_id: int) -> str:
+            return next(texts)
+
+    params = SimpleNamespace(stop=model.stop, min_tokens=model.min_tokens,
+                             include_stop_str_in_output=model.include_stop_str_in_output)
+    detokenizer = _Detokenizer(SimpleNamespace(sampling_params=params))
+    deltas = []
+    for step, (token_id, _) in enumerate(tokens):
+        last = step == len(tokens) - 1
+        if last and hidden:
+            next(texts)   # an end-of-sequence or stop token: its text is not in the answer
+        detokenizer.update([token_id], stop_terminated=last and hidden)
+        deltas.append(detokenizer.get_next_output_text(finished=last, delta=True))
+    return deltas
+
+
 def _logprobs_of(entries: list[dict[str, Any]] | None) -> chat.ChatCompletionLogProbs | None:
     return None if entries is None else chat_logprobs({"content": entries})
 
@@ -136,7 +165,7 @@ def rebuild_parsed(request: dict[str, Any], raw: str, server: dict[str, Any], ch
         total_reasoning = 0
         for index, c in enumerate(choices):
             ids = [token_id for token_id, _ in c["tokens"]]
-            text = "".join(t for _, t in (c["tokens"][:-1] if c["hidden"] else c["tokens"]))
+            text = "".join(_detokenized(model, c["tokens"], c["hidden"]))
             parser = make_parser()
             parser.set_prompt_token_ids(prompt_ids)
             reasoning, content, tool_calls = parser.parse(text, model, enable_auto_tools=enable_auto,
@@ -190,6 +219,7 @@ def _parsed_stream(model: chat.ChatCompletionRequest, raw: str, server: dict[str
     enable_auto = bool(server.get("enable_auto_tool_choice"))
     processors = [ChatStreamProcessor(model, make_parser(), enable_auto_tools=enable_auto, parser_cls=parser_cls)
                   for _ in choices]
+    texts = [_detokenized(model, c["tokens"], c["hidden"]) for c in choices]
     generated: list[list[int]] = [[] for _ in choices]
     reasoning = [0] * len(choices)
     prompt_tokens = len(prompt_ids)
@@ -208,12 +238,11 @@ def _parsed_stream(model: chat.ChatCompletionRequest, raw: str, server: dict[str
         for index, c in enumerate(choices):
             if step >= len(c["tokens"]):
                 continue
-            token_id, text = c["tokens"][step]
+            token_id = c["tokens"][step][0]
             last = step == len(c["tokens"]) - 1
-            hidden = last and c["hidden"]
             processor = processors[index]
             logprobs = _logprobs_of(c["logprobs"][step: step + 1]) if model.logprobs else None
-            delta, finish_reason = processor.step("" if hidden else text, [token_id],
+            delta, finish_reason = processor.step(texts[index][step], [token_id],
                                                   c["finish_reason"] if last else None, prompt_ids)
             generated[index].append(token_id)
             if details and continuous:

@@ -118,6 +118,29 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("thinking-in-content-tool-call", "hermes-thinking", ask(ONE_CALL, tools=TOOLS)),
     ("thinking-in-content-tool-call-stream", "hermes-thinking", ask(ONE_CALL, tools=TOOLS, stream=True)),
     ("thinking-in-content", "hermes-thinking", ask("What is 17 * 23?", stream=True)),
+    # Qwen3's template skips thinking only for enable_thinking false; vLLM's qwen3 parser
+    # reads the value by truthiness, so 0 and null think and the parser keeps it as content
+    ("thinking-kwarg-zero", "qwen3", ask("What is 17 * 23?", chat_template_kwargs={"enable_thinking": 0})),
+    ("thinking-kwarg-null-stream", "qwen3-hermes", ask("What is 17 * 23?", stream=True,
+                                                       chat_template_kwargs={"enable_thinking": None})),
+    # stop strings: vLLM's detokenizer holds back len(stop) - 1 characters while streaming,
+    # so the markers' text reaches the parsers split across deltas
+    ("stop-in-thinking", "qwen3-hermes", ask("What is 17 * 23?", stop=["17"])),
+    ("stop-in-thinking-stream", "qwen3-hermes", ask("What is 17 * 23?", stop=["17"], stream=True, **USAGE)),
+    ("stop-held-reasoning-stream", "qwen3-hermes", ask("What is 17 * 23?", stop=["@@@@@@@@@"], stream=True)),
+    ("stop-held-reasoning-2-stream", "qwen3", ask("Name three rivers.", stop=["@@", "nope"], stream=True,
+                                                  logprobs=True)),
+    ("stop-held-hidden-stream", "qwen3", ask("What is 17 * 23?", stop=["@@@@"], include_reasoning=False,
+                                             stream=True)),
+    ("stop-held-thinking-off-stream", "qwen3", ask("What is 17 * 23?", stop=["@@@@"], stream=True,
+                                                   chat_template_kwargs={"enable_thinking": False})),
+    ("stop-held-deepseek-stream", "deepseek_r1", ask("What is 17 * 23?", stop=["@@@@@"], stream=True)),
+    ("stop-held-tool-call-stream", "qwen3-hermes", ask(ONE_CALL, tools=TOOLS, stop=["@@@@@@"], stream=True)),
+    ("stop-held-parallel-tool-calls-stream", "qwen3-hermes", ask(TWO_CALLS, tools=TOOLS, stop=["@@@"],
+                                                                 stream=True)),
+    ("stop-held-tool-call-no-reasoning-parser-stream", "hermes", ask(ONE_CALL, tools=TOOLS, stop=["@@@@"],
+                                                                     stream=True)),
+    ("stop-in-content-stream", "qwen3-hermes", ask("What is 17 * 23?", stop=["."], stream=True)),
 ]
 
 
@@ -172,7 +195,19 @@ def compare(oracle: Oracle, url: str, app: Starlette, server: dict[str, Any], bo
     return response.text
 
 
-@pytest.mark.parametrize(("server", "body"), [pytest.param(s, b, id=i) for i, s, b in CASES])
+# Not yet matched: vLLM's qwen3 parser engine defers a <think>/</think> whose text a stop
+# string's hold-back split across deltas (parser/engine/token_id_scanner.py), while the
+# simulator's stream parser splits at the marker token; the reasoning token count of such a
+# stream differs too. Strict: a fix makes these pass and must remove them from here.
+HOLD_BACK_GAPS = {"stop-in-thinking-stream", "stop-held-reasoning-stream", "stop-held-reasoning-2-stream",
+                  "stop-held-hidden-stream", "stop-held-tool-call-stream", "stop-held-parallel-tool-calls-stream"}
+
+
+@pytest.mark.parametrize(("server", "body"), [
+    pytest.param(s, b, id=i, marks=[pytest.mark.xfail(strict=True, reason="stop-string hold-back around "
+                                                      "reasoning markers: not yet vLLM's")]
+                 if i in HOLD_BACK_GAPS else [])
+    for i, s, b in CASES])
 def test_reasoning_and_tool_calls_are_vllms(oracle: Oracle, servers: dict[str, tuple[str, Starlette]], server: str,
                                             body: dict[str, Any]) -> None:
     url, app = servers[server]
