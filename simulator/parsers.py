@@ -10,7 +10,8 @@ whole answer's content is null, argument fragments are the model's own bytes spl
 its tokens end, a qwen3 parser without a ``<think>`` calls everything reasoning.
 
 * reasoning: ``reasoning/deepseek_r1_reasoning_parser.py`` with ``basic_parsers.py``, and
-  ``parser/qwen3.py`` (through ``parser/engine/adapters.py``);
+  ``parser/qwen3.py`` (through ``parser/engine/adapters.py``; streamed, its engine, in
+  ``simulator/qwen3_stream.py``: it splits the deltas' text, which a stop string holds back);
 * tool calls: ``tool_parsers/hermes_tool_parser.py``;
 * how they are combined, whole and streamed: ``parser/abstract_parser.py``
   (``DelegatingParser.parse`` and ``parse_delta``), ``entrypoints/openai/chat_completion/
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.qwen3_stream import Qwen3Stream
 from simulator.vocab import THINK_END, THINK_START, TOOL_CALL_END, TOOL_CALL_START, vocabulary
 
 REASONING_PARSERS = ("deepseek_r1", "qwen3")
@@ -307,6 +309,34 @@ class StreamParser:
         self._tool_phase = False
         self._text = ""
         self._hermes = _Hermes() if parsers.tools is not None else None
+        # qwen3's engine splits the text it is fed, not the tokens (see qwen3_stream)
+        self._engine = Qwen3Stream() if parsers.reasoning == "qwen3" and not self.reasoning_ended else None
+
+    @property
+    def reasoning_tokens(self) -> int | None:
+        """The reasoning tokens qwen3's engine counted in what it was fed, if it ran."""
+        return None if self._engine is None else self._engine.reasoning_tokens
+
+    def _engine_step(self, text: str, token_id: int, finished: bool) -> tuple[dict[str, Any] | None, str | None]:
+        """``DelegatingParser.parse_delta``'s reasoning phase with qwen3's engine: the
+        message, and the text after the end of reasoning if it ended in this delta."""
+        assert self._engine is not None
+        events = self._engine.feed(text, [token_id] if token_id >= 0 else [])
+        reasoning = "".join(e.text for e in events if e.kind == "reasoning")
+        message = _delta(reasoning=reasoning) if reasoning else None
+        if any(e.kind == "end" for e in events):
+            # the engine's content, and what it still held (finish_streaming)
+            after = "".join(e.text for e in (*events, *self._engine.finish()) if e.kind == "content")
+            return message, after
+        if finished:
+            # _flush_engine_parsers: what the engine still held
+            flush = self._engine.finish()
+            content = "".join(e.text for e in flush if e.kind == "content")
+            reasoning += "".join(e.text for e in flush if e.kind == "reasoning")
+            if content or reasoning:
+                message = _delta(**({"content": content} if content else {}),
+                                 **({"reasoning": reasoning} if reasoning else {}))
+        return message, None
 
     def step(self, text: str, token_id: int, finished: bool) -> dict[str, Any] | None:
         """The delta for one token (``text`` is what it adds to the answer)."""
@@ -315,7 +345,14 @@ class StreamParser:
         message: dict[str, Any] | None = None
         transitioned = False
         current = self._text + text
-        if not self.reasoning_ended:
+        if self._engine is not None and not self.reasoning_ended:
+            message, after = self._engine_step(text, token_id, finished)
+            if after is not None:
+                self.reasoning_ended = transitioned = True
+                current = text = after
+                if self._hermes is None and after:
+                    message = _delta(content=after, reasoning=(message or {}).get("reasoning", _UNSET))
+        elif not self.reasoning_ended:
             if token_id in (self._start, self._end):
                 message = None   # the markers themselves send nothing
             elif text or self.parsers.reasoning == "deepseek_r1":
@@ -324,6 +361,7 @@ class StreamParser:
                 self.reasoning_ended = transitioned = True
                 current = text = ""   # the marker is the whole token: nothing after it
         if self._hermes is not None and self.reasoning_ended:
+            reasoning = message.get("reasoning") if message else None
             if not self._tool_phase:
                 self._tool_phase = True
                 text = current
@@ -331,6 +369,11 @@ class StreamParser:
                 message = _delta(content=text) if text else None
             else:
                 message = self._hermes.step(current)
+            if reasoning:   # parse_delta keeps the reasoning of this delta
+                message = message or {}
+                message = _delta(content=message.get("content", _UNSET),
+                                 reasoning=message.get("reasoning") or reasoning,
+                                 tool_calls=message.get("tool_calls", ()))
         elif message is None and not transitioned and self.reasoning_ended:
             message = _delta(content=text)
         self._text = current

@@ -372,6 +372,8 @@ class _ChoiceWriter:
         self.parser = parsers.StreamParser(self.job.parsers, self.job.asked, prompt.ids) if self.job.parsed else None
 
     def reasoning_tokens(self, upto: int | None = None) -> int:
+        if self.parser is not None and self.parser.reasoning_tokens is not None:
+            return self.parser.reasoning_tokens   # what qwen3's engine counted, streaming
         return parsers.reasoning_tokens(self.job.parsers, self.job.asked, self.choice.token_ids[:upto])
 
     def delta(self, step: int) -> streaming.Delta | None:

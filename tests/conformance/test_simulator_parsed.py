@@ -130,6 +130,9 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("stop-held-reasoning-stream", "qwen3-hermes", ask("What is 17 * 23?", stop=["@@@@@@@@@"], stream=True)),
     ("stop-held-reasoning-2-stream", "qwen3", ask("Name three rivers.", stop=["@@", "nope"], stream=True,
                                                   logprobs=True)),
+    ("stop-held-continuous-usage-stream", "qwen3", ask("What is 17 * 23?", stop=["@@@@@@@"], stream=True,
+                                                       stream_options={"include_usage": True,
+                                                                       "continuous_usage_stats": True})),
     ("stop-held-hidden-stream", "qwen3", ask("What is 17 * 23?", stop=["@@@@"], include_reasoning=False,
                                              stream=True)),
     ("stop-held-thinking-off-stream", "qwen3", ask("What is 17 * 23?", stop=["@@@@"], stream=True,
@@ -195,19 +198,7 @@ def compare(oracle: Oracle, url: str, app: Starlette, server: dict[str, Any], bo
     return response.text
 
 
-# Not yet matched: vLLM's qwen3 parser engine defers a <think>/</think> whose text a stop
-# string's hold-back split across deltas (parser/engine/token_id_scanner.py), while the
-# simulator's stream parser splits at the marker token; the reasoning token count of such a
-# stream differs too. Strict: a fix makes these pass and must remove them from here.
-HOLD_BACK_GAPS = {"stop-in-thinking-stream", "stop-held-reasoning-stream", "stop-held-reasoning-2-stream",
-                  "stop-held-hidden-stream", "stop-held-tool-call-stream", "stop-held-parallel-tool-calls-stream"}
-
-
-@pytest.mark.parametrize(("server", "body"), [
-    pytest.param(s, b, id=i, marks=[pytest.mark.xfail(strict=True, reason="stop-string hold-back around "
-                                                      "reasoning markers: not yet vLLM's")]
-                 if i in HOLD_BACK_GAPS else [])
-    for i, s, b in CASES])
+@pytest.mark.parametrize(("server", "body"), [pytest.param(s, b, id=i) for i, s, b in CASES])
 def test_reasoning_and_tool_calls_are_vllms(oracle: Oracle, servers: dict[str, tuple[str, Starlette]], server: str,
                                             body: dict[str, Any]) -> None:
     url, app = servers[server]
