@@ -21,6 +21,8 @@ from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import NEEDS_REVIEW
 
+BASELINE_WRONG = "factual_baseline"   # pairs whose factual verdicts all say the baseline is wrong
+
 # When reviewers disagree, the most serious verdict stands.
 _SEVERITY = {Verdict.FACTUAL: 5, Verdict.MINOR: 4, Verdict.AMBIGUOUS: 3, Verdict.WORDING: 2,
              Verdict.IMPROVEMENT: 1, Verdict.EQUIVALENT: 0}
@@ -43,6 +45,7 @@ class Acceptance:
     unreviewed: int = 0
     needs_review: int = 0
     errors: int = 0
+    skipped: int = 0          # log lines (or saved answers) that made no pair
     sampled: int = 0
     disagreements: int = 0
     suggested_unreviewed: dict[str, int] = field(default_factory=dict)
@@ -53,7 +56,8 @@ class Acceptance:
     def as_json(self) -> dict[str, Any]:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
                 "verdicts": self.verdicts, "unreviewed": self.unreviewed, "needs_review": self.needs_review,
-                "errors": self.errors, "sampled": self.sampled, "disagreements": self.disagreements,
+                "errors": self.errors, "skipped": self.skipped, "sampled": self.sampled,
+                "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "factual": self.factual,
                 "reasons": self.reasons}
@@ -64,8 +68,12 @@ class Acceptance:
             f"{self.identical} identical, {self.equivalent + v.get('equivalent', 0)} equivalent, "
             f"{v.get('wording', 0)} wording-only, {v.get('minor', 0)} minor, {v.get('ambiguous', 0)} ambiguous, "
             f"{v.get('factual', 0)} factual regressions, {v.get('improvement', 0)} improvements, "
-            f"{self.unreviewed} unreviewed" + (f", {self.errors} errors" if self.errors else ""),
+            f"{self.unreviewed} unreviewed" + (f", {self.errors} errors" if self.errors else "")
+            + (f", {self.skipped} skipped lines" if self.skipped else ""),
         ]
+        if v.get(BASELINE_WRONG):
+            lines.append(f"{v[BASELINE_WRONG]} pairs where the baseline is factually wrong and the candidate right "
+                         "(not regressions)")
         if self.suggested_unreviewed:
             lines.append("unreviewed, by suggestion: " + ", ".join(
                 f"{n} {k}" for k, n in sorted(self.suggested_unreviewed.items(), key=lambda kv: -kv[1])))
@@ -105,8 +113,10 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     verdicts: Counter[str] = Counter()
     suggested: Counter[str] = Counter()
     judged: Counter[str] = Counter()
+    compared = 0   # comparable pairs both sides answered: the evidence a PASS needs
     for row in groups:
         n = row.n
+        compared += n if row.comparable and row.outcome != "error" else 0
         if row.outcome == "identical":
             result.identical += n
         elif row.outcome == "error":
@@ -132,18 +142,26 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         result.errors = sum(n for (outcome, _), n in pairs_seen.items() if outcome == "error")
         result.sampled = sum(n for (outcome, comparable), n in pairs_seen.items()
                              if not comparable and outcome not in ("identical", "error"))
+        compared = sum(n for (outcome, comparable), n in pairs_seen.items() if comparable and outcome != "error")
     by_pair: dict[int, set[Verdict]] = {}
+    against_candidate: set[int] = set()
     for review in reviews:
         by_pair.setdefault(review.pair_id, set()).add(Verdict(review.verdict))
         if review.verdict == Verdict.FACTUAL.value and review.wrong_side == Side.CANDIDATE.value:
+            against_candidate.add(review.pair_id)
             result.factual.append({"pair_id": review.pair_id, "key": review.key,
                                    "reviewer": review.reviewer, "note": review.note})
-    for kinds in by_pair.values():
+    for pair_id, kinds in by_pair.items():
         result.disagreements += len(kinds) > 1
-        verdicts[max(kinds, key=lambda v: _SEVERITY[v]).value] += 1
+        verdict = max(kinds, key=lambda v: _SEVERITY[v]).value
+        # "factual regressions" are the candidate's; the baseline's wrong facts are counted apart
+        if verdict == Verdict.FACTUAL.value and pair_id not in against_candidate:
+            verdict = BASELINE_WRONG
+        verdicts[verdict] += 1
     result.verdicts = dict(verdicts)
     result.suggested_unreviewed = dict(suggested)
     result.judge_unreviewed = dict(judged)
+    result.skipped = len(store.skipped(run_id))
     reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
     if result.factual:
         result.decision = Decision.FAIL
@@ -153,7 +171,14 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             result.decision = Decision.INCOMPLETE
             result.reasons.append(f"{result.unreviewed} of {result.needs_review} changed pairs are unreviewed "
                                   f"({100 * reviewed_share:.0f} % reviewed, {100 * min_reviewed:.0f} % required)")
-        if result.errors > max_errors:
+        if result.errors + result.skipped > max_errors:
             result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"{result.errors} pairs could not be compared (errors; {max_errors} allowed)")
+            what = " and ".join(x for x in (f"{result.errors} pairs could not be compared (errors)" if result.errors
+                                            else "", f"{result.skipped} log lines made no pair (skipped)"
+                                            if result.skipped else "") if x)
+            result.reasons.append(f"{what}; {max_errors} allowed (--max-errors)")
+        if not compared:
+            result.decision = Decision.INCOMPLETE
+            result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "
+                                  "sides (a sampled request, e.g. --temperature keep, is never comparable)")
     return result

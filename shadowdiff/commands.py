@@ -132,9 +132,10 @@ class _ReportCommand(click.Command):
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the reports (default: the store's directory).")
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-@click.option("--min-reviewed", default=1.0, show_default=True,
-              help="Share of changed pairs that must have a verdict for PASS.")
-@click.option("--max-errors", default=0, show_default=True, help="Pairs that could not be compared, allowed.")
+@click.option("--min-reviewed", default=1.0, show_default=True, type=click.FloatRange(0.0, 1.0),
+              help="Share of changed pairs that must have a verdict for PASS, from 0 to 1 (0.9: 90 %).")
+@click.option("--max-errors", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Pairs that could not be compared, and log lines that made no pair, allowed.")
 @side_by_side_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,

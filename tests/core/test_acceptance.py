@@ -104,9 +104,48 @@ def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
     store.add_pairs(run, [Pair("e", 0, "", "p", {}, error_comparison(), {
         Side.BASELINE: Answer(Side.BASELINE, "m", "x"),
         Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")})])
+    result = acceptance(store, run, max_errors=1)   # an error allowed, but nothing compared: no PASS
+    assert result.decision is Decision.INCOMPLETE and "nothing was compared" in result.text()
+    same = TEXTS["same"]
+    store.add_pairs(run, [Pair("s", 1, "", "p", {}, compare(*same), {
+        Side.BASELINE: Answer(Side.BASELINE, "m", same[0]), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", same[1])})])
     assert acceptance(store, run).decision is Decision.INCOMPLETE
     assert acceptance(store, run, max_errors=1).decision is Decision.PASS
+    store.add_skipped(run, 7, "not valid JSON")   # a line that made no pair counts like an error
+    result = acceptance(store, run, max_errors=1)
+    assert result.decision is Decision.INCOMPLETE and result.skipped == 1
+    assert "1 log lines made no pair" in result.text()
+    assert acceptance(store, run, max_errors=2).decision is Decision.PASS
     store.close()
+
+
+def test_a_run_of_sampled_pairs_only_compared_nothing(tmp_path: Path) -> None:
+    """--temperature keep: every pair sampled, none comparable; identical-looking or not, no PASS."""
+    store = Store.open(tmp_path)
+    run, _ = add_run(store, TEXTS, comparable=False)
+    result = acceptance(store, run, min_reviewed=0)
+    assert result.decision is Decision.INCOMPLETE and result.sampled == 3
+    store.close()
+
+
+def test_factual_verdicts_against_the_baseline_are_not_regressions(tmp_path: Path) -> None:
+    store, run, ids = make_run(tmp_path)
+    queue = ReviewQueue(store)
+    queue.add_review(ids["flip"], "ana", "factual", "baseline")
+    queue.add_review(ids["label"], "ana", "factual", "candidate")
+    queue.add_review(ids["drift"], "ana", "wording")
+    result = acceptance(store, run)
+    assert result.decision is Decision.FAIL
+    assert result.verdicts == {"factual": 1, "factual_baseline": 1, "wording": 1}
+    assert "1 factual regressions" in result.text() and "1 pairs where the baseline is factually wrong" in result.text()
+
+
+def test_options_out_of_range_are_usage_errors(tmp_path: Path) -> None:
+    make_run(tmp_path)[0].close()
+    for args in (("--min-reviewed", "-1"), ("--min-reviewed", "90"), ("--max-errors", "-1")):
+        answer = run_report(tmp_path, *args)
+        assert answer.returncode == 3, (args, answer.stderr)   # no decision: never read as FAIL or INCOMPLETE
+        assert "Invalid value" in answer.stderr
 
 
 def test_counts_on_every_database(store: Store) -> None:
@@ -142,4 +181,4 @@ def test_counts_on_every_database(store: Store) -> None:
     assert failing.factual == [{"pair_id": other_ids["flip"], "key": "flip", "reviewer": "ana",
                                 "note": "in the other run"}]
     assert acceptance(store, sampled).sampled == 1
-    assert acceptance(store, sampled).decision is Decision.PASS   # sampled pairs are not comparable
+    assert acceptance(store, sampled).decision is Decision.INCOMPLETE   # sampled pairs are not comparable: no evidence

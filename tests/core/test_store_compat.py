@@ -13,7 +13,8 @@ it (psql's ``\\restrict`` lines removed).
 each run (``postgresql/<run>/summary.json`` where PostgreSQL differs: its timestamps
 carry a time zone). Every value in summary.json, pairs.jsonl, pairs.csv and the
 texts files must be reported again, unchanged, with the same exit code; a later
-version may add to them, never alter or drop what was there. report.md and
+version may add to them, never alter or drop what was there, except for the deliberate
+corrections listed in ``CORRECTED``, each with the issue that made it. report.md and
 report.html are left free to change.
 """
 
@@ -94,6 +95,14 @@ def test_the_old_store_opens_at_the_current_schema(old_store: str) -> None:
         store.close()
 
 
+# Values the old version reported wrongly, and the issue that corrected them.
+CORRECTED = {
+    # factual verdicts against the baseline were counted as the candidate's regressions;
+    # they are now counted apart, as acceptance.verdicts.factual_baseline (issue 15)
+    ".acceptance.verdicts.factual",
+}
+
+
 @pytest.mark.parametrize("kind", sorted(RUNS))
 def test_an_old_store_reports_what_it_reported(old_store: str, tmp_path: Path, kind: str) -> None:
     run_id, decision = RUNS[kind]
@@ -105,7 +114,7 @@ def test_an_old_store_reports_what_it_reported(old_store: str, tmp_path: Path, k
 
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     old_summary = json.loads(expected_file(old_store, kind, "summary.json").read_text(encoding="utf-8"))
-    assert contains(summary, old_summary) == []
+    assert [d for d in contains(summary, old_summary) if d.split(":")[0] not in CORRECTED] == []
 
     rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text(encoding="utf-8").splitlines()]
     old_rows = [json.loads(line) for line in (expected / "pairs.jsonl").read_text(encoding="utf-8").splitlines()]
