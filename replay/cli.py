@@ -150,6 +150,7 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                 if last.settings.get(key, recorded[key]) != recorded[key]:
                     note(f"--resume: {key} changed since the run began: {last.settings.get(key)} then, "
                           f"{recorded[key]} now (the run keeps the first)")
+            store.finish_run(last.id, finished=False)   # open until this resume, too, has finished
             return last.id
         click.echo("--resume: no earlier run in this store; starting a new one", err=True)
     elif store.latest_run("replay") is not None:

@@ -21,6 +21,14 @@ from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import NEEDS_REVIEW
 
+# Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
+_UNFINISHED = {
+    "replay": "the run did not finish (stopped or killed part-way): continue it with the same "
+              "`shadowdiff replay` command and --resume, then report again",
+    "serve": "the proxy's run is still open (it is serving, or was killed before it stopped): report again "
+             "once it has stopped",
+    "compare": "the comparison did not finish: run `shadowdiff compare` again",
+}
 BASELINE_WRONG = "factual_baseline"   # pairs whose factual verdicts all say the baseline is wrong
 
 # When reviewers disagree, the most serious verdict stands.
@@ -177,6 +185,10 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                                             else "", f"{result.skipped} log lines made no pair (skipped)"
                                             if result.skipped else "") if x)
             result.reasons.append(f"{what}; {max_errors} allowed (--max-errors)")
+        run = store.run(run_id)
+        if run.finished_at is None:
+            result.decision = Decision.INCOMPLETE
+            result.reasons.append(_UNFINISHED.get(run.kind, "the run did not finish"))
         if not compared:
             result.decision = Decision.INCOMPLETE
             result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "

@@ -187,10 +187,11 @@ class Store:
                 id=run_id, kind=kind, created_at=datetime.now(UTC), settings=dict(settings)))
         return run_id
 
-    def finish_run(self, run_id: str) -> None:
+    def finish_run(self, run_id: str, finished: bool = True) -> None:
+        """Mark a run finished (its verdict can then PASS), or open again (a --resume)."""
         with self.engine.begin() as c:
             c.execute(schema.runs.update().where(schema.runs.c.id == run_id)
-                      .values(finished_at=datetime.now(UTC)))
+                      .values(finished_at=datetime.now(UTC) if finished else None))
 
     def run(self, run_id: str) -> Run:
         with self.engine.connect() as c:

@@ -31,6 +31,7 @@ def add_run(store: Store, texts: dict[str, tuple[str, str]], *, comparable: bool
         pairs.append(Pair(key, i, "/v1/chat/completions", key, {}, comparison, {Side.BASELINE: base,
                      Side.CANDIDATE: cand}, comparable=comparable, **triage_answers(base, cand, comparison, None)))
     store.add_pairs(run, pairs)
+    store.finish_run(run)
     ids = {row["key"]: row["id"] for row in ReviewQueue(store).page(Filters(run_id=run), limit=1000)}
     return run, ids
 
@@ -101,6 +102,7 @@ def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
 
     store = Store.open(tmp_path)
     run = store.create_run("replay", {})
+    store.finish_run(run)
     store.add_pairs(run, [Pair("e", 0, "", "p", {}, error_comparison(), {
         Side.BASELINE: Answer(Side.BASELINE, "m", "x"),
         Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")})])
@@ -116,6 +118,26 @@ def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
     assert result.decision is Decision.INCOMPLETE and result.skipped == 1
     assert "1 log lines made no pair" in result.text()
     assert acceptance(store, run, max_errors=2).decision is Decision.PASS
+    store.close()
+
+
+def test_an_unfinished_run_is_incomplete_and_says_how_to_go_on(tmp_path: Path) -> None:
+    """A replay killed part-way saw only part of its log: what it saw decides nothing."""
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    same = TEXTS["same"]
+    store.add_pairs(run, [Pair("s", 1, "", "p", {}, compare(*same), {
+        Side.BASELINE: Answer(Side.BASELINE, "m", same[0]), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", same[1])})])
+    result = acceptance(store, run)
+    assert result.decision is Decision.INCOMPLETE and "--resume" in result.text()
+    store.finish_run(run)
+    assert acceptance(store, run).decision is Decision.PASS
+    store.finish_run(run, finished=False)   # a --resume opens it again until it, too, finishes
+    assert acceptance(store, run).decision is Decision.INCOMPLETE
+    serving = store.create_run("serve", {})
+    store.add_pairs(serving, [Pair("s", 1, "", "p", {}, compare(*same), {
+        Side.BASELINE: Answer(Side.BASELINE, "m", same[0]), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", same[1])})])
+    assert "once it has stopped" in acceptance(store, serving).text()
     store.close()
 
 
