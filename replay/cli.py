@@ -13,6 +13,7 @@ from tqdm import tqdm
 from replay import logs
 from replay.preflight import check_sides
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
+from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
 from shadowdiff.errors import ShadowdiffError
@@ -72,14 +73,21 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--redact", multiple=True, metavar="REGEX",
               help="A regular expression redacted from the stored prompts and requests (repeatable; the requests "
                    "are sent as logged).")
+@click.option("--gate", is_flag=True,
+              help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
+                   "3 no decision (the run could not be made).")
 @side_by_side_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
-           redact: tuple[str, ...], side_by_side: int | None) -> None:
-    """Replay a prompt log against a baseline and a candidate, and compare every answer."""
+           redact: tuple[str, ...], side_by_side: int | None, gate: bool) -> None:
+    """Replay a prompt log against a baseline and a candidate, and compare every answer.
+
+    Exits 0 once the run is made and something was compared, 1 if nothing could be
+    compared (every request failed, every line skipped) or the run could not be made;
+    with --gate, with the verdict's code instead (see `shadowdiff report`)."""
     try:
         settings = ReplaySettings(
             log=log,
@@ -92,14 +100,25 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
         )
-        run_replay(settings, out, store, resume, side_by_side=side_by_side)
+        verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side)
     except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise (_NoDecision if gate else click.ClickException)(str(exc)) from exc
+    if gate:
+        raise SystemExit(int(verdict.decision))
+    if not verdict.compared:
+        raise click.ClickException("nothing could be compared: no comparable pair was answered by both sides "
+                                   "(see the errors and skipped lines above)")
+
+
+class _NoDecision(click.ClickException):
+    """With --gate, a replay that could not be made decides nothing: 3, as ``report``."""
+
+    exit_code = 3
 
 
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
-               side_by_side: int | None = SIDE_BY_SIDE) -> str:
-    """Run a replay (new, or resumed) and write its reports; returns the run id."""
+               side_by_side: int | None = SIDE_BY_SIDE) -> Acceptance:
+    """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
 
     fmt = settings.fmt or logs.detect(settings.log)
     settings = check_sides(settings, fmt, warn=note)
@@ -121,7 +140,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         click.echo(_closing_line(tally), err=True)
         click.echo(paths.summary_text)
         click.echo(f"\nreport: {paths.html}")
-        return run_id
+        return paths.acceptance
     finally:
         store.close()
 

@@ -54,6 +54,7 @@ class Acceptance:
     needs_review: int = 0
     errors: int = 0
     skipped: int = 0          # log lines (or saved answers) that made no pair
+    compared: int = 0         # comparable pairs both sides answered: the evidence a PASS needs
     sampled: int = 0
     disagreements: int = 0
     suggested_unreviewed: dict[str, int] = field(default_factory=dict)
@@ -170,6 +171,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     result.suggested_unreviewed = dict(suggested)
     result.judge_unreviewed = dict(judged)
     result.skipped = len(store.skipped(run_id))
+    result.compared = compared
     reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
     if result.factual:
         result.decision = Decision.FAIL

@@ -125,8 +125,12 @@ class Caller:
             raise _Retryable(replace(failed, error=f"connection failed: {type(cause).__name__}: {cause}")) from exc
 
     def _http_error(self, failed: Answer, response: httpx.Response, text: str) -> _Failed:
+        where = ""
+        if response.status_code == 404:   # most often a base URL that already ends in the path
+            where = (f" from {response.request.url} (give each side's base URL, e.g. http://host:8000: "
+                     "shadowdiff adds /v1/chat/completions or /v1/completions)")
         answer = replace(failed, status=response.status_code,
-                         error=f"HTTP {response.status_code}: {text[:_ERROR_BODY_LIMIT]}")
+                         error=f"HTTP {response.status_code}{where}: {text[:_ERROR_BODY_LIMIT]}")
         if response.status_code in RETRY_STATUSES:
             return _Retryable(answer, _retry_after(response))
         return _Final(answer)

@@ -406,3 +406,28 @@ def test_completions_logs_replay(sides: dict[Side, str], tmp_path: Path) -> None
     assert all(p["request"]["max_tokens"] == 5 for p in pairs)  # the log's request is kept as logged
     assert CHAT not in {p["endpoint"] for p in pairs}
     store.close()
+
+
+def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], tmp_path: Path) -> None:
+    """A base URL that already ends in the path: every request is a 404, which names the
+    URL called; replay exits 1 (nothing compared), and with --gate report's INCOMPLETE."""
+    log = tmp_path / "log.txt"
+    log.write_text("What is 2 + 2?\nName a colour.\n")
+    wrong = sides[Side.CANDIDATE] + "/v1/chat/completions"
+    command = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
+               "--candidate", wrong, "--candidate-model", "Qwen/Qwen3-8B-FP8", "--retries", "0"]
+    result = subprocess.run([*command, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "nothing could be compared" in result.stderr and "Traceback" not in result.stderr
+    [row, *_] = [json.loads(line) for line in (tmp_path / "a" / "pairs.jsonl").read_text().splitlines()]
+    error = row["answers"]["candidate"]["error"]
+    assert error.startswith(f"HTTP 404 from {wrong}/v1/chat/completions (give each side's base URL"), error
+    gated = subprocess.run([*command, "--out", str(tmp_path / "b"), "--gate"], capture_output=True, text=True,
+                           timeout=120)
+    assert gated.returncode == 2, gated.stderr
+    ok = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
+                         "--candidate", sides[Side.REPLICA], "--out", str(tmp_path / "c"), "--gate"],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode in (0, 2), ok.stderr   # PASS if the replica agreed on both, INCOMPLETE if not
+    assert json.loads((tmp_path / "c" / "summary.json").read_text())["acceptance"]["decision"] == (
+        "PASS" if ok.returncode == 0 else "INCOMPLETE")
