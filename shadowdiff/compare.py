@@ -179,20 +179,34 @@ def render(choices: Sequence[Choice]) -> str:
             parts.append(f"<think>{choice.reasoning}</think>")
         if choice.text or not parts:
             parts.append(choice.text)
-        parts += [f"<tool_call>{name} {arguments}</tool_call>" for name, arguments in _calls(choice.tool_calls)]
+        parts += tool_call_lines(choice.tool_calls)
         if choice.refusal is not None:
             parts.append(f"<refusal>{choice.refusal}</refusal>")
         out.append("\n".join(parts))
     return "\n".join(out)
 
 
-def _calls(tool_calls: Sequence[Any] | None) -> list[tuple[Any, Any]]:
-    """(name, arguments) of each call: what the call is, without its random id."""
+def tool_call_parts(tool_calls: Sequence[Any] | None) -> list[tuple[Any, Any]]:
+    """(name, arguments) of each call: what the call is, without its random id. The one
+    reading of a call for the comparison, the signals, the diffs and the request view;
+    a call without the ``function`` wrapper is read as its own function, and anything but
+    a list (a stored request's odd value) as no calls."""
     out = []
-    for call in tool_calls or ():
-        function = (call.get("function") if isinstance(call, dict) else None) or {}
+    for call in tool_calls if isinstance(tool_calls, list) else ():
+        function = call.get("function", call) if isinstance(call, dict) else None
+        function = function if isinstance(function, dict) else {}
         out.append((function.get("name"), function.get("arguments")))
     return out
+
+
+def tool_call_lines(tool_calls: Sequence[Any] | None) -> list[str]:
+    """Each call as the rendering writes it: ``<tool_call>NAME ARGUMENTS</tool_call>``."""
+    return [f"<tool_call>{name} {arguments}</tool_call>" for name, arguments in tool_call_parts(tool_calls)]
+
+
+def call_keys(tool_calls: Sequence[Any] | None) -> list[tuple[Any, tuple[str, str]]]:
+    """Each call as equivalence sees it: its name and canonical arguments."""
+    return [(name, canonical_json(arguments)) for name, arguments in tool_call_parts(tool_calls)]
 
 
 def canonical_json(arguments: Any) -> tuple[str, str]:
@@ -233,10 +247,9 @@ def _parts(choice: Choice, *, normalized: bool) -> tuple[Any, ...]:
     differ on null and ""), refusal, tool calls (name and arguments, not the id) and
     finish reason; ``normalized``: texts normalized and arguments canonical."""
     texts = [choice.text, choice.reasoning or None, choice.refusal]
-    calls: list[Any] = _calls(choice.tool_calls)
+    calls: list[Any] = call_keys(choice.tool_calls) if normalized else tool_call_parts(choice.tool_calls)
     if normalized:
         texts = [None if t is None else normalize(t) for t in texts]
-        calls = [(name, canonical_json(arguments)) for name, arguments in calls]
     return choice.index, *texts, calls, choice.finish_reason
 
 
@@ -284,7 +297,7 @@ def off_loop(a: Answer, b: Answer) -> bool:
     """Whether work on these two answers (comparing them, their signals) is long enough to
     go to a thread: every part of every choice counts."""
     return max(sum(len(c.text) + len(c.reasoning or "") + len(c.refusal or "")
-                   + sum(len(str(arguments)) for _, arguments in _calls(c.tool_calls)) for c in answer.choices)
+                   + sum(len(str(arguments)) for _, arguments in tool_call_parts(c.tool_calls)) for c in answer.choices)
                for answer in (a, b)) > OFF_LOOP_CHARS
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Indel
 
-from shadowdiff.compare import common_ends
+from shadowdiff.compare import common_ends, tool_call_parts
 from shadowdiff.records import Answer, Choice
 
 Segments = list[tuple[str, str]]   # ("same"|"del"|"ins", text)
@@ -139,9 +139,5 @@ def _view(own: Choice, other: Choice | None, side: int) -> ChoiceView:
 
 def _calls(tool_calls: Sequence[object] | None) -> list[tuple[str, str]]:
     """(name, arguments) of each call as text, whatever the server sent."""
-    out = []
-    for call in tool_calls or ():
-        function = (call.get("function") if isinstance(call, dict) else None) or {}
-        name, arguments = function.get("name"), function.get("arguments")
-        out.append(("" if name is None else str(name), "" if arguments is None else str(arguments)))
-    return out
+    return [("" if name is None else str(name), "" if arguments is None else str(arguments))
+            for name, arguments in tool_call_parts(tool_calls)]

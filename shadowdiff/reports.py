@@ -73,17 +73,20 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
 def _fenced(text: str, info: str = "text") -> str:
     """``text`` as a Markdown code block whose fence no run of backticks inside it can end."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_backticks(text) + 1)
     return f"{fence}{info}\n{text}\n{fence}"
 
 
 def _code(text: str) -> str:
     """``text`` as a Markdown code span on one line, whatever backticks it holds."""
     text = " ".join(text.splitlines())
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    fence = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 

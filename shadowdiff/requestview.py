@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from shadowdiff.compare import tool_call_lines
 from shadowdiff.records import content_text
 
 MAX_SHOWN = 64          # messages or tools shown; the rest are counted
@@ -43,9 +44,7 @@ def _message(message: Any) -> tuple[str, str]:
     if not isinstance(message, dict):
         return "?", _short(message)
     parts = [content_text(message.get("content"))]
-    for call in message.get("tool_calls") or ():
-        function = (call.get("function") if isinstance(call, dict) else None) or {}
-        parts.append(f"<tool_call>{function.get('name')} {function.get('arguments')}</tool_call>")
+    parts += tool_call_lines(message.get("tool_calls"))   # as the answers' calls are shown
     role = str(message.get("role", "?"))
     if message.get("tool_call_id"):
         role += f" ({message['tool_call_id']})"

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from shadowdiff.compare import Comparison, Outcome, canonical_json, normalize, off_loop, render
+from shadowdiff.compare import Comparison, Outcome, call_keys, normalize, off_loop, render, tool_call_parts
 from shadowdiff.records import Answer
 
 
@@ -127,7 +127,7 @@ def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
     """JSON answers (or tool-call arguments) compared canonically: key order and
     spacing do not count, values do."""
     if tool_calls_a or tool_calls_b:
-        if _call_keys(tool_calls_a) == _call_keys(tool_calls_b):
+        if call_keys(tool_calls_a) == call_keys(tool_calls_b):
             return None
         ca, cb = _canonical_calls(tool_calls_a or ()), _canonical_calls(tool_calls_b or ())
         return Signal("structured", {"tool_calls": True, "paths": _diff_paths(ca, cb)},
@@ -200,22 +200,11 @@ def _at(value: Any, path: str) -> Any:
 def _canonical_calls(calls: Sequence[Any]) -> list[Any]:
     """Each call's name and arguments, parsed where they are JSON (to say where they differ)."""
     out = []
-    for call in calls:
-        function = call.get("function", call) if isinstance(call, dict) else {}
-        arguments = function.get("arguments")
+    for name, arguments in tool_call_parts(calls):
         if isinstance(arguments, str):
             with contextlib.suppress(ValueError, RecursionError):
                 arguments = json.loads(arguments)
-        out.append({"name": function.get("name"), "arguments": arguments})
-    return out
-
-
-def _call_keys(calls: Sequence[Any] | None) -> list[tuple[Any, tuple[str, str]]]:
-    """Each call as the comparison sees it: its name and canonical arguments."""
-    out = []
-    for call in calls or ():
-        function = (call.get("function", call) if isinstance(call, dict) else None) or {}
-        out.append((function.get("name"), canonical_json(function.get("arguments"))))
+        out.append({"name": name, "arguments": arguments})
     return out
 
 
@@ -384,7 +373,7 @@ def reasoning_only(base: Answer, cand: Answer) -> Signal | None:
     change, reviewed after the changes a user sees."""
     if (base.reasoning or None) == (cand.reasoning or None) or normalize(base.text) != normalize(cand.text):
         return None
-    if _call_keys(base.tool_calls) != _call_keys(cand.tool_calls):
+    if call_keys(base.tool_calls) != call_keys(cand.tool_calls):
         return None
     if not (base.text or base.tool_calls or base.refusal):
         return Signal("reasoning", None, "the reasoning differs; both answers were cut off inside it")

@@ -46,3 +46,14 @@ def test_a_failed_side_shows_nothing_and_the_other_side_unmarked() -> None:
     left, right = sides_diff(ok, failed)
     assert right == [] and left[0].text == [("same", "Paris")]
     assert sides_diff(None, None) == ([], [])
+
+
+def test_the_request_view_takes_odd_stored_requests() -> None:
+    """A stored request is whatever a client sent: an odd ``tool_calls`` is no calls, not a 500."""
+    from shadowdiff.requestview import request_view
+
+    view = request_view({"messages": [{"role": "assistant", "content": "hi", "tool_calls": 5},
+                                      {"role": "assistant", "content": None, "tool_calls": [
+                                          {"function": {"name": "f", "arguments": "{}"}}]},
+                                      {"role": "user", "content": "x"}]})
+    assert view.messages == [("assistant", "hi"), ("assistant", "<tool_call>f {}</tool_call>"), ("user", "x")]
