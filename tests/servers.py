@@ -26,6 +26,16 @@ def serve_app(app: Any, **options: Any) -> contextlib.AbstractContextManager[str
     return serve_in_thread(app, **options)
 
 
+async def read_body(receive: Any) -> bytes:
+    """A hand-written ASGI upstream's request body, read to its end."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

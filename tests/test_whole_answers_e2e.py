@@ -24,7 +24,7 @@ from replay.runner import ReplaySettings
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.store import Store
-from tests.servers import serve_app
+from tests.servers import read_body, serve_app
 
 HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1760000000, "model": "m"}
 
@@ -83,12 +83,7 @@ class VllmLike:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         if scope["method"] != "POST":
             await send({"type": "http.response.start", "status": 404, "headers": []})
             await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})

@@ -28,7 +28,7 @@ from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
 from tests.conformance.conftest import Oracle
-from tests.servers import serve_app
+from tests.servers import read_body, serve_app
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -92,8 +92,7 @@ class _Fixed:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        while (await receive()).get("more_body"):
-            pass
+        await read_body(receive)
         kind = b"text/event-stream; charset=utf-8" if self.stream else b"application/json"
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
         await send({"type": "http.response.body", "body": self.raw})

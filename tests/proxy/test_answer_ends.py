@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from shadowdiff.store import Store
-from tests.servers import serve_app
+from tests.servers import read_body, serve_app
 
 Start = Callable[..., Any]
 HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
@@ -35,8 +35,7 @@ class Upstream:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        while (await receive()).get("more_body"):
-            pass
+        await read_body(receive)
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream; charset=utf-8")]})
         for piece in self.pieces:
