@@ -127,7 +127,9 @@ class Caller:
     def _http_error(self, failed: Answer, response: httpx.Response, text: str) -> _Failed:
         where = ""
         if response.status_code == 404:   # most often a base URL that already ends in the path
-            where = (f" from {response.request.url} (give each side's base URL, e.g. http://host:8000: "
+            # the URL without credentials or a query string: the error is stored and reported
+            called = response.request.url.copy_with(userinfo=b"", query=None)
+            where = (f" from {called} (give each side's base URL, e.g. http://host:8000: "
                      "shadowdiff adds /v1/chat/completions or /v1/completions)")
         answer = replace(failed, status=response.status_code,
                          error=f"HTTP {response.status_code}{where}: {text[:_ERROR_BODY_LIMIT]}")
