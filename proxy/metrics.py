@@ -174,7 +174,8 @@ class StateCollector(Collector):
         if self.store is None:
             return
         depth, verdicts = self._review_state()
-        yield GaugeMetricFamily("shadowdiff_review_queue_pairs", "Changed, comparable pairs from live traffic "
+        yield GaugeMetricFamily("shadowdiff_review_queue_pairs",
+                                "Pairs changed in substance (near or divergent), comparable, from live traffic "
                                 "in the store without a verdict yet (store-wide: aggregate with max).",
                                 value=float(depth))
         family = GaugeMetricFamily("shadowdiff_review_verdicts", "Verdicts on pairs from live traffic in the "

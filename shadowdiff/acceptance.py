@@ -179,7 +179,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     else:
         if reviewed_share < min_reviewed:
             result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"{result.unreviewed} of {result.needs_review} changed pairs are unreviewed "
+            result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
+                                  "unreviewed "
                                   f"({100 * reviewed_share:.0f} % reviewed, {100 * min_reviewed:.0f} % required)")
         if result.errors + result.skipped > max_errors:
             result.decision = Decision.INCOMPLETE

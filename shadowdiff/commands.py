@@ -83,7 +83,7 @@ def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: 
 @judge_options(required=True)
 def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: str, judge_api_key: str | None,
           judge_concurrency: int) -> None:
-    """Ask an LLM judge the rubric question for every changed pair: suggestions for reviewers.
+    """Ask an LLM judge the rubric question for every pair changed in substance: suggestions for reviewers.
 
     Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
     """
@@ -133,7 +133,8 @@ class _ReportCommand(click.Command):
               help="Where to write the reports (default: the store's directory).")
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
 @click.option("--min-reviewed", default=1.0, show_default=True, type=click.FloatRange(0.0, 1.0),
-              help="Share of changed pairs that must have a verdict for PASS, from 0 to 1 (0.9: 90 %).")
+              help="Share of pairs changed in substance (near or divergent) that must have a verdict "
+                   "for PASS, from 0 to 1 (0.9: 90 %).")
 @click.option("--max-errors", default=0, show_default=True, type=click.IntRange(min=0),
               help="Pairs that could not be compared, and log lines that made no pair, allowed.")
 @side_by_side_option
@@ -143,8 +144,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
            judge_concurrency: int) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
-    PASS needs zero factual verdicts against the candidate and a verdict on every
-    changed pair (or --min-reviewed of them). With --judge, an LLM judge first fills
+    PASS needs a finished run, zero factual verdicts against the candidate and a verdict
+    on every pair changed in substance (or --min-reviewed of them). With --judge, an LLM judge first fills
     in suggestions for pairs that have none; suggestions never count toward PASS.
     """
 

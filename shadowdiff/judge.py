@@ -1,6 +1,6 @@
 """An optional LLM judge: asks the rubric question of any OpenAI-compatible server.
 
-For each changed pair (``near`` or ``divergent``) the judge sees the prompt and the
+For each pair changed in substance (``near`` or ``divergent``) the judge sees the prompt and the
 two answers as A and B, in an order that is random per pair but stable (judges favour
 a position; a fixed baseline-first order would bias every call the same way). It must
 answer with one JSON object; what it says is stored as the pair's *suggested* verdict
@@ -160,7 +160,7 @@ def pairs_to_judge(store: Store, run_id: str, redo: bool = False) -> list[int]:
 
 async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bool = False,
                     progress: Callable[[], object] | None = None) -> JudgeTally:
-    """Ask the judge about every changed pair of ``run_id`` not judged yet."""
+    """Ask the judge about every pair changed in substance of ``run_id`` not judged yet."""
     queue = ReviewQueue(store)
     tally = JudgeTally()
     # The judge is not one of the compared sides; REPLICA is only the label its answers carry.

@@ -36,8 +36,8 @@ def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
     from shadowdiff.reports import SIDE_BY_SIDE  # (here: ``parse_labels`` alone must stay cheap to import)
 
     return click.option("--side-by-side", type=NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
-                        help="Changed pairs shown side by side in report.html/report.md, worst first ('all' for "
-                             "every one); every pair is in pairs.jsonl either way.")(f)
+                        help="Changed and failed pairs shown side by side in report.html/report.md, worst first "
+                             "('all' for every one); every pair is in pairs.jsonl either way.")(f)
 
 
 def parse_labels(items: Iterable[str]) -> dict[str, str]:

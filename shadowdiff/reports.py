@@ -32,7 +32,7 @@ from shadowdiff.requestview import request_view
 from shadowdiff.store import Store, StoredPair
 from shadowdiff.summary import OUTCOMES, Summary, summarize
 
-SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, worst first
+SIDE_BY_SIDE = 1000   # changed and failed pairs shown side by side in report.html and report.md, worst first
 
 # per side in pairs.csv: ttft to the first token of any kind, ttfat to the first answer token
 ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",
@@ -98,8 +98,11 @@ def summary_text(s: Summary) -> str:
         lines.append(f"{s.stored} of them stored (every changed comparable pair; identical, sampled and failed "
                      "ones at --keep-rate): the tables below and the speed per side are over the stored pairs")
     of = f" of {s.comparable} comparable pairs" if s.comparable != s.pairs else ""
-    lines.append(f"candidate changed (near or divergent): {_pct(s.changed_rate)}{of}"
-                 + (f"   noise floor (replica vs baseline): {_pct(s.noise_rate)}" if s.noise else ""))
+    lines.append(f"candidate changed (not identical): {_pct(s.changed_rate)}{of}, in substance (near or divergent): "
+                 f"{_pct(s.substantive_rate)}")
+    if s.noise:
+        lines.append(f"noise floor (replica vs baseline) changed: {_pct(s.noise_rate)}, in substance: "
+                     f"{_pct(s.noise_substantive_rate)}")
     if s.noise:
         lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
     base, cand = s.sides.get("baseline", {}), s.sides.get("candidate", {})
@@ -112,7 +115,7 @@ def summary_text(s: Summary) -> str:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
     if s.pairs != s.comparable:
         lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte, "
-                     "so left out of the changed rate, the noise floor and the histogram")
+                     "so left out of the changed rates, the noise floor and the histogram")
     return "\n".join(lines)
 
 
@@ -122,8 +125,9 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     shown side by side (None: all of them)."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
-    changed = summary.stored_changed
-    shown = changed if side_by_side is None else min(changed, side_by_side)
+    changed, failed = summary.stored_changed, summary.stored_failed
+    listed = changed + failed   # the pairs shown side by side: every stored one not identical
+    shown = listed if side_by_side is None else min(listed, side_by_side)
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors)
     with _atomic(out / "summary.json") as f:
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
@@ -136,7 +140,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     env.filters.update(pct=_pct, num=_num, fenced=_fenced, code=_code)
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
-               "shown": shown}
+               "failed": failed, "listed": listed, "shown": shown}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
             for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown), **context):

@@ -18,6 +18,11 @@ from shadowdiff.store import Store
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
 OUTCOMES = [o.value for o in Outcome]
+# One meaning per word, in every report: a pair *changed* when both sides answered and
+# the answers are not byte-identical; it changed *in substance* when it is not even
+# equivalent (formatting only) - those are the pairs a person must review.
+CHANGED = ("equivalent", "near", "divergent")
+SUBSTANTIVE = ("near", "divergent")
 # Finer near 1, where quantization drift lives.
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
 
@@ -57,7 +62,8 @@ class Summary:
     settings: dict[str, Any]
     pairs: int                            # compared (for a serve run: more than were stored)
     stored: int                           # pairs in the store, which the rest of the report shows
-    stored_changed: int                   # of those, the ones not byte-identical (shown side by side)
+    stored_changed: int                   # of those, changed: answered by both sides, not byte-identical
+    stored_failed: int                    # of those, errors: shown side by side with the changed ones
     outcomes: dict[str, int]
     comparable: int
     comparable_outcomes: dict[str, int]   # the pairs the rates are about: deterministic decoding
@@ -70,11 +76,15 @@ class Summary:
 
     @property
     def changed_rate(self) -> float | None:
-        """Share of answered comparable pairs whose text changed in substance (near or
-        divergent). Sampled pairs differ by chance, so they never count."""
-        c = self.comparable_outcomes
-        answered = sum(c.values()) - c["error"]
-        return (c["near"] + c["divergent"]) / answered if answered else None
+        """Share of answered comparable pairs that changed: not byte-identical
+        (equivalent, near or divergent). Sampled pairs differ by chance, so they never count."""
+        return _rate(self.comparable_outcomes, CHANGED)
+
+    @property
+    def substantive_rate(self) -> float | None:
+        """Share of answered comparable pairs changed in substance (near or divergent):
+        the ones that need a person's verdict."""
+        return _rate(self.comparable_outcomes, SUBSTANTIVE)
 
     @property
     def thinks(self) -> bool:
@@ -86,10 +96,12 @@ class Summary:
 
     @property
     def noise_rate(self) -> float | None:
-        if not self.noise:
-            return None
-        answered = sum(self.noise.values()) - self.noise.get("error", 0)
-        return (self.noise.get("near", 0) + self.noise.get("divergent", 0)) / answered if answered else None
+        """``changed_rate`` of the replica against the baseline: the noise floor."""
+        return _rate(self.noise, CHANGED) if self.noise else None
+
+    @property
+    def noise_substantive_rate(self) -> float | None:
+        return _rate(self.noise, SUBSTANTIVE) if self.noise else None
 
     @property
     def speedup(self) -> float | None:
@@ -100,7 +112,9 @@ class Summary:
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["changed_rate"] = self.changed_rate
+        out["substantive_rate"] = self.substantive_rate
         out["noise_rate"] = self.noise_rate
+        out["noise_substantive_rate"] = self.noise_substantive_rate
         out["speedup"] = self.speedup
         return out
 
@@ -139,7 +153,7 @@ def summarize(store: Store, run_id: str) -> Summary:
                 stats.errors += 1
                 continue
             stats.output_tokens += answer.completion_tokens or 0
-    stored, stored_changed = total, total - outcomes["identical"]
+    stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes["error"]
     if seen := store.counts(run_id):
         # A serve run stores every changed comparable pair but keeps identical, sampled
         # and failed ones at --keep-rate: the mix of outcomes comes from its counts.
@@ -162,7 +176,8 @@ def summarize(store: Store, run_id: str) -> Summary:
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
         run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
-        pairs=total, stored=stored, stored_changed=stored_changed, outcomes=dict(outcomes), comparable=comparable,
+        pairs=total, stored=stored, stored_changed=stored_changed, stored_failed=stored_failed,
+        outcomes=dict(outcomes), comparable=comparable,
         comparable_outcomes=dict(comparable_outcomes),
         noise=dict(noise) if noise else None,
         histogram=[{"from": BINS[i], "to": BINS[i + 1], "pairs": n} for i, n in enumerate(bins)],
@@ -171,6 +186,12 @@ def summarize(store: Store, run_id: str) -> Summary:
         sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
     )
+
+
+def _rate(outcomes: dict[str, int], which: tuple[str, ...]) -> float | None:
+    """The share of the answered pairs (errors left out) whose outcome is one of ``which``."""
+    answered = sum(outcomes.values()) - outcomes.get("error", 0)
+    return sum(outcomes.get(o, 0) for o in which) / answered if answered else None
 
 
 def _bin(similarity: float) -> int:

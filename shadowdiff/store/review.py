@@ -101,6 +101,7 @@ class ReviewQueue:
         with self.engine.connect() as c:
             total = c.execute(count.where(*self._where(base))).scalar_one()
             selected = c.execute(count.where(*self._where(f))).scalar_one()
+            failed = c.execute(count.where(*self._where(base), p.outcome == "error")).scalar_one()
             reviewed = c.execute(sa.select(sa.func.count(sa.distinct(r.pair_id))).select_from(
                 schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base))).scalar_one()
             by_verdict = c.execute(sa.select(r.verdict, sa.func.count()).select_from(
@@ -110,7 +111,9 @@ class ReviewQueue:
             needing = [*self._where(base), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
             needs = c.execute(count.where(*needing)).scalar_one()
             needs_done = c.execute(count.where(*needing, sa.exists().where(r.pair_id == p.id))).scalar_one()
-        out = {"total": int(total), "selected": int(selected), "reviewed": int(reviewed),
+        # the queue holds every pair not identical: the changed ones and the failed ones
+        out = {"total": int(total), "changed": int(total) - int(failed), "failed": int(failed),
+               "selected": int(selected), "reviewed": int(reviewed),
                "needs_review": int(needs), "needs_review_done": int(needs_done)}
         out.update({f"verdict_{v}": int(n) for v, n in by_verdict})
         return out

@@ -196,7 +196,7 @@ def test_counts_on_every_database(store: Store) -> None:
     assert result.suggested_unreviewed == {"factual": 7}
     assert result.judge_unreviewed == {"factual (candidate wrong)": 1, "equivalent": 1}
     assert result.factual == []
-    assert "7 of 8 changed pairs are unreviewed (12 % reviewed" in result.text()
+    assert "7 of 8 pairs changed in substance are unreviewed (12 % reviewed" in result.text()
 
     failing = acceptance(store, other, min_reviewed=0)
     assert failing.decision is Decision.FAIL

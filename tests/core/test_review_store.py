@@ -25,7 +25,8 @@ def test_queue_order_filters_and_counts(store: Store) -> None:
     assert rows[0]["suggested"] == "factual"
     assert [r["key"] for r in queue.page(Filters(run_id=run, signal="numbers"))] == ["k2"]
     assert [r["key"] for r in queue.page(Filters(run_id=run, outcome="equivalent"))] == ["k5"]
-    assert queue.counts(Filters(run_id=run)) == {"total": 4, "selected": 4, "reviewed": 0, "needs_review": 3,
+    assert queue.counts(Filters(run_id=run)) == {"total": 4, "changed": 4, "failed": 0, "selected": 4, "reviewed": 0,
+                                                 "needs_review": 3,
                                                  "needs_review_done": 0}
     before, after = queue.neighbours(rows[1]["id"], Filters(run_id=run))
     assert (before, after) == (rows[0]["id"], rows[2]["id"])

@@ -102,7 +102,7 @@ def test_queue_is_ordered_by_priority_and_filters(ui: tuple[str, Store, str]) ->
     page = client.get("/").text
     keys = re.findall(r'/pairs/\d+\?[^"]*">(k\d)</a>', page)
     assert keys.index("k2") < keys.index("k1") and keys.index("k4") < keys.index("k5")
-    assert "0 of 4 pairs that need a verdict are reviewed" in page and "5 changed pairs in all" in page
+    assert "0 of 4 pairs that need a verdict are reviewed" in page and "5 changed and 0 failed pairs in all" in page
     numbers = client.get("/", params={"signal": "numbers"}).text
     assert set(re.findall(r'">(k\d)</a>', numbers)) == {"k2", "k9"}
     assert client.get("/", params={"offset": "-3x"}).status_code == 200  # bad input: ignored, not a 500

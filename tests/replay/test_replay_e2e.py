@@ -288,7 +288,9 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
     assert report("--side-by-side", "2").returncode == 2
     html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
     assert html.count('<div class="pair">') == 2
-    assert f"The 2 worst of {len(changed)} changed pairs" in html and f"The 2 worst of {len(changed)}" in md
+    failed = sum(r["outcome"] == "error" for r in changed)
+    assert f"The 2 worst of {len(changed) - failed} changed and {failed} failed pairs" in html
+    assert f"The 2 worst of {len(changed) - failed} changed and {failed} failed pairs" in md
     worst = min(changed, key=lambda r: r["similarity"] if r["similarity"] is not None else -1.0)
     assert f"<h3>{worst['key']} " in html
     assert len((out / "pairs.jsonl").read_text().splitlines()) == 12    # every pair, whatever is shown
@@ -317,7 +319,8 @@ def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path
     greedy = Counter(r["outcome"] for r in rows if r["comparable"])
     assert summary["comparable_outcomes"] == {o: greedy.get(o, 0) for o in summary["outcomes"]}
     changed = greedy["near"] + greedy["divergent"]
-    assert summary["changed_rate"] == pytest.approx(changed / (3 - greedy["error"]))
+    assert summary["substantive_rate"] == pytest.approx(changed / (3 - greedy["error"]))
+    assert summary["changed_rate"] == pytest.approx((changed + greedy["equivalent"]) / (3 - greedy["error"]))
     assert sum(summary["noise"].values()) == 3                      # the floor: greedy pairs only
     assert sum(b["pairs"] for b in summary["histogram"]) == changed
     md = (out / "report.md").read_text()

@@ -1,0 +1,162 @@
+"""The reports of a run: one meaning per word, and nothing in them live.
+
+A prompt log, a saved answer file and an upstream's error body are written by
+people and programs nobody here vetted. Whatever they hold — a script, an event
+handler, a closing ``</textarea>``, quotes, runs of backticks — must come out of
+report.html as text (and the page's Content-Security-Policy forbids scripts anyway),
+and must not end report.md's own code blocks or headings when a CommonMark renderer
+reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from shadowdiff.compare import compare_answers, error_comparison
+from shadowdiff.records import Answer, Choice, Pair, Side
+from shadowdiff.reports import write_reports
+from shadowdiff.signals import triage_answers
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
+
+SCRIPT = "<script>alert('x')</script>"
+IMG = "<img src=x onerror=alert(1)>"
+HOSTILE = f"{SCRIPT} {IMG} </textarea></pre> \"double\" 'single' `tick` ```` fence"
+FENCED = f"Here is code:\n```python\nprint(1)\n```\nand a longer fence:\n`````\n{SCRIPT}\n`````\n"
+
+
+class _Live(HTMLParser):
+    """What a browser would act on in a page: its elements and their attributes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str | None]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs += [(tag, name, value) for name, value in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def live(html: str) -> _Live:
+    parser = _Live()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def assert_nothing_live(html: str, *shown: str) -> None:
+    """No element or attribute that could run or load anything, and each of ``shown``
+    is on the page as text."""
+    page = live(html)
+    assert not {"script", "img", "iframe", "object", "embed", "svg", "textarea", "form", "base"} & set(page.tags)
+    assert [a for a in page.attrs if a[1].startswith("on")] == []
+    assert [a for a in page.attrs if a[1] in ("href", "src") and "javascript:" in (a[2] or "")] == []
+    csp = [v for tag, name, v in page.attrs if tag == "meta" and name == "content" and v and "default-src" in v]
+    assert csp and "default-src 'none'" in csp[0] and "script-src" not in csp[0]
+    text = "".join(page.text)
+    for value in shown:
+        assert value in text, value
+
+
+def commonmark(md: str) -> list[object]:
+    """report.md as a CommonMark renderer reads it (raw HTML allowed, as the spec allows)."""
+    return list(MarkdownIt("commonmark").parse(md))
+
+
+def _pair(key: str, seq: int, base: str | Answer, cand: str | Answer, *, category: str | None = None,
+          prompt: str = "a prompt") -> Pair:
+    answers = {Side.BASELINE: base if isinstance(base, Answer) else Answer(Side.BASELINE, "m", base),
+               Side.CANDIDATE: cand if isinstance(cand, Answer) else Answer(Side.CANDIDATE, "m", cand)}
+    b, c = answers[Side.BASELINE], answers[Side.CANDIDATE]
+    if not (b.ok and c.ok):
+        return Pair(key, seq, "/v1/chat/completions", prompt, {"messages": [{"role": "user", "content": prompt}]},
+                    error_comparison(), answers, category=category)
+    comparison = compare_answers(b, c)
+    return Pair(key, seq, "/v1/chat/completions", prompt, {"messages": [{"role": "user", "content": prompt}]},
+                comparison, answers, category=category, **triage_answers(b, c, comparison, None))
+
+
+def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -> None:
+    """changed = answered by both sides and not identical (equivalent, near, divergent);
+    in substance = near or divergent; failed = error. The same counts everywhere."""
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [
+        _pair("same", 1, "Same answer.", "Same answer."),
+        _pair("format", 2, "Line one.\nLine two.", "Line one.\n\nLine two."),
+        _pair("near", 3, "The total is 42 dollars in all.", "The total is 43 dollars in all."),
+        _pair("far", 4, "Paris is the capital of France.", "Bananas are yellow and curved fruit."),
+        _pair("failed", 5, "An answer.", Answer(Side.CANDIDATE, "m", error="HTTP 500: boom", status=500)),
+    ])
+    store.finish_run(run)
+    outcomes = [p["outcome"] for p in store.pairs(run)]
+    assert outcomes == ["identical", "equivalent", "near", "divergent", "error"]
+    paths = write_reports(store, run, tmp_path)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    answered = 4
+    assert summary["changed_rate"] == 3 / answered           # equivalent + near + divergent
+    assert summary["substantive_rate"] == 2 / answered       # near + divergent
+    assert (summary["stored_changed"], summary["stored_failed"]) == (3, 1)
+    assert "candidate changed (not identical): 75.0 %, in substance (near or divergent): 50.0 %" in paths.summary_text
+    html = (tmp_path / "report.html").read_text()
+    assert "<td>changed (not identical: equivalent + near + divergent)</td><td>75.0 %</td>" in html
+    assert "<td>changed in substance (near + divergent)</td><td>50.0 %</td>" in html
+    assert html.count('<div class="pair">') == 4             # changed and failed, side by side
+    md = (tmp_path / "report.md").read_text()
+    assert "| changed (not identical: equivalent + near + divergent) | 75.0 % |" in md
+    assert "| changed in substance (near + divergent) | 50.0 % |" in md
+    counts = ReviewQueue(store).counts(Filters(run_id=run))
+    assert (counts["changed"], counts["failed"], counts["needs_review"]) == (3, 1, 2)
+    assert "2 of 2 pairs changed in substance are unreviewed" in paths.acceptance.text()
+    # the side-by-side cap counts the same pairs
+    write_reports(store, run, tmp_path / "capped", side_by_side=2)
+    capped = (tmp_path / "capped" / "report.html").read_text()
+    assert "The 2 worst of 3 changed and 1 failed pairs." in capped
+
+
+def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Path) -> None:
+    run = store.create_run("replay", {
+        "sides": {"baseline": {"url": f"http://b/{IMG}", "model": SCRIPT},
+                  "candidate": {"url": "http://c", "model": "m`o`del"}},
+        "labels": {"team": SCRIPT, IMG: "q`x`"}, "versions": {"baseline": IMG},
+    })
+    call = {"id": "call_1", "type": "function", "function": {"name": SCRIPT, "arguments": json.dumps({"q": HOSTILE})}}
+    thinking = Answer(Side.BASELINE, "m", HOSTILE, "stop", reasoning=FENCED, refusal=IMG, tool_calls=[call],
+                      others=(Choice(1, FENCED, IMG, SCRIPT, [call], f"stop{SCRIPT}"),))
+    store.add_pairs(run, [
+        _pair(f"k{IMG}", 1, thinking, FENCED, category=IMG, prompt=HOSTILE),
+        _pair(f"e{SCRIPT}", 2, FENCED, Answer(Side.CANDIDATE, "m", error=f"HTTP 400: {HOSTILE}", status=400),
+              category=f"cat|{SCRIPT}", prompt=FENCED),
+        _pair("```", 3, "one ``` two", "one ```` two", prompt="`"),
+    ])
+    store.add_skipped(run, 9, f"not JSON: {HOSTILE}")
+    store.finish_run(run)
+    write_reports(store, run, tmp_path)
+
+    html = (tmp_path / "report.html").read_text()
+    assert_nothing_live(html, SCRIPT, IMG, "</textarea></pre>", f"k{IMG}", f"HTTP 400: {HOSTILE}",
+                        f"not JSON: {HOSTILE}", "team=" + SCRIPT)
+    assert html.count('<div class="pair">') == 3
+
+    tokens = commonmark((tmp_path / "report.md").read_text())
+    # no raw HTML gets through, inline or as a block: every hostile string is in code
+    assert [t for t in tokens if t.type == "html_block"] == [] 
+    inline = [c for t in tokens if t.type == "inline" for c in t.children or ()]
+    assert [c for c in inline if c.type == "html_inline"] == []
+    # every pair keeps its own heading, whatever fences its answers hold
+    headings = [tokens[i + 1] for i, t in enumerate(tokens)
+                if t.type == "heading_open" and t.tag == "h3"]
+    keys = [h.children[0].content for h in headings if h.children and h.children[0].type == "code_inline"]
+    assert sorted(keys) == sorted(["```", f"e{SCRIPT}", f"k{IMG}"])
+    # and every answer is whole inside one code block
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert sum(FENCED in f for f in fences) >= 3
+    assert any("one ```` two" in f for f in fences)
