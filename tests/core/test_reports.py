@@ -148,7 +148,7 @@ def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Pat
 
     tokens = commonmark((tmp_path / "report.md").read_text())
     # no raw HTML gets through, inline or as a block: every hostile string is in code
-    assert [t for t in tokens if t.type == "html_block"] == [] 
+    assert [t for t in tokens if t.type == "html_block"] == []
     inline = [c for t in tokens if t.type == "inline" for c in t.children or ()]
     assert [c for c in inline if c.type == "html_inline"] == []
     # every pair keeps its own heading, whatever fences its answers hold
