@@ -26,7 +26,7 @@ _UNFINISHED = {
     "replay": "the run did not finish (stopped or killed part-way): continue it with the same "
               "`shadowdiff replay` command and --resume, then report again",
     "serve": "the proxy's run is still open (it is serving, or was killed before it stopped): report again "
-             "once it has stopped",
+             "once it has stopped; if it was killed, close its run with `shadowdiff close STORE --run RUN`",
     "compare": "the comparison did not finish: run `shadowdiff compare` again",
 }
 BASELINE_WRONG = "factual_baseline"   # pairs whose factual verdicts all say the baseline is wrong

@@ -28,6 +28,7 @@ COMMANDS = {
     "report": "shadowdiff.commands:report",
     "judge": "shadowdiff.commands:judge",
     "review": "shadowdiff.commands:review",
+    "close": "shadowdiff.commands:close",
 }
 
 

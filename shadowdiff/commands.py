@@ -191,3 +191,30 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
         uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
     finally:
         opened.close()
+
+
+@click.command("close")
+@click.argument("store")
+@click.option("--run", "run_id", required=True,
+              help="The run to close: its id, as `shadowdiff report` prints it (never a default: closing the "
+                   "wrong run would let it pass).")
+def close(store: str, run_id: str) -> None:
+    """Close a proxy's run whose proxy was killed, so that report can decide on it.
+
+    A proxy closes its run when it stops; one killed (kill -9, out of memory, a node
+    gone) leaves it open, and `shadowdiff report` says INCOMPLETE for as long as it is.
+    Once that proxy is gone for good, close its run: it holds every pair the proxy
+    compared before it died (pairs still in flight then, a second at most, are lost).
+    A replay's run is never closed by hand - continue it with `--resume`, so that no
+    line of its log goes unchecked; a compare is run again.
+    """
+    with _store_run(store, run_id) as (opened, run):
+        if run.finished_at is not None:
+            raise click.ClickException(f"run {run.id} is already closed (at {run.finished_at.isoformat()})")
+        if run.kind != "serve":
+            how = "continue it with the same `shadowdiff replay` command and --resume" if run.kind == "replay" \
+                else "run `shadowdiff compare` again"
+            raise click.ClickException(f"run {run.id} is a {run.kind} run, which is not closed by hand: {how}")
+        opened.finish_run(run.id)
+    click.echo(f"closed run {run.id} (serve, started {run.created_at.isoformat()}); report on it with "
+               f"`shadowdiff report {store} --run {run.id}`")

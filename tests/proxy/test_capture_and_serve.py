@@ -21,7 +21,7 @@ from shadowdiff.records import Side
 from shadowdiff.redact import MARK, Redactor
 from shadowdiff.store import Store
 from simulator import profiles
-from tests.proxy.test_mirroring import FP8, chat, settled
+from tests.proxy.test_mirroring import FP8, chat, settled, wait_for
 from tests.servers import HTTP, free_port, shadowdiff_process, wait_ready
 
 Start = Callable[..., Any]
@@ -192,3 +192,53 @@ def test_serve_refuses_an_unusable_store(tmp_path: Path) -> None:
     assert "cannot use store" in result.stderr
     assert "Application startup failed" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> None:
+    """kill -9 leaves the run open, and report says INCOMPLETE; `shadowdiff close`
+    closes it once the proxy is gone, and report then decides on what it holds. A
+    replay's run is never closed by hand."""
+    from simulator.app import build_app
+    from simulator.settings import SimulatorSettings
+    from tests.servers import serve_app
+
+    store = tmp_path / "store"
+    with serve_app(build_app(SimulatorSettings(served_model_names=(FP8,)))) as both, \
+            shadowdiff_process(*serve_command(both, both, store)) as (process, proxy):
+        wait_ready(proxy + "/readyz", process)
+        for i in range(3):
+            assert HTTP.post(proxy + "/v1/chat/completions", json=chat(f"Explain tides {i}.")).status_code == 200
+        wait_for(lambda: stored_pairs(store) == 3)   # stored (its writer flushes within a second)
+        process.kill()
+        process.wait(10)
+
+    def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=60)
+
+    opened = Store.open(store)
+    run = opened.latest_run("serve")
+    assert run is not None and run.finished_at is None
+    opened.close()
+    before = shadowdiff("report", str(store), "--out", str(tmp_path / "before"))
+    assert before.returncode == 2 and "still open" in before.stdout, before.stdout + before.stderr
+    assert shadowdiff("close", str(store)).returncode == 2   # --run is required: never a guess
+    closed = shadowdiff("close", str(store), "--run", run.id)
+    assert closed.returncode == 0 and f"closed run {run.id}" in closed.stdout, closed.stderr
+    after = shadowdiff("report", str(store), "--out", str(tmp_path / "after"))
+    assert after.returncode == 0 and "3 pairs: 3 identical" in after.stdout, after.stdout + after.stderr
+    again = shadowdiff("close", str(store), "--run", run.id)
+    assert again.returncode == 1 and "already closed" in again.stderr
+    opened = Store.open(store)
+    replay_run = opened.create_run("replay", {})
+    opened.close()
+    refused = shadowdiff("close", str(store), "--run", replay_run)
+    assert refused.returncode == 1 and "not closed by hand" in refused.stderr and "--resume" in refused.stderr
+
+
+def stored_pairs(location: Path) -> int:
+    opened = Store.open(location)
+    try:
+        run = opened.latest_run("serve")
+        return opened.count_pairs(run.id) if run else 0
+    finally:
+        opened.close()
