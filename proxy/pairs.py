@@ -28,6 +28,7 @@ from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
 from shadowdiff.redact import Redactor
 from shadowdiff.signals import triage_off_loop
+from shadowdiff.store import NOT_COMPARED
 from shadowdiff.store.writer import PairWriter
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
@@ -90,13 +91,15 @@ class PairRecorder:
             if calls.replica is not None:
                 self.metrics.noise_pairs.labels("aborted").inc()
             gone = tapped is None
-            reason = "client_disconnected" if gone else "too_large" if getattr(tapped, "overflow", False) \
-                else "primary_error"
+            overflow = getattr(tapped, "overflow", False)
+            reason = "client_disconnected" if gone else "too_large" if overflow else "primary_error"
             self.metrics.shadow_event("skipped", reason)
-            # Counted in the metrics only: nothing was compared, and a client's bad request
-            # (or its leaving) says nothing about the candidate, so the run's counts, which
-            # the acceptance verdict reads, do not see it.
             self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
+            # Nothing was compared; the run counts why, so that its report shows every
+            # request the proxy saw, and a failing primary counts against the run.
+            why = "client_left" if gone else "too_large" if overflow else \
+                "primary_4xx" if isinstance(tapped, Tapped) and 400 <= tapped.status < 500 else "primary_failed"
+            self._count_in_run(NOT_COMPARED, why, plan.comparable)
             return
         primary = await self._primary_answer(tapped, plan)
         shadow_answer, reason = await shadow
@@ -158,6 +161,10 @@ class PairRecorder:
             self.metrics.noise_pairs.labels(outcome).inc()
         else:
             self.metrics.pairs.labels(outcome, "true" if comparable else "false").inc()
+        self._count_in_run(of, outcome, comparable)
+
+    def _count_in_run(self, of: str, outcome: str, comparable: bool) -> None:
+        """Count in the run's counts (handed to the writer about once a second)."""
         if self.writer is not None and not self.closed:
             self._counts[of, outcome, comparable] += 1
             if self._flush is None:

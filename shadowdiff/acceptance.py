@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from shadowdiff.records import Side, Verdict
-from shadowdiff.store import Store, schema
+from shadowdiff.store import NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
 from shadowdiff.store.review import NEEDS_REVIEW
 
 # Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
@@ -152,6 +152,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         result.sampled = sum(n for (outcome, comparable), n in pairs_seen.items()
                              if not comparable and outcome not in ("identical", "error"))
         compared = sum(n for (outcome, comparable), n in pairs_seen.items() if comparable and outcome != "error")
+        # a primary that failed cost a pair, as a failed side does in a replay
+        result.errors += sum(n for (of, why, _), n in seen.items() if of == NOT_COMPARED and why in NOT_COMPARED_ERRORS)
     by_pair: dict[int, set[Verdict]] = {}
     against_candidate: set[int] = set()
     for review in reviews:

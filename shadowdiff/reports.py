@@ -29,7 +29,7 @@ from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_diff
 from shadowdiff.records import Side
 from shadowdiff.requestview import request_view
-from shadowdiff.store import Store, StoredPair
+from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
 from shadowdiff.summary import OUTCOMES, Summary, summarize
 
 SIDE_BY_SIDE = 1000   # changed and failed pairs shown side by side in report.html and report.md, worst first
@@ -113,6 +113,9 @@ def summary_text(s: Summary) -> str:
             + ("—" if s.speedup is None else f"{s.speedup:.2f}x"))
     if s.skipped:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
+    if s.not_compared:
+        lines.append(f"{sum(s.not_compared.values())} requests made no pair: " + "; ".join(
+            f"{n} {NOT_COMPARED_REASONS.get(why, why)}" for why, n in sorted(s.not_compared.items())))
     if s.pairs != s.comparable:
         lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte, "
                      "so left out of the changed rates, the noise floor and the histogram")

@@ -13,7 +13,7 @@ from typing import Any
 
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
-from shadowdiff.store import Store
+from shadowdiff.store import NOT_COMPARED, Store
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
@@ -72,6 +72,8 @@ class Summary:
     categories: list[dict[str, Any]]
     sides: dict[str, dict[str, Any]]
     skipped: list[dict[str, Any]]
+    # a proxy's requests that made no pair, by why (NOT_COMPARED_REASONS)
+    not_compared: dict[str, int] = field(default_factory=dict)
     metric: str = METRIC
 
     @property
@@ -127,6 +129,7 @@ def summarize(store: Store, run_id: str) -> Summary:
     bins = [0] * (len(BINS) - 1)
     categories: dict[str, CategoryRow] = {}
     sides: dict[Side, SideStats] = {}
+    not_compared: Counter[str] = Counter()
     total = comparable = 0
     for pair in store.pairs(run_id):
         total += 1
@@ -161,6 +164,9 @@ def summarize(store: Store, run_id: str) -> Summary:
         comparable_outcomes = Counter({o: 0 for o in OUTCOMES})
         noise = Counter()
         for (of, outcome, is_comparable), n in seen.items():
+            if of == NOT_COMPARED:
+                not_compared[outcome] += n
+                continue
             if of == "noise":
                 if is_comparable:
                     noise[outcome] += n
@@ -185,6 +191,7 @@ def summarize(store: Store, run_id: str) -> Summary:
                     for r in sorted(categories.values(), key=lambda r: r.category)],
         sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
+        not_compared=dict(not_compared),
     )
 
 

@@ -276,3 +276,32 @@ def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simul
     thread.join()
     assert stopped < 3  # not stuck waiting on a pair that can never complete
     assert counter(app, "pairs", "aborted", "true") == 1
+
+
+def test_requests_that_make_no_pair_are_counted_in_the_run(start_simulator: Start, start_proxy: Start,
+                                                          tmp_path: Path) -> None:
+    """A failing primary costs the run a pair (an error against --max-errors, as a failed
+    side does in a replay); a client's bad request only shows. Both are in the report."""
+    from shadowdiff.acceptance import acceptance
+    from shadowdiff.reports import summary_text
+    from shadowdiff.summary import summarize
+    from simulator.faults import Fault, FaultSettings
+
+    failing = start_simulator(faults=FaultSettings(rates={Fault("error_500"): 1.0}))
+    proxy, app = start_proxy(primary=failing, shadow=start_simulator(served_model_names=(FP8,)),
+                             shadow_model=FP8, store=str(tmp_path / "store"))
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 500
+    assert HTTP.post(proxy + "/v1/chat/completions", json={"messages": "not a list"}).status_code == 400
+    settled(app)
+    app.pairs.flush_counts()   # (the proxy hands its counts over about once a second)
+    store = Store.open(tmp_path / "store")
+    run = store.latest_run("serve")
+    assert run is not None
+    wait_for(lambda: bool(store.counts(run.id)))
+    summary = summarize(store, run.id)
+    assert summary.not_compared == {"primary_failed": 1, "primary_4xx": 1}
+    assert "2 requests made no pair: 1 the primary refused the request (4xx); 1 the primary failed" \
+        in summary_text(summary)
+    verdict = acceptance(store, run.id)
+    assert verdict.errors == 1 and verdict.compared == 0
+    store.close()

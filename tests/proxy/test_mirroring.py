@@ -147,8 +147,8 @@ def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start,
 
 def test_a_request_the_primary_refuses_is_no_candidate_error(start_simulator: Start, start_proxy: Start,
                                                             tmp_path: Path) -> None:
-    """A client's bad request (the primary answers 400) is counted in the metrics, but
-    not in the run's counts that the acceptance verdict reads."""
+    """A client's bad request (the primary answers 400) is counted in the metrics, and
+    in the run as a request that made no pair, never as an error against the candidate."""
     primary, shadow = start_simulator(), start_simulator()
     proxy, app = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
     assert HTTP.post(proxy + "/v1/chat/completions", json=chat("fine")).status_code == 200
@@ -162,7 +162,7 @@ def test_a_request_the_primary_refuses_is_no_candidate_error(start_simulator: St
     opened = Store.open(tmp_path / "store")
     run = opened.latest_run("serve")
     assert run is not None
-    assert opened.counts(run.id) == {("pairs", "identical", True): 1}
+    assert opened.counts(run.id) == {("pairs", "identical", True): 1, ("not_compared", "primary_4xx", True): 1}
     assert acceptance(opened, run.id).errors == 0
     opened.close()
     app.writer = None  # closed above
