@@ -65,7 +65,7 @@ class Acceptance:
     def as_json(self) -> dict[str, Any]:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
                 "verdicts": self.verdicts, "unreviewed": self.unreviewed, "needs_review": self.needs_review,
-                "errors": self.errors, "skipped": self.skipped, "sampled": self.sampled,
+                "errors": self.errors, "skipped": self.skipped, "compared": self.compared, "sampled": self.sampled,
                 "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "factual": self.factual,
@@ -98,7 +98,8 @@ class Acceptance:
         return "\n".join(lines)
 
 
-def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_errors: int = 0) -> Acceptance:
+def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_errors: int = 0,
+               min_compared: int = 1) -> Acceptance:
     """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring).
 
     The pairs are counted by the database, grouped on the few columns the decision
@@ -198,4 +199,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             result.decision = Decision.INCOMPLETE
             result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "
                                   "sides (a sampled request, e.g. --temperature keep, is never comparable)")
+        elif compared < min_compared:
+            result.decision = Decision.INCOMPLETE
+            result.reasons.append(f"only {compared} comparable pairs were answered by both sides; "
+                                  f"{min_compared} required (--min-compared)")
     return result

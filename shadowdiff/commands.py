@@ -137,15 +137,18 @@ class _ReportCommand(click.Command):
                    "for PASS, from 0 to 1 (0.9: 90 %).")
 @click.option("--max-errors", default=0, show_default=True, type=click.IntRange(min=0),
               help="Pairs that could not be compared, and log lines that made no pair, allowed.")
+@click.option("--min-compared", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Comparable pairs answered by both sides that PASS needs at least (the evidence).")
 @side_by_side_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
-           side_by_side: int | None, judge: str | None, judge_model: str | None, judge_api_key: str | None,
-           judge_concurrency: int) -> None:
+           min_compared: int, side_by_side: int | None, judge: str | None, judge_model: str | None,
+           judge_api_key: str | None, judge_concurrency: int) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
-    PASS needs a finished run, zero factual verdicts against the candidate and a verdict
-    on every pair changed in substance (or --min-reviewed of them). With --judge, an LLM judge first fills
+    PASS needs a finished run with at least --min-compared comparable pairs answered by
+    both sides, zero factual verdicts against the candidate, and a verdict on every pair
+    changed in substance (or --min-reviewed of them). With --judge, an LLM judge first fills
     in suggestions for pairs that have none; suggestions never count toward PASS.
     """
 
@@ -155,7 +158,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
         target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
                          else Path("."))
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
-                              side_by_side=side_by_side)
+                              min_compared=min_compared, side_by_side=side_by_side)
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
     raise SystemExit(int(paths.acceptance.decision))

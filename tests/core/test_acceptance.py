@@ -164,7 +164,7 @@ def test_factual_verdicts_against_the_baseline_are_not_regressions(tmp_path: Pat
 
 def test_options_out_of_range_are_usage_errors(tmp_path: Path) -> None:
     make_run(tmp_path)[0].close()
-    for args in (("--min-reviewed", "-1"), ("--min-reviewed", "90"), ("--max-errors", "-1")):
+    for args in (("--min-reviewed", "-1"), ("--min-reviewed", "90"), ("--max-errors", "-1"), ("--min-compared", "0")):
         answer = run_report(tmp_path, *args)
         assert answer.returncode == 3, (args, answer.stderr)   # no decision: never read as FAIL or INCOMPLETE
         assert "Invalid value" in answer.stderr
@@ -204,3 +204,16 @@ def test_counts_on_every_database(store: Store) -> None:
                                 "note": "in the other run"}]
     assert acceptance(store, sampled).sampled == 1
     assert acceptance(store, sampled).decision is Decision.INCOMPLETE   # sampled pairs are not comparable: no evidence
+
+
+def test_fewer_compared_pairs_than_min_compared_is_incomplete(tmp_path: Path) -> None:
+    store, _, ids = make_run(tmp_path)
+    queue = ReviewQueue(store)
+    for key in ("drift", "flip", "label"):
+        queue.add_review(ids[key], "ana", "wording")
+    store.close()
+    assert run_report(tmp_path, "--min-compared", "4").returncode == 0      # 4 pairs, all answered
+    short = run_report(tmp_path, "--min-compared", "5")
+    assert short.returncode == 2
+    assert "only 4 comparable pairs were answered by both sides; 5 required (--min-compared)" in short.stdout
+    assert json.loads((tmp_path / "summary.json").read_text())["acceptance"]["compared"] == 4

@@ -7,8 +7,8 @@ it, so that the verdict and this test can disagree:
 
     PASS  <=>  the run finished, no factual verdict against the candidate, at least
                --min-reviewed of the comparable pairs changed in substance reviewed,
-               errored pairs + skipped lines <= --max-errors, and at least one
-               comparable pair answered by both sides.
+               errored pairs + skipped lines <= --max-errors, and at least
+               --min-compared comparable pairs answered by both sides.
 """
 
 from __future__ import annotations
@@ -60,12 +60,14 @@ def shared_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 
 # the threshold's edge, which random stores reach rarely: half reviewed of 60 % required
 @example(pairs=[PlannedPair("near", True, (("wording", None),)), PlannedPair("divergent", True, ())], skipped=0,
-         finished=True, min_reviewed=0.6, max_errors=0)
+         finished=True, min_reviewed=0.6, max_errors=0, min_compared=1)
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pairs=st.lists(planned, max_size=4), skipped=st.integers(0, 2), finished=st.booleans(),
-       min_reviewed=st.sampled_from([0.0, 0.5, 0.6, 0.9, 1.0]), max_errors=st.integers(0, 3))
+       min_reviewed=st.sampled_from([0.0, 0.5, 0.6, 0.9, 1.0]), max_errors=st.integers(0, 3),
+       min_compared=st.integers(1, 3))
 def test_pass_only_when_the_readme_condition_holds(shared_store: Store, pairs: list[PlannedPair], skipped: int,
-                                                  finished: bool, min_reviewed: float, max_errors: int) -> None:
+                                                  finished: bool, min_reviewed: float, max_errors: int,
+                                                  min_compared: int) -> None:
     store, queue = shared_store, ReviewQueue(shared_store)
     run = store.create_run("replay", {})
     made = []
@@ -86,7 +88,7 @@ def test_pass_only_when_the_readme_condition_holds(shared_store: Store, pairs: l
     if finished:
         store.finish_run(run)
 
-    result = acceptance(store, run, min_reviewed=min_reviewed, max_errors=max_errors)
+    result = acceptance(store, run, min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared)
 
     substantive = [p for p in pairs if p.comparable and p.outcome in ("near", "divergent")]
     reviewed = [p for p in substantive if p.reviews]
@@ -95,12 +97,12 @@ def test_pass_only_when_the_readme_condition_holds(shared_store: Store, pairs: l
     against_candidate = [p for p in pairs if ("factual", "candidate") in p.reviews]
     share = len(reviewed) / len(substantive) if substantive else 1.0
     condition = (finished and not against_candidate and share >= min_reviewed
-                 and errors + skipped <= max_errors and compared >= 1)
+                 and errors + skipped <= max_errors and compared >= min_compared)
     assert (result.decision is Decision.PASS) == condition, result.text()
     assert (result.decision is Decision.FAIL) == bool(against_candidate), result.text()
     # the counts it prints are the store's
-    assert (result.identical, result.errors, result.skipped) == (
-        sum(p.outcome == "identical" for p in pairs), errors, skipped)
+    assert (result.identical, result.errors, result.skipped, result.compared) == (
+        sum(p.outcome == "identical" for p in pairs), errors, skipped, compared)
     assert (result.needs_review, result.unreviewed) == (len(substantive), len(substantive) - len(reviewed))
     assert len(result.factual) == sum(p.reviews.count(("factual", "candidate")) for p in pairs)
     assert f"verdict: {result.decision.name}" in result.text()
