@@ -20,7 +20,7 @@ from shadowdiff.errors import ShadowdiffError
 from shadowdiff.options import NumberOr, note, parse_labels, side_by_side_option
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
-from shadowdiff.store import Store
+from shadowdiff.store import STORE_FILE, Store
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
@@ -125,7 +125,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     if settings.replica is None:
         note("no --replica, so no noise floor: without one, differences that batching alone causes are "
               "blamed on the candidate")
-    store = Store.open(store_location or out)
+    # --out is a directory whatever its name (results.v2, results.db): its store is a file in it
+    store = Store.open(store_location or out / STORE_FILE)
     try:
         run_id = _run_for(store, settings, fmt, resume)
         total = logs.count(settings.log, fmt)
@@ -201,7 +202,7 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
     from replay.offline import compare_files
 
     try:
-        store = Store.open(out)
+        store = Store.open(out / STORE_FILE)
         try:
             run_id, _, unmatched = compare_files(a, b, store, Thresholds(near=near, difflib_limit=difflib_limit))
             paths = write_reports(store, run_id, out, side_by_side=side_by_side)

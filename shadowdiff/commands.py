@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from tqdm import tqdm
 
-from shadowdiff.errors import ShadowdiffError
-from shadowdiff.options import side_by_side_option
+from shadowdiff.errors import ConfigError, ShadowdiffError
+from shadowdiff.options import click_error, side_by_side_option
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 
@@ -53,12 +53,12 @@ def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
         try:
             run = opened.run(run_id) if run_id else opened.latest_run()
             if run is None:
-                raise ShadowdiffError(f"the store {store} holds no run yet")
+                raise ConfigError(f"the store {store} holds no run yet")
             yield opened, run
         finally:
             opened.close()
     except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click_error(exc) from exc
 
 
 def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
@@ -181,7 +181,7 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
     try:
         opened = Store.open_existing(store)
     except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click_error(exc) from exc
     try:
         app = build_review_app(opened, token, claim_ttl=claim_ttl)
         print(f"shadowdiff review: http://{host}:{port}/review/", file=sys.stderr, flush=True)

@@ -6,8 +6,9 @@
     └── InputError                  data handed to shadowdiff cannot be used
         └── RequestError            an HTTP request body is invalid (carries a status)
 
-Messages say what was wrong and what to do about it: they are shown to users as-is
-(the CLI prints ``error: <message>`` and exits with status 2 for ConfigError).
+Messages say what was wrong and what to do about it: they are shown to users as-is,
+on one line (``shadowdiff.options.click_error``: ``Error: <message>``, exit 3 for a
+ConfigError, 1 for the others).
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def test_bad_judge_options(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "must be an http(s) URL" in bad.stderr
     missing = subprocess.run([sys.executable, "-m", "shadowdiff", "judge", str(tmp_path / "nope"), "--judge",
                               "http://x", "--judge-model", "m"], capture_output=True, text=True)
-    assert missing.returncode == 1 and "no store at" in missing.stderr
+    assert missing.returncode == 3 and "no store at" in missing.stderr
 
 
 @pytest.mark.parametrize(("reply", "baseline_first", "expected"), [
