@@ -16,7 +16,7 @@ from replay.runner import Overrides, Replay, ReplaySettings, Tally
 from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
-from shadowdiff.errors import ShadowdiffError
+from shadowdiff.errors import InputError, ShadowdiffError
 from shadowdiff.options import NumberOr, note, parse_labels, side_by_side_option
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
@@ -134,6 +134,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         runner = Replay(settings, store, run_id, resume=resume, listener=update, warn=bar.write)
         try:
             tally = asyncio.run(runner.run(fmt))
+        except InputError as exc:   # a log that breaks part-way, or --strict
+            raise InputError(f"{exc}; the {runner.tally.done} pairs made before it are kept and the run is left "
+                             "unfinished (INCOMPLETE): fix the log, then continue with --resume") from exc
         finally:
             bar.close()
         store.finish_run(run_id)

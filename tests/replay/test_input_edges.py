@@ -28,3 +28,33 @@ def test_out_is_a_directory_whatever_its_name(sides: dict[Side, str], tmp_path: 
         report = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(tmp_path / name)],
                                 capture_output=True, text=True, timeout=60)
         assert report.returncode in (0, 2), report.stderr
+
+
+def report(out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out), *options], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_text_log_of_bracketed_prompts_replays_as_text(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "inst.txt"
+    log.write_text("[INST] Write a haiku about rivers. [/INST]\n[INST] Name a colour. [/INST]\n")
+    result = replay(log, sides, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out" / "pairs.jsonl").read_text().splitlines()]
+    assert [r["prompt"] for r in rows] == log.read_text().splitlines()
+
+
+def test_a_log_that_breaks_midway_is_an_error_and_never_passes(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "prompts.json"
+    log.write_text('["What is 2 + 2?", "Name a colour.",\n "Name a river." "Name a sea."]')
+    out = tmp_path / "out"
+    result = replay(log, sides, out)
+    assert result.returncode == 1, result.stderr
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert "the JSON array breaks after item 3" in error and "--resume" in error, result.stderr
+    assert "Traceback" not in result.stderr
+    # the pairs before the break are kept; the run is unfinished, so no PASS whatever is allowed
+    decided = report(out, "--min-reviewed", "0", "--max-errors", "100")
+    assert decided.returncode == 2, decided.stdout + decided.stderr
+    assert "verdict: INCOMPLETE" in decided.stdout
+    assert json.loads((out / "summary.json").read_text())["pairs"] == 3
