@@ -131,7 +131,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         run_id = _run_for(store, settings, fmt, resume)
         total = logs.count(settings.log, fmt)
         bar, update = _progress(total)
-        runner = Replay(settings, store, run_id, resume=resume, listener=update, warn=bar.write)
+        # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)
+        runner = Replay(settings, store, run_id, resume=resume, listener=update,
+                        warn=lambda message: bar.write(message, file=sys.stderr))
         try:
             tally = asyncio.run(runner.run(fmt))
         except InputError as exc:   # a log that breaks part-way, or --strict

@@ -58,3 +58,16 @@ def test_a_log_that_breaks_midway_is_an_error_and_never_passes(sides: dict[Side,
     assert decided.returncode == 2, decided.stdout + decided.stderr
     assert "verdict: INCOMPLETE" in decided.stdout
     assert json.loads((out / "summary.json").read_text())["pairs"] == 3
+
+
+def test_skip_notices_go_to_stderr_in_order(sides: dict[Side, str], tmp_path: Path) -> None:
+    log = tmp_path / "bodies.jsonl"
+    good = json.dumps({"messages": [{"role": "user", "content": "hello"}]})
+    log.write_text("\n".join([good, "{broken", json.dumps({"model": "x"}), good.replace("hello", "hi"),
+                              "[1, 2]"]) + "\n")
+    result = replay(log, sides, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert not any(line.startswith("line ") for line in result.stdout.splitlines()), result.stdout
+    notices = [line for line in result.stderr.splitlines() if line.startswith("line ")]
+    assert [n.split(":")[0] for n in notices] == ["line 2", "line 3", "line 5"], result.stderr
+    assert result.stderr.index("line 5:") < result.stderr.index("2 pairs compared, 3 log lines skipped")
