@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,33 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
     return bar, update
 
 
-@click.command("replay")
+class _ReplayCommand(click.Command):
+    """``replay``, keeping its arguments as given: an interrupted run prints the command
+    that continues it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGV] = list(args)
+        return super().parse_args(ctx, args)
+
+
+_ARGV = "replay.argv"
+_INTERRUPTED = 130   # 128 + SIGINT, what a shell reports for a process Ctrl+C stopped
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl+C once the run was made: its pairs are stored, and it stays unfinished."""
+
+    def __init__(self, done: int) -> None:
+        super().__init__(done)
+        self.done = done
+
+
+def _resume_command(ctx: click.Context) -> str:
+    argv = ctx.meta.get(_ARGV, [])
+    return shlex.join([*ctx.command_path.split(), *argv, *([] if "--resume" in argv else ["--resume"])])
+
+
+@click.command("replay", cls=_ReplayCommand)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--baseline", required=True, help="Base URL of the baseline server (e.g. http://host:8000).")
 @click.option("--candidate", required=True, help="Base URL of the candidate server.")
@@ -87,7 +114,9 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
     compared (every request failed, every line skipped) or the run could not be made;
-    with --gate, with the verdict's code instead (see `shadowdiff report`)."""
+    with --gate, with the verdict's code instead (see `shadowdiff report`). Ctrl+C keeps
+    the pairs made, leaves the run unfinished, prints the command that continues it
+    (--resume) and exits 130."""
     try:
         settings = ReplaySettings(
             log=log,
@@ -101,6 +130,13 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
         )
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side)
+    except Interrupted as stopped:
+        click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
+                   f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
+        raise SystemExit(_INTERRUPTED) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted before the run began: nothing was stored", err=True)
+        raise SystemExit(_INTERRUPTED) from None
     except ShadowdiffError as exc:
         raise (_NoDecision if gate else click.ClickException)(str(exc)) from exc
     if gate:
@@ -136,6 +172,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
                         warn=lambda message: bar.write(message, file=sys.stderr))
         try:
             tally = asyncio.run(runner.run(fmt))
+        except KeyboardInterrupt:
+            # the runner has stored every pair in flight; the run stays unfinished, for --resume
+            raise Interrupted(runner.tally.done) from None
         except InputError as exc:   # a log that breaks part-way, or --strict
             raise InputError(f"{exc}; the {runner.tally.done} pairs made before it are kept and the run is left "
                              "unfinished (INCOMPLETE): fix the log, then continue with --resume") from exc

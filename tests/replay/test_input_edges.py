@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from shadowdiff.errors import ConfigError
 from shadowdiff.records import Side
-from shadowdiff.store import STORE_FILE
+from shadowdiff.store import STORE_FILE, Store
+from simulator import profiles
+from simulator.app import build_app
+from simulator.scheduler import LatencyModel
+from simulator.settings import SimulatorSettings
+from tests.servers import serve_app
 
 
 def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -71,3 +80,53 @@ def test_skip_notices_go_to_stderr_in_order(sides: dict[Side, str], tmp_path: Pa
     notices = [line for line in result.stderr.splitlines() if line.startswith("line ")]
     assert [n.split(":")[0] for n in notices] == ["line 2", "line 3", "line 5"], result.stderr
     assert result.stderr.index("line 5:") < result.stderr.index("2 pairs compared, 3 log lines skipped")
+
+
+def stored_pairs(out: Path) -> int:
+    try:
+        store = Store.open_existing(out)
+    except ConfigError:   # not there yet, or still being made
+        return 0
+    try:
+        run = store.latest_run()
+        return store.count_pairs(run.id) if run else 0
+    finally:
+        store.close()
+
+
+def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path) -> None:
+    lines = 60
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
+                           + "\n" for i in range(lines)))
+    slow = LatencyModel(tpot=0.002)
+    out = tmp_path / "my results"
+    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
+            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
+                                                  latency=slow))) as cand:
+        command = ["replay", str(log), "--baseline", base, "--candidate", cand, "--out", str(out),
+                   "--concurrency", "2"]
+        process = subprocess.Popen([sys.executable, "-m", "shadowdiff", *command], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + 60
+        while stored_pairs(out) < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert "Aborted!" not in stderr and "Traceback" not in stderr, stderr
+        assert "the run is unfinished (report: INCOMPLETE)" in stderr
+        [resume] = [line.strip() for line in stderr.splitlines() if line.strip().endswith("--resume")]
+        assert resume.endswith(" ".join([*command[:-3], f"'{out}'", *command[-2:], "--resume"])), resume
+        stored = stored_pairs(out)
+        assert 5 <= stored < lines, "the run must be stopped midway"
+        store = Store.open_existing(out)
+        run = store.latest_run()
+        store.close()
+        assert run is not None and run.finished_at is None
+        decided = report(out, "--min-reviewed", "0")
+        assert decided.returncode == 2 and "--resume" in decided.stdout, decided.stdout
+        resumed = subprocess.run([sys.executable, "-m", "shadowdiff", *command, "--resume"], capture_output=True,
+                                 text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+    assert stored_pairs(out) == lines
