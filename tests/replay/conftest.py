@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from simulator import profiles
 from simulator.app import build_app
+from simulator.scheduler import LatencyModel
 from simulator.settings import SimulatorSettings
 from tests.servers import serve_app
 
@@ -43,3 +46,20 @@ def replay_settings(log: Path, urls: dict[Side, str], **kwargs: Any) -> ReplaySe
     )
 
 
+
+
+def numbered_log(path: Path, lines: int) -> Path:
+    """A bodies log of ``lines`` distinct prompts with ids q0, q1..."""
+    path.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
+                            + "\n" for i in range(lines)))
+    return path
+
+
+@contextlib.contextmanager
+def slow_sides() -> Iterator[tuple[str, str]]:
+    """A baseline and an fp8 candidate slow enough (2 ms a token) for a replay to be stopped midway."""
+    slow = LatencyModel(tpot=0.002)
+    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
+            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
+                                                  latency=slow))) as cand:
+        yield base, cand

@@ -13,11 +13,7 @@ from pathlib import Path
 from shadowdiff.errors import ConfigError
 from shadowdiff.records import Side
 from shadowdiff.store import STORE_FILE, Store
-from simulator import profiles
-from simulator.app import build_app
-from simulator.scheduler import LatencyModel
-from simulator.settings import SimulatorSettings
-from tests.servers import serve_app
+from tests.replay.conftest import numbered_log, slow_sides
 
 
 def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -96,14 +92,9 @@ def stored_pairs(out: Path) -> int:
 
 def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path) -> None:
     lines = 60
-    log = tmp_path / "log.jsonl"
-    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
-                           + "\n" for i in range(lines)))
-    slow = LatencyModel(tpot=0.002)
+    log = numbered_log(tmp_path / "log.jsonl", lines)
     out = tmp_path / "my results"
-    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
-            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
-                                                  latency=slow))) as cand:
+    with slow_sides() as (base, cand):
         command = ["replay", str(log), "--baseline", base, "--candidate", cand, "--out", str(out),
                    "--concurrency", "2"]
         process = subprocess.Popen([sys.executable, "-m", "shadowdiff", *command], stdout=subprocess.PIPE,

@@ -29,10 +29,9 @@ from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings
 from simulator.generation import Generator, Sampling
 from simulator.prompts import render_chat
-from simulator.scheduler import LatencyModel
 from simulator.settings import SimulatorSettings
 from simulator.vocab import vocabulary
-from tests.replay.conftest import replay_settings
+from tests.replay.conftest import numbered_log, replay_settings, slow_sides
 from tests.servers import serve_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -301,14 +300,9 @@ def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path
 
 def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     lines = 60
-    log = tmp_path / "log.jsonl"
-    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
-                           + "\n" for i in range(lines)))
-    slow = LatencyModel(tpot=0.002)
+    log = numbered_log(tmp_path / "log.jsonl", lines)
     out = tmp_path / "out"
-    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
-            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
-                                                  latency=slow))) as cand:
+    with slow_sides() as (base, cand):
         command = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", base, "--candidate", cand,
                    "--out", str(out), "--concurrency", "4"]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
