@@ -78,7 +78,9 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--resume", is_flag=True, help="Continue the last replay run in the store.")
 @click.option("--format", "fmt", type=click.Choice([f.value for f in logs.LogFormat]), default=None,
               help="The log's format (default: detected).")
-@click.option("--turn", default=1, show_default=True, help="Which turn of question logs to send.")
+@click.option("--turn", default=1, show_default=True,
+              help="Which turn of question logs to compare; for N > 1 the baseline first answers turns 1..N-1 and "
+                   "both sides get that same conversation.")
 @click.option("--endpoint", type=click.Choice(["chat", "completions"]), default="chat", show_default=True,
               help="Where plain prompts (text, JSON array, questions) are sent.")
 @click.option("--concurrency", default=8, show_default=True, help="Requests in flight per side.")
@@ -157,6 +159,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
 
     fmt = settings.fmt or logs.detect(settings.log)
+    logs.check_turn(fmt, settings.turn, settings.endpoint)
     settings = check_sides(settings, fmt, warn=note)
     if settings.replica is None:
         note("no --replica, so no noise floor: without one, differences that batching alone causes are "

@@ -7,7 +7,8 @@ Five formats are recognised from their first lines (or named with ``--format``):
                  ``url``, ``body``
 ``bodies``       request bodies, one JSON object a line, with chat ``messages`` or a
                  completions ``prompt`` (optional ``id`` and ``category`` are kept)
-``questions``    question JSONL with ``turns`` (MT-Bench): the first turn by default
+``questions``    question JSONL with ``turns`` (MT-Bench): the first turn by default;
+                 turn N comes with the turns before it (``LogRecord.earlier``)
 ``text``         plain text, one prompt per line
 ``json-array``   a JSON array of prompt strings
 ===============  ===========================================================================
@@ -35,7 +36,7 @@ from typing import Any
 
 import ijson
 
-from shadowdiff.errors import InputError
+from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.records import prompt_text
 
 CHAT = "/v1/chat/completions"
@@ -67,6 +68,7 @@ class LogRecord:
     endpoint: str               # CHAT or COMPLETIONS
     body: dict[str, Any]        # the request body as logged (overrides are applied later)
     category: str | None = None
+    earlier: tuple[str, ...] = ()   # --turn N of a question: the user turns before it, answered first
 
     @property
     def prompt(self) -> str:
@@ -177,6 +179,17 @@ def _looks_like_json(line: str) -> bool:
     """A first line that is the opening of a JSON array ("[", '["...', "[{"), not text."""
     rest = line.lstrip()[1:].lstrip()
     return not rest or rest[0] in "\"{[]"
+
+
+def check_turn(fmt: LogFormat, turn: int, endpoint: str) -> None:
+    """A ``ConfigError`` for a ``--turn`` that would be ignored or cannot be sent."""
+    if turn == 1:
+        return
+    if fmt is not LogFormat.QUESTIONS:
+        raise ConfigError(f"--turn {turn}: only question logs (with turns) have turns; this log is {fmt.value}")
+    if endpoint != CHAT:
+        raise ConfigError(f"--turn {turn} sends a conversation, which needs the chat endpoint (not "
+                          "--endpoint completions)")
 
 
 def _kind_of(value: dict[str, Any]) -> LogFormat | None:
@@ -301,11 +314,12 @@ def _question(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
         raise _Bad("turns is missing or empty")
     if len(turns) < turn:
         raise _Bad(f"has {len(turns)} turn(s), turn {turn} was asked for")
-    text = turns[turn - 1]
-    if not isinstance(text, str) or not text.strip():
-        raise _Bad(f"turn {turn} is not a non-empty string")
+    for index, text in enumerate(turns[:turn], start=1):
+        if not isinstance(text, str) or not text.strip():
+            raise _Bad(f"turn {index} is not a non-empty string")
     key = str(value.get("question_id", value.get("id", f"line-{number}")))
-    return LogRecord(key, number, endpoint, _body_for(text, endpoint), _category(value))
+    return LogRecord(key, number, endpoint, _body_for(turns[turn - 1], endpoint), _category(value),
+                     earlier=tuple(turns[:turn - 1]))
 
 
 def _text(line: str, number: int, turn: int, endpoint: str) -> LogRecord:

@@ -8,12 +8,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from shadowdiff.errors import ConfigError
 from shadowdiff.records import Side
 from shadowdiff.store import STORE_FILE, Store
+from simulator import profiles
+from simulator.app import build_app
+from simulator.settings import SimulatorSettings
 from tests.replay.conftest import numbered_log, slow_sides
+from tests.servers import HTTP, Recorder, serve_app
 
 
 def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -121,3 +129,101 @@ def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path)
                                  text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
     assert stored_pairs(out) == lines
+
+
+MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
+
+
+def first_turn_fails(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or []
+    return len(messages) == 1 and "FAIL THE FIRST TURN" in messages[0]["content"]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Iterator[tuple[dict[Side, str], dict[Side, Recorder]]]:
+    """A baseline and a candidate that keep every request they get (the baseline refuses a
+    conversation's first turn when it says FAIL THE FIRST TURN)."""
+    recorders = {Side.BASELINE: Recorder(build_app(SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",))),
+                                         fail=first_turn_fails),
+                 Side.CANDIDATE: Recorder(build_app(SimulatorSettings(served_model_names=("Qwen/Qwen3-8B-FP8",),
+                                                                      profile=profiles.builtin("fp8"))))}
+    with serve_app(recorders[Side.BASELINE]) as base, serve_app(recorders[Side.CANDIDATE]) as cand:
+        yield {Side.BASELINE: base, Side.CANDIDATE: cand}, recorders
+
+
+def sent(recorder: Recorder) -> list[dict[str, Any]]:
+    bodies = [body for path, body in recorder.seen if path.endswith("/completions")]
+    recorder.seen.clear()
+    return bodies
+
+
+def test_the_stored_request_is_what_was_sent(recorded: tuple[dict[Side, str], dict[Side, Recorder]],
+                                             tmp_path: Path) -> None:
+    urls, recorders = recorded
+    log = tmp_path / "bodies.jsonl"
+    log.write_text("".join(json.dumps({"id": f"q{i}", "model": "the-log's-model", "temperature": 0.7,
+                                       "max_completion_tokens": 400,
+                                       "messages": [{"role": "user", "content": f"Explain topic {i} in detail."}]})
+                           + "\n" for i in range(8)))
+    sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
+    out = tmp_path / "out"
+    result = replay(log, urls, out, "--concurrency", "1")
+    assert result.returncode == 0, result.stderr
+    to_baseline, to_candidate = sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert [row["request"] for row in rows] == to_baseline     # the model name included: the baseline's
+    assert to_candidate == [{**body, "model": "Qwen/Qwen3-8B-FP8"} for body in to_baseline]
+    assert {(r["request"]["temperature"], r["request"]["max_completion_tokens"]) for r in rows} == {(0, 256)}
+    # report.html's request view shows the same settings, for every changed pair
+    changed = sum(row["outcome"] != "identical" for row in rows)
+    assert changed and (out / "report.html").read_text().count(
+        "sent with temperature 0.0, n 1, max_completion_tokens 256") == changed
+
+
+def test_turn_n_sends_the_conversation_up_to_it(recorded: tuple[dict[Side, str], dict[Side, Recorder]],
+                                                tmp_path: Path) -> None:
+    urls, recorders = recorded
+    questions = [json.loads(line) for line in MT_BENCH.read_text().splitlines()[:3]]
+    questions.append({"question_id": 999, "category": "test", "turns": ["FAIL THE FIRST TURN", "And then?"]})
+    log = tmp_path / "questions.jsonl"
+    log.write_text("".join(json.dumps(q) + "\n" for q in questions))
+    sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
+    out = tmp_path / "out"
+    result = replay(log, urls, out, "--turn", "2", "--retries", "0", "--concurrency", "1")
+    assert result.returncode == 0, result.stderr
+    to_baseline, to_candidate = sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
+    rows = {row["key"]: row for row in map(json.loads, (out / "pairs.jsonl").read_text().splitlines())}
+    for question in questions[:3]:
+        first, second = question["turns"]
+        [asked] = [b for b in to_baseline if b["messages"] == [{"role": "user", "content": first}]]
+        # the baseline's answer to turn 1, under the replay's overrides, as anyone asking it gets it
+        again = HTTP.post(urls[Side.BASELINE] + "/v1/chat/completions",
+                          json={**asked, "stream": False, "stream_options": None}).json()
+        history = [{"role": "user", "content": first},
+                   {"role": "assistant", "content": again["choices"][0]["message"]["content"]},
+                   {"role": "user", "content": second}]
+        [base_body] = [b for b in to_baseline if b["messages"] == history]
+        [cand_body] = [b for b in to_candidate if b["messages"] == history]
+        assert cand_body == {**base_body, "model": "Qwen/Qwen3-8B-FP8"}
+        row = rows[str(question["question_id"])]
+        assert row["request"] == base_body and row["prompt"] == second
+        assert (asked["temperature"], asked["max_tokens"]) == (0, 256)
+    # an earlier turn that fails makes the pair an error, recorded with what went wrong
+    failed = rows["999"]
+    assert failed["outcome"] == "error"
+    assert failed["answers"]["candidate"]["error"].startswith(
+        "turn 1, asked of the baseline for the conversation's history, failed: HTTP 500")
+    assert not [b for b in to_candidate if "And then?" in json.dumps(b)]
+
+
+@pytest.mark.parametrize(("log", "options", "message"), [
+    ("log.txt", ("--turn", "2"), "only question logs (with turns) have turns; this log is text"),
+    ("questions.jsonl", ("--turn", "2", "--endpoint", "completions"), "needs the chat endpoint"),
+])
+def test_a_turn_that_cannot_be_sent_is_refused(sides: dict[Side, str], tmp_path: Path, log: str,
+                                               options: tuple[str, ...], message: str) -> None:
+    path = tmp_path / log
+    path.write_text(MT_BENCH.read_text().splitlines()[0] + "\n" if log.endswith(".jsonl") else "Hello\n")
+    result = replay(path, sides, tmp_path / "out", *options)
+    assert result.returncode == 1 and message in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
