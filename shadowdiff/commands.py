@@ -19,6 +19,7 @@ import click
 from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
+from shadowdiff.listen import bind
 from shadowdiff.options import click_error, side_by_side_option
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
@@ -184,9 +185,13 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
         raise click_error(exc) from exc
     try:
         app = build_review_app(opened, token, claim_ttl=claim_ttl)
+        sock = bind(host, port)    # before the address and token: a busy port prints neither
         print(f"shadowdiff review: http://{host}:{port}/review/", file=sys.stderr, flush=True)
         if generated:
             print(f"sign in with the token {token}", file=sys.stderr, flush=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False)
+        uvicorn.Server(config).run(sockets=[sock])
+    except ShadowdiffError as exc:
+        raise click_error(exc) from exc
     finally:
         opened.close()
