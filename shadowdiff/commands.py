@@ -67,13 +67,17 @@ def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: 
     from shadowdiff.judge import JudgeSettings, describe, judge_run, pairs_to_judge
 
     if not model:
-        raise ShadowdiffError("--judge needs --judge-model")
+        raise ConfigError("--judge needs --judge-model")
     settings = JudgeSettings(url, model, api_key, concurrency)
     total = len(pairs_to_judge(store, run_id, redo))
     with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
               mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
         tally = asyncio.run(judge_run(store, run_id, settings, redo, progress=lambda: bar.update(1)))
     click.echo(describe(tally), err=True)
+    if tally.failed and not tally.judged and not tally.unparsable:
+        # not one answer: unreachable, refused, the wrong model - the --judge given is wrong,
+        # a configuration error (exit 3), not pairs the judge could not decide (issue 15)
+        raise ConfigError(f"the judge at {url} could not be used: every call failed ({tally.first_problem})")
     return tally
 
 
@@ -86,7 +90,8 @@ def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: s
           judge_concurrency: int) -> None:
     """Ask an LLM judge the rubric question for every changed pair: suggestions for reviewers.
 
-    Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
+    Exits 1 when some pairs could not be judged (the judge failed or answered out of format),
+    3 when the judge could not be used at all (no call answered) or an option is wrong.
     """
     with _store_run(store, run_id) as (opened, run):
         tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
