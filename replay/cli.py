@@ -68,9 +68,13 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--baseline", required=True, help="Base URL of the baseline server (e.g. http://host:8000).")
 @click.option("--candidate", required=True, help="Base URL of the candidate server.")
 @click.option("--replica", default=None, help="A second baseline, to measure the noise floor.")
-@click.option("--baseline-model", default=None, help="Model name the baseline serves (default: the log's).")
-@click.option("--candidate-model", default=None, help="Model name the candidate serves.")
-@click.option("--replica-model", default=None, help="Model name the replica serves (default: the baseline's).")
+# the defaults are replay.preflight's: the log's model, or the one model a server serves
+@click.option("--baseline-model", default=None,
+              help="Model name sent to the baseline (default: the log's, or the one model the server serves).")
+@click.option("--candidate-model", default=None,
+              help="Model name sent to the candidate (default: the log's, or the one model the server serves).")
+@click.option("--replica-model", default=None,
+              help="Model name sent to the replica (default: --baseline-model, or as for the baseline).")
 @click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for all sides.")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the store (shadowdiff.sqlite) and the reports.")
@@ -95,7 +99,10 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
-@click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
+# what shadowdiff.client retries (RETRY_STATUSES and transport failures); a test holds the two together
+@click.option("--retries", default=3, show_default=True,
+              help="Retries of HTTP 429, 502, 503 and 504, timeouts, connection failures and streams cut short, "
+                   "with backoff and Retry-After; then the answer is an error.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
 @click.option("--label", multiple=True, metavar="KEY=VALUE",
               help="Recorded with the run: the conditions that move the noise floor (gpu=H100, batch_invariant=1...).")
@@ -281,8 +288,10 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
 @click.command("bench")
 @click.option("--baseline", required=True, help="Base URL of the baseline server.")
 @click.option("--candidate", required=True, help="Base URL of the candidate server.")
-@click.option("--baseline-model", default=None, help="Model name the baseline serves (default: asked).")
-@click.option("--candidate-model", default=None, help="Model name the candidate serves (default: asked).")
+@click.option("--baseline-model", default=None,
+              help="Model name sent to the baseline (default: the prompts', or the one model the server serves).")
+@click.option("--candidate-model", default=None,
+              help="Model name sent to the candidate (default: the prompts', or the one model the server serves).")
 @click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for both sides.")
 @click.option("--concurrency", "levels", type=_Levels(), default="1,8,32", show_default=True,
               help="Requests in flight, one measurement per level.")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from shadowdiff.client import RETRY_STATUSES
 from shadowdiff.errors import ConfigError
 from shadowdiff.records import Side
 from shadowdiff.store import STORE_FILE, Store
@@ -227,3 +228,18 @@ def test_a_turn_that_cannot_be_sent_is_refused(sides: dict[Side, str], tmp_path:
     result = replay(path, sides, tmp_path / "out", *options)
     assert result.returncode == 1 and message in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_help_and_readme_say_what_is_retried_and_which_model_is_sent() -> None:
+    statuses = sorted(RETRY_STATUSES)
+    said = ", ".join(map(str, statuses[:-1])) + f" and {statuses[-1]}"       # "429, 502, 503 and 504"
+    help_text = " ".join(subprocess.run([sys.executable, "-m", "shadowdiff", "replay", "--help"], capture_output=True,
+                                        text=True, timeout=60).stdout.split())
+    assert f"Retries of HTTP {said}, timeouts, connection failures and streams cut short" in help_text
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert f"HTTP {said}, timeouts, connection failures and streams cut short are retried (`--retries 3`" in readme
+    for side in ("baseline", "candidate"):
+        assert (f"--{side}-model TEXT Model name sent to the {side} (default: the log's, or the one model the "
+                f"server serves)") in help_text
+    assert "--replica-model TEXT Model name sent to the replica (default: --baseline-model, or as for the " \
+           "baseline)" in help_text
