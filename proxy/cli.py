@@ -22,7 +22,7 @@ import click
 
 from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
 from shadowdiff.errors import ConfigError
-from shadowdiff.options import parse_labels
+from shadowdiff.options import click_error, parse_labels
 from shadowdiff.records import Side
 
 
@@ -113,9 +113,12 @@ def serve(host: str, port: int, log_level: str, workers: int, **options: Any) ->
 
     try:
         settings = settings_from_options(**options)
-        run(settings, host=host, port=port, log_level=log_level, workers=workers)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    try:
+        run(settings, host=host, port=port, log_level=log_level, workers=workers)
+    except ConfigError as exc:   # the port (in use, or not ours to take), --capture with --workers
+        raise click_error(exc) from exc
 
 
 def settings_from_options(*, capture: Path | None, capture_rate: float, capture_max_bytes: int,

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from uvicorn.supervisors import Multiprocess
 
 from proxy.app import ProxyApp, build_app
 from proxy.settings import ProxySettings, settings_from_json, settings_to_json
 from shadowdiff.errors import ConfigError
+from shadowdiff.listen import bind
 
 SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
 
@@ -63,21 +65,24 @@ def _metrics_directory() -> None:
 def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning", workers: int = 1) -> None:
     """Serve until SIGTERM or SIGINT; in-flight streams finish, pending pairs are stored."""
     shadow = f", mirroring to {settings.shadow}" if settings.shadow else " (no shadow: pass-through only)"
+    if workers > 1 and settings.capture is not None:
+        raise ConfigError("--capture writes one file: run it with --workers 1")
+    sock = bind(host, port)      # before the banner: a busy port is one error line, not a banner and a failure
     print(f"shadowdiff serve: http://{host}:{port} -> {settings.primary} ({settings.primary_side.value}){shadow}"
           + (f", {workers} workers" if workers > 1 else ""), file=sys.stderr, flush=True)
     if workers == 1:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             _metrics_directory()     # given anyway: start from a clean one
-        uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level)).run()
+        uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level)).run(sockets=[sock])
         return
-    if settings.capture is not None:
-        raise ConfigError("--capture writes one file: run it with --workers 1")
     created = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     _metrics_directory()
     os.environ[SETTINGS_ENV] = settings_to_json(settings)
     try:
-        uvicorn.run("proxy.server:app_from_environment", factory=True, host=host, port=port, workers=workers,
-                    **_server_options(settings, log_level))
+        # what uvicorn.run(workers=N) does, on the socket bound above
+        config = uvicorn.Config("proxy.server:app_from_environment", factory=True, host=host, port=port,
+                                workers=workers, **_server_options(settings, log_level))
+        Multiprocess(config, sockets=[sock]).run()
     finally:
         if created:
             shutil.rmtree(os.environ.pop("PROMETHEUS_MULTIPROC_DIR"), ignore_errors=True)

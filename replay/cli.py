@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,11 @@ from replay.runner import Overrides, Replay, ReplaySettings, Tally
 from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
-from shadowdiff.errors import ShadowdiffError
+from shadowdiff.errors import InputError, ShadowdiffError
 from shadowdiff.options import NumberOr, note, parse_labels, side_by_side_option
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
-from shadowdiff.store import Store
+from shadowdiff.store import STORE_FILE, Store
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
@@ -36,14 +37,44 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
     return bar, update
 
 
-@click.command("replay")
+class _ReplayCommand(click.Command):
+    """``replay``, keeping its arguments as given: an interrupted run prints the command
+    that continues it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGV] = list(args)
+        return super().parse_args(ctx, args)
+
+
+_ARGV = "replay.argv"
+_INTERRUPTED = 130   # 128 + SIGINT, what a shell reports for a process Ctrl+C stopped
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl+C once the run was made: its pairs are stored, and it stays unfinished."""
+
+    def __init__(self, done: int) -> None:
+        super().__init__(done)
+        self.done = done
+
+
+def _resume_command(ctx: click.Context) -> str:
+    argv = ctx.meta.get(_ARGV, [])
+    return shlex.join([*ctx.command_path.split(), *argv, *([] if "--resume" in argv else ["--resume"])])
+
+
+@click.command("replay", cls=_ReplayCommand)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--baseline", required=True, help="Base URL of the baseline server (e.g. http://host:8000).")
 @click.option("--candidate", required=True, help="Base URL of the candidate server.")
 @click.option("--replica", default=None, help="A second baseline, to measure the noise floor.")
-@click.option("--baseline-model", default=None, help="Model name the baseline serves (default: the log's).")
-@click.option("--candidate-model", default=None, help="Model name the candidate serves.")
-@click.option("--replica-model", default=None, help="Model name the replica serves (default: the baseline's).")
+# the defaults are replay.preflight's: the log's model, or the one model a server serves
+@click.option("--baseline-model", default=None,
+              help="Model name sent to the baseline (default: the log's, or the one model the server serves).")
+@click.option("--candidate-model", default=None,
+              help="Model name sent to the candidate (default: the log's, or the one model the server serves).")
+@click.option("--replica-model", default=None,
+              help="Model name sent to the replica (default: --baseline-model, or as for the baseline).")
 @click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for all sides.")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the store (shadowdiff.sqlite) and the reports.")
@@ -51,7 +82,9 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--resume", is_flag=True, help="Continue the last replay run in the store.")
 @click.option("--format", "fmt", type=click.Choice([f.value for f in logs.LogFormat]), default=None,
               help="The log's format (default: detected).")
-@click.option("--turn", default=1, show_default=True, help="Which turn of question logs to send.")
+@click.option("--turn", default=1, show_default=True,
+              help="Which turn of question logs to compare; for N > 1 the baseline first answers turns 1..N-1 and "
+                   "both sides get that same conversation.")
 @click.option("--endpoint", type=click.Choice(["chat", "completions"]), default="chat", show_default=True,
               help="Where plain prompts (text, JSON array, questions) are sent.")
 @click.option("--concurrency", default=8, show_default=True, help="Requests in flight per side.")
@@ -66,7 +99,10 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
-@click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
+# what shadowdiff.client retries (RETRY_STATUSES and transport failures); a test holds the two together
+@click.option("--retries", default=3, show_default=True,
+              help="Retries of HTTP 429, 502, 503 and 504, timeouts, connection failures and streams cut short, "
+                   "with backoff and Retry-After; then the answer is an error.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
 @click.option("--label", multiple=True, metavar="KEY=VALUE",
               help="Recorded with the run: the conditions that move the noise floor (gpu=H100, batch_invariant=1...).")
@@ -87,7 +123,9 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
     compared (every request failed, every line skipped) or the run could not be made;
-    with --gate, with the verdict's code instead (see `shadowdiff report`)."""
+    with --gate, with the verdict's code instead (see `shadowdiff report`). Ctrl+C keeps
+    the pairs made, leaves the run unfinished, prints the command that continues it
+    (--resume) and exits 130."""
     try:
         settings = ReplaySettings(
             log=log,
@@ -101,6 +139,13 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
         )
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side)
+    except Interrupted as stopped:
+        click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
+                   f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
+        raise SystemExit(_INTERRUPTED) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted before the run began: nothing was stored", err=True)
+        raise SystemExit(_INTERRUPTED) from None
     except ShadowdiffError as exc:
         raise (_NoDecision if gate else click.ClickException)(str(exc)) from exc
     if gate:
@@ -121,18 +166,28 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
 
     fmt = settings.fmt or logs.detect(settings.log)
+    logs.check_turn(fmt, settings.turn, settings.endpoint)
     settings = check_sides(settings, fmt, warn=note)
     if settings.replica is None:
         note("no --replica, so no noise floor: without one, differences that batching alone causes are "
               "blamed on the candidate")
-    store = Store.open(store_location or out)
+    # --out is a directory whatever its name (results.v2, results.db): its store is a file in it
+    store = Store.open(store_location or out / STORE_FILE)
     try:
         run_id = _run_for(store, settings, fmt, resume)
         total = logs.count(settings.log, fmt)
         bar, update = _progress(total)
-        runner = Replay(settings, store, run_id, resume=resume, listener=update, warn=bar.write)
+        # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)
+        runner = Replay(settings, store, run_id, resume=resume, listener=update,
+                        warn=lambda message: bar.write(message, file=sys.stderr))
         try:
             tally = asyncio.run(runner.run(fmt))
+        except KeyboardInterrupt:
+            # the runner has stored every pair in flight; the run stays unfinished, for --resume
+            raise Interrupted(runner.tally.done) from None
+        except InputError as exc:   # a log that breaks part-way, or --strict
+            raise InputError(f"{exc}; the {runner.tally.done} pairs made before it are kept and the run is left "
+                             "unfinished (INCOMPLETE): fix the log, then continue with --resume") from exc
         finally:
             bar.close()
         store.finish_run(run_id)
@@ -201,7 +256,7 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
     from replay.offline import compare_files
 
     try:
-        store = Store.open(out)
+        store = Store.open(out / STORE_FILE)
         try:
             run_id, _, unmatched = compare_files(a, b, store, Thresholds(near=near, difflib_limit=difflib_limit))
             paths = write_reports(store, run_id, out, side_by_side=side_by_side)
@@ -233,8 +288,10 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
 @click.command("bench")
 @click.option("--baseline", required=True, help="Base URL of the baseline server.")
 @click.option("--candidate", required=True, help="Base URL of the candidate server.")
-@click.option("--baseline-model", default=None, help="Model name the baseline serves (default: asked).")
-@click.option("--candidate-model", default=None, help="Model name the candidate serves (default: asked).")
+@click.option("--baseline-model", default=None,
+              help="Model name sent to the baseline (default: the prompts', or the one model the server serves).")
+@click.option("--candidate-model", default=None,
+              help="Model name sent to the candidate (default: the prompts', or the one model the server serves).")
 @click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for both sides.")
 @click.option("--concurrency", "levels", type=_Levels(), default="1,8,32", show_default=True,
               help="Requests in flight, one measurement per level.")

@@ -7,19 +7,24 @@ Five formats are recognised from their first lines (or named with ``--format``):
                  ``url``, ``body``
 ``bodies``       request bodies, one JSON object a line, with chat ``messages`` or a
                  completions ``prompt`` (optional ``id`` and ``category`` are kept)
-``questions``    question JSONL with ``turns`` (MT-Bench): the first turn by default
+``questions``    question JSONL with ``turns`` (MT-Bench): the first turn by default;
+                 turn N comes with the turns before it (``LogRecord.earlier``)
 ``text``         plain text, one prompt per line
 ``json-array``   a JSON array of prompt strings
 ===============  ===========================================================================
 
 Logs are streamed, never loaded whole (a JSON array is parsed incrementally with
-ijson). A line that cannot be used becomes a ``BadLine`` with its line number and the
-reason, and the caller decides whether to skip it or stop; a file that matches no
-format raises one ``InputError`` that says what was found.
+ijson). A UTF-8 byte-order mark is not part of the log, whatever its format. A line
+that cannot be used becomes a ``BadLine`` with its line number and the reason, and the
+caller decides whether to skip it or stop; a file that matches no format raises one
+``InputError`` that says what was found, and so does a log that cannot be read past
+some point (a JSON array that breaks, bytes that are not UTF-8): what follows is lost
+to the run, so it must not finish as if it had been read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections.abc import Iterator
@@ -31,7 +36,7 @@ from typing import Any
 
 import ijson
 
-from shadowdiff.errors import InputError
+from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.records import prompt_text
 
 CHAT = "/v1/chat/completions"
@@ -63,6 +68,7 @@ class LogRecord:
     endpoint: str               # CHAT or COMPLETIONS
     body: dict[str, Any]        # the request body as logged (overrides are applied later)
     category: str | None = None
+    earlier: tuple[str, ...] = ()   # --turn N of a question: the user turns before it, answered first
 
     @property
     def prompt(self) -> str:
@@ -78,11 +84,29 @@ class BadLine:
     reason: str
 
 
+_BOM = b"\xef\xbb\xbf"
+_ARRAY_PROBE_EVENTS = 10_000   # a first item this deep in nesting is taken as JSON without reading on
+
+
 def _open(path: Path) -> Any:
     try:
-        return path.open("r", encoding="utf-8", newline=None)
+        # utf-8-sig: a byte-order mark (Windows editors write one) is not the first prompt's
+        return path.open("r", encoding="utf-8-sig", newline=None)
     except OSError as exc:
         raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from exc
+
+
+def _open_bytes(path: Path) -> Any:
+    """The log as bytes (for ijson), past a byte-order mark if it has one."""
+    f = path.open("rb")
+    if f.read(len(_BOM)) != _BOM:
+        f.seek(0)
+    return f
+
+
+def _json_error(exc: Exception) -> str:
+    # ijson's messages draw the place on further lines; the first says what is wrong
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def detect(path: Path) -> LogFormat:
@@ -97,7 +121,13 @@ def detect(path: Path) -> LogFormat:
     if "\x00" in "".join(head):
         raise InputError(f"{path} looks binary (it contains NUL bytes); a prompt log is JSON or text")
     if head[0].lstrip().startswith("["):
-        return LogFormat.JSON_ARRAY
+        problem = _json_array_problem(path)
+        if problem is None:
+            return LogFormat.JSON_ARRAY
+        if _looks_like_json(head[0]):
+            raise InputError(f"{path} looks like a JSON array but does not parse: {problem} (if it is one "
+                             "prompt a line, name the format with --format text)")
+        # else text whose first line starts with a bracket: "[INST] ...", "[1] ..."
     votes: dict[LogFormat, int] = {}
     objects = 0
     for line in head:
@@ -122,6 +152,44 @@ def detect(path: Path) -> LogFormat:
     if all(line.lstrip().startswith("{") for line in head):
         raise InputError(f"{path}: the first lines look like JSON objects but none of them parses")
     return LogFormat.TEXT
+
+
+def _json_array_problem(path: Path) -> str | None:
+    """None if the log parses as a JSON array at its start - its first two items, or the
+    whole array followed by nothing - else what ijson found wrong."""
+    depth = items = 0
+    with _open_bytes(path) as f:
+        try:
+            for n, (_, event, _) in enumerate(ijson.parse(f)):
+                if n == 0 and event != "start_array":
+                    return f"it starts with {event}"
+                depth += event in ("start_array", "start_map")
+                depth -= event in ("end_array", "end_map")
+                if depth == 1 and event not in ("start_array", "start_map"):
+                    items += 1     # an item of the array ended
+                # a closed array ("[1] Explain tides.") must be followed by nothing: read on
+                if depth > 0 and (items >= 2 or n >= _ARRAY_PROBE_EVENTS):
+                    return None
+        except ijson.JSONError as exc:
+            return _json_error(exc)
+    return None
+
+
+def _looks_like_json(line: str) -> bool:
+    """A first line that is the opening of a JSON array ("[", '["...', "[{"), not text."""
+    rest = line.lstrip()[1:].lstrip()
+    return not rest or rest[0] in "\"{[]"
+
+
+def check_turn(fmt: LogFormat, turn: int, endpoint: str) -> None:
+    """A ``ConfigError`` for a ``--turn`` that would be ignored or cannot be sent."""
+    if turn == 1:
+        return
+    if fmt is not LogFormat.QUESTIONS:
+        raise ConfigError(f"--turn {turn}: only question logs (with turns) have turns; this log is {fmt.value}")
+    if endpoint != CHAT:
+        raise ConfigError(f"--turn {turn} sends a conversation, which needs the chat endpoint (not "
+                          "--endpoint completions)")
 
 
 def _kind_of(value: dict[str, Any]) -> LogFormat | None:
@@ -153,8 +221,8 @@ def read(path: Path, fmt: LogFormat | None = None, *, turn: int = 1,
             try:
                 line = f.readline()
             except UnicodeDecodeError as exc:
-                yield BadLine(number + 1, f"not UTF-8 ({exc.reason}); the rest of the file cannot be read")
-                return
+                raise InputError(f"{path}: line {number + 1} is not UTF-8 ({exc.reason}); the rest of the log "
+                                 "cannot be read") from None
             if not line:
                 return
             number += 1
@@ -170,9 +238,12 @@ def count(path: Path, fmt: LogFormat | None = None) -> int:
     """How many non-blank lines (or array items) the log has: the progress bar's total."""
     fmt = fmt or detect(path)
     if fmt is LogFormat.JSON_ARRAY:
-        with path.open("rb") as f:
-            return sum(1 for _ in ijson.items(f, "item"))
-    with path.open("rb") as f:
+        items = 0
+        with _open_bytes(path) as f, contextlib.suppress(ijson.JSONError):   # reading says where it breaks
+            for _ in ijson.items(f, "item"):
+                items += 1
+        return items
+    with _open_bytes(path) as f:
         return sum(1 for line in f if line.strip())
 
 
@@ -243,11 +314,12 @@ def _question(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
         raise _Bad("turns is missing or empty")
     if len(turns) < turn:
         raise _Bad(f"has {len(turns)} turn(s), turn {turn} was asked for")
-    text = turns[turn - 1]
-    if not isinstance(text, str) or not text.strip():
-        raise _Bad(f"turn {turn} is not a non-empty string")
+    for index, text in enumerate(turns[:turn], start=1):
+        if not isinstance(text, str) or not text.strip():
+            raise _Bad(f"turn {index} is not a non-empty string")
     key = str(value.get("question_id", value.get("id", f"line-{number}")))
-    return LogRecord(key, number, endpoint, _body_for(text, endpoint), _category(value))
+    return LogRecord(key, number, endpoint, _body_for(turns[turn - 1], endpoint), _category(value),
+                     earlier=tuple(turns[:turn - 1]))
 
 
 def _text(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
@@ -261,7 +333,7 @@ def _body_for(text: str, endpoint: str) -> dict[str, Any]:
 
 
 def _read_array(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:
-    with path.open("rb") as f:
+    with _open_bytes(path) as f:
         index = 0
         try:
             for index, item in enumerate(ijson.items(f, "item"), start=1):
@@ -270,4 +342,5 @@ def _read_array(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:
                 else:
                     yield BadLine(index, f"item {index} is not a non-empty string")
         except ijson.JSONError as exc:
-            yield BadLine(index + 1, f"the JSON array breaks after item {index}: {exc}")
+            raise InputError(f"{path}: the JSON array breaks after item {index} ({_json_error(exc)}); "
+                             "the rest of the log cannot be read") from None

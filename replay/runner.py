@@ -204,15 +204,44 @@ class Replay:
             self._count(pair)
 
     def _failed(self, record: logs.LogRecord, exc: Exception) -> Pair:
-        error = f"shadowdiff could not make this pair: {type(exc).__name__}: {exc}"[:500]
+        return self._error_pair(record, f"shadowdiff could not make this pair: {type(exc).__name__}: {exc}"[:500],
+                                self.settings.overrides.apply(record.endpoint, record.body))
+
+    def _error_pair(self, record: logs.LogRecord, error: str, body: dict[str, Any]) -> Pair:
+        """A pair no side could answer, recorded (not lost) with ``error`` and the request it had come to."""
         answers = {u.side: Answer(u.side, u.model, error=error) for u in self.settings.upstreams}
         return Pair(key=record.key, seq=record.line, endpoint=record.endpoint,
-                    prompt=self._redactor.text(record.prompt), request=self._redactor.value(record.body),
+                    prompt=self._redactor.text(record.prompt), request=self._stored(body),
                     comparison=error_comparison(), answers=answers, category=record.category,
-                    comparable=is_comparable(self.settings.overrides.apply(record.endpoint, record.body)))
+                    comparable=is_comparable(body))
+
+    def _stored(self, body: dict[str, Any]) -> Any:
+        """The request as the baseline was sent it - overrides applied, its model name (the
+        candidate's differs in that alone) - redacted (issue 15: not the log's body)."""
+        model = self.settings.baseline.model
+        return self._redactor.value({**body, "model": model} if model is not None else body)
+
+    async def _history(self, record: logs.LogRecord, caller: Caller) -> list[dict[str, Any]] | str:
+        """The conversation before ``record``'s turn: each earlier user turn and the baseline's
+        answer to it, asked in order with the replay's overrides; or what went wrong."""
+        messages: list[dict[str, Any]] = []
+        for number, text in enumerate(record.earlier, start=1):
+            messages.append({"role": "user", "content": text})
+            body = self.settings.overrides.apply(record.endpoint, {**record.body, "messages": list(messages)})
+            answer = await caller.call(self.settings.baseline, record.endpoint, body)
+            if answer.error is not None:
+                return f"turn {number}, asked of the baseline for the conversation's history, failed: {answer.error}"
+            messages.append({"role": "assistant", "content": answer.text})
+        return messages
 
     async def _pair(self, record: logs.LogRecord, caller: Caller) -> Pair:
         body = self.settings.overrides.apply(record.endpoint, record.body)
+        if record.earlier:
+            # --turn N: both sides continue the same conversation (turns 1..N-1, the baseline's answers)
+            history = await self._history(record, caller)
+            if isinstance(history, str):
+                return self._error_pair(record, history[:2000], body)
+            body = {**body, "messages": history + body["messages"]}
         sides = self.settings.upstreams
         answers = await asyncio.gather(*(caller.call(u, record.endpoint, body) for u in sides))
         by_side = {a.side: a for a in answers}
@@ -225,7 +254,7 @@ class Replay:
             margin = base.margins[comparison.first_token]
         return Pair(
             key=record.key, seq=record.line, endpoint=record.endpoint, prompt=self._redactor.text(record.prompt),
-            request=self._redactor.value(record.body),
+            request=self._stored(body),
             comparison=comparison, answers=by_side, category=record.category,
             comparable=is_comparable(body),
             margin=margin, noise=noise, **await triage_off_loop(base, cand, comparison, margin),

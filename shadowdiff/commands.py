@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from tqdm import tqdm
 
-from shadowdiff.errors import ShadowdiffError
-from shadowdiff.options import side_by_side_option
+from shadowdiff.errors import ConfigError, ShadowdiffError
+from shadowdiff.listen import bind
+from shadowdiff.options import click_error, side_by_side_option
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 
@@ -53,12 +54,12 @@ def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
         try:
             run = opened.run(run_id) if run_id else opened.latest_run()
             if run is None:
-                raise ShadowdiffError(f"the store {store} holds no run yet")
+                raise ConfigError(f"the store {store} holds no run yet")
             yield opened, run
         finally:
             opened.close()
     except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click_error(exc) from exc
 
 
 def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
@@ -66,13 +67,17 @@ def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: 
     from shadowdiff.judge import JudgeSettings, describe, judge_run, pairs_to_judge
 
     if not model:
-        raise ShadowdiffError("--judge needs --judge-model")
+        raise ConfigError("--judge needs --judge-model")
     settings = JudgeSettings(url, model, api_key, concurrency)
     total = len(pairs_to_judge(store, run_id, redo))
     with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
               mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
         tally = asyncio.run(judge_run(store, run_id, settings, redo, progress=lambda: bar.update(1)))
     click.echo(describe(tally), err=True)
+    if tally.failed and not tally.judged and not tally.unparsable:
+        # not one answer: unreachable, refused, the wrong model - the --judge given is wrong,
+        # a configuration error (exit 3), not pairs the judge could not decide (issue 15)
+        raise ConfigError(f"the judge at {url} could not be used: every call failed ({tally.first_problem})")
     return tally
 
 
@@ -85,7 +90,8 @@ def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: s
           judge_concurrency: int) -> None:
     """Ask an LLM judge the rubric question for every pair changed in substance: suggestions for reviewers.
 
-    Exits 1 when some pairs could not be judged (the judge failed or answered out of format).
+    Exits 1 when some pairs could not be judged (the judge failed or answered out of format),
+    3 when the judge could not be used at all (no call answered) or an option is wrong.
     """
     with _store_run(store, run_id) as (opened, run):
         tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
@@ -185,13 +191,17 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
     try:
         opened = Store.open_existing(store)
     except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click_error(exc) from exc
     try:
         app = build_review_app(opened, token, claim_ttl=claim_ttl)
+        sock = bind(host, port)    # before the address and token: a busy port prints neither
         print(f"shadowdiff review: http://{host}:{port}/review/", file=sys.stderr, flush=True)
         if generated:
             print(f"sign in with the token {token}", file=sys.stderr, flush=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False)
+        uvicorn.Server(config).run(sockets=[sock])
+    except ShadowdiffError as exc:
+        raise click_error(exc) from exc
     finally:
         opened.close()
 

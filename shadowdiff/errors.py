@@ -6,8 +6,11 @@
     └── InputError                  data handed to shadowdiff cannot be used
         └── RequestError            an HTTP request body is invalid (carries a status)
 
-Messages say what was wrong and what to do about it: they are shown to users as-is
-(the CLI prints ``error: <message>`` and exits with status 2 for ConfigError).
+Messages say what was wrong and what to do about it: they are shown to users as-is,
+on one line (``Error: <message>``). ``shadowdiff.options.click_error`` exits 3 for a
+ConfigError and 1 for the others (report, judge, review, and a port that cannot be
+taken); replay exits 1 (3 with --gate), and a bad flag of serve or simulate is click's
+usage error, 2.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 
 from shadowdiff.client import Caller, Upstream
 from shadowdiff.compare import render
-from shadowdiff.errors import InputError
+from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, StoredPair, schema
 from shadowdiff.store.review import NEEDS_REVIEW, ReviewQueue
@@ -66,9 +66,9 @@ class JudgeSettings:
 
     def __post_init__(self) -> None:
         if not re.match(r"^https?://[^/]+", self.url):
-            raise InputError(f"--judge must be an http(s) URL, got {self.url!r}")
+            raise ConfigError(f"--judge must be an http(s) URL, got {self.url!r}")
         if self.concurrency < 1:
-            raise InputError("--judge-concurrency must be at least 1")
+            raise ConfigError("--judge-concurrency must be at least 1")
 
 
 @dataclass(frozen=True)

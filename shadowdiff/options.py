@@ -8,7 +8,21 @@ from typing import Any
 
 import click
 
-from shadowdiff.errors import ConfigError
+from shadowdiff.errors import ConfigError, ShadowdiffError
+
+
+class ConfigProblem(click.ClickException):
+    """A setting or flag that cannot work (``ConfigError``): exit 3, kept apart from 1 and
+    2, which ``report`` gives to FAIL and INCOMPLETE and ``serve`` and ``review`` to a
+    crash and a misspelt flag."""
+
+    exit_code = 3
+
+
+def click_error(exc: ShadowdiffError) -> click.ClickException:
+    """A ``ShadowdiffError`` as click shows it: one ``Error:`` line; exit 3 for a
+    ``ConfigError``, else 1."""
+    return (ConfigProblem if isinstance(exc, ConfigError) else click.ClickException)(str(exc))
 
 
 class NumberOr(click.ParamType):  # type: ignore[type-arg]

@@ -1,6 +1,8 @@
 """What a reviewer needs of the request besides its prompt: the whole conversation (the
-tool results an answer depends on) and the tools it offered (their names and arguments'
-schemas), for the pair page and report.html. The request is the stored one, redacted."""
+tool results an answer depends on), the tools it offered (their names and arguments'
+schemas) and the decoding settings it was sent with (a 256-token cap explains a cut
+answer), for the pair page and report.html. The request is the stored one, redacted:
+what was sent, after replay's overrides."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from shadowdiff.records import content_text
 
 MAX_SHOWN = 64          # messages or tools shown; the rest are counted
 MAX_CHARS = 20_000      # of one message or one tool's schema
+# the request fields that decide how the answer is decoded, in the order shown
+DECODING = ("temperature", "top_p", "top_k", "min_p", "seed", "n", "max_tokens", "max_completion_tokens", "stop",
+            "presence_penalty", "frequency_penalty", "repetition_penalty")
 
 
 @dataclass(frozen=True)
@@ -21,9 +26,10 @@ class RequestView:
     tools: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, parameters)
     tool_choice: str | None = None
     left_out: int = 0                                                # messages and tools not shown
+    decoding: str = ""                                               # "temperature 0, max_tokens 256"
 
     def __bool__(self) -> bool:
-        return bool(self.messages or self.tools)
+        return bool(self.messages or self.tools or self.decoding)
 
 
 def request_view(request: Any) -> RequestView:
@@ -35,9 +41,11 @@ def request_view(request: Any) -> RequestView:
     offered = request.get("tools")
     tools: list[Any] = offered if isinstance(offered, list) else []
     choice = request.get("tool_choice")
+    decoding = ", ".join(f"{key} {json.dumps(request[key], ensure_ascii=False)[:200]}" for key in DECODING
+                         if request.get(key) is not None)
     return RequestView([_message(m) for m in messages[:MAX_SHOWN]], [_tool(t) for t in tools[:MAX_SHOWN]],
                        None if choice is None else _short(choice),
-                       max(0, len(messages) - MAX_SHOWN) + max(0, len(tools) - MAX_SHOWN))
+                       max(0, len(messages) - MAX_SHOWN) + max(0, len(tools) - MAX_SHOWN), decoding)
 
 
 def _message(message: Any) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 import click
 
 from shadowdiff.errors import ConfigError
+from shadowdiff.options import click_error
 from simulator import faults, parsers, profiles
 from simulator.scheduler import LATENCY_PRESETS
 from simulator.settings import SimulatorSettings
@@ -140,4 +141,7 @@ def simulate(host: str, port: int, log_level: str, **options: object) -> None:
         settings = settings_from_options(**options)  # type: ignore[arg-type]
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
-    serve(settings, host=host, port=port, log_level=log_level)
+    try:
+        serve(settings, host=host, port=port, log_level=log_level)
+    except ConfigError as exc:   # the port: in use, or not ours to take
+        raise click_error(exc) from exc

@@ -6,6 +6,7 @@ import sys
 
 import uvicorn
 
+from shadowdiff.listen import bind
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 
@@ -14,6 +15,7 @@ def serve(settings: SimulatorSettings, *, host: str, port: int, log_level: str =
     """Serve until SIGTERM or SIGINT; in-flight requests finish first (uvicorn's default)."""
     app = build_app(settings)
     latency = settings.latency
+    sock = bind(host, port)      # before the banner: a busy port is one error line, not a banner and a failure
     print(
         f"shadowdiff simulate: {', '.join(settings.served_model_names)} "
         f"(profile {settings.profile.name}, seed {settings.seed}, speed {latency.speed:g}x) "
@@ -22,4 +24,4 @@ def serve(settings: SimulatorSettings, *, host: str, port: int, log_level: str =
     )
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
                             timeout_graceful_shutdown=10)
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock])

@@ -8,12 +8,14 @@ network test goes through one of these.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -34,6 +36,41 @@ async def read_body(receive: Any) -> bytes:
         body += message.get("body", b"")
         if not message.get("more_body"):
             return body
+
+
+@dataclass
+class Recorder:
+    """An ASGI wrapper that keeps the path and JSON body of every POST it passes on, and
+    answers 500 (an OpenAI-style error) instead where ``fail(body)`` says so."""
+
+    app: Any
+    fail: Callable[[dict[str, Any]], bool] = lambda body: False
+    seen: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        raw = await read_body(receive)
+        body = json.loads(raw)
+        self.seen.append((scope["path"], body))
+        if self.fail(body):
+            error = json.dumps({"error": {"message": "refused by the test", "type": "InternalServerError",
+                                          "code": 500}}).encode()
+            await send({"type": "http.response.start", "status": 500,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": error})
+            return
+        replayed = False
+
+        async def receiving() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return dict(await receive())    # after the body: the disconnect, when it comes
+            replayed = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        await self.app(scope, receiving, send)
 
 
 def free_port() -> int:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+from shadowdiff.store import Store
 from tests.servers import HTTP, shadowdiff_process
 
 
@@ -71,9 +73,19 @@ def test_bad_flags_are_usage_errors(tmp_path: Path) -> None:
     assert "bad.toml" in result.stderr
 
 
-def test_port_in_use_fails_cleanly() -> None:
-    with shadowdiff_process("simulate") as (_, url):
-        port = url.rsplit(":", 1)[1]
-        result = run("simulate", "--port", port)
-        assert result.returncode != 0
-        assert "Traceback" not in result.stderr
+def test_a_busy_port_is_one_line_and_no_banner(tmp_path: Path) -> None:
+    """Each command that serves takes its port before it says where it serves (and, for
+    review, before it prints a sign-in token): a busy port is one error line, exit 3."""
+    Store.open(tmp_path).close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for command in (["simulate"], ["serve", "--primary", "http://127.0.0.1:9", "--store", str(tmp_path)],
+                        ["serve", "--primary", "http://127.0.0.1:9", "--store", str(tmp_path), "--workers", "2"],
+                        ["review", str(tmp_path)]):
+            result = run(*command, "--port", port)
+            assert result.returncode == 3, (command, result.stderr)
+            assert result.stderr.strip() == f"Error: port {port} is in use (on 127.0.0.1): stop what listens " \
+                                            "there, or give another --port", (command, result.stderr)
+            assert result.stdout == ""

@@ -1,7 +1,10 @@
 """The store: runs, pairs and answers, in SQLite (a file) or PostgreSQL.
 
 ``Store.open`` takes a directory (its ``shadowdiff.sqlite`` is used), a file path,
-or a database URL (``sqlite:///…``, ``postgresql://…``). The schema is versioned with
+or a database URL (``sqlite:///…``, ``postgresql://…``). A path that does not exist
+yet is a directory unless it ends in a database file's suffix (``.sqlite``,
+``.sqlite3``, ``.db``): ``--out results.v2`` is a directory (issue 15).
+``Store.open_existing``, for the commands that only read a store, never creates one. The schema is versioned with
 Alembic migrations that run on open (under an advisory lock on PostgreSQL, so that
 several proxy replicas starting at once migrate once).
 
@@ -31,7 +34,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError
 
 from shadowdiff.errors import ConfigError
 from shadowdiff.records import Answer, Choice, Pair, Side
@@ -39,6 +42,8 @@ from shadowdiff.stats import nearest_rank
 from shadowdiff.store import schema
 
 STORE_FILE = "shadowdiff.sqlite"
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+_SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite database file
 _MIGRATION_LOCK = 7_361_942  # any constant: the advisory lock id used while migrating
 
 
@@ -88,20 +93,41 @@ class Run:
     settings: dict[str, Any]
 
 
-def database_url(location: str | Path) -> str:
-    """A SQLAlchemy URL for a directory, a file or a URL."""
+def database_url(location: str | Path, *, create: bool = True) -> str:
+    """A SQLAlchemy URL for a directory, a file or a URL (making the directories a new
+    SQLite store needs, when ``create``)."""
     text = str(location)
     if text.startswith(("postgresql://", "postgres://")):
         return "postgresql+psycopg://" + text.split("://", 1)[1]
     if "://" in text:
         return text
-    path = Path(text)
-    if path.is_dir() or not path.suffix:
-        path.mkdir(parents=True, exist_ok=True)
-        path = path / STORE_FILE
-    else:
+    path = sqlite_path(Path(text))
+    if create:
         path.parent.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{path}"
+
+
+def sqlite_path(location: Path) -> Path:
+    """The database file a path names: itself if it is a file or will be one (a database
+    suffix), else the ``shadowdiff.sqlite`` in that directory."""
+    if location.is_file() or (not location.is_dir() and location.suffix in SQLITE_SUFFIXES):
+        return location
+    return location / STORE_FILE
+
+
+def _check_existing(location: str | Path) -> None:
+    """A ``ConfigError`` unless a SQLite store is already at ``location`` (URLs are checked on open)."""
+    if "://" in str(location):
+        return
+    given = Path(str(location))
+    if not given.exists():
+        raise ConfigError(f"no store at {location}: give a replay's --out directory, a .sqlite file or a URL")
+    path = sqlite_path(given)
+    if not path.exists():
+        raise ConfigError(f"no shadowdiff store in {location} (run replay, serve or compare first)")
+    with path.open("rb") as f:
+        if f.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
+            raise ConfigError(f"{location} is not a shadowdiff store: it is not a SQLite database")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -135,15 +161,18 @@ def _alembic_config(connection: Connection) -> Config:
 class Store:
     """Runs, pairs and answers, behind a small synchronous API."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, location: str | Path | None = None, *, create: bool = True) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
-        self._migrate()
+        self._migrate(location or str(engine.url), create)
 
     @classmethod
-    def open(cls, location: str | Path) -> Store:
+    def open(cls, location: str | Path, *, create: bool = True) -> Store:
+        """Open (migrating it) or, with ``create``, make the store at ``location``."""
         try:
-            url = database_url(location)
+            if not create:
+                _check_existing(location)
+            url = database_url(location, create=create)
         except OSError as exc:
             raise ConfigError(f"cannot use store {location}: {exc.strerror or exc}") from exc
         try:
@@ -154,24 +183,33 @@ class Store:
             sa.event.listen(engine, "connect", _sqlite_pragmas)
             sa.event.listen(engine, "begin", _sqlite_begin)
         try:
-            return cls(engine)
-        except OperationalError as exc:
+            return cls(engine, location, create=create)
+        except ConfigError:
             engine.dispose()
+            raise
+        except DatabaseError as exc:   # unreachable, refused, or a file that is not a database
+            engine.dispose()
+            if "not a database" in str(exc.orig):
+                raise ConfigError(f"{location} is not a shadowdiff store: it is not a SQLite database") from exc
             raise ConfigError(f"cannot open store {location}: {exc.orig}") from exc
 
     @classmethod
     def open_existing(cls, location: str | Path) -> Store:
-        """Open a store that must already exist (reports, review): a typo is an error, not a new file."""
-        if "://" not in str(location) and not Path(str(location)).exists():
-            raise ConfigError(f"no store at {location}: give a replay's --out directory, a .sqlite file or a URL")
-        return cls.open(location)
+        """Open a store that must already exist (reports, review): a typo or an empty
+        directory is an error, never a new store."""
+        return cls.open(location, create=False)
 
-    def _migrate(self) -> None:
+    def _migrate(self, location: str | Path, create: bool) -> None:
         with self.engine.begin() as connection:
             if self.dialect == "postgresql":
                 connection.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK})
             config = _alembic_config(connection)
             current = MigrationContext.configure(connection).get_current_revision()
+            if current is None and sa.inspect(connection).get_table_names():
+                # someone else's database: migrating would add shadowdiff's tables to it
+                raise ConfigError(f"{location} is not a shadowdiff store: its database holds other tables")
+            if current is None and not create:
+                raise ConfigError(f"no shadowdiff store in {location} (run replay, serve or compare first)")
             known = {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}
             if current is not None and current not in known:
                 raise ConfigError(

@@ -14,7 +14,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,34 +33,10 @@ from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 from tests.conformance.conftest import Oracle
 from tests.conftest import MODEL
-from tests.servers import serve_app
+from tests.servers import Recorder, serve_app
 
 ROOT = Path(__file__).resolve().parents[2]
 CANDIDATE = "Qwen/Qwen3-8B-FP8"
-
-
-@dataclass
-class Recorder:
-    """An ASGI wrapper that keeps the path and body of every POST it passes on."""
-
-    app: Any
-    seen: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        body = bytearray()
-
-        async def receiving() -> dict[str, Any]:
-            message: dict[str, Any] = await receive()
-            if message["type"] == "http.request":
-                body.extend(message.get("body", b""))
-                if not message.get("more_body"):
-                    self.seen.append((scope["path"], json.loads(body)))
-            return message
-
-        await self.app(scope, receiving, send)
 
 
 @pytest.fixture(scope="module")

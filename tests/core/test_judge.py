@@ -118,9 +118,16 @@ def test_a_misbehaving_judge_stores_nothing_and_says_so(tmp_path: Path, judge_se
         url = f"http://127.0.0.1:{free_port()}"
     store, run, _ = make_run(tmp_path)
     done = run_judge(tmp_path, url)
-    assert done.returncode == 1
     expected = {"chatty": "3 replies not in the asked format", "error": "3 calls failed", "down": "3 calls failed"}
     assert expected[mode] in done.stderr and "first problem: pair" in done.stderr
+    # a judge that answered (out of format) is a judge's failing; one that never answered is a
+    # configuration error (exit 3, as README says), from judge and from report alike
+    assert done.returncode == (1 if mode == "chatty" else 3), done.stderr
+    if mode != "chatty":
+        assert f"Error: the judge at {url} could not be used: every call failed" in done.stderr
+        report = run_report(tmp_path, "--judge", url, "--judge-model", "judge-model")
+        assert report.returncode == 3 and "could not be used" in report.stderr, report.stderr
+        assert "Traceback" not in report.stderr
     assert all(v == (None, None) for v in judged(store, run).values())
     store.close()
 
@@ -128,10 +135,12 @@ def test_a_misbehaving_judge_stores_nothing_and_says_so(tmp_path: Path, judge_se
 def test_bad_judge_options(tmp_path: Path) -> None:
     make_run(tmp_path)[0].close()
     bad = run_judge(tmp_path, "ftp://judge")
-    assert bad.returncode == 1 and "must be an http(s) URL" in bad.stderr
+    assert bad.returncode == 3 and "must be an http(s) URL" in bad.stderr
+    no_model = run_report(tmp_path, "--judge", "http://127.0.0.1:9")
+    assert no_model.returncode == 3 and "--judge needs --judge-model" in no_model.stderr, no_model.stderr
     missing = subprocess.run([sys.executable, "-m", "shadowdiff", "judge", str(tmp_path / "nope"), "--judge",
                               "http://x", "--judge-model", "m"], capture_output=True, text=True)
-    assert missing.returncode == 1 and "no store at" in missing.stderr
+    assert missing.returncode == 3 and "no store at" in missing.stderr
 
 
 @pytest.mark.parametrize(("reply", "baseline_first", "expected"), [

@@ -406,7 +406,7 @@ def test_review_command_serves_a_replay_store(sqlite_store: Store, tmp_path: Pat
     port = free_port()
     missing = subprocess.run([sys.executable, "-m", "shadowdiff", "review", str(tmp_path / "nothing")],
                              capture_output=True, text=True)
-    assert missing.returncode == 1 and "no store at" in missing.stderr
+    assert missing.returncode == 3 and "no store at" in missing.stderr
     process = subprocess.Popen([sys.executable, "-m", "shadowdiff", "review", str(tmp_path), "--port", str(port)],
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:

@@ -120,9 +120,51 @@ def test_json_array(tmp_path: Path) -> None:
     assert isinstance(a, LogRecord) and isinstance(bad, BadLine) and isinstance(c, LogRecord)
     assert (a.key, a.prompt, c.key) == ("item-1", "first prompt", "item-3")
     assert bad.reason == "item 2 is not a non-empty string"
-    broken = write(tmp_path, '["one", "two", ', "broken.json")
-    found = records(broken)
-    assert [type(r) for r in found] == [LogRecord, LogRecord, BadLine]
+    broken = write(tmp_path, '["one", "two", \n  "three" "four"]', "broken.json")
+    assert detect(broken) is LogFormat.JSON_ARRAY
+    assert count(broken) == 3                       # the progress bar's total, not a traceback
+    found = read(broken)
+    assert [next(found).line for _ in range(3)] == [1, 2, 3]
+    # the rest cannot be read: the run must stop there, not skip one "line" and pass
+    with pytest.raises(InputError) as error:
+        next(found)
+    assert str(error.value).startswith(f"{broken}: the JSON array breaks after item 3 (")
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("text", ["[INST] Write a haiku about rivers. [/INST]\n[INST] Name a colour. [/INST]\n",
+                                  "[1] Explain tides.\n[2] Explain clouds.\n", "[INST]\n"])
+def test_a_text_log_whose_lines_start_with_a_bracket_is_text(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    assert detect(path) is LogFormat.TEXT
+    prompts = [r.prompt for r in records(path) if isinstance(r, LogRecord)]
+    assert prompts == text.splitlines()
+    assert count(path) == len(prompts)
+
+
+def test_a_json_array_that_does_not_parse_at_its_start_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, '[\n  "one" "two",\n  "three"\n]\n')
+    with pytest.raises(InputError, match=r"looks like a JSON array but does not parse: .*--format text"):
+        detect(path)
+
+
+@pytest.mark.parametrize(("text", "fmt"), [
+    ("What is 2+2?\nName a colour.\n", LogFormat.TEXT),
+    ('["What is 2+2?", "Name a colour."]', LogFormat.JSON_ARRAY),
+    (lines({"messages": [{"role": "user", "content": "What is 2+2?"}]}, {"prompt": "Name a colour."}),
+     LogFormat.BODIES),
+    (lines({"question_id": 1, "turns": ["What is 2+2?"]}, {"question_id": 2, "turns": ["Name a colour."]}),
+     LogFormat.QUESTIONS),
+    (lines(*({"custom_id": f"r{i}", "method": "POST", "url": "/v1/completions", "body": {"prompt": p}}
+             for i, p in enumerate(["What is 2+2?", "Name a colour."]))), LogFormat.BATCH),
+])
+def test_a_byte_order_mark_is_not_part_of_the_log(tmp_path: Path, text: str, fmt: LogFormat) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert detect(path) is fmt
+    found = records(path)
+    assert [r.prompt for r in found if isinstance(r, LogRecord)] == ["What is 2+2?", "Name a colour."], found
+    assert count(path) == 2
 
 
 def test_formats_that_match_nothing(tmp_path: Path) -> None:

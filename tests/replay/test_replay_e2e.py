@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,39 +29,13 @@ from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings
 from simulator.generation import Generator, Sampling
 from simulator.prompts import render_chat
-from simulator.scheduler import LatencyModel
 from simulator.settings import SimulatorSettings
 from simulator.vocab import vocabulary
+from tests.replay.conftest import numbered_log, replay_settings, slow_sides
 from tests.servers import serve_app
 
 ROOT = Path(__file__).resolve().parents[2]
 MT_BENCH = ROOT / "examples" / "mt_bench_questions.jsonl"
-
-
-@pytest.fixture(scope="module")
-def sides() -> Iterator[dict[Side, str]]:
-    fp8 = profiles.builtin("fp8")
-    settings = {
-        Side.BASELINE: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",)),
-        Side.CANDIDATE: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B-FP8",), profile=fp8),
-        Side.REPLICA: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",), seed=1),
-    }
-    contexts = {side: serve_app(build_app(s)) for side, s in settings.items()}
-    try:
-        yield {side: c.__enter__() for side, c in contexts.items()}
-    finally:
-        for c in contexts.values():
-            c.__exit__(None, None, None)
-
-
-def replay_settings(log: Path, urls: dict[Side, str], **kwargs: Any) -> ReplaySettings:
-    return ReplaySettings(
-        log=log,
-        baseline=Upstream(Side.BASELINE, urls[Side.BASELINE], "Qwen/Qwen3-8B"),
-        candidate=Upstream(Side.CANDIDATE, urls[Side.CANDIDATE], "Qwen/Qwen3-8B-FP8"),
-        replica=Upstream(Side.REPLICA, urls[Side.REPLICA], "Qwen/Qwen3-8B") if Side.REPLICA in urls else None,
-        **kwargs,
-    )
 
 
 def expected_outcomes(prompts: list[str]) -> Counter[str]:
@@ -330,14 +303,9 @@ def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path
 
 def test_sigkill_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     lines = 60
-    log = tmp_path / "log.jsonl"
-    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
-                           + "\n" for i in range(lines)))
-    slow = LatencyModel(tpot=0.002)
+    log = numbered_log(tmp_path / "log.jsonl", lines)
     out = tmp_path / "out"
-    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
-            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
-                                                  latency=slow))) as cand:
+    with slow_sides() as (base, cand):
         command = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", base, "--candidate", cand,
                    "--out", str(out), "--concurrency", "4"]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -406,7 +374,7 @@ def test_completions_logs_replay(sides: dict[Side, str], tmp_path: Path) -> None
     assert [p["endpoint"] for p in pairs] == ["/v1/completions"] * 5
     # the log asked for 5 tokens; the replay's max_tokens override (256) won
     assert all((p.answers[Side.BASELINE].completion_tokens or 0) > 5 for p in pairs)
-    assert all(p["request"]["max_tokens"] == 5 for p in pairs)  # the log's request is kept as logged
+    assert all(p["request"]["max_tokens"] == 256 for p in pairs)  # the request stored is the one sent
     assert CHAT not in {p["endpoint"] for p in pairs}
     store.close()
 

@@ -1,0 +1,65 @@
+"""What the replay tests share: three simulators (baseline, fp8 candidate, a replica) on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.runner import ReplaySettings
+from shadowdiff.client import Upstream
+from shadowdiff.records import Side
+from simulator import profiles
+from simulator.app import build_app
+from simulator.scheduler import LatencyModel
+from simulator.settings import SimulatorSettings
+from tests.servers import serve_app
+
+
+@pytest.fixture(scope="module")
+def sides() -> Iterator[dict[Side, str]]:
+    fp8 = profiles.builtin("fp8")
+    settings = {
+        Side.BASELINE: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",)),
+        Side.CANDIDATE: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B-FP8",), profile=fp8),
+        Side.REPLICA: SimulatorSettings(served_model_names=("Qwen/Qwen3-8B",), seed=1),
+    }
+    contexts = {side: serve_app(build_app(s)) for side, s in settings.items()}
+    try:
+        yield {side: c.__enter__() for side, c in contexts.items()}
+    finally:
+        for c in contexts.values():
+            c.__exit__(None, None, None)
+
+
+def replay_settings(log: Path, urls: dict[Side, str], **kwargs: Any) -> ReplaySettings:
+    return ReplaySettings(
+        log=log,
+        baseline=Upstream(Side.BASELINE, urls[Side.BASELINE], "Qwen/Qwen3-8B"),
+        candidate=Upstream(Side.CANDIDATE, urls[Side.CANDIDATE], "Qwen/Qwen3-8B-FP8"),
+        replica=Upstream(Side.REPLICA, urls[Side.REPLICA], "Qwen/Qwen3-8B") if Side.REPLICA in urls else None,
+        **kwargs,
+    )
+
+
+
+
+def numbered_log(path: Path, lines: int) -> Path:
+    """A bodies log of ``lines`` distinct prompts with ids q0, q1..."""
+    path.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
+                            + "\n" for i in range(lines)))
+    return path
+
+
+@contextlib.contextmanager
+def slow_sides() -> Iterator[tuple[str, str]]:
+    """A baseline and an fp8 candidate slow enough (2 ms a token) for a replay to be stopped midway."""
+    slow = LatencyModel(tpot=0.002)
+    with serve_app(build_app(SimulatorSettings(served_model_names=("b",), latency=slow))) as base, \
+            serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
+                                                  latency=slow))) as cand:
+        yield base, cand
