@@ -18,6 +18,9 @@ from shadowdiff.store import Store
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
 OUTCOMES = [o.value for o in Outcome]
+# The speed figures compared side to side (candidate over baseline): the first three are
+# times (above 1: the candidate is slower), the last a rate (above 1: faster).
+RATIOS = ("ttft_p50", "inter_token_latency_p50", "latency_p50", "tokens_per_second_p50")
 # Finer near 1, where quantization drift lives.
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
 
@@ -33,7 +36,13 @@ class SideStats:
     ttfat_p95: float | None = None
     latency_p50: float | None = None
     latency_p95: float | None = None
-    tokens_per_second_p50: float | None = None   # per request, decoding after the first token
+    # Decoding, per request: the mean time between output tokens after the first, from the
+    # first token's arrival to the last's, and the output tokens/s that makes; measured on
+    # streamed answers whose tokens did not all come at once (``decoded`` of them).
+    decoded: int = 0
+    inter_token_latency_p50: float | None = None
+    inter_token_latency_p95: float | None = None
+    tokens_per_second_p50: float | None = None
 
 
 @dataclass
@@ -92,15 +101,22 @@ class Summary:
         return (self.noise.get("near", 0) + self.noise.get("divergent", 0)) / answered if answered else None
 
     @property
+    def ratios(self) -> dict[str, float | None]:
+        """Candidate over baseline for each of ``RATIOS`` (None where a side has no figure)."""
+        base, cand = self.sides.get("baseline", {}), self.sides.get("candidate", {})
+        return {name: cand[name] / base[name] if base.get(name) and cand.get(name) is not None else None
+                for name in RATIOS}
+
+    @property
     def speedup(self) -> float | None:
-        base = self.sides.get("baseline", {}).get("tokens_per_second_p50")
-        cand = self.sides.get("candidate", {}).get("tokens_per_second_p50")
-        return cand / base if base and cand else None
+        """Candidate over baseline output tokens/s per request (p50): above 1 decodes faster."""
+        return self.ratios["tokens_per_second_p50"]
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["changed_rate"] = self.changed_rate
         out["noise_rate"] = self.noise_rate
+        out["ratios"] = self.ratios
         out["speedup"] = self.speedup
         return out
 
@@ -139,6 +155,7 @@ def summarize(store: Store, run_id: str) -> Summary:
                 stats.errors += 1
                 continue
             stats.output_tokens += answer.completion_tokens or 0
+            stats.decoded += answer.inter_token_latency is not None
     stored, stored_changed = total, total - outcomes["identical"]
     if seen := store.counts(run_id):
         # A serve run stores every changed comparable pair but keeps identical, sampled
@@ -159,6 +176,8 @@ def summarize(store: Store, run_id: str) -> Summary:
         stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
         stats.ttfat_p50, stats.ttfat_p95 = store.percentiles(run_id, side, "ttfat", (50, 95))
         stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
+        stats.inter_token_latency_p50, stats.inter_token_latency_p95 = store.percentiles(
+            run_id, side, "inter_token_latency", (50, 95))
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
         run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
