@@ -65,7 +65,10 @@ def _progress(total: int) -> tuple[tqdm[Any], Any]:
 @click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
-@click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
+                   "however slowly it streams; a request out of time is recorded as timed out "
+                   "(after its retries).")
 @click.option("--retries", default=3, show_default=True, help="Retries for 429/503 and connection errors.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
 @click.option("--label", multiple=True, metavar="KEY=VALUE",
@@ -244,7 +247,10 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Measured requests per side and level (at least the concurrency).")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
               help="max_tokens of every request.")
-@click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
+                   "however slowly it streams; a request out of time is recorded as timed out "
+                   "(after its retries).")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the figures as JSON here.")
 def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_model: str | None,
