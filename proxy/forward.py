@@ -35,7 +35,7 @@ from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, MARKER_SPAN, TAP_LIMIT, Mirror, Plan, first_times
+from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
 
 log = logging.getLogger("shadowdiff.proxy")
@@ -140,17 +140,14 @@ class Forwarder:
         keep = request.keeps_answer
         timed = request.path in MIRRORED_PATHS
         raw = bytearray()
-        first: float | None = None
-        first_answer: float | None = None
+        times = TokenTimes()
         overflow = False
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
-            carry = b""   # a key split across two reads is still found
             async for chunk in response.content.iter_any():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if timed and first_answer is None:
-                    first, first_answer = first_times(carry + chunk, first)
-                    carry = chunk[-MARKER_SPAN:]
+                if timed:
+                    times.seen(chunk)
                 if keep:
                     if len(raw) + len(chunk) <= TAP_LIMIT:
                         raw += chunk
@@ -179,12 +176,12 @@ class Forwarder:
         if timed:
             side = self.settings.primary_side.value
             self.metrics.duration.labels(side).observe(ended - started)
-            if first is not None:
-                self.metrics.ttft.labels(side).observe(first - started)
-            if first_answer is not None:
-                self.metrics.ttfat.labels(side).observe(first_answer - started)
+            if times.first is not None:
+                self.metrics.ttft.labels(side).observe(times.first - started)
+            if times.first_answer is not None:
+                self.metrics.ttfat.labels(side).observe(times.first_answer - started)
         request.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
-            "content-type", ""), started, first, first_answer, ended, overflow))
+            "content-type", ""), started, times.first, times.first_answer, ended, overflow, times.last))
 
 
 _DONE = re.compile(rb"data: ?\[DONE\]\s*$")

@@ -187,7 +187,7 @@ class PairRecorder:
         else:
             reading = read_answer(tapped.raw, tapped.stream)
         return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended,
-                           tapped.first_answer)
+                           tapped.first_answer, tapped.last if tapped.stream else None)   # a body: all at once
 
     async def drain(self, seconds: float) -> None:
         """Wait for the pairs still being completed (at shutdown)."""

@@ -58,16 +58,37 @@ _ANSWER = re.compile(rb'"(?:content|text|refusal)"\s*:\s*"[^"]' + _CALL)
 _GENERATED = re.compile(rb'"(?:content|text|refusal|reasoning|reasoning_content)"\s*:\s*"[^"]' + _CALL)
 
 
-def first_times(chunk: bytes, first: float | None) -> tuple[float | None, float | None]:
+def first_times(chunk: bytes, first: float | None, now: float | None = None) -> tuple[float | None, float | None]:
     """When the first generated token and the first answer token (not reasoning) came,
     given this chunk of an answer and the first token's time so far; found in the bytes,
-    as the proxy does not parse what it passes on."""
-    now = None   # one clock reading: an answer without thinking has the same two times
+    as the proxy does not parse what it passes on. ``now`` is when the chunk came (None:
+    now, read once: an answer without thinking has the same two times)."""
     if first is None and _GENERATED.search(chunk):
-        first = now = time.perf_counter()
+        first = now = now or time.perf_counter()
     if first is None or not _ANSWER.search(chunk):
         return first, None
     return first, now or time.perf_counter()
+
+
+@dataclass
+class TokenTimes:
+    """When an answer's tokens passed, found in its bytes read by read: its first
+    generated token, first answer token and last generated token. The tokens of one read
+    share its time, so that an answer that came whole in one read has no decoding time
+    rather than an absurd one (issue 15: a serve store reported 1,750,640 tokens/s)."""
+
+    first: float | None = None
+    first_answer: float | None = None
+    last: float | None = None
+    _carry: bytes = b""   # the end of the read before: a key split between two reads is found
+
+    def seen(self, chunk: bytes) -> None:
+        now = time.perf_counter()
+        if self.first_answer is None:
+            self.first, self.first_answer = first_times(self._carry + chunk, self.first, now)
+            self._carry = chunk[-MARKER_SPAN:]
+        if self.first == now or _GENERATED.search(chunk):
+            self.last = now
 
 
 class Mirror:
@@ -207,8 +228,7 @@ class Mirror:
         if api_key:
             sent.append(("Authorization", f"Bearer {api_key}"))
         started = time.perf_counter()
-        first: float | None = None
-        first_answer: float | None = None
+        times = TokenTimes()
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
@@ -220,8 +240,7 @@ class Mirror:
                 raw = bytearray()
                 async for chunk in response.content.iter_any():
                     raw += chunk
-                    if first_answer is None:   # with the end of the read before, for a split key
-                        first, first_answer = first_times(bytes(raw[-len(chunk) - MARKER_SPAN:]), first)
+                    times.seen(chunk)
                     if len(raw) > TAP_LIMIT:
                         return replace(failed, status=200, error="the answer is larger than the tap limit "
                                                                    f"({TAP_LIMIT} bytes)"), "malformed"
@@ -238,7 +257,8 @@ class Mirror:
             reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
         else:
             reading = read_answer(bytes(raw), stream)
-        answer = answer_from(failed, reading, 200, started, first, ended, first_answer)
+        answer = answer_from(failed, reading, 200, started, times.first, ended, times.first_answer,
+                             times.last if stream else None)   # a body's tokens all come at once
         if reading.error is not None:
             reason = "error_event" if reading.error.startswith("error event") else (
                 "incomplete" if reading.error.startswith("the stream ended") else "malformed")

@@ -17,3 +17,4 @@ class Tapped:
     first_answer: float | None   # the first answer token (not reasoning) passed
     ended: float
     overflow: bool = False
+    last: float | None = None    # the last generated token passed

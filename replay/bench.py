@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import httpx
-from httpx_aiohttp import AiohttpTransport
 
 from replay import logs
 from replay.runner import Overrides, ReplaySettings
+from shadowdiff.arrivals import http_client
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.errors import InputError
 from shadowdiff.records import Answer
@@ -100,11 +100,10 @@ def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[in
     records = prompts(settings, fmt)
 
     async def run() -> list[Level]:
-        most = max(levels) * 2
-        limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
         timeout = httpx.Timeout(settings.timeout, connect=min(settings.timeout, 10.0))
-        async with httpx.AsyncClient(transport=AiohttpTransport(limits=limits), timeout=timeout) as client:
-            caller = Caller(client, RetryPolicy(attempts=1))   # a retry would hide what the server did
+        async with http_client(max(levels) * 2, timeout) as client:
+            # a retry would hide what the server did
+            caller = Caller(client, RetryPolicy(attempts=1), settings.timeout)
             results = []
             for concurrency in levels:
                 for upstream in (settings.baseline, settings.candidate):

@@ -98,7 +98,10 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
-@click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
+                   "however slowly it streams; a request out of time is recorded as timed out "
+                   "(after its retries).")
 # what shadowdiff.client retries (RETRY_STATUSES and transport failures); a test holds the two together
 @click.option("--retries", default=3, show_default=True,
               help="Retries of HTTP 429, 502, 503 and 504, timeouts, connection failures and streams cut short, "
@@ -301,7 +304,10 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Measured requests per side and level (at least the concurrency).")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
               help="max_tokens of every request.")
-@click.option("--timeout", default=300.0, show_default=True, help="Seconds per request.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
+                   "however slowly it streams; a request out of time is recorded as timed out "
+                   "(after its retries).")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the figures as JSON here.")
 def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_model: str | None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from httpx_aiohttp import AiohttpTransport
 
 from replay import logs
+from shadowdiff.arrivals import http_client
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.errors import ConfigError, InputError
@@ -143,15 +144,14 @@ class Replay:
 
     async def run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
-        limits = httpx.Limits(max_connections=s.concurrency * len(s.upstreams) + 4,
-                              max_keepalive_connections=s.concurrency * len(s.upstreams))
         timeout = httpx.Timeout(s.timeout, connect=min(s.timeout, 10.0))
         queue: asyncio.Queue[logs.LogRecord | None] = asyncio.Queue(maxsize=s.concurrency * 2)
         duplicates: list[Pair] = []
         self._writer = PairWriter(self.store, self.run_id, on_duplicate=duplicates.append)
         try:
-            async with httpx.AsyncClient(transport=AiohttpTransport(limits=limits), timeout=timeout) as client:
-                caller = Caller(client, s.retry)
+            # a connection for every request in flight: none waits for another's
+            async with http_client(s.concurrency * len(s.upstreams) + 4, timeout) as client:
+                caller = Caller(client, s.retry, s.timeout)
                 workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
                 try:
                     await self._produce(queue, fmt)
@@ -242,7 +242,9 @@ class Replay:
             if isinstance(history, str):
                 return self._error_pair(record, history[:2000], body)
             body = {**body, "messages": history + body["messages"]}
-        sides = self.settings.upstreams
+        # Whichever request is written first reaches the server first: the order is drawn
+        # per pair, so that neither side is always second (issue 15).
+        sides = random.sample(self.settings.upstreams, len(self.settings.upstreams))
         answers = await asyncio.gather(*(caller.call(u, record.endpoint, body) for u in sides))
         by_side = {a.side: a for a in answers}
         base, cand = by_side[Side.BASELINE], by_side[Side.CANDIDATE]

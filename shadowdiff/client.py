@@ -3,12 +3,18 @@
 The servers are the sides of a replay, a bench or a preflight check (baseline,
 candidate, replica) and the LLM judge.
 
-Each call streams when the request says so (the SSE frames are decoded by httpx-sse)
-and records the text, finish reason, usage, time to first token, total time, and the
-tokens with their top-1/top-2 logprob margins when logprobs were asked for. Failures
-become answers with an ``error``, never exceptions: HTTP errors keep their status and
-body; 429, 502, 503, 504 and connection failures (including a stream cut short) are
-retried with bounded exponential backoff, honouring ``Retry-After``.
+Each call streams when the request says so and records the text, finish reason,
+usage, the times to the first and the last token and to the end, and the tokens with
+their top-1/top-2 logprob margins when logprobs were asked for. The times run from when
+the request was written to when each event's last byte arrived on its connection
+(``shadowdiff.arrivals``), never from when the client got round to reading it: a busy
+client must not make one side look faster (issue 15). ``timeout`` bounds each attempt
+whole, however slowly the answer drips.
+
+Failures become answers with an ``error``, never exceptions: HTTP errors keep their
+status and body; 429, 502, 503, 504, timeouts and connection failures (including a
+stream cut short) are retried with bounded exponential backoff, honouring
+``Retry-After``.
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ from typing import Any
 
 import httpx
 import orjson
-from httpx_sse import SSEError, aconnect_sse
 
-from shadowdiff.parse import Reading, finished, read_body, read_event, timed
+from shadowdiff import arrivals
+from shadowdiff.parse import EventStream, Reading, finished, read_body, read_event, timed
 from shadowdiff.records import Answer, Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -84,9 +90,11 @@ class _Final(_Failed):
 class Caller:
     """Sends requests to upstreams through one shared HTTP client."""
 
-    def __init__(self, client: httpx.AsyncClient, retry: RetryPolicy = RetryPolicy()) -> None:
+    def __init__(self, client: httpx.AsyncClient, retry: RetryPolicy = RetryPolicy(),
+                 timeout: float | None = None) -> None:
         self.client = client
         self.retry = retry
+        self.timeout = timeout   # seconds for one attempt, whole (None: the client's own timeouts only)
 
     async def call(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
         """The upstream's answer to ``body`` at ``path`` (never raises for upstream trouble)."""
@@ -95,34 +103,40 @@ class Caller:
         attempt = 1
         while True:
             try:
-                answer = await self._once(upstream, path, body)
-                return replace(answer, attempts=attempt)
+                return replace(await self._attempt(upstream, path, body), attempts=attempt)
             except _Failed as failed:
                 if not failed.retryable or attempt >= self.retry.attempts:
                     return replace(failed.answer, attempts=attempt)
                 await asyncio.sleep(self.retry.delay(attempt, failed.retry_after))
                 attempt += 1
 
+    async def _attempt(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self._once(upstream, path, body)
+        except TimeoutError as exc:
+            # httpx's own timeouts bound each read, so a slow drip never ends (issue 15)
+            raise _Retryable(Answer(upstream.side, upstream.model or body.get("model"),
+                                    error=f"timed out: no whole answer within {self.timeout:g} s")) from exc
+
     def _headers(self, upstream: Upstream) -> dict[str, str]:
         return {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
 
     async def _once(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
-        started = time.perf_counter()
+        called = time.perf_counter()   # the start, unless the transport tells when the request went out
         failed = Answer(upstream.side, upstream.model or body.get("model"))
         url = upstream.endpoint(path)
         try:
-            if body.get("stream"):
-                return await self._streamed(upstream, url, body, started, failed)
-            response = await self.client.post(url, json=body, headers=self._headers(upstream))
-            if response.status_code != 200:
-                raise self._http_error(failed, response, response.text)
-            failed = replace(failed, status=200)
-            return _answer(failed, _read_json(response), started)
-        except httpx.TimeoutException as exc:
-            raise _Retryable(replace(failed, error=f"timed out ({type(exc).__name__})")) from exc
+            with arrivals.watching() as clock:
+                if body.get("stream"):
+                    return await self._streamed(upstream, url, body, failed, clock, called)
+                response = await self.client.post(url, json=body, headers=self._headers(upstream))
+                if response.status_code != 200:
+                    raise self._http_error(failed, response, response.text)
+                ended = clock.at(response.num_bytes_downloaded)
+                return _answer(replace(failed, status=200), _read_json(response), clock.sent or called, ended)
         except httpx.TransportError as exc:
-            cause = exc.__cause__ or exc
-            raise _Retryable(replace(failed, error=f"connection failed: {type(cause).__name__}: {cause}")) from exc
+            raise _Retryable(replace(failed, error=_transport_error(exc, url))) from exc
 
     def _http_error(self, failed: Answer, response: httpx.Response, text: str) -> _Failed:
         where = ""
@@ -137,26 +151,54 @@ class Caller:
             return _Retryable(answer, _retry_after(response))
         return _Final(answer)
 
-    async def _streamed(self, upstream: Upstream, url: str, body: dict[str, Any], started: float,
-                        failed: Answer) -> Answer:
+    async def _streamed(self, upstream: Upstream, url: str, body: dict[str, Any], failed: Answer,
+                        clock: arrivals.Arrivals, called: float) -> Answer:
         reading = Reading()
-        async with aconnect_sse(self.client, "POST", url, json=body, headers=self._headers(upstream)) as source:
-            response = source.response
+        headers = {**self._headers(upstream), "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        async with self.client.stream("POST", url, json=body, headers=headers) as response:
             if response.status_code != 200:
                 raise self._http_error(failed, response, (await response.aread()).decode("utf-8", "replace"))
             failed = replace(failed, status=200)
-            try:
-                async for event in source.aiter_sse():
-                    if event.data == "[DONE]":
+            kind = response.headers.get("content-type", "")
+            if "text/event-stream" not in kind:
+                return replace(failed, error=f"not an event stream: the answer's content type is {kind!r}")
+            # The body as it came on the wire, so that an event's end is a place in it
+            # whose arrival the clock knows (a compressed one is timed as it is read).
+            raw = "content-encoding" not in response.headers
+            chunks = response.aiter_raw() if raw else response.aiter_bytes()
+            events, ended = EventStream(), None
+            async for chunk in chunks:
+                for data, end in events.feed(chunk):
+                    ended = clock.at(end) if raw else time.perf_counter()
+                    if data == "[DONE]":
                         reading.done = True
                         break
-                    if not read_event(reading, event.data):
+                    if not read_event(reading, data, ended):
                         return replace(failed, error=reading.error)
-            except SSEError as exc:
-                return replace(failed, error=f"not an event stream: {exc}")
+                if reading.done:
+                    break
             if not reading.done:
                 raise _Retryable(replace(failed, error="the stream ended without [DONE]"))
-        return _answer(failed, reading, started)
+        return _answer(failed, reading, clock.sent or called, ended or time.perf_counter())
+
+
+def _transport_error(exc: httpx.TransportError, url: str) -> str:
+    """What failed, in words. The causes decide: httpx-aiohttp reports every failure to
+    connect, a refused connection included, as a ConnectTimeout."""
+    causes: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and len(causes) < 8:
+        causes.append(cause)
+        cause = cause.__cause__
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        where = httpx.URL(url)
+        return f"connection refused by {where.host}:{where.port or 80} (is the server up?)"
+    # aiohttp's timeouts are TimeoutErrors; its other connection failures are OSErrors
+    failed = any(isinstance(c, OSError) and not isinstance(c, TimeoutError) for c in causes)
+    if isinstance(exc, httpx.TimeoutException) and not failed:
+        return f"timed out ({type(exc).__name__})"
+    cause = exc.__cause__ or exc
+    return f"connection failed: {type(cause).__name__}: {cause}"
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -174,8 +216,8 @@ def _read_json(response: httpx.Response) -> Reading:
         return Reading(error=f"malformed response body: {response.text[:200]!r}")
 
 
-def _answer(failed: Answer, reading: Reading, started: float) -> Answer:
+def _answer(failed: Answer, reading: Reading, started: float, ended: float) -> Answer:
     """The answer a finished reading makes (an error answer if the reading failed)."""
     if reading.error is not None:
         return replace(failed, error=reading.error)
-    return timed(finished(failed, reading), started, reading.first, reading.first_answer, time.perf_counter())
+    return timed(finished(failed, reading), started, reading.first, reading.first_answer, ended, reading.last)

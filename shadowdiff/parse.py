@@ -12,6 +12,7 @@ interleaved. Logprobs are read for the first choice. Unknown fields are ignored.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -55,6 +56,7 @@ class Reading:
     reasoning_tokens: int | None = None
     first: float | None = None                   # perf_counter() of the first generated token, of any kind
     first_answer: float | None = None            # ... of the first answer token: text, tool call or refusal
+    last: float | None = None                    # ... of the last generated token, of any kind
     tokens: list[str] | None = None
     margins: list[float | None] | None = None
     error: str | None = None                     # an error event after the 200, a malformed frame
@@ -112,7 +114,7 @@ def _read_usage(reading: Reading, usage: Any) -> None:
         reading.reasoning_tokens = _count(details["reasoning_tokens"])
 
 
-def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_key: str) -> None:
+def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_key: str, at: float | None) -> None:
     """The generated text, reasoning and refusal of a delta or a message, into ``part``.
 
     Reasoning is vLLM's ``reasoning`` (0.34), else ``reasoning_content`` (older vLLM and
@@ -126,7 +128,7 @@ def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_ke
         reasoning = older if older is not None else reasoning
     refusal = _string(fields.get("refusal"), "the refusal")
     if text or reasoning or refusal:
-        _arrived(reading, answer=bool(text or refusal))
+        _arrived(reading, at, answer=bool(text or refusal))
     if text:
         part.text.append(text)
     if reasoning is not None:
@@ -136,18 +138,18 @@ def _fold(reading: Reading, part: ChoiceReading, fields: dict[str, Any], text_ke
         part.refusal.append(refusal)
 
 
-def _arrived(reading: Reading, *, answer: bool) -> None:
-    """A generated token arrived now (an answer token if ``answer``): one clock reading,
-    so that an answer without thinking has the same two times."""
-    if reading.first is None or (answer and reading.first_answer is None):
-        now = time.perf_counter()
-        reading.first = reading.first or now
-        if answer:
-            reading.first_answer = reading.first_answer or now
+def _arrived(reading: Reading, at: float | None, *, answer: bool) -> None:
+    """A generated token arrived at ``at`` (None: now; an answer token if ``answer``):
+    one clock reading, so that an answer without thinking has the same two times."""
+    now = time.perf_counter() if at is None else at
+    reading.first = reading.first or now
+    if answer:
+        reading.first_answer = reading.first_answer or now
+    reading.last = now
 
 
-def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
-    """Fold one streamed chunk into ``reading``."""
+def read_chunk(reading: Reading, chunk: dict[str, Any], at: float | None = None) -> None:
+    """Fold one streamed chunk into ``reading``; its tokens arrived at ``at`` (None: now)."""
     _read_usage(reading, chunk.get("usage"))
     choices = chunk.get("choices")
     if choices is None:
@@ -161,12 +163,12 @@ def read_chunk(reading: Reading, chunk: dict[str, Any]) -> None:
         part = reading.of(index)
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            _fold(reading, part, delta, "content")
+            _fold(reading, part, delta, "content", at)
             if delta.get("tool_calls"):
-                _arrived(reading, answer=True)
+                _arrived(reading, at, answer=True)
                 _read_tool_call_deltas(part, delta["tool_calls"])
         else:
-            _fold(reading, part, choice, "text")   # a completions chunk
+            _fold(reading, part, choice, "text", at)   # a completions chunk
         if choice.get("finish_reason") is not None:
             part.finish_reason = _finish_reason(choice["finish_reason"])
         if index == 0:
@@ -266,7 +268,7 @@ def _read_body(body: Any) -> Reading:
         part = reading.of(index)
         message = choice.get("message")
         if isinstance(message, dict):
-            _fold(reading, part, message, "content")
+            _fold(reading, part, message, "content", None)
             calls = message.get("tool_calls")
             if calls:
                 if not isinstance(calls, list):
@@ -275,30 +277,86 @@ def _read_body(body: Any) -> Reading:
                     raise ValueError(f"more than {MAX_TOOL_CALLS} tool calls in a choice")
                 part.tool_calls = dict(enumerate(_tool_call(call) for call in calls))
         else:
-            _fold(reading, part, choice, "text")
+            _fold(reading, part, choice, "text", None)
         part.finish_reason = _finish_reason(choice.get("finish_reason"))
         if index == 0:
             read_logprobs(reading, choice.get("logprobs"))
     _read_usage(reading, body.get("usage"))
     reading.done = True
+    reading.first = reading.first_answer = reading.last = None   # a body's tokens all come with its end
     return reading
 
 
-def sse_data(raw: bytes) -> Iterator[str]:
-    """The ``data`` of each event in a complete SSE body.
+# The SSE specification's line ends (CRLF, LF, or CR alone) and an event's end: a line
+# end followed by an empty line. A CR is one line end only when no LF follows it.
+_LINE_END = rb"(?:\r\n|\r(?!\n)|\n)"
+_EVENT_END = re.compile(_LINE_END + _LINE_END)
+_LINE_ENDS = re.compile(_LINE_END)
 
-    Streams read as they arrive go through httpx-sse (replay's client); a body that is
-    already whole needs only the framing rules of the SSE specification - events end
-    at a blank line, ``data:`` lines are joined with newlines, comments and other
-    fields are ignored - and doing that with ``split`` is ten times faster than
-    feeding httpx-sse line by line (60 vs 630 µs for 64 frames), which matters on the
-    proxy, where every mirrored answer is read this way.
+
+def _event_data(block: bytes) -> str | None:
+    """The ``data`` of one event's lines (None when it has none: a comment, a keep-alive)."""
+    data = [line[5:].removeprefix(b" ") for line in _LINE_ENDS.split(block) if line.startswith(b"data:")]
+    return b"\n".join(data).decode("utf-8", "replace") if data else None
+
+
+class EventStream:
+    """The ``data`` of each SSE event of a body fed in pieces, and where in the body the
+    event ended, so that the client can tell when its last byte arrived.
+
+    The framing rules of the SSE specification - events end at a blank line, ``data:``
+    lines are joined with newlines, comments and other fields are ignored - applied to
+    bytes (no line end is part of a UTF-8 sequence). httpx-sse, which the client used
+    before, frames decoded lines and keeps no byte positions; it is also ten times
+    slower fed line by line (630 µs for a 64-frame body, against 70 µs here), which
+    matters on the proxy, where every mirrored answer is read whole this way.
     """
-    text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
-    for block in text.split("\n\n"):
-        data = [line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")]
-        if data:
-            yield "\n".join(data)
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._start = 0        # where in the body the buffer starts
+
+    def feed(self, chunk: bytes) -> list[tuple[str, int]]:
+        """The events this piece of the body completes: (data, offset of the event's end)."""
+        buffer = self._buffer + chunk
+        if self._start == 0 and buffer.startswith(b"\xef\xbb\xbf"):   # a byte-order mark
+            buffer, self._start = buffer[3:], 3
+        if b"\r" in buffer:
+            return self._feed_any(buffer)
+        # LF alone, as vLLM writes: split, four times faster than the expression below
+        *blocks, self._buffer = buffer.split(b"\n\n")
+        events = []
+        for block in blocks:
+            self._start += len(block) + 2
+            data = [line[5:].removeprefix(b" ") for line in block.split(b"\n") if line.startswith(b"data:")]
+            if data:
+                events.append((b"\n".join(data).decode("utf-8", "replace"), self._start))
+        return events
+
+    def _feed_any(self, buffer: bytes) -> list[tuple[str, int]]:
+        # a CR that ends the piece may be half of a CRLF: not a line end yet
+        end = len(buffer) - 1 if buffer.endswith(b"\r") else len(buffer)
+        events, taken = [], 0
+        for match in _EVENT_END.finditer(buffer, 0, end):
+            data = _event_data(buffer[taken:match.start()])
+            if data is not None:
+                events.append((data, self._start + match.end()))
+            taken = match.end()
+        self._buffer, self._start = buffer[taken:], self._start + taken
+        return events
+
+    def close(self) -> list[tuple[str, int]]:
+        """The last event, if the body ended without the blank line after it."""
+        data, end = _event_data(self._buffer), self._start + len(self._buffer)
+        self._buffer, self._start = b"", end
+        return [] if data is None else [(data, end)]
+
+
+def sse_data(raw: bytes) -> Iterator[str]:
+    """The ``data`` of each event in a complete SSE body."""
+    events = EventStream()
+    for data, _ in (*events.feed(raw), *events.close()):
+        yield data
 
 
 def read_stream(raw: bytes) -> Reading:
@@ -313,8 +371,9 @@ def read_stream(raw: bytes) -> Reading:
     return reading
 
 
-def read_event(reading: Reading, data: str) -> bool:
-    """Fold one event's data into ``reading``; False once the answer is unusable."""
+def read_event(reading: Reading, data: str, at: float | None = None) -> bool:
+    """Fold one event's data into ``reading`` (its tokens arrived at ``at``, None: now);
+    False once the answer is unusable."""
     try:
         chunk = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -325,7 +384,7 @@ def read_event(reading: Reading, data: str) -> bool:
         return False
     if isinstance(chunk, dict):
         try:
-            read_chunk(reading, chunk)
+            read_chunk(reading, chunk, at)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             reading.error = f"malformed event: {exc}"
             return False
@@ -356,22 +415,24 @@ def _read_answer(raw: bytes, stream: bool) -> Reading:
 
 
 def answer_from(base: Answer, reading: Reading, status: int, started: float, first: float | None,
-                ended: float, first_answer: float | None = None) -> Answer:
-    """The ``Answer`` a finished reading of a tapped or shadowed response makes: ``first``
-    and ``first_answer`` are when its first generated and first answer token passed."""
+                ended: float, first_answer: float | None = None, last: float | None = None) -> Answer:
+    """The ``Answer`` a finished reading of a tapped or shadowed response makes: ``first``,
+    ``first_answer`` and ``last`` are when its first generated, first answer and last
+    generated token passed."""
     if reading.error is not None:
         return replace(base, status=status, error=reading.error, duration=ended - started)
-    return timed(finished(replace(base, status=status), reading), started, first, first_answer, ended)
+    return timed(finished(replace(base, status=status), reading), started, first, first_answer, ended, last)
 
 
 def timed(answer: Answer, started: float, first: float | None, first_answer: float | None,
-          ended: float) -> Answer:
+          ended: float, last: float | None = None) -> Answer:
     """``answer`` with its times: to the first token of any kind, to the first answer token
-    (none when every choice was cut off in its thinking), and to the end. A body's tokens
-    all arrive at the end."""
+    (none when every choice was cut off in its thinking), to the last token (none for a
+    body, whose tokens all arrive at its end), and to the end."""
     answered = any(c.text or c.tool_calls or c.refusal is not None for c in answer.choices)
     return replace(answer, ttft=(first or ended) - started, duration=ended - started,
-                   ttfat=(first_answer or ended) - started if answered else None)
+                   ttfat=(first_answer or ended) - started if answered else None,
+                   ttlt=None if last is None or first is None else last - started)
 
 
 def finished(base: Answer, reading: Reading) -> Answer:

@@ -18,7 +18,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -73,6 +73,10 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{1000 * value:.1f}"
+
+
 def _longest_backticks(text: str) -> int:
     return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
@@ -91,6 +95,40 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+# The speed figures, candidate over baseline at p50: (key, what it is, whether a higher
+# value is faster, how a side's value is shown). Times are per request, from the request
+# written to a token's arrival; inter-token latency and tokens/s are of decoding only.
+SPEED: tuple[tuple[str, str, bool, Callable[[float], str]], ...] = (
+    ("ttft_p50", "time to first token", False, lambda v: f"{v:.3f} s"),
+    ("inter_token_latency_p50", "inter-token latency", False, lambda v: f"{1000 * v:.1f} ms"),
+    ("latency_p50", "end-to-end latency", False, lambda v: f"{v:.3f} s"),
+    ("tokens_per_second_p50", "output tokens/s per request", True, lambda v: f"{v:,.1f}"),
+)
+
+
+def _direction(ratio: float, higher_is_faster: bool) -> str:
+    """Which side the candidate/baseline ``ratio`` of a figure favours, in words."""
+    if f"{ratio:.2f}" == "1.00":
+        return "the same"
+    return "candidate faster" if (ratio > 1) == higher_is_faster else "candidate slower"
+
+
+def speed_rows(s: Summary) -> list[dict[str, str]]:
+    """Each speed figure of both sides at p50, and its candidate/baseline ratio with the
+    direction in words: a ratio is never shown without saying which way is better."""
+    base, cand = s.sides.get("baseline", {}), s.sides.get("candidate", {})
+    rows = []
+    for key, label, higher_is_faster, shown in SPEED:
+        ratio = s.ratios[key]
+        rows.append({
+            "label": label, "key": key,
+            "baseline": "—" if base.get(key) is None else shown(base[key]),
+            "candidate": "—" if cand.get(key) is None else shown(cand[key]),
+            "ratio": "—" if ratio is None else f"{ratio:.2f}x ({_direction(ratio, higher_is_faster)})",
+        })
+    return rows
+
+
 def summary_text(s: Summary) -> str:
     """The summary as plain text (the terminal and the top of report.md)."""
     lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
@@ -105,12 +143,15 @@ def summary_text(s: Summary) -> str:
                      f"{_pct(s.noise_substantive_rate)}")
     if s.noise:
         lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
-    base, cand = s.sides.get("baseline", {}), s.sides.get("candidate", {})
-    if base and cand:
-        lines.append(
-            f"output tokens/s per request (p50): baseline {_num(base.get('tokens_per_second_p50'), 1)}, "
-            f"candidate {_num(cand.get('tokens_per_second_p50'), 1)}, speedup "
-            + ("—" if s.speedup is None else f"{s.speedup:.2f}x"))
+    if "baseline" in s.sides and "candidate" in s.sides:
+        lines.append("speed per request, p50 (candidate/baseline):")
+        lines += [f"  {r['label']}: baseline {r['baseline']}, candidate {r['candidate']}: {r['ratio']}"
+                  for r in speed_rows(s)]
+        undecoded = [f"{side} {st['requests'] - st['errors'] - st['decoded']}" for side, st in s.sides.items()
+                     if st["requests"] - st["errors"] > st["decoded"]]
+        if undecoded:
+            lines.append("  answers with no inter-token latency or tokens/s (not streamed, one token, or every "
+                         "token in one read): " + ", ".join(undecoded))
     if s.skipped:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
     if s.not_compared:
@@ -140,10 +181,10 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, num=_num, fenced=_fenced, code=_code)
+    env.filters.update(pct=_pct, num=_num, ms=_ms, fenced=_fenced, code=_code)
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
-               "failed": failed, "listed": listed, "shown": shown}
+               "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary)}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
             for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown), **context):

@@ -23,6 +23,9 @@ OUTCOMES = [o.value for o in Outcome]
 # equivalent (formatting only) - those are the pairs a person must review.
 CHANGED = ("equivalent", "near", "divergent")
 SUBSTANTIVE = ("near", "divergent")
+# The speed figures compared side to side (candidate over baseline): the first three are
+# times (above 1: the candidate is slower), the last a rate (above 1: faster).
+RATIOS = ("ttft_p50", "inter_token_latency_p50", "latency_p50", "tokens_per_second_p50")
 # Finer near 1, where quantization drift lives.
 BINS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
 
@@ -38,7 +41,13 @@ class SideStats:
     ttfat_p95: float | None = None
     latency_p50: float | None = None
     latency_p95: float | None = None
-    tokens_per_second_p50: float | None = None   # per request, decoding after the first token
+    # Decoding, per request: the mean time between output tokens after the first, from the
+    # first token's arrival to the last's, and the output tokens/s that makes; measured on
+    # streamed answers whose tokens did not all come at once (``decoded`` of them).
+    decoded: int = 0
+    inter_token_latency_p50: float | None = None
+    inter_token_latency_p95: float | None = None
+    tokens_per_second_p50: float | None = None
 
 
 @dataclass
@@ -106,10 +115,16 @@ class Summary:
         return _rate(self.noise, SUBSTANTIVE) if self.noise else None
 
     @property
+    def ratios(self) -> dict[str, float | None]:
+        """Candidate over baseline for each of ``RATIOS`` (None where a side has no figure)."""
+        base, cand = self.sides.get("baseline", {}), self.sides.get("candidate", {})
+        return {name: cand[name] / base[name] if base.get(name) and cand.get(name) is not None else None
+                for name in RATIOS}
+
+    @property
     def speedup(self) -> float | None:
-        base = self.sides.get("baseline", {}).get("tokens_per_second_p50")
-        cand = self.sides.get("candidate", {}).get("tokens_per_second_p50")
-        return cand / base if base and cand else None
+        """Candidate over baseline output tokens/s per request (p50): above 1 decodes faster."""
+        return self.ratios["tokens_per_second_p50"]
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -117,6 +132,7 @@ class Summary:
         out["substantive_rate"] = self.substantive_rate
         out["noise_rate"] = self.noise_rate
         out["noise_substantive_rate"] = self.noise_substantive_rate
+        out["ratios"] = self.ratios
         out["speedup"] = self.speedup
         return out
 
@@ -156,6 +172,7 @@ def summarize(store: Store, run_id: str) -> Summary:
                 stats.errors += 1
                 continue
             stats.output_tokens += answer.completion_tokens or 0
+            stats.decoded += answer.inter_token_latency is not None
     stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes["error"]
     if seen := store.counts(run_id):
         # A serve run stores every changed comparable pair but keeps identical, sampled
@@ -179,6 +196,8 @@ def summarize(store: Store, run_id: str) -> Summary:
         stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
         stats.ttfat_p50, stats.ttfat_p95 = store.percentiles(run_id, side, "ttfat", (50, 95))
         stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
+        stats.inter_token_latency_p50, stats.inter_token_latency_p95 = store.percentiles(
+            run_id, side, "inter_token_latency", (50, 95))
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
         run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,

@@ -7,6 +7,7 @@ network test goes through one of these.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -71,6 +72,27 @@ class Recorder:
             return {"type": "http.request", "body": raw, "more_body": False}
 
         await self.app(scope, receiving, send)
+
+
+class Drip:
+    """A hand-written ASGI upstream that streams ``pieces`` (bytes, or seconds to wait)
+    as one event-stream answer, whatever it is asked."""
+
+    def __init__(self, pieces: list[bytes | float]) -> None:
+        self.pieces = pieces
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await read_body(receive)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream; charset=utf-8")]})
+        for piece in self.pieces:
+            if isinstance(piece, float):
+                await asyncio.sleep(piece)
+            else:
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
 
 
 def free_port() -> int:

@@ -47,18 +47,19 @@ _SQLITE_HEADER = b"SQLite format 3\x00"   # the first 16 bytes of every SQLite d
 _MIGRATION_LOCK = 7_361_942  # any constant: the advisory lock id used while migrating
 
 
-def _tokens_per_second() -> sa.ColumnElement[Any]:
-    """``Answer.tokens_per_second`` as SQL (NULL where the property is None)."""
+def _inter_token_latency() -> sa.ColumnElement[Any]:
+    """``Answer.inter_token_latency`` as SQL (NULL where the property is None)."""
     a = schema.answers.c
-    decode = a.duration - sa.func.coalesce(a.ttft, 0.0)
+    decode = a.ttlt - a.ttft
     # per choice: stores written before 0006 have no count, and held one choice
     tokens = sa.cast(a.completion_tokens, sa.Float) / sa.func.coalesce(a.choice_count, 1)
-    return sa.case(
-        (sa.or_(a.completion_tokens.is_(None), a.completion_tokens == 0, a.duration.is_(None)), sa.null()),
-        (sa.and_(tokens > 1, decode > 0), (tokens - 1) / decode),
-        (a.duration > 0, tokens / a.duration),
-        else_=sa.null(),
-    )
+    return sa.case((sa.and_(a.completion_tokens > 0, tokens > 1, decode > 0), decode / (tokens - 1)),
+                   else_=sa.null())
+
+
+def _tokens_per_second() -> sa.ColumnElement[Any]:
+    """``Answer.tokens_per_second`` as SQL: one over the inter-token latency."""
+    return 1.0 / _inter_token_latency()
 
 
 # A proxy's requests that made no pair, counted in its run under ``of = NOT_COMPARED``
@@ -80,7 +81,7 @@ _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
 
 _MEASURES: dict[str, sa.ColumnElement[Any]] = {
     "ttft": schema.answers.c.ttft, "ttfat": schema.answers.c.ttfat, "duration": schema.answers.c.duration,
-    "tokens_per_second": _tokens_per_second(),
+    "inter_token_latency": _inter_token_latency(), "tokens_per_second": _tokens_per_second(),
 }
 
 
@@ -369,7 +370,8 @@ class Store:
 
     def percentiles(self, run_id: str, side: Side, measure: str, ps: Sequence[float]) -> list[float | None]:
         """Nearest-rank percentiles of one measure of a side's answers (``ttft``,
-        ``ttfat``, ``duration`` or ``tokens_per_second``), over the answers that succeeded.
+        ``ttfat``, ``duration``, ``inter_token_latency`` or ``tokens_per_second``), over the
+        answers that succeeded.
 
         The database sorts, so that a run of any size summarizes in constant memory.
         """
@@ -439,7 +441,8 @@ def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
     return _storable({
         "pair_id": pair_id, "side": a.side.value, "model": a.model, "status": a.status, "error": a.error,
         "text": a.text, "finish_reason": a.finish_reason, "prompt_tokens": a.prompt_tokens,
-        "completion_tokens": a.completion_tokens, "ttft": a.ttft, "ttfat": a.ttfat, "duration": a.duration,
+        "completion_tokens": a.completion_tokens, "ttft": a.ttft, "ttfat": a.ttfat, "ttlt": a.ttlt,
+        "duration": a.duration,
         "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins, "tool_calls": a.tool_calls,
         "reasoning": a.reasoning, "refusal": a.refusal, "reasoning_tokens": a.reasoning_tokens,
         "other_choices": [asdict(c) for c in a.others] or None, "choice_count": len(a.choices),
@@ -450,7 +453,7 @@ def _answer(row: Any) -> Answer:
     return Answer(
         side=Side(row.side), model=row.model, text=row.text, finish_reason=row.finish_reason,
         prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, ttft=row.ttft, ttfat=row.ttfat,
-        duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
+        ttlt=row.ttlt, duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
         tokens=row.tokens, margins=row.margins, tool_calls=row.tool_calls, reasoning=row.reasoning,
         refusal=row.refusal, reasoning_tokens=row.reasoning_tokens,
         others=tuple(Choice(**c) for c in row.other_choices or ()),

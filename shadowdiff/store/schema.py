@@ -18,7 +18,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = "0006"
+SCHEMA_VERSION = "0007"
 
 metadata = MetaData()
 
@@ -80,6 +80,7 @@ answers = Table(
     Column("completion_tokens", Integer),
     Column("ttft", Float),
     Column("ttfat", Float),           # to the first answer token, after any thinking
+    Column("ttlt", Float),            # to the last generated token (0007): streamed answers only
     Column("choice_count", Integer),  # completion_tokens counts them all: tokens/s is per choice
     Column("duration", Float),
     Column("attempts", Integer, nullable=False),

@@ -113,14 +113,15 @@ def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) ->
     run = store.create_run("replay", {})
     candidates: list[Answer] = []
     pairs = []
-    for i in range(60):
+    for i in range(90):
         tokens = rng.choice([None, 0, 1, 2, 17, 256])
         ttft = rng.choice([None, 0.0, 0.02, rng.random()])
         duration = rng.choice([None, 0.0, 0.01, rng.random() * 3])
         error = "HTTP 500" if i % 11 == 0 else None
         others = tuple(Choice(k, "y") for k in range(1, rng.choice([1, 1, 2, 3])))   # tokens/s is per choice
+        ttlt = rng.choice([None, ttft, 0.3, rng.random() * 2])   # the last token: with the first, or after
         cand = Answer(Side.CANDIDATE, "m", "x", "stop", 3, tokens, ttft, duration, 200, error=error, others=others,
-                      ttfat=rng.choice([None, ttft, 0.5]))
+                      ttfat=rng.choice([None, ttft, 0.5]), ttlt=ttlt)
         candidates.append(cand)
         pairs.append(Pair(f"k{i}", i, "/v1/chat/completions", "p", {}, compare("x", "x"),
                           {Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: cand}))
@@ -132,6 +133,7 @@ def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) ->
 
     ok = [a for a in candidates if a.ok]
     for measure, values in (("tokens_per_second", [a.tokens_per_second for a in ok]),
+                            ("inter_token_latency", [a.inter_token_latency for a in ok]),
                             ("ttft", [a.ttft for a in ok]), ("ttfat", [a.ttfat for a in ok]),
                             ("duration", [a.duration for a in ok])):
         present = [v for v in values if v is not None]

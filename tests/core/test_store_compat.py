@@ -107,6 +107,11 @@ CORRECTED = {
     ".changed_rate", ".noise_rate", ".stored_changed",
     # ... and the reason an unreviewed run is INCOMPLETE names the pairs "changed in substance"
     ".acceptance.reasons",
+    # decoding was timed to the end of the response, and over answers whose tokens all
+    # came in one read (a serve run's 2,227,014 tokens/s): those stores did not record
+    # when the last token came, so their speed per token is now unknown (issue 15)
+    *(f".sides.{side}.tokens_per_second_p50" for side in ("baseline", "candidate", "replica")),
+    ".speedup",
 }
 
 

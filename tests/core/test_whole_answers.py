@@ -131,8 +131,9 @@ def test_compare_on_run_batch_output_finds_a_changed_tool_call(tmp_path: Path) -
 
 def test_tokens_per_second_is_per_choice() -> None:
     """The usage counts every choice's tokens, decoded side by side: two choices of 11
-    tokens in 1 s decode at 10 tokens/s each, as one choice of 11 tokens does."""
-    one = Answer(Side.CANDIDATE, "m", "x", completion_tokens=11, ttft=0.0, duration=1.0)
+    tokens whose first and last came 1 s apart decode at 10 tokens/s each, as one choice
+    of 11 tokens does."""
+    one = Answer(Side.CANDIDATE, "m", "x", completion_tokens=11, ttft=0.0, duration=1.1, ttlt=1.0)
     two = replace(one, completion_tokens=22, others=(Choice(1, "y"),))
     assert one.tokens_per_second == two.tokens_per_second == pytest.approx(10.0)
 

@@ -1,10 +1,11 @@
 """How the proxy reads the end and the timing of an answer it passes on: a client that
 leaves once it has read ``[DONE]`` (the official openai client does) still gets its pair
-compared, and a key split across two reads still times the first answer token."""
+compared, a key split across two reads still times the first answer token, and
+decoding is timed from the first token to the last, or not at all when they came
+together (issue 15: a serve store reported 1,750,640 tokens/s per request)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import time
@@ -15,7 +16,8 @@ from typing import Any
 import httpx
 
 from shadowdiff.store import Store
-from tests.servers import read_body, serve_app
+from shadowdiff.summary import summarize
+from tests.servers import Drip, read_body, serve_app
 
 Start = Callable[..., Any]
 HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
@@ -24,26 +26,6 @@ HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "mo
 def frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
     chunk = {**HEAD, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
     return b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
-
-
-class Upstream:
-    """Streams ``pieces`` (bytes, or seconds to wait) as one answer."""
-
-    def __init__(self, pieces: list[bytes | float]) -> None:
-        self.pieces = pieces
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        await read_body(receive)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream; charset=utf-8")]})
-        for piece in self.pieces:
-            if isinstance(piece, float):
-                await asyncio.sleep(piece)
-            else:
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
 
 
 def stored(path: Path) -> list[Any]:
@@ -81,7 +63,7 @@ def test_a_client_that_leaves_at_done_still_gets_its_pair_compared(start_proxy: 
     answer: list[bytes | float] = [frame({"role": "assistant", "content": ""}), frame({"content": "391"}),
                                    frame({}, "stop"), b"data: [DONE]\n\n", 0.5]
     other: list[bytes | float] = [*answer[:1], frame({"content": "381"}), *answer[2:]]
-    with serve_app(Upstream(answer)) as primary, serve_app(Upstream(other)) as shadow:
+    with serve_app(Drip(answer)) as primary, serve_app(Drip(other)) as shadow:
         url, _ = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"))
         assert b"391" in ask_and_leave_at_done(url)
         [pair] = stored(tmp_path / "store")
@@ -94,10 +76,83 @@ def test_a_key_split_across_reads_still_times_the_first_answer_token(start_proxy
     split = content.index(b'"content"') + 5   # ..."conte | nt":"391"...
     pieces: list[bytes | float] = [role, 0.1, content[:split], 0.3, content[split:], 1.0, frame({"content": "."}),
                                    frame({}, "stop"), b"data: [DONE]\n\n"]
-    with serve_app(Upstream(pieces)) as primary, serve_app(Upstream(pieces)) as shadow:
+    with serve_app(Drip(pieces)) as primary, serve_app(Drip(pieces)) as shadow:
         url, _ = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
         httpx.post(url + "/v1/chat/completions", json={"model": "m", "stream": True, "temperature": 0,
                                                        "messages": [{"role": "user", "content": "hi"}]}, timeout=10)
         [pair] = stored(tmp_path / "store")
     for answer in pair.answers.values():   # the key completes at 0.4 s; the next token comes at 1.4 s
         assert answer.ttfat is not None and 0.35 <= answer.ttfat < 1.0, answer
+
+
+def usage(tokens: int) -> bytes:
+    chunk = {**HEAD, "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": tokens,
+                                              "total_tokens": 3 + tokens}}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def ask(url: str, stream: bool = True) -> None:
+    httpx.post(url + "/v1/chat/completions", json={"model": "m", "stream": stream, "temperature": 0,
+                                                   "messages": [{"role": "user", "content": "hi"}]}, timeout=10)
+
+
+def test_an_answer_whose_tokens_came_in_one_read_has_no_tokens_per_second(start_proxy: Start,
+                                                                          tmp_path: Path) -> None:
+    words = [frame({"content": f" w{i}"}) for i in range(40)]
+    whole = b"".join([frame({"role": "assistant", "content": ""}), *words, frame({}, "stop"), usage(40)])
+    # the tokens in one write, then the end later: decoding cannot be told apart from the read
+    pieces: list[bytes | float] = [0.2, whole, 0.2, b"data: [DONE]\n\n"]
+    with serve_app(Drip(pieces)) as primary, serve_app(Drip(pieces)) as shadow:
+        url, _ = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
+        ask(url)
+        [pair] = stored(tmp_path / "store")
+    for answer in pair.answers.values():
+        assert answer.ok and answer.completion_tokens == 40 and answer.ttft is not None
+        assert answer.inter_token_latency is None and answer.tokens_per_second is None, answer
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.latest_run("serve")
+        assert run is not None
+        sides = summarize(store, run.id).sides
+    finally:
+        store.close()
+    for stats in sides.values():
+        assert stats["tokens_per_second_p50"] is None and stats["inter_token_latency_p50"] is None
+        assert stats["decoded"] == 0
+
+
+def test_a_streamed_answer_is_decoded_from_its_first_token_to_its_last(start_proxy: Start,
+                                                                       tmp_path: Path) -> None:
+    pieces: list[bytes | float] = [frame({"role": "assistant", "content": ""})]
+    for i in range(5):   # five tokens, 0.1 s apart: four gaps
+        pieces += [frame({"content": f" w{i}"}), 0.1]
+    pieces += [frame({}, "stop"), usage(5), 0.5, b"data: [DONE]\n\n"]   # the end comes late: not decoding
+    with serve_app(Drip(pieces)) as primary, serve_app(Drip(pieces)) as shadow:
+        url, _ = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
+        ask(url)
+        [pair] = stored(tmp_path / "store")
+    for answer in pair.answers.values():
+        assert answer.inter_token_latency is not None and 0.09 <= answer.inter_token_latency < 0.2, answer
+        assert answer.duration is not None and answer.ttlt is not None and answer.duration - answer.ttlt >= 0.5
+
+
+def test_an_answer_that_is_not_streamed_has_no_tokens_per_second(start_proxy: Start, tmp_path: Path) -> None:
+    body = json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": "391 is prime"},
+                                    "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}).encode()
+
+    async def upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await read_body(receive)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    with serve_app(upstream) as primary, serve_app(upstream) as shadow:
+        url, _ = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
+        ask(url, stream=False)
+        [pair] = stored(tmp_path / "store")
+    for answer in pair.answers.values():
+        assert answer.ok and answer.completion_tokens == 4
+        assert answer.ttlt is None and answer.tokens_per_second is None, answer
