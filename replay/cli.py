@@ -18,7 +18,7 @@ from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
 from shadowdiff.errors import InputError, ShadowdiffError
-from shadowdiff.options import NumberOr, note, parse_labels, side_by_side_option
+from shadowdiff.options import NoDecisionUsage, NumberOr, note, parse_labels, side_by_side_option
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
@@ -43,7 +43,12 @@ class _ReplayCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta[_ARGV] = list(args)
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if "--gate" in ctx.meta[_ARGV]:   # click's 2 would read as INCOMPLETE: a bad option decides nothing
+                raise NoDecisionUsage(exc.format_message(), exc.ctx) from exc
+            raise
 
 
 _ARGV = "replay.argv"

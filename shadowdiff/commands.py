@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
 from shadowdiff.listen import bind
-from shadowdiff.options import click_error, side_by_side_option
+from shadowdiff.options import NoDecisionUsage, click_error, side_by_side_option
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 
@@ -106,10 +106,6 @@ class _NoReport(click.ClickException):
     exit_code = NO_REPORT
 
 
-class _NoReportUsage(click.UsageError):
-    exit_code = NO_REPORT
-
-
 class _ReportCommand(click.Command):
     """``report``'s exit code gates rollouts: 1 is FAIL and 2 INCOMPLETE, so a report
     that could not be made at all (a bad option, no store) exits 3 instead of click's
@@ -119,13 +115,13 @@ class _ReportCommand(click.Command):
         try:
             return super().make_context(*args, **kwargs)
         except click.UsageError as exc:
-            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
+            raise NoDecisionUsage(exc.format_message(), exc.ctx) from exc
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
-            raise _NoReportUsage(exc.format_message(), exc.ctx) from exc
+            raise NoDecisionUsage(exc.format_message(), exc.ctx) from exc
         except click.ClickException as exc:
             raise _NoReport(exc.format_message()) from exc
         except Exception as exc:   # an unwritable --out, a database gone: still no decision

@@ -19,6 +19,13 @@ class ConfigProblem(click.ClickException):
     exit_code = 3
 
 
+class NoDecisionUsage(click.UsageError):
+    """A misused option of a command whose exit code is a verdict (``report``, ``replay
+    --gate``): exit 3, never click's 2, which would read as INCOMPLETE."""
+
+    exit_code = 3
+
+
 def click_error(exc: ShadowdiffError) -> click.ClickException:
     """A ``ShadowdiffError`` as click shows it: one ``Error:`` line; exit 3 for a
     ``ConfigError``, else 1."""
