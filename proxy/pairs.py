@@ -96,9 +96,13 @@ class PairRecorder:
             self.metrics.shadow_event("skipped", reason)
             self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
             # Nothing was compared; the run counts why, so that its report shows every
-            # request the proxy saw, and a failing primary counts against the run.
+            # request the proxy saw, and a failing primary counts against the run. When
+            # the candidate is the primary, its refusing a request or a client giving up
+            # on it is the candidate's doing, as far as anyone can tell: errors too.
             why = "client_left" if gone else "too_large" if overflow else \
                 "primary_4xx" if isinstance(tapped, Tapped) and 400 <= tapped.status < 500 else "primary_failed"
+            if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
+                why = "candidate_" + ("left" if gone else "4xx")
             self._count_in_run(NOT_COMPARED, why, plan.comparable)
             return
         primary = await self._primary_answer(tapped, plan)

@@ -18,7 +18,7 @@ from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
 from shadowdiff.errors import InputError, ShadowdiffError
-from shadowdiff.options import NoDecisionUsage, NumberOr, note, parse_labels, side_by_side_option
+from shadowdiff.options import Finite, NoDecisionUsage, NumberOr, note, parse_labels, side_by_side_option
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
@@ -64,8 +64,18 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _resume_command(ctx: click.Context) -> str:
-    argv = ctx.meta.get(_ARGV, [])
-    return shlex.join([*ctx.command_path.split(), *argv, *([] if "--resume" in argv else ["--resume"])])
+    """The command that continues the run, its API keys left out (it goes to a terminal,
+    and so to CI logs): each as ``…``, to be given again (or from SHADOWDIFF_API_KEY)."""
+    argv, shown = ctx.meta.get(_ARGV, []), []
+    for i, arg in enumerate(argv):
+        name = arg.split("=", 1)[0]
+        if name.endswith("api-key"):
+            shown.append(f"{name}=…" if "=" in arg else arg)
+        elif i and argv[i - 1].endswith("api-key"):
+            shown.append("…")
+        else:
+            shown.append(arg)
+    return shlex.join([*ctx.command_path.split(), *shown, *([] if "--resume" in argv else ["--resume"])])
 
 
 @click.command("replay", cls=_ReplayCommand)
@@ -98,17 +108,18 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--max-tokens", type=NumberOr(int), default="256", show_default=True,
               help="Output token cap for every request, or 'keep'.")
 @click.option("--stream/--no-stream", default=True, show_default=True, help="Stream answers (with usage).")
-@click.option("--logprobs", default=2, show_default=True,
+@click.option("--logprobs", default=2, show_default=True, type=click.IntRange(0, 20),
               help="Top logprobs to ask for (token-level divergence and margins); 0 to ask for none.")
-@click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
+@click.option("--near", "near", default=0.9, show_default=True, type=Finite(0.0, 1.0),
+              help="Similarity from which a pair is 'near'.")
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
-@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--timeout", default=300.0, show_default=True, type=Finite(min=0, min_open=True),
               help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
                    "however slowly it streams; a request out of time is recorded as timed out "
                    "(after its retries).")
 # what shadowdiff.client retries (RETRY_STATUSES and transport failures); a test holds the two together
-@click.option("--retries", default=3, show_default=True,
+@click.option("--retries", default=3, show_default=True, type=click.IntRange(min=0),
               help="Retries of HTTP 429, 502, 503 and 504, timeouts, connection failures and streams cut short, "
                    "with backoff and Retry-After; then the answer is an error.")
 @click.option("--strict", is_flag=True, help="Stop at the first malformed log line instead of skipping it.")
@@ -255,7 +266,8 @@ def _closing_line(tally: Tally) -> str:
 @click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--near", "near", default=0.9, show_default=True, help="Similarity from which a pair is 'near'.")
+@click.option("--near", "near", default=0.9, show_default=True, type=Finite(0.0, 1.0),
+              help="Similarity from which a pair is 'near'.")
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
 @side_by_side_option
@@ -309,7 +321,7 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Measured requests per side and level (at least the concurrency).")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
               help="max_tokens of every request.")
-@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--timeout", default=300.0, show_default=True, type=Finite(min=0, min_open=True),
               help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
                    "however slowly it streams; a request out of time is recorded as timed out "
                    "(after its retries).")

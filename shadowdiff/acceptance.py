@@ -61,6 +61,7 @@ class Acceptance:
     judge_unreviewed: dict[str, int] = field(default_factory=dict)   # the LLM judge's suggestions
     factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
     reasons: list[str] = field(default_factory=list)
+    thresholds: dict[str, float] = field(default_factory=dict)   # what the decision was made with
 
     def as_json(self) -> dict[str, Any]:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
@@ -69,7 +70,7 @@ class Acceptance:
                 "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "factual": self.factual,
-                "reasons": self.reasons}
+                "reasons": self.reasons, "thresholds": self.thresholds}
 
     def text(self) -> str:
         v = self.verdicts
@@ -119,7 +120,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         reviews = c.execute(sa.select(r.pair_id, p.key, r.reviewer, r.verdict, r.wrong_side, r.note, r.id)
                             .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
                             .where(p.run_id == run_id).order_by(r.id)).all()
-    result = Acceptance(Decision.PASS)
+    result = Acceptance(Decision.PASS, thresholds={"min_reviewed": min_reviewed, "max_errors": max_errors,
+                                                   "min_compared": min_compared})
     verdicts: Counter[str] = Counter()
     suggested: Counter[str] = Counter()
     judged: Counter[str] = Counter()
@@ -184,7 +186,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             result.decision = Decision.INCOMPLETE
             result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
                                   "unreviewed "
-                                  f"({100 * reviewed_share:.0f} % reviewed, {100 * min_reviewed:.0f} % required)")
+                                  f"({_share(reviewed_share)} reviewed, {_share(min_reviewed)} required)")
         if result.errors + result.skipped > max_errors:
             result.decision = Decision.INCOMPLETE
             what = " and ".join(x for x in (f"{result.errors} pairs could not be compared (errors)" if result.errors
@@ -204,3 +206,8 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             result.reasons.append(f"only {compared} comparable pairs were answered by both sides; "
                                   f"{min_compared} required (--min-compared)")
     return result
+
+
+def _share(value: float) -> str:
+    """A percentage that never rounds a shortfall away (89.8 % is not "90 %")."""
+    return f"{100 * value:.0f} %" if round(100 * value, 6) == round(100 * value) else f"{100 * value:.1f} %"

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
 from shadowdiff.listen import bind
-from shadowdiff.options import NoDecisionUsage, click_error, side_by_side_option
+from shadowdiff.options import Finite, NoDecisionUsage, click_error, side_by_side_option
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 
@@ -134,7 +134,7 @@ class _ReportCommand(click.Command):
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the reports (default: the store's directory).")
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-@click.option("--min-reviewed", default=1.0, show_default=True, type=click.FloatRange(0.0, 1.0),
+@click.option("--min-reviewed", default=1.0, show_default=True, type=Finite(0.0, 1.0),
               help="Share of pairs changed in substance (near or divergent) that must have a verdict "
                    "for PASS, from 0 to 1 (0.9: 90 %).")
 @click.option("--max-errors", default=0, show_default=True, type=click.IntRange(min=0),
@@ -161,6 +161,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                          else Path("."))
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
                               min_compared=min_compared, side_by_side=side_by_side)
+    click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
+               f"{'' if run.finished_at else ', not finished'})")
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
     raise SystemExit(int(paths.acceptance.decision))

@@ -164,7 +164,8 @@ def test_factual_verdicts_against_the_baseline_are_not_regressions(tmp_path: Pat
 
 def test_options_out_of_range_are_usage_errors(tmp_path: Path) -> None:
     make_run(tmp_path)[0].close()
-    for args in (("--min-reviewed", "-1"), ("--min-reviewed", "90"), ("--max-errors", "-1"), ("--min-compared", "0")):
+    for args in (("--min-reviewed", "-1"), ("--min-reviewed", "90"), ("--max-errors", "-1"), ("--min-compared", "0"),
+                 ("--min-reviewed", "nan")):
         answer = run_report(tmp_path, *args)
         assert answer.returncode == 3, (args, answer.stderr)   # no decision: never read as FAIL or INCOMPLETE
         assert "Invalid value" in answer.stderr
@@ -196,7 +197,7 @@ def test_counts_on_every_database(store: Store) -> None:
     assert result.suggested_unreviewed == {"factual": 7}
     assert result.judge_unreviewed == {"factual (candidate wrong)": 1, "equivalent": 1}
     assert result.factual == []
-    assert "7 of 8 pairs changed in substance are unreviewed (12 % reviewed" in result.text()
+    assert "7 of 8 pairs changed in substance are unreviewed (12.5 % reviewed" in result.text()
 
     failing = acceptance(store, other, min_reviewed=0)
     assert failing.decision is Decision.FAIL

@@ -305,3 +305,27 @@ def test_requests_that_make_no_pair_are_counted_in_the_run(start_simulator: Star
     verdict = acceptance(store, run.id)
     assert verdict.errors == 1 and verdict.compared == 0
     store.close()
+
+
+def test_a_candidate_primary_refusing_requests_counts_against_the_run(start_simulator: Start, start_proxy: Start,
+                                                                      tmp_path: Path) -> None:
+    """With the candidate as primary, its 4xx is no client's bad request as far as anyone
+    can tell: an error, so the gate cannot PASS over it (a hostile review's finding)."""
+    from shadowdiff.acceptance import Decision, acceptance
+    from shadowdiff.records import Side
+
+    candidate = start_simulator(served_model_names=(FP8,), max_model_len=60)   # refuses long requests
+    proxy, app = start_proxy(primary=candidate, primary_side=Side.CANDIDATE, shadow=start_simulator(),
+                             store=str(tmp_path / "store"))
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.", max_tokens=100)).status_code == 400
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.", max_tokens=8)).status_code == 200
+    settled(app)
+    app.pairs.flush_counts()
+    store = Store.open(tmp_path / "store")
+    run = store.latest_run("serve")
+    assert run is not None
+    wait_for(lambda: ("not_compared", "candidate_4xx", True) in store.counts(run.id))
+    store.finish_run(run.id)
+    verdict = acceptance(store, run.id, min_reviewed=0)
+    assert verdict.errors == 1 and verdict.decision is Decision.INCOMPLETE
+    store.close()

@@ -104,8 +104,8 @@ def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path)
     log = numbered_log(tmp_path / "log.jsonl", lines)
     out = tmp_path / "my results"
     with slow_sides() as (base, cand):
-        command = ["replay", str(log), "--baseline", base, "--candidate", cand, "--out", str(out),
-                   "--concurrency", "2"]
+        command = ["replay", str(log), "--baseline", base, "--candidate", cand, "--api-key", "sk-secret-123",
+                   "--out", str(out), "--concurrency", "2"]
         process = subprocess.Popen([sys.executable, "-m", "shadowdiff", *command], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         deadline = time.monotonic() + 60
@@ -117,7 +117,10 @@ def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path)
         assert "Aborted!" not in stderr and "Traceback" not in stderr, stderr
         assert "the run is unfinished (report: INCOMPLETE)" in stderr
         [resume] = [line.strip() for line in stderr.splitlines() if line.strip().endswith("--resume")]
-        assert resume.endswith(" ".join([*command[:-3], f"'{out}'", *command[-2:], "--resume"])), resume
+        # the API key is left out of what goes to the terminal (and CI logs)
+        assert "sk-secret-123" not in stderr
+        assert resume.endswith(" ".join([*command[:-6], "--api-key", "'…'", "--out", f"'{out}'", *command[-2:],
+                                         "--resume"])), resume
         stored = stored_pairs(out)
         assert 5 <= stored < lines, "the run must be stopped midway"
         store = Store.open_existing(out)

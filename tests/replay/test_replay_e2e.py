@@ -403,7 +403,8 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
     assert json.loads((tmp_path / "c" / "summary.json").read_text())["acceptance"]["decision"] == (
         "PASS" if ok.returncode == 0 else "INCOMPLETE")
     # a bad option decides nothing: 3, never click's 2 (which would read as INCOMPLETE)
-    for bad in (["--timeout", "0"], ["--concurrency", "x"], ["--no-such-option"]):
+    for bad in (["--timeout", "0"], ["--timeout", "nan"], ["--temperature", "nan"], ["--near", "nan"],
+                ["--retries", "-1"], ["--logprobs", "-1"], ["--concurrency", "x"], ["--no-such-option"]):
         usage = subprocess.run([*command, "--out", str(tmp_path / "d"), "--gate", *bad], capture_output=True,
                                text=True, timeout=60)
         assert usage.returncode == 3, (bad, usage.stderr)
