@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -88,6 +89,9 @@ _BOM = b"\xef\xbb\xbf"
 _ARRAY_PROBE_EVENTS = 10_000   # a first item this deep in nesting is taken as JSON without reading on
 
 
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
+
+
 def _open(path: Path) -> Any:
     try:
         # utf-8-sig: a byte-order mark (Windows editors write one) is not the first prompt's
@@ -97,8 +101,11 @@ def _open(path: Path) -> Any:
 
 
 def _open_bytes(path: Path) -> Any:
-    """The log as bytes (for ijson), past a byte-order mark if it has one."""
-    f = path.open("rb")
+    """The log as bytes, past a byte-order mark if it has one."""
+    try:
+        f = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from exc
     if f.read(len(_BOM)) != _BOM:
         f.seek(0)
     return f
@@ -215,23 +222,25 @@ def read(path: Path, fmt: LogFormat | None = None, *, turn: int = 1,
         return
     parse = {LogFormat.BATCH: _batch, LogFormat.BODIES: _bodies, LogFormat.QUESTIONS: _question,
              LogFormat.TEXT: _text}[fmt]
-    with _open(path) as f:
+    with _open_bytes(path) as f:
         number = 0
-        while True:
+        # Decoded a line at a time (a text file decodes blocks ahead, so a bad byte far on
+        # was reported lines early and the good lines before it were never read); the
+        # line ends text mode knows: LF, CRLF, and CR alone.
+        for raw in f:
             try:
-                line = f.readline()
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(f"{path}: line {number + 1} is not UTF-8 ({exc.reason}); the rest of the log "
                                  "cannot be read") from None
-            if not line:
-                return
-            number += 1
-            if not line.strip():
-                continue
-            try:
-                yield parse(line, number, turn, endpoint)
-            except _Bad as bad:
-                yield BadLine(number, str(bad))
+            for line in _LINE_ENDS.split(text.removesuffix("\n").removesuffix("\r")):
+                number += 1
+                if not line.strip():
+                    continue
+                try:
+                    yield parse(line, number, turn, endpoint)
+                except _Bad as bad:
+                    yield BadLine(number, str(bad))
 
 
 def count(path: Path, fmt: LogFormat | None = None) -> int:

@@ -193,3 +193,21 @@ def test_reading_is_lazy(tmp_path: Path) -> None:
     first = next(iterator)
     assert isinstance(first, LogRecord)
     assert first.key == "line-1"
+
+
+def test_a_bad_byte_far_into_a_log_is_found_on_its_own_line_after_every_good_line(tmp_path: Path) -> None:
+    """A text file decodes 8 KB ahead: a bad byte on line 3,001 was reported at line
+    2,894, and lines 2,894-3,000 were never read (a hostile review's finding)."""
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"".join(b"question %d\n" % i for i in range(3000)) + b"bad \xff byte\nlast\n")
+    got = []
+    with pytest.raises(InputError, match=r"line 3001 is not UTF-8"):
+        for item in read(log, LogFormat.TEXT):
+            got.append(item)
+    assert len(got) == 3000
+
+
+def test_every_line_end_text_mode_knows(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"one\r\ntwo\rthree\nfour \xe2\x80\xa8 same line\n")
+    assert [r.prompt for r in read(log, LogFormat.TEXT)] == ["one", "two", "three", "four \u2028 same line"]
