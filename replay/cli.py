@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import shlex
 import sys
 from pathlib import Path
@@ -212,11 +213,24 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         store.finish_run(run_id)
         paths = write_reports(store, run_id, out, side_by_side=side_by_side)
         click.echo(_closing_line(tally), err=True)
+        if not paths.acceptance.compared:   # say why here, not only in the reports
+            for side, error in _first_errors(store, run_id).items():
+                click.echo(f"{side.value}'s first error: {error}", err=True)
         click.echo(paths.summary_text)
         click.echo(f"\nreport: {paths.html}")
         return paths.acceptance
     finally:
         store.close()
+
+
+def _first_errors(store: Store, run_id: str, look: int = 100) -> dict[Side, str]:
+    """The first error of each side among the run's first ``look`` pairs."""
+    errors: dict[Side, str] = {}
+    for pair in itertools.islice(store.pairs(run_id), look):
+        for side, answer in pair.answers.items():
+            if answer.error and side not in errors:
+                errors[side] = answer.error[:500]
+    return errors
 
 
 # What must not change between a run and its --resume (recorded settings' keys).

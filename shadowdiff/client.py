@@ -140,7 +140,9 @@ class Caller:
 
     def _http_error(self, failed: Answer, response: httpx.Response, text: str) -> _Failed:
         where = ""
-        if response.status_code == 404:   # most often a base URL that already ends in the path
+        if response.status_code == 404 and "does not exist" not in text:
+            # most often a base URL that already ends in the path (vLLM's 404 for a wrong
+            # model says "The model `x` does not exist." and needs no hint)
             # the URL without credentials or a query string: the error is stored and reported
             called = response.request.url.copy_with(userinfo=b"", query=None)
             where = (f" from {called} (give each side's base URL, e.g. http://host:8000: "

@@ -223,13 +223,25 @@ _PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity"
                  "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity")
 
 
+# A cell a spreadsheet would run as a formula (OWASP's CSV injection list): keys,
+# prompts and error bodies come from logs and servers nobody vetted.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def _csv_row(pair: StoredPair) -> dict[str, Any]:
     row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
     row["prompt"] = pair["prompt"]
     for side, answer in pair.answers.items():
         for col in ANSWER_COLUMNS:
             row[f"{side.value}_{col}"] = getattr(answer, col)
-    return row
+    return {k: spreadsheet_safe(v) for k, v in row.items()}
 
 
 def _json_row(pair: StoredPair) -> dict[str, Any]:

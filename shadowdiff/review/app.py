@@ -32,6 +32,7 @@ from starlette.routing import Route
 from shadowdiff.diffview import sides_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
+from shadowdiff.reports import spreadsheet_safe
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
 from shadowdiff.review.blind import Blinding, blind
@@ -51,7 +52,6 @@ SESSION_SECONDS = 7 * 24 * 3600
 _MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are simply not there
 _EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
                    "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -221,7 +221,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             writer = csv.DictWriter(buffer, _EXPORT_COLUMNS)
             writer.writeheader()
             for row in rows:
-                writer.writerow({k: _cell(v) for k, v in row.items()})
+                writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
                 yield buffer.getvalue()
                 buffer.seek(0)
                 buffer.truncate()
@@ -280,13 +280,6 @@ def _text(form: FormData, name: str) -> str:
 def _bounded_int(text: str | None) -> int:
     text = text or "0"
     return min(int(text), _MAX_ID) if text.isascii() and text.isdigit() else 0
-
-
-def _cell(value: Any) -> Any:
-    """A CSV cell that a spreadsheet will not run as a formula."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
 
 
 def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed: bool) -> dict[str, Any] | None:

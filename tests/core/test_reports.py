@@ -10,6 +10,7 @@ reads it.
 
 from __future__ import annotations
 
+import csv
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -136,15 +137,20 @@ def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Pat
         _pair(f"e{SCRIPT}", 2, FENCED, Answer(Side.CANDIDATE, "m", error=f"HTTP 400: {HOSTILE}", status=400),
               category=f"cat|{SCRIPT}", prompt=FENCED),
         _pair("```", 3, "one ``` two", "one ```` two", prompt="`"),
+        _pair('=HYPERLINK("http://x")', 4, "+1 plus", "@sum", category="-2+3"),
     ])
     store.add_skipped(run, 9, f"not JSON: {HOSTILE}")
     store.finish_run(run)
     write_reports(store, run, tmp_path)
 
+    # pairs.csv: no cell a spreadsheet would run as a formula
+    with (tmp_path / "pairs.csv").open(newline="") as f:
+        cells = [cell for row in csv.reader(f) for cell in row]
+    assert "'=HYPERLINK(\"http://x\")" in cells and not [c for c in cells if c.startswith(("=", "+", "@"))]
     html = (tmp_path / "report.html").read_text()
     assert_nothing_live(html, SCRIPT, IMG, "</textarea></pre>", f"k{IMG}", f"HTTP 400: {HOSTILE}",
                         f"not JSON: {HOSTILE}", "team=" + SCRIPT)
-    assert html.count('<div class="pair">') == 3
+    assert html.count('<div class="pair">') == 4
 
     tokens = commonmark((tmp_path / "report.md").read_text())
     # no raw HTML gets through, inline or as a block: every hostile string is in code
@@ -155,7 +161,7 @@ def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Pat
     headings = [tokens[i + 1] for i, t in enumerate(tokens)
                 if t.type == "heading_open" and t.tag == "h3"]
     keys = [h.children[0].content for h in headings if h.children and h.children[0].type == "code_inline"]
-    assert sorted(keys) == sorted(["```", f"e{SCRIPT}", f"k{IMG}"])
+    assert sorted(keys) == sorted(["```", f"e{SCRIPT}", f"k{IMG}", '=HYPERLINK("http://x")'])
     # and every answer is whole inside one code block
     fences = [t.content for t in tokens if t.type == "fence"]
     assert sum(FENCED in f for f in fences) >= 3

@@ -390,6 +390,8 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
     result = subprocess.run([*command, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "nothing could be compared" in result.stderr and "Traceback" not in result.stderr
+    # why, on the terminal too, not only in the reports
+    assert f"candidate's first error: HTTP 404 from {wrong}/v1/chat/completions" in result.stderr
     [row, *_] = [json.loads(line) for line in (tmp_path / "a" / "pairs.jsonl").read_text().splitlines()]
     error = row["answers"]["candidate"]["error"]
     assert error.startswith(f"HTTP 404 from {wrong}/v1/chat/completions (give each side's base URL"), error
@@ -408,3 +410,4 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
         usage = subprocess.run([*command, "--out", str(tmp_path / "d"), "--gate", *bad], capture_output=True,
                                text=True, timeout=60)
         assert usage.returncode == 3, (bad, usage.stderr)
+
