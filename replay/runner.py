@@ -177,7 +177,11 @@ class Replay:
             if isinstance(item, logs.BadLine):
                 await self._bad(item.line, item.reason)
                 continue
-            if self.resume and await asyncio.to_thread(self.store.has_pair, self.run_id, item.key):
+            line = await asyncio.to_thread(self.store.pair_line, self.run_id, item.key) if self.resume else None
+            if line is not None:
+                if line != item.line:   # an earlier line has this id: this one was never compared
+                    await self._bad(item.line, f"duplicate id {item.key!r}: line {line} has it")
+                    continue
                 self.tally.resumed += 1
                 self._listener(self.tally)
                 continue

@@ -272,9 +272,13 @@ class Store:
     # -- pairs ---------------------------------------------------------------------
 
     def has_pair(self, run_id: str, key: str) -> bool:
-        query = sa.select(schema.pairs.c.id).where(schema.pairs.c.run_id == run_id, schema.pairs.c.key == key)
+        return self.pair_line(run_id, key) is not None
+
+    def pair_line(self, run_id: str, key: str) -> int | None:
+        """The log line (``seq``) of the run's pair ``key``, None if it has none."""
+        query = sa.select(schema.pairs.c.seq).where(schema.pairs.c.run_id == run_id, schema.pairs.c.key == key)
         with self.engine.connect() as c:
-            return c.execute(query).first() is not None
+            return c.execute(query).scalar_one_or_none()
 
     def add_pair(self, run_id: str, pair: Pair) -> bool:
         """Store a pair and its answers in one transaction; False if its key is taken."""
@@ -324,8 +328,12 @@ class Store:
         return {(r.of, r.outcome, bool(r.comparable)): int(r.pairs) for r in rows}
 
     def add_skipped(self, run_id: str, line: int, reason: str) -> None:
+        """Note a log line that made no pair, once: a --resume reads the log again."""
+        t = schema.skipped.c
         with self.engine.begin() as c:
-            c.execute(schema.skipped.insert().values(run_id=run_id, line=line, reason=reason.replace("\x00", "\ufffd")))
+            if c.execute(sa.select(t.id).where(t.run_id == run_id, t.line == line)).first() is None:
+                c.execute(schema.skipped.insert().values(run_id=run_id, line=line,
+                                                         reason=reason.replace("\x00", "\ufffd")))
 
     def skipped(self, run_id: str) -> list[tuple[int, str]]:
         query = (sa.select(schema.skipped.c.line, schema.skipped.c.reason)

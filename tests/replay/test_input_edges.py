@@ -246,3 +246,32 @@ def test_help_and_readme_say_what_is_retried_and_which_model_is_sent() -> None:
                 f"server serves)") in help_text
     assert "--replica-model TEXT Model name sent to the replica (default: --baseline-model, or as for the " \
            "baseline)" in help_text
+
+
+def test_a_resume_never_takes_a_later_line_with_a_stored_id_for_done(sides: dict[Side, str],
+                                                                      tmp_path: Path) -> None:
+    """Line 1 stored, then the run killed before line 6, which repeats line 1's id: the
+    resume must count line 6 as skipped (a duplicate), as an uninterrupted run does, not
+    as done - it was never compared. And a resume reading the log again notes each
+    skipped line once (a hostile review's finding)."""
+    import sqlite3
+
+    log = numbered_log(tmp_path / "log.jsonl", 5)
+    with log.open("a") as f:
+        f.write(json.dumps({"id": "q0", "messages": [{"role": "user", "content": "another prompt"}]}) + "\n")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
+               "--candidate", sides[Side.REPLICA], "--candidate-model", "Qwen/Qwen3-8B", "--out", str(out)]
+    assert subprocess.run(command, capture_output=True, text=True, timeout=120).returncode == 0
+    whole = report(out, "--min-reviewed", "0")
+    assert whole.returncode == 2 and "1 log lines made no pair (skipped)" in whole.stdout, whole.stdout
+    # as if killed after line 1's pair was stored and before line 6 was read
+    with sqlite3.connect(out / STORE_FILE) as db:
+        db.execute("DELETE FROM skipped")
+        db.execute("UPDATE runs SET finished_at = NULL")
+    for _ in range(2):
+        resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "line 6: duplicate id 'q0': line 1 has it" in resumed.stderr
+        decided = report(out, "--min-reviewed", "0")
+        assert decided.returncode == 2 and "1 log lines made no pair (skipped)" in decided.stdout, decided.stdout
