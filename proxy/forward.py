@@ -119,7 +119,7 @@ class Forwarder:
         except aiohttp.ClientError as exc:
             request.failed = not request.gone
             if not request.gone:
-                log.warning("primary request failed: %r", exc)
+                log.warning("primary request failed: %s", _described(exc))
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
@@ -363,3 +363,12 @@ class _Request:
         if self.primary is not None and not self.primary.done():
             # None: the client left (or the server is stopping) - the pair is aborted
             self.primary.set_result("primary_error" if self.failed else None)
+
+
+def _described(exc: aiohttp.ClientError) -> str:
+    """A failed primary request, for the log: what went wrong, never the request. The
+    repr of aiohttp's ClientResponseError carries the request's headers, the client's
+    Authorization among them, and its URL carries the query string."""
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return f"{type(exc).__name__}: HTTP {exc.status}, {exc.message}"
+    return f"{type(exc).__name__}: {exc}"

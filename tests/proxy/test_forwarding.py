@@ -248,3 +248,39 @@ def test_many_concurrent_streams(start_simulator: Start, start_proxy: Start) -> 
     assert failures == []
     assert len(texts) == 60
     assert all(t.endswith("data: [DONE]\n\n") for t in texts)
+
+
+def test_a_primary_answering_garbage_never_puts_the_clients_credentials_in_the_log(
+        start_proxy: Start, caplog: pytest.LogCaptureFixture) -> None:
+    """aiohttp's error for an invalid answer carries the request, headers and all: the
+    log says what went wrong, not what was sent (issue 16, B2)."""
+    import logging
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def answer_garbage() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 2x0 NOT A STATUS\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=answer_garbage, daemon=True).start()
+    try:
+        proxy, _ = start_proxy(primary=f"http://127.0.0.1:{server.getsockname()[1]}")
+        with caplog.at_level(logging.WARNING):
+            r = HTTP.post(proxy + "/v1/chat/completions?key=query-secret", json={"messages": CHAT},
+                          headers={"Authorization": "Bearer sk-very-secret-1234567890"})
+        assert r.status_code == 502
+        logged = "\n".join(record.getMessage() for record in caplog.records)
+        assert "primary request failed" in logged
+        assert "sk-very-secret" not in logged and "query-secret" not in logged and "Authorization" not in logged
+    finally:
+        server.close()
