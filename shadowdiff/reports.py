@@ -100,7 +100,7 @@ def _code(text: str) -> str:
 # written to a token's arrival; inter-token latency and tokens/s are of decoding only.
 SPEED: tuple[tuple[str, str, bool, Callable[[float], str]], ...] = (
     ("ttft_p50", "time to first token", False, lambda v: f"{v:.3f} s"),
-    ("inter_token_latency_p50", "inter-token latency", False, lambda v: f"{1000 * v:.1f} ms"),
+    ("inter_token_latency_p50", "inter-token latency", False, lambda v: f"{_ms(v)} ms"),
     ("latency_p50", "end-to-end latency", False, lambda v: f"{v:.3f} s"),
     ("tokens_per_second_p50", "output tokens/s per request", True, lambda v: f"{v:,.1f}"),
 )
@@ -116,10 +116,10 @@ def _direction(ratio: float, higher_is_faster: bool) -> str:
 def speed_rows(s: Summary) -> list[dict[str, str]]:
     """Each speed figure of both sides at p50, and its candidate/baseline ratio with the
     direction in words: a ratio is never shown without saying which way is better."""
-    base, cand = s.sides.get("baseline", {}), s.sides.get("candidate", {})
+    base, cand, ratios = s.sides.get("baseline", {}), s.sides.get("candidate", {}), s.ratios
     rows = []
     for key, label, higher_is_faster, shown in SPEED:
-        ratio = s.ratios[key]
+        ratio = ratios[key]
         rows.append({
             "label": label, "key": key,
             "baseline": "—" if base.get(key) is None else shown(base[key]),
@@ -141,7 +141,6 @@ def summary_text(s: Summary) -> str:
     if s.noise:
         lines.append(f"noise floor (replica vs baseline) changed: {_pct(s.noise_rate)}, in substance: "
                      f"{_pct(s.noise_substantive_rate)}")
-    if s.noise:
         lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
     if "baseline" in s.sides and "candidate" in s.sides:
         lines.append("speed per request, p50 (candidate/baseline):")

@@ -4,9 +4,9 @@
 or a database URL (``sqlite:///…``, ``postgresql://…``). A path that does not exist
 yet is a directory unless it ends in a database file's suffix (``.sqlite``,
 ``.sqlite3``, ``.db``): ``--out results.v2`` is a directory (issue 15).
-``Store.open_existing``, for the commands that only read a store, never creates one. The schema is versioned with
-Alembic migrations that run on open (under an advisory lock on PostgreSQL, so that
-several proxy replicas starting at once migrate once).
+``Store.open_existing``, for the commands that only read a store, never creates one.
+The schema is versioned with Alembic migrations that run on open (under an advisory
+lock on PostgreSQL, so that several proxy replicas starting at once migrate once).
 
 Writes are synchronous, and a pair's row and answers are committed together (a batch
 of pairs shares a transaction), so a pair is in the store whole or not at all: a
