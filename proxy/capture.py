@@ -1,10 +1,11 @@
 """The capture log: requests the proxy sees, as OpenAI Batch JSONL, for ``shadowdiff replay``.
 
 Lines are ``{"custom_id", "method": "POST", "url", "body"}`` - vLLM's ``run-batch``
-input, which ``replay`` reads. Requests are sampled, redacted (e-mail addresses,
-keys: ``--redact``), and written by a background thread; the file is rotated past
-``max_bytes`` (``capture.jsonl`` → ``capture.jsonl.1`` …). Headers are never written,
-so an Authorization header cannot end up in a capture.
+input, which ``replay`` reads. Requests are sampled, kept as the store keeps them
+(without ``api_key`` and ``user``, redacted: ``shadowdiff.redact``), and written by a
+background thread; the file is rotated past ``max_bytes`` (``capture.jsonl`` →
+``capture.jsonl.1`` …). Headers are never written, so an Authorization header cannot
+end up in a capture; the ``custom_id`` is the pair's key, redacted like the rest.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class Capture:
             key, path, body = cast(tuple[str, str, dict[str, Any]], item)
             try:
                 line = orjson.dumps({"custom_id": key, "method": "POST", "url": path,
-                                     "body": self.redactor.value(body)}) + b"\n"
+                                     "body": self.redactor.request(body)}) + b"\n"
             except (TypeError, RecursionError, orjson.JSONEncodeError):
                 self.dropped += 1  # a request nested too deep to write back: skipped, the rest goes on
                 continue

@@ -91,8 +91,8 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--capture-max-bytes", default=100 * 1024 * 1024, show_default=True, help="Rotate the capture past this.")
 @option("--capture-keep", default=5, show_default=True, help="Rotated capture files kept.")
 @option("--redact", multiple=True,
-        help="A regular expression redacted from stored and captured requests (repeatable; "
-             "default: e-mail addresses and key-like tokens).")
+        help="A regular expression redacted from whatever is stored, captured or logged, besides the "
+             "defaults (e-mail addresses, keys, tokens, credentials); repeatable.")
 @option("--drain-timeout", default=30.0, show_default=True,
         help="At shutdown, seconds for in-flight streams and pending pairs to finish.")
 @option("--label", multiple=True, metavar="KEY=VALUE",
@@ -126,5 +126,5 @@ def settings_from_options(*, capture: Path | None, capture_rate: float, capture_
                           exclude_model: tuple[str, ...], primary_side: str, **rest: Any) -> ProxySettings:
     return ProxySettings(
         capture=CaptureSettings(capture, capture_rate, capture_max_bytes, capture_keep) if capture else None,
-        redact=tuple(redact) or DEFAULT_REDACTIONS, labels=parse_labels(label), exclude_models=tuple(exclude_model),
+        redact=DEFAULT_REDACTIONS + tuple(redact), labels=parse_labels(label), exclude_models=tuple(exclude_model),
         primary_side=Side(primary_side), **rest)

@@ -37,6 +37,7 @@ from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
+from shadowdiff.redact import failure_text
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
@@ -119,7 +120,7 @@ class Forwarder:
         except aiohttp.ClientError as exc:
             request.failed = not request.gone
             if not request.gone:
-                log.warning("primary request failed: %s", _described(exc))
+                log.warning("primary request failed: %s", failure_text(exc))
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
@@ -319,9 +320,11 @@ class _Request:
     @property
     def key(self) -> str:
         """The pair's and the capture line's id: unique in the run even when clients
-        reuse an X-Request-Id, and still greppable by it."""
+        reuse an X-Request-Id, and still greppable by it - redacted, since it is stored
+        and captured (a client may put anything there), and cut to fit the store's column."""
         if self._key is None:
-            client_id = next((v.decode("latin-1") for k, v in self.headers if k == b"x-request-id"), None)
+            client_id = next((self.f.pairs.redactor.text(v.decode("latin-1"))[:200]
+                              for k, v in self.headers if k == b"x-request-id"), None)
             unique = f"{self.f.instance}{next(self.f.counter):x}"
             self._key = f"{client_id}-{unique}" if client_id else unique
         return self._key
@@ -364,11 +367,3 @@ class _Request:
             # None: the client left (or the server is stopping) - the pair is aborted
             self.primary.set_result("primary_error" if self.failed else None)
 
-
-def _described(exc: aiohttp.ClientError) -> str:
-    """A failed primary request, for the log: what went wrong, never the request. The
-    repr of aiohttp's ClientResponseError carries the request's headers, the client's
-    Authorization among them, and its URL carries the query string."""
-    if isinstance(exc, aiohttp.ClientResponseError):
-        return f"{type(exc).__name__}: HTTP {exc.status}, {exc.message}"
-    return f"{type(exc).__name__}: {exc}"

@@ -153,11 +153,12 @@ class PairRecorder:
             return
         if triage is None:
             triage = await triage_off_loop(base, cand, comparison, margin)
-        self.writer.submit(Pair(
-            key=key, seq=seq, endpoint=path, prompt=self.redactor.text(prompt_text(plan.request)),
-            request=self.redactor.value(_stored(plan.request)),
-            comparison=comparison, answers=answers, category=_category(plan.request),
-            comparable=plan.comparable, margin=margin, noise=noise, **triage))
+        # Compared and triaged on the true answers; what is stored is redacted (the
+        # client's stream was never touched).
+        pair = Pair(key=key, seq=seq, endpoint=path, prompt=prompt_text(plan.request), request=plan.request,
+                    comparison=comparison, answers=answers, category=_category(plan.request),
+                    comparable=plan.comparable, margin=margin, noise=noise, **triage)
+        self.writer.submit(await self.redactor.pair_off_loop(pair))
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
         """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""
@@ -217,7 +218,3 @@ def _category(request: dict[str, Any]) -> str | None:
     category = metadata.get("category") if isinstance(metadata, dict) else None
     return None if category is None else str(category)
 
-
-def _stored(request: dict[str, Any]) -> dict[str, Any]:
-    """The request as stored: everything but fields that may carry credentials."""
-    return {k: v for k, v in request.items() if k not in ("api_key", "user")}

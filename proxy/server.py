@@ -9,6 +9,7 @@ directory unless one is given) and a scrape of any worker sums them all.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import shutil
@@ -18,19 +19,35 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from uvicorn.config import LOGGING_CONFIG
 from uvicorn.supervisors import Multiprocess
 
 from proxy.app import ProxyApp, build_app
-from proxy.settings import ProxySettings, settings_from_json, settings_to_json
+from proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
 from shadowdiff.errors import ConfigError
 from shadowdiff.listen import bind
 
 SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
 
 
+def _log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
+    """uvicorn's logging, with every handler redacting what it writes (shadowdiff.redact.
+    LogRedaction: the patterns, and URLs' query strings) and the proxy's own logger, and
+    anything that reaches the root (asyncio's "exception never retrieved"...), sent
+    through the same handler rather than Python's bare last resort."""
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["filters"] = {"redact": {"()": "shadowdiff.redact.LogRedaction", "patterns": list(settings.redact)}}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["redact"]
+    config["loggers"]["shadowdiff"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    config["root"] = {"handlers": ["default"], "level": "WARNING"}
+    return config
+
+
 def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
     return {
-        "log_level": log_level, "access_log": False, "server_header": False, "date_header": False,
+        "log_level": log_level, "log_config": _log_config(settings, log_level), "access_log": False,
+        "server_header": False, "date_header": False,
         "lifespan": "on",
         # no X-Forwarded-* rewriting of the scope: it costs on every request, and the
         # proxy forwards headers as they came anyway
@@ -64,11 +81,12 @@ def _metrics_directory() -> None:
 
 def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning", workers: int = 1) -> None:
     """Serve until SIGTERM or SIGINT; in-flight streams finish, pending pairs are stored."""
-    shadow = f", mirroring to {settings.shadow}" if settings.shadow else " (no shadow: pass-through only)"
+    shadow = f", mirroring to {public_url(settings.shadow)}" if settings.shadow else " (no shadow: pass-through only)"
     if workers > 1 and settings.capture is not None:
         raise ConfigError("--capture writes one file: run it with --workers 1")
     sock = bind(host, port)      # before the banner: a busy port is one error line, not a banner and a failure
-    print(f"shadowdiff serve: http://{host}:{port} -> {settings.primary} ({settings.primary_side.value}){shadow}"
+    print(f"shadowdiff serve: http://{host}:{port} -> {public_url(settings.primary)} "
+          f"({settings.primary_side.value}){shadow}"
           + (f", {workers} workers" if workers > 1 else ""), file=sys.stderr, flush=True)
     if workers == 1:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -15,16 +15,12 @@ from typing import Any
 
 from shadowdiff.errors import ConfigError
 from shadowdiff.records import Side
-from shadowdiff.redact import check_patterns
+from shadowdiff.redact import DEFAULT_PATTERNS, check_patterns
 
 MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
-# Patterns redacted from captured requests by default: e-mail addresses and things
-# that look like API keys or bearer tokens.
-DEFAULT_REDACTIONS = (
-    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
-    r"\b(?:sk|pk|rk|api|key)[-_][A-Za-z0-9_-]{12,}\b",
-    r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}",
-)
+# Redacted from everything serve keeps, always (``--redact`` adds to them): e-mail
+# addresses, keys and tokens, credentials (shadowdiff.redact).
+DEFAULT_REDACTIONS = DEFAULT_PATTERNS
 
 
 @dataclass(frozen=True)
@@ -71,7 +67,7 @@ class ProxySettings:
     keep_rate: float = 0.01                # identical and sampled pairs kept in the store
     near: float = 0.9
     capture: CaptureSettings | None = None
-    redact: tuple[str, ...] = DEFAULT_REDACTIONS   # applied to stored and captured requests
+    redact: tuple[str, ...] = DEFAULT_REDACTIONS   # applied to whatever is stored, captured or logged
     drain_timeout: float = 30.0
     labels: dict[str, str] = field(default_factory=dict)  # recorded with the run (model pair, GPU...)
     review_token: str | None = None        # opens the review UI under /review (None: no UI)
@@ -116,23 +112,30 @@ class ProxySettings:
 
     def name_of(self, side: Side) -> str:
         """A side's name for the model-pair info metric: its model, else its host."""
-        url = self.primary if side is self.primary_side else (self.shadow or "")
+        url = public_url(self.primary if side is self.primary_side else (self.shadow or ""))
         return self.model_of(side) or re.sub(r"^https?://", "", url).rstrip("/") or side.value
 
     def recorded(self) -> dict[str, object]:
-        """What is stored with the run (no secrets)."""
+        """What is stored with the run (no secrets: no API key, no password in a URL)."""
+        primary, shadow, replica = (None if u is None else public_url(u) for u in (self.primary, self.shadow,
+                                                                                     self.replica))
         return {
-            "primary": self.primary, "shadow": self.shadow, "primary_side": self.primary_side.value,
+            "primary": primary, "shadow": shadow, "primary_side": self.primary_side.value,
             "primary_model": self.primary_model, "shadow_model": self.shadow_model,
             "sample_rate": self.sample_rate, "sample_header": self.sample_header,
             "max_shadow_in_flight": self.max_shadow_in_flight, "shadow_timeout": self.shadow_timeout,
             "keep_rate": self.keep_rate, "thresholds": {"near": self.near}, "labels": dict(self.labels),
-            "replica": self.replica, "replica_model": self.model_of(Side.REPLICA) if self.replica else None,
+            "replica": replica, "replica_model": self.model_of(Side.REPLICA) if self.replica else None,
             "replica_rate": self.replica_rate if self.replica else None,
-            "sides": {self.primary_side.value: {"url": self.primary, "model": self.primary_model},
-                      **({self.shadow_side.value: {"url": self.shadow, "model": self.shadow_model}}
+            "sides": {self.primary_side.value: {"url": primary, "model": self.primary_model},
+                      **({self.shadow_side.value: {"url": shadow, "model": self.shadow_model}}
                          if self.shadow else {})},
         }
+
+
+def public_url(url: str) -> str:
+    """A side's URL as it is shown, stored or exported: without ``user:password@``."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", r"\1", url, flags=re.I)
 
 
 def settings_to_json(settings: ProxySettings) -> str:

@@ -24,6 +24,7 @@ from proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.compare import is_comparable
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
+from shadowdiff.redact import failure_text
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
@@ -248,11 +249,11 @@ class Mirror:
         except TimeoutError:
             return replace(failed, error=f"no answer within {self.settings.shadow_timeout:g} s"), "timeout"
         except aiohttp.ClientConnectorError as exc:
-            return replace(failed, error=f"connection failed: {exc}"), "connect_error"
+            return replace(failed, error=f"connection failed: {failure_text(exc)}"), "connect_error"
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
             return replace(failed, status=200, error=f"connection lost mid-answer: {type(exc).__name__}"), "reset"
         except aiohttp.ClientError as exc:  # an invalid HTTP answer, among others
-            return replace(failed, error=f"invalid answer: {type(exc).__name__}: {exc}"[:500]), "malformed"
+            return replace(failed, error=f"invalid answer: {failure_text(exc)}"[:500]), "malformed"
         if len(raw) > OFF_LOOP_BYTES:
             reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
         else:

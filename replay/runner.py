@@ -204,7 +204,8 @@ class Replay:
                 self._warn(f"line {record.line}: the pair could not be made ({type(exc).__name__}: {exc}); "
                            "recorded as an error")
                 pair = self._failed(record, exc)
-            self._writer.submit(pair)
+            # compared on the true answers; stored redacted
+            self._writer.submit(await self._redactor.pair_off_loop(pair))
             self._count(pair)
 
     def _failed(self, record: logs.LogRecord, exc: Exception) -> Pair:
@@ -215,15 +216,15 @@ class Replay:
         """A pair no side could answer, recorded (not lost) with ``error`` and the request it had come to."""
         answers = {u.side: Answer(u.side, u.model, error=error) for u in self.settings.upstreams}
         return Pair(key=record.key, seq=record.line, endpoint=record.endpoint,
-                    prompt=self._redactor.text(record.prompt), request=self._stored(body),
-                    comparison=error_comparison(), answers=answers, category=record.category,
+                    prompt=record.prompt, request=self._stored(body), comparison=error_comparison(),
+                    answers=answers, category=record.category,
                     comparable=is_comparable(body))
 
-    def _stored(self, body: dict[str, Any]) -> Any:
+    def _stored(self, body: dict[str, Any]) -> dict[str, Any]:
         """The request as the baseline was sent it - overrides applied, its model name (the
-        candidate's differs in that alone) - redacted (issue 15: not the log's body)."""
+        candidate's differs in that alone; issue 15: not the log's body)."""
         model = self.settings.baseline.model
-        return self._redactor.value({**body, "model": model} if model is not None else body)
+        return {**body, "model": model} if model is not None else body
 
     async def _history(self, record: logs.LogRecord, caller: Caller) -> list[dict[str, Any]] | str:
         """The conversation before ``record``'s turn: each earlier user turn and the baseline's
@@ -259,7 +260,7 @@ class Replay:
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
         return Pair(
-            key=record.key, seq=record.line, endpoint=record.endpoint, prompt=self._redactor.text(record.prompt),
+            key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt,
             request=self._stored(body),
             comparison=comparison, answers=by_side, category=record.category,
             comparable=is_comparable(body),

@@ -1,14 +1,66 @@
-"""Redacting patterns (e-mail addresses, keys...) from requests before they are kept."""
+"""Redacting secrets (keys, tokens, e-mail addresses...) from what shadowdiff keeps.
+
+What is kept - stored pairs (prompt, request, every answer, triage signals), capture
+lines, their ids, error texts and log lines - goes through a ``Redactor``; what is sent
+upstream or to the client never does. A secret is recognised by its shape (the
+``DEFAULT_PATTERNS``, or ``--redact``), or by the name it is filed under (a JSON key
+such as ``api_key`` or ``password``); a secret with neither - a bare random word in a
+prompt - cannot be told from text and is kept.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
+import aiohttp
+
+from shadowdiff.compare import off_loop
 from shadowdiff.errors import ConfigError
+from shadowdiff.records import Answer, Pair
 
 MARK = "[REDACTED]"
+
+_TOKEN = r"[A-Za-z0-9._~+/=-]"   # a bearer token's characters (RFC 6750's b64token)
+# Recognised by their shape. Each is weighed against ordinary text (tests/core/test_redact.py):
+# where a shape could be a word, the pattern asks for more than the shape.
+DEFAULT_PATTERNS = (
+    # e-mail addresses
+    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    # Authorization credentials, any case: the token must look like one (8+ characters
+    # with a digit, a base64 sign or an inner capital), so "basic understanding" is text
+    rf"(?i:\b(?:bearer|basic)\s+)(?={_TOKEN}*?(?:[0-9+/=_~]|[a-z][A-Z])){_TOKEN}{{8,}}",
+    # JSON Web Tokens: base64url '{"' header and payload, a signature (empty for alg none)
+    r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
+    # OpenAI-style keys (sk-…, sk-proj-…, sk-ant-…), any length from 8
+    r"\bsk-[A-Za-z0-9_-]{8,}",
+    # Stripe keys; GitHub, Hugging Face, Slack and Google tokens
+    r"\b[spr]k_(?:live|test)_[A-Za-z0-9]{8,}",
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,})",
+    r"\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}",
+    # AWS access key ids
+    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
+    # key-…/api_… identifiers: a run of 16+ letters and digits with a digit (key_performance_indicators is text)
+    r"\b(?:api|key|token|secret)[-_](?=[A-Za-z]*[0-9])[A-Za-z0-9]{16,}\b",
+    # a value filed under a credential's name, in text or a URL's query: api_key=…,
+    # "password": "…", ?api-key=… (only the value goes; a call such as input() is no value)
+    r"(?i:\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)"
+    r"[\"']?\s*[:=]\s*[\"']?)(?P<secret>[A-Za-z0-9._~+/=!@#$%^*-]{6,})",
+    # credentials in a URL: scheme://user:password@host
+    r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<secret>[^\s/?#@:]+:[^\s/?#@]+)@",
+)
+
+# Top-level request fields that are dropped from what is kept (store and capture):
+# credentials some clients put in the body, and the end user's identity.
+CREDENTIAL_FIELDS = frozenset({"api_key", "user"})
+# JSON keys (any depth, any case, with or without - and _) whose string values are redacted.
+_SECRET_KEYS = frozenset({"apikey", "xapikey", "password", "passwd", "secret", "clientsecret", "accesstoken",
+                          "authtoken", "refreshtoken", "authorization", "cookie", "setcookie"})
+_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)\?[^\s#'\"]*")
 
 
 def check_patterns(patterns: Iterable[str]) -> None:
@@ -20,23 +72,167 @@ def check_patterns(patterns: Iterable[str]) -> None:
             raise ConfigError(f"--redact {pattern!r} is not a valid regular expression: {exc}") from exc
 
 
+def without_credentials(request: dict[str, Any]) -> dict[str, Any]:
+    """A request as it may be kept: without the ``CREDENTIAL_FIELDS``."""
+    return {k: v for k, v in request.items() if k not in CREDENTIAL_FIELDS}
+
+
+def without_queries(text: str) -> str:
+    """``text`` with every URL's query string replaced by the mark (an error text from
+    an HTTP library names the URL it called, query and all: ``?api-key=…``)."""
+    return _QUERY.sub(rf"\1?{MARK}", text)
+
+
+def failure_text(exc: BaseException) -> str:
+    """An upstream call's exception, for a log or an answer's error: what went wrong,
+    never the request. aiohttp's ClientResponseError (an invalid status line is one)
+    carries the request's headers in its repr - the client's Authorization among them -
+    and its URL, query string and all, in its text."""
+    text = f"HTTP {exc.status}, {exc.message}" if isinstance(exc, aiohttp.ClientResponseError) else str(exc)
+    return without_queries(f"{type(exc).__name__}: {text}")
+
+
 class Redactor:
-    """Replaces every match of the patterns, in every string of a JSON value."""
+    """Replaces every match of the patterns with ``MARK``: in strings, in every string
+    and key of a JSON value, in answers and pairs. A pattern with a group named
+    ``secret`` has only that group replaced."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        patterns = list(patterns)
-        self._pattern = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        self._patterns = [re.compile(p) for p in patterns]
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """What to replace in ``text``: the matches of all patterns, merged where they overlap."""
+        spans = []
+        for pattern in self._patterns:
+            group = "secret" if "secret" in pattern.groupindex else 0
+            spans += [m.span(group) for m in pattern.finditer(text) if m.end(group) > m.start(group)]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
 
     def text(self, value: str) -> str:
-        return value if self._pattern is None else self._pattern.sub(MARK, value)
+        if not self._patterns:
+            return value
+        out, at = [], 0
+        for start, end in self._spans(value):
+            out += [value[at:start], MARK]
+            at = end
+        return "".join(out) + value[at:] if out else value
 
     def value(self, value: Any) -> Any:
-        if self._pattern is None:
+        """A JSON value with every string redacted, keys too; a string filed under a
+        credential's name (``password``, ``api_key``...) is replaced whole."""
+        if not self._patterns:
             return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                key = self.text(k) if isinstance(k, str) else k
+                while key in out:   # two keys redacted alike: both are kept
+                    key = f"{key}'"
+                secret = isinstance(v, str) and isinstance(k, str) and _normal(k) in _SECRET_KEYS
+                out[key] = MARK if secret else self.value(v)
+            return out
         return value
+
+    def tokens(self, tokens: Sequence[str] | None) -> list[str] | None:
+        """Output tokens, redacted where their concatenation is: a key spelt over several
+        tokens is cut from each of them (the token count, and so the margins, stay)."""
+        if not tokens or not self._patterns:
+            return list(tokens) if tokens is not None else None
+        joined = "".join(tokens)
+        spans = self._spans(joined)
+        if not spans:
+            return list(tokens)
+        out, start = [], 0
+        for token in tokens:
+            end = start + len(token)
+            piece, at = [], start
+            for s, e in spans:
+                if e <= start or s >= end:
+                    continue
+                piece.append(joined[at:max(s, start)])
+                if s >= start:
+                    piece.append(MARK)
+                at = min(e, end)
+            out.append("".join(piece) + joined[at:end])
+            start = end
+        return out
+
+    def request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A request as it is kept (stored or captured): without the ``CREDENTIAL_FIELDS``, redacted."""
+        kept: dict[str, Any] = self.value(without_credentials(request))
+        return kept
+
+    def _choice_parts(self, text: str, reasoning: str | None, refusal: str | None,
+                      tool_calls: list[dict[str, Any]] | None) -> dict[str, Any]:
+        return {"text": self.text(text), "reasoning": None if reasoning is None else self.text(reasoning),
+                "refusal": None if refusal is None else self.text(refusal), "tool_calls": self.value(tool_calls)}
+
+    def answer(self, answer: Answer) -> Answer:
+        """An answer as it is stored: every choice's text, reasoning, refusal and tool
+        calls, the tokens, the error and the model name redacted."""
+        if not self._patterns:
+            return answer
+        others = tuple(replace(c, **self._choice_parts(c.text, c.reasoning, c.refusal, c.tool_calls))
+                       for c in answer.others)
+        return replace(answer, **self._choice_parts(answer.text, answer.reasoning, answer.refusal, answer.tool_calls),
+                       model=None if answer.model is None else self.text(answer.model),
+                       error=None if answer.error is None else self.text(answer.error),
+                       tokens=self.tokens(answer.tokens), others=others)
+
+    def pair(self, pair: Pair) -> Pair:
+        """A pair as it is stored, once it has been compared (on the true answers): its
+        prompt, request (without the ``CREDENTIAL_FIELDS``), answers and signals redacted."""
+        if not self._patterns:
+            return replace(pair, request=without_credentials(pair.request))
+        return replace(pair, prompt=self.text(pair.prompt), request=self.request(pair.request),
+                       answers={side: self.answer(a) for side, a in pair.answers.items()},
+                       category=None if pair.category is None else self.text(pair.category),
+                       signals=self.value(pair.signals))
+
+    async def pair_off_loop(self, pair: Pair) -> Pair:
+        """``pair`` for callers on an event loop: in a thread when its answers are long, as
+        their comparison is."""
+        if any(off_loop(a, a) for a in pair.answers.values()):
+            return await asyncio.to_thread(self.pair, pair)
+        return self.pair(pair)
+
+
+def _normal(key: str) -> str:
+    return key.lower().replace("-", "").replace("_", "")
+
+
+class LogRedaction(logging.Filter):
+    """A log handler's filter that redacts each record - its message, arguments and
+    traceback - before it is formatted; installed on every handler ``serve`` logs through."""
+
+    def __init__(self, patterns: Sequence[str] = DEFAULT_PATTERNS) -> None:
+        super().__init__()
+        self.redactor = Redactor(patterns)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.name == "uvicorn.access":
+            # (its formatter unpacks the arguments: method, path with its query...)
+            record.args = tuple(self._clean(a) if isinstance(a, str) else a for a in record.args)
+        else:
+            record.msg, record.args = self._clean(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._clean(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._clean(record.stack_info)
+        return True
+
+    def _clean(self, text: str) -> str:
+        return self.redactor.text(without_queries(text))
+

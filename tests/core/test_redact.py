@@ -1,0 +1,163 @@
+"""Redaction: a corpus of secret shapes the defaults must catch, and ordinary text they
+must leave alone; answers, pairs, tokens, keys, error texts and log records."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from shadowdiff.compare import Comparison, Outcome
+from shadowdiff.records import Answer, Choice, Pair, Side
+from shadowdiff.redact import DEFAULT_PATTERNS, MARK, LogRedaction, Redactor, failure_text, without_queries
+
+R = Redactor(DEFAULT_PATTERNS)
+
+# Each secret, alone in a sentence, must be gone (and nothing else of it left behind).
+SECRETS = [
+    "Bearer abcdefgh1234",
+    "bearer abcdefgh1234",
+    "BEARER ya29.a0AfH6SMBx",
+    "Basic dXNlcjpwYXNz",                 # user:pass, no digit: caught by its inner capitals
+    "basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "eyJhbGciOiJub25lIn0.eyJ1c2VyIjoiYm9iIn0.",                          # alg none: no signature
+    "sk-abcdefgh",                        # short: 8 after the prefix
+    "sk-proj-Ab12Cd34Ef56Gh78Ij90",
+    "sk-ant-api03-abcdEFGH1234",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "xoxb-123456789012-abcdefABCDEF",
+    "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "AKIAIOSFODNN7EXAMPLE",
+    "ASIAY34FZKBOKMUTVV7A",
+    "jane.doe+work@example.co.uk",
+    "key-3f9a8b7c6d5e4f3a2b1c",
+]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_each_default_pattern_catches_its_shapes(secret: str) -> None:
+    text = f"before {secret} after"
+    assert R.text(text) == f"before {MARK} after"
+    # inside JSON, as a value and as a key, and inside a string that is JSON (tool-call arguments)
+    assert R.value({"note": text}) == {"note": f"before {MARK} after"}
+    assert R.value({secret: 1, "x": [{secret: secret}]}) == {MARK: 1, "x": [{MARK: MARK}]}
+    assert secret not in R.text(f'{{"arg": "{secret}"}}')
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ('api_key=zq8w7e6r&model=x', "api_key=[REDACTED]&model=x"),
+    ("GET /v1/chat?api-key=correcthorse HTTP/1.1", "GET /v1/chat?api-key=[REDACTED] HTTP/1.1"),
+    ('{"password": "hunter22", "n": 1}', '{"password": "[REDACTED]", "n": 1}'),
+    ("Client_Secret: s3cr3t-value", "Client_Secret: [REDACTED]"),
+    ("https://admin:pw123@db.internal:5432/x", "https://[REDACTED]:5432/x"),   # (the host looks like an e-mail's)
+    ("postgresql://admin:pw123@db/x", "postgresql://[REDACTED]@db/x"),
+])
+def test_a_value_filed_under_a_credentials_name_goes_and_the_name_stays(text: str, kept: str) -> None:
+    assert R.text(text) == kept
+
+
+# Ordinary text the defaults must not eat. The trade-offs decided (README, Redaction):
+# a shape needs more than a keyword - "Bearer"/"Basic" followed by a plain word is text,
+# so an all-letter bearer token is kept; key_/api_ identifiers need a 16+ run with a
+# digit; a value after password= goes even when it is code, unless it is a call.
+ORDINARY = [
+    "The skeleton crew of the task-force met at 10:30 on 2024-05-01.",
+    "sklearn and sk-learn are the same; skip the desk-lamp.",
+    "Basic understanding of the bearer instruments market is assumed.",
+    "The request id is 123e4567-e89b-12d3-a456-426614174000, see ticket #4521.",
+    "Call 555-123-4567, pay $1,234.56 or 3.14159 EUR; 0x7fffffff is the maximum.",
+    "key_performance_indicators and api_request_timeout_seconds are config names.",
+    "password = input() and token: Hello are ordinary code and prose.",
+    "an @mention, a C@T, user@localhost and a.b@c are not e-mail addresses here",
+    "AKIA is a prefix; AKIAshort is not a key, nor is eyJ alone or eyJabc.def",
+    "Das Schlüsselwort, le mot de passe: 秘密 — unchanged",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert R.text(text) == text
+
+
+@given(st.lists(st.text(alphabet="ab sk-AKIA0123456789@.", max_size=12), max_size=12))
+def test_redacted_tokens_join_to_the_redacted_text(tokens: list[str]) -> None:
+    redacted = R.tokens(tokens)
+    assert redacted is not None and len(redacted) == len(tokens)
+    assert "".join(redacted) == R.text("".join(tokens))
+
+
+def test_a_key_spelt_over_several_tokens_is_cut_from_each() -> None:
+    tokens = ["my", " key", " is", " sk", "-abc", "123", "45678", " ok"]
+    assert R.tokens(tokens) == ["my", " key", " is", f" {MARK}", "", "", "", " ok"]
+
+
+def test_keys_redacted_alike_are_both_kept() -> None:
+    assert R.value({"a@x.io": 1, "b@x.io": 2}) == {MARK: 1, f"{MARK}'": 2}
+
+
+def test_no_patterns_changes_nothing_but_the_credential_fields() -> None:
+    pair = _pair("sk-abcdefgh12")
+    kept = Redactor([]).pair(pair)
+    assert kept.prompt == pair.prompt and kept.answers == pair.answers
+    assert kept.request == {"model": "m", "messages": pair.request["messages"]}
+
+
+def _pair(secret: str) -> Pair:
+    answer = Answer(Side.BASELINE, "m", text=f"echo {secret}", reasoning=f"think {secret}", refusal=f"no {secret}",
+                    tool_calls=[{"id": "1", "type": "function",
+                                 "function": {"name": "f", "arguments": f'{{"k": "{secret}"}}'}}],
+                    tokens=["echo ", secret[:3], secret[3:]], error=f"HTTP 500: {secret}",
+                    others=(Choice(1, text=f"two {secret}", reasoning=secret, refusal=secret,
+                                   tool_calls=[{"function": {"arguments": secret}}]),))
+    return Pair(key="k", seq=1, endpoint="/v1/chat/completions", prompt=f"say {secret}",
+                request={"model": "m", "messages": [{"role": "user", "content": f"say {secret}"}],
+                         "api_key": "plain", "user": "alice"},
+                comparison=Comparison(Outcome.DIVERGENT, 0.5, None, 0, None, 1.0),
+                answers={Side.BASELINE: answer, Side.CANDIDATE: answer, Side.REPLICA: answer},
+                category=secret, signals=[{"kind": "label", "value": {secret: secret}, "reason": secret}])
+
+
+def test_a_pair_is_redacted_in_every_part_it_stores() -> None:
+    secret = "sk-proj-Zx12Yw34"
+    pair = _pair(secret)
+    stored = R.pair(pair)
+    assert secret not in repr(stored) and secret[3:] not in repr(stored)
+    assert "api_key" not in stored.request and "user" not in stored.request
+    assert stored.answers[Side.REPLICA].others[0].text == f"two {MARK}"
+    assert stored.comparison == pair.comparison    # measured on the true answers, kept as it was
+    assert secret in repr(pair)                    # and the pair it was made from is untouched
+
+
+def test_error_texts_lose_the_query_string_and_the_request() -> None:
+    import aiohttp
+    from multidict import CIMultiDict, CIMultiDictProxy
+    from yarl import URL
+
+    url = URL("http://127.0.0.1:9/v1/chat/completions?api-key=plainsecret")
+    info = aiohttp.RequestInfo(url, "POST", CIMultiDictProxy(CIMultiDict({"Authorization": "Bearer plainsecret"})),
+                               url)
+    exc = aiohttp.ClientResponseError(info, (), status=400, message="Invalid status line 'NOPE'")
+    assert "plainsecret" in f"{exc} {exc!r}"        # what aiohttp says...
+    assert "plainsecret" not in failure_text(exc)   # ...and what is kept
+    assert failure_text(exc) == "ClientResponseError: HTTP 400, Invalid status line 'NOPE'"
+    assert without_queries("see 'https://h/p?a=1&b=2' and http://h/q") == f"see 'https://h/p?{MARK}' and http://h/q"
+
+
+def test_log_records_are_redacted_with_their_arguments_and_traceback() -> None:
+    record = logging.LogRecord("shadowdiff.proxy", logging.WARNING, __file__, 1, "failed: %s at %s",
+                               ("sk-abcdefgh12", "http://h/x?token=plainsecret"), None)
+    try:
+        raise ValueError("boom Bearer abcdef123456")
+    except ValueError:
+        record.exc_info = sys.exc_info()
+    assert LogRedaction().filter(record)
+    text = logging.Formatter().format(record)
+    assert "sk-abcdefgh12" not in text and "plainsecret" not in text and "abcdef123456" not in text
+    assert "failed: [REDACTED] at http://h/x?[REDACTED]" in text and "ValueError: boom [REDACTED]" in text
