@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from proxy.membership import Membership
 from shadowdiff.store import Store, schema
 from shadowdiff.store.members import STALE_AFTER, RunMembers, StillRunning, describe
 
@@ -121,24 +120,6 @@ def test_the_last_live_member_to_leave_finishes_the_run_past_a_killed_one(store:
     members.join("prod", SETTINGS, "c", "h", 3)
     assert members.leave(run_id, "c")
     assert {m.id: m.ended for m in members.members(run_id)} == {"a": "lost", "b": "stopped", "c": "stopped"}
-
-
-def test_a_member_closed_under_it_moves_to_a_new_run(store: Store) -> None:
-    membership = Membership(store, "prod", SETTINGS, "a", heartbeat=0.05)
-    moved = threading.Event()
-    membership.on_moved = lambda run_id: moved.set()
-    first = membership.join()
-    try:
-        assert RunMembers(store).heartbeat(first, "a")
-        with pytest.raises(StillRunning):
-            RunMembers(store).close(first)
-        assert [m.ended for m in RunMembers(store).close(first, force=True)] == ["forced"]
-        assert moved.wait(10)
-        assert membership.run_id != first and store.run(first).finished_at is not None
-        assert [m.ended for m in RunMembers(store).members(first)] == ["forced"]
-    finally:
-        membership.leave()
-    assert membership.run_id is not None and store.run(membership.run_id).finished_at is not None
 
 
 def test_a_run_without_members_closes_as_before(store: Store) -> None:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,9 +20,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from proxy.membership import Membership
 from shadowdiff.store import Run, Store
-from shadowdiff.store.members import RunMembers
+from shadowdiff.store.members import RunMembers, StillRunning
 from tests.conftest import postgres_database
+from tests.core.test_run_members import SETTINGS
 from tests.proxy.test_mirroring import FP8, chat, wait_for
 from tests.servers import free_port, shadowdiff_process, wait_ready
 
@@ -150,3 +153,21 @@ def test_two_serve_processes_of_one_deployment_write_one_run(backends: tuple[str
     code, text, summary = report(location, tmp_path / "done")
     assert code == 0, text
     assert summary["pairs"] == REQUESTS and text.startswith(f"run {run.id} (serve, started ")
+
+
+def test_a_member_closed_under_it_moves_to_a_new_run(store: Store) -> None:
+    membership = Membership(store, "prod", SETTINGS, "a", heartbeat=0.05)
+    moved = threading.Event()
+    membership.on_moved = lambda run_id: moved.set()
+    first = membership.join()
+    try:
+        assert RunMembers(store).heartbeat(first, "a")
+        with pytest.raises(StillRunning):
+            RunMembers(store).close(first)
+        assert [m.ended for m in RunMembers(store).close(first, force=True)] == ["forced"]
+        assert moved.wait(10)
+        assert membership.run_id != first and store.run(first).finished_at is not None
+        assert [m.ended for m in RunMembers(store).members(first)] == ["forced"]
+    finally:
+        membership.leave()
+    assert membership.run_id is not None and store.run(membership.run_id).finished_at is not None
