@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from proxy.capture import Capture
 from proxy.forward import Forwarder
+from proxy.membership import Membership
 from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
 from proxy.settings import ProxySettings
@@ -51,6 +52,7 @@ class ProxyApp:
         self.store: Store | None = None
         self.writer: PairWriter | None = None
         self.run_id: str | None = None
+        self.membership: Membership | None = None
         self.capture: Capture | None = None
         self.review: ASGIApp | None = None
         self.state: StateCollector | None = None
@@ -95,9 +97,12 @@ class ProxyApp:
         if s.shadow is not None or s.review_token is not None:
             self.store = await asyncio.to_thread(Store.open, s.store)
         if s.shadow is not None and self.store is not None:
-            self.run_id = await asyncio.to_thread(self.store.create_run, "serve", s.recorded())
+            # this process's key prefix names it among the run's members: keys never collide in a shared run
+            self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"))
+            self.run_id = await asyncio.to_thread(self.membership.join)
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc)
             self.pairs.writer = self.writer
+            self.membership.on_moved = self._moved
         if s.review_token is not None and self.store is not None:
             from shadowdiff.review.app import build_review_app
 
@@ -117,6 +122,12 @@ class ProxyApp:
         gc.collect()
         gc.freeze()
 
+    def _moved(self, run_id: str) -> None:
+        """The run was closed under this process, which joined ``run_id`` (the heartbeat's thread)."""
+        self.run_id = run_id
+        if self.writer is not None:
+            self.writer.run_id = run_id    # read once per batch by the writer's thread
+
     async def shutdown(self) -> None:
         await self.pairs.drain(self.settings.drain_timeout)
         self.pairs.flush_counts()
@@ -126,8 +137,8 @@ class ProxyApp:
         if self.writer is not None:
             await asyncio.to_thread(self.writer.close)
         if self.store is not None:
-            if self.run_id is not None:
-                await asyncio.to_thread(self.store.finish_run, self.run_id)
+            if self.membership is not None:
+                await asyncio.to_thread(self.membership.leave)
             self.store.close()
         if self.capture is not None:
             await asyncio.to_thread(self.capture.close)

@@ -101,6 +101,10 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="Serve the review UI under /review, opened by this token (at least 8 characters).")
 @option("--alert-margin", default=0.05, show_default=True,
         help="Exported for the divergence alert: how far the divergence rate may rise above the noise floor.")
+@option("--deployment", default=None,
+        help="Name the run: every serve process given this name (and the same settings) on one store writes "
+             "to one run, e.g. a Kubernetes Deployment's replicas (default: a run of this process and its "
+             "workers).")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
 @option("--host", default="127.0.0.1", show_default=True)

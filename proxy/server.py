@@ -4,17 +4,21 @@ With ``--workers N`` uvicorn starts N processes that each build the app from the
 settings the parent hands them (``SHADOWDIFF_SERVE_SETTINGS``, JSON), and the
 Prometheus metrics switch to prometheus-client's multiprocess mode: every worker
 writes its series to files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary
-directory unless one is given) and a scrape of any worker sums them all.
+directory unless one is given) and a scrape of any worker sums them all. The workers
+write one run: without ``--deployment`` the parent names one for them.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 import shutil
+import socket
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +99,9 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
         return
     created = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     _metrics_directory()
+    if settings.deployment is None:
+        # the workers are one deployment: they write one run (issue 16)
+        settings = dataclasses.replace(settings, deployment=f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     os.environ[SETTINGS_ENV] = settings_to_json(settings)
     try:
         # what uvicorn.run(workers=N) does, on the socket bound above

@@ -72,6 +72,7 @@ class ProxySettings:
     labels: dict[str, str] = field(default_factory=dict)  # recorded with the run (model pair, GPU...)
     review_token: str | None = None        # opens the review UI under /review (None: no UI)
     alert_margin: float = 0.05             # exported for the divergence alert: allowed rise above the noise floor
+    deployment: str | None = None          # processes with this name (and these settings) share one run
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -88,6 +89,8 @@ class ProxySettings:
         check_patterns(self.redact)
         if self.review_token is not None and len(self.review_token) < 8:
             raise ConfigError("--review-token must be at least 8 characters")
+        if self.deployment is not None and not 0 < len(self.deployment) <= 255:
+            raise ConfigError("--deployment must be 1 to 255 characters")
         for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")

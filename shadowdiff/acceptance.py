@@ -19,14 +19,16 @@ import sqlalchemy as sa
 
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
+from shadowdiff.store.members import STALE_AFTER
 from shadowdiff.store.review import NEEDS_REVIEW
 
 # Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
 _UNFINISHED = {
     "replay": "the run did not finish (stopped or killed part-way): continue it with the same "
               "`shadowdiff replay` command and --resume, then report again",
-    "serve": "the proxy's run is still open (it is serving, or was killed before it stopped): report again "
-             "once it has stopped; if it was killed, close its run with `shadowdiff close STORE --run RUN`",
+    "serve": "the proxy's run is still open (a proxy of it is serving, or was killed before it stopped): "
+             "report again once they have all stopped; if one was killed, close the run with "
+             f"`shadowdiff close STORE --run RUN` once it has been silent for {STALE_AFTER:.0f} s",
     "compare": "the comparison did not finish: run `shadowdiff compare` again",
 }
 BASELINE_WRONG = "factual_baseline"   # pairs whose factual verdicts all say the baseline is wrong

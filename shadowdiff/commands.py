@@ -23,6 +23,7 @@ from shadowdiff.listen import bind
 from shadowdiff.options import Finite, NoDecisionUsage, click_error, side_by_side_option
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
+from shadowdiff.store.members import RunMembers, StillRunning, describe
 
 if TYPE_CHECKING:
     from shadowdiff.judge import JudgeTally
@@ -161,8 +162,9 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                          else Path("."))
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
                               min_compared=min_compared, side_by_side=side_by_side)
+        members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
-               f"{'' if run.finished_at else ', not finished'})")
+               f"{'' if run.finished_at else ', not finished'}{', ' + members if members else ''})")
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
     raise SystemExit(int(paths.acceptance.decision))
@@ -209,13 +211,17 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
 @click.option("--run", "run_id", required=True,
               help="The run to close: its id, as `shadowdiff report` prints it (never a default: closing the "
                    "wrong run would let it pass).")
-def close(store: str, run_id: str) -> None:
-    """Close a proxy's run whose proxy was killed, so that report can decide on it.
+@click.option("--force", is_flag=True,
+              help="Close it even though some of its proxies still beat their hearts (they go on in a new run).")
+def close(store: str, run_id: str, force: bool) -> None:
+    """Close a proxy's run whose proxies were killed, so that report can decide on it.
 
-    A proxy closes its run when it stops; one killed (kill -9, out of memory, a node
-    gone) leaves it open, and `shadowdiff report` says INCOMPLETE for as long as it is.
-    Once that proxy is gone for good, close its run: it holds every pair the proxy
-    compared before it died (pairs still in flight then, a second at most, are lost).
+    A proxy leaves its run when it stops, and the last one to leave closes it; one killed
+    (kill -9, out of memory, a node gone) leaves it open, and `shadowdiff report` says
+    INCOMPLETE for as long as it is. Once those proxies are gone for good, close the run:
+    it holds every pair they compared before they died (pairs still in flight then, a
+    second at most, are lost). Refused while a proxy of the run still beats its heart
+    (every 10 s: one silent for 30 s is taken for gone), unless --force.
     A replay's run is never closed by hand - continue it with `--resume`, so that no
     line of its log goes unchecked; a compare is run again.
     """
@@ -226,6 +232,10 @@ def close(store: str, run_id: str) -> None:
             how = "continue it with the same `shadowdiff replay` command and --resume" if run.kind == "replay" \
                 else "run `shadowdiff compare` again"
             raise click.ClickException(f"run {run.id} is a {run.kind} run, which is not closed by hand: {how}")
-        opened.finish_run(run.id)
-    click.echo(f"closed run {run.id} (serve, started {run.created_at.isoformat()}); report on it with "
+        try:
+            closed = RunMembers(opened).close(run.id, force=force)
+        except StillRunning as exc:
+            raise click.ClickException(str(exc)) from exc
+    gone = f" and {len(closed)} of its proxies that never stopped" if closed else ""
+    click.echo(f"closed run {run.id} (serve, started {run.created_at.isoformat()}){gone}; report on it with "
                f"`shadowdiff report {store} --run {run.id}`")

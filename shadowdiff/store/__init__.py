@@ -95,6 +95,7 @@ class Run:
     created_at: datetime
     finished_at: datetime | None
     settings: dict[str, Any]
+    name: str | None = None      # a serve run's deployment: the processes that share it (see store.members)
 
 
 def database_url(location: str | Path, *, create: bool = True) -> str:
@@ -423,7 +424,7 @@ class StoredPair:
 
 
 def _run(row: Any) -> Run:
-    return Run(row.id, row.kind, row.created_at, row.finished_at, dict(row.settings))
+    return Run(row.id, row.kind, row.created_at, row.finished_at, dict(row.settings), row.name)
 
 
 def _storable(row: dict[str, Any]) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
-SCHEMA_VERSION = "0007"
+SCHEMA_VERSION = "0008"
 
 metadata = MetaData()
 
@@ -29,6 +30,27 @@ runs = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
     Column("settings", JSON, nullable=False),
+    # a serve run shared by several processes (0008): its deployment's name and a digest
+    # of its settings; at most one open run per (name, digest)
+    Column("name", String(255)),
+    Column("digest", String(64)),
+    Index("uq_runs_open_name", "name", "digest", unique=True,
+          sqlite_where=text("finished_at IS NULL"), postgresql_where=text("finished_at IS NULL")),
+)
+
+# The processes writing to a shared run (0008): each beats its heart while it serves, and
+# marks itself finished when it stops (ended: stopped; lost: found without a heartbeat;
+# forced: closed by `shadowdiff close --force` while its heart still beat).
+run_members = Table(
+    "run_members", metadata,
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("member", String(64), primary_key=True),     # the prefix of the pair keys it writes
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("heartbeat_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("ended", String(16)),
 )
 
 pairs = Table(

@@ -137,7 +137,7 @@ def test_an_unfinished_run_is_incomplete_and_says_how_to_go_on(tmp_path: Path) -
     serving = store.create_run("serve", {})
     store.add_pairs(serving, [Pair("s", 1, "", "p", {}, compare(*same), {
         Side.BASELINE: Answer(Side.BASELINE, "m", same[0]), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", same[1])})])
-    assert "once it has stopped" in acceptance(store, serving).text()
+    assert "once they have all stopped" in acceptance(store, serving).text()
     store.close()
 
 

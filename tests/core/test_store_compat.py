@@ -34,6 +34,7 @@ import pytest
 
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
+from shadowdiff.store.members import RunMembers
 from tests.conftest import postgres_database
 from tests.servers import HTTP, serve_app
 
@@ -91,6 +92,27 @@ def test_the_old_store_opens_at_the_current_schema(old_store: str) -> None:
     try:
         assert [run.kind for run in store.runs()] and store.revision() is not None
         assert {run.id for run in store.runs()} == {run_id for run_id, _ in RUNS.values()}
+    finally:
+        store.close()
+
+
+def test_an_old_proxys_open_run_closes_as_before(old_store: str) -> None:
+    """Runs written before runs had members (0008) have no name and no member; a proxy's
+    run left open (its proxy was killed) is closed by `shadowdiff close` with nothing to wait for."""
+    run_id, _ = RUNS["serve"]
+    store = Store.open_existing(old_store)
+    try:
+        assert [run.name for run in store.runs()] == [None, None, None]
+        assert RunMembers(store).members(run_id) == []
+        store.finish_run(run_id, finished=False)    # as a proxy killed before it stopped left it
+    finally:
+        store.close()
+    closed = subprocess.run([sys.executable, "-m", "shadowdiff", "close", old_store, "--run", run_id],
+                            capture_output=True, text=True, timeout=120)
+    assert closed.returncode == 0 and f"closed run {run_id} (serve" in closed.stdout, closed.stderr
+    store = Store.open_existing(old_store)
+    try:
+        assert store.run(run_id).finished_at is not None
     finally:
         store.close()
 

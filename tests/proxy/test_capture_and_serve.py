@@ -20,7 +20,9 @@ from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.redact import MARK, Redactor
 from shadowdiff.store import Store
+from shadowdiff.store.members import STALE_AFTER, RunMembers
 from simulator import profiles
+from tests.core.test_run_members import silence
 from tests.proxy.test_mirroring import FP8, chat, settled, wait_for
 from tests.servers import HTTP, free_port, shadowdiff_process, wait_ready
 
@@ -222,10 +224,18 @@ def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> Non
     before = shadowdiff("report", str(store), "--out", str(tmp_path / "before"))
     assert before.returncode == 2 and "still open" in before.stdout, before.stdout + before.stderr
     assert shadowdiff("close", str(store)).returncode == 2   # --run is required: never a guess
+    # just killed, its last heartbeat is fresh: it could be a live proxy, so close waits for silence
+    early = shadowdiff("close", str(store), "--run", run.id)
+    assert early.returncode == 1 and "1 proxy still running" in early.stderr and "--force" in early.stderr
+    opened = Store.open(store)
+    silence(opened, run.id, RunMembers(opened).members(run.id)[0].id, STALE_AFTER + 1)
+    opened.close()
     closed = shadowdiff("close", str(store), "--run", run.id)
     assert closed.returncode == 0 and f"closed run {run.id}" in closed.stdout, closed.stderr
+    assert "1 of its proxies that never stopped" in closed.stdout
     after = shadowdiff("report", str(store), "--out", str(tmp_path / "after"))
     assert after.returncode == 0 and "3 pairs: 3 identical" in after.stdout, after.stdout + after.stderr
+    assert "(serve, started " in after.stdout and ", 1 proxy, 1 lost (killed" in after.stdout.splitlines()[0]
     again = shadowdiff("close", str(store), "--run", run.id)
     assert again.returncode == 1 and "already closed" in again.stderr
     opened = Store.open(store)

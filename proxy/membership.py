@@ -1,0 +1,76 @@
+"""This process's part in its serve run: joined at start-up, a heartbeat while it
+serves, left at shutdown (see ``shadowdiff.store.members`` for the run's side).
+
+The heartbeat runs in a thread of its own, off the event loop and independent of the
+pair writer (which sleeps while no pair comes). If the run was closed under this
+process (``shadowdiff close --force``), the next heartbeat finds out and joins a new
+run, and ``on_moved`` hands the new run's id to the writer: pairs compared after a
+run was closed never land in it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from shadowdiff.store import Store
+from shadowdiff.store.members import HEARTBEAT, RunMembers
+
+log = logging.getLogger("shadowdiff.proxy")
+
+
+class Membership:
+    def __init__(self, store: Store, name: str | None, settings: Mapping[str, Any], member: str,
+                 heartbeat: float = HEARTBEAT) -> None:
+        self.members = RunMembers(store)
+        self.name = name
+        self.settings = settings
+        self.member = member
+        self.run_id: str | None = None
+        self.on_moved: Callable[[str], None] = lambda _: None
+        self._heartbeat = heartbeat
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def join(self) -> str:
+        """Join (or start) the run and start the heartbeat; the run's id. Blocking."""
+        self.run_id = self._join()
+        self._thread = threading.Thread(target=self._beat, name="shadowdiff-heartbeat", daemon=True)
+        self._thread.start()
+        return self.run_id
+
+    def leave(self) -> None:
+        """Stop the heartbeat and leave the run (the last member to leave finishes it). Blocking."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.run_id is not None and self.members.leave(self.run_id, self.member):
+            log.info("run %s finished: this proxy was the last of it to stop", self.run_id)
+
+    def _join(self) -> str:
+        joined = self.members.join(self.name, self.settings, self.member, socket.gethostname(), os.getpid())
+        if joined.others:
+            log.warning("deployment %s: open run(s) %s were started with other settings; this proxy writes to "
+                        "run %s (pairs compared under other settings are never pooled)",
+                        self.name, ", ".join(joined.others), joined.run_id)
+        return joined.run_id
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._heartbeat):
+            assert self.run_id is not None
+            try:
+                if self.members.heartbeat(self.run_id, self.member):
+                    continue
+                closed, self.run_id = self.run_id, self._join()
+            except SQLAlchemyError as exc:   # the database is away: the next beat tries again
+                log.warning("heartbeat to the store failed: %s", exc.__class__.__name__)
+                continue
+            log.error("run %s was closed while this proxy served (shadowdiff close --force); what it compares "
+                      "from now on goes to run %s", closed, self.run_id)
+            self.on_moved(self.run_id)

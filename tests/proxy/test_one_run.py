@@ -1,0 +1,173 @@
+"""One deployment, one run (issue 16, B4): the workers of ``serve --workers 2``, and two
+``serve`` processes of one deployment on one store, write ONE run, so the report counts
+every pair; the run stays open (INCOMPLETE) while any of them serves, and finishes when
+the last one stops. Real processes, real HTTP, a simulated backend."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from proxy.membership import Membership
+from shadowdiff.store import Run, Store
+from shadowdiff.store.members import RunMembers, StillRunning
+from tests.conftest import postgres_database
+from tests.core.test_run_members import SETTINGS
+from tests.proxy.test_mirroring import FP8, chat, wait_for
+from tests.servers import free_port, shadowdiff_process, wait_ready
+
+REQUESTS = 200
+CONCURRENCY = 8
+
+
+@pytest.fixture(scope="module")
+def backends() -> Iterator[tuple[str, str]]:
+    """A baseline and a candidate that answers as it does (every pair identical: a finished run PASSes)."""
+    with shadowdiff_process("simulate") as (_, baseline), \
+            shadowdiff_process("simulate", "--served-model-name", FP8) as (_, candidate):
+        yield baseline, candidate
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "store")
+        return
+    with postgres_database() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve(backends: tuple[str, str], location: str, log: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes],
+                                                                                             str]]:
+    """``shadowdiff serve`` in a process of its own; stopped with SIGTERM by the test, killed if left."""
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env.pop("SHADOWDIFF_DEPLOYMENT", None)
+    with log.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shadowdiff", "serve", "--primary", backends[0], "--shadow", backends[1],
+             "--shadow-model", FP8, "--store", location, "--keep-rate", "1", "--port", str(port), *args],
+            env=env, stdout=subprocess.DEVNULL, stderr=err)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/healthz", process)
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+
+
+def stop(process: subprocess.Popen[bytes], log: Path) -> None:
+    process.send_signal(signal.SIGTERM)
+    # uvicorn re-raises SIGTERM once it has shut down (a lone process; the workers' supervisor exits 0)
+    assert process.wait(60) in (0, -signal.SIGTERM), log.read_text()
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def drive(urls: list[str]) -> None:
+    """REQUESTS chat requests, CONCURRENCY at a time, spread over ``urls``, a new connection
+    each (a kept-alive one would stay with one worker)."""
+    def one(i: int) -> None:
+        with httpx.Client(timeout=30) as client:
+            response = client.post(urls[i % len(urls)] + "/v1/chat/completions", json=chat(f"topic {i}"))
+            assert response.is_success, response.text
+
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        list(pool.map(one, range(REQUESTS)))
+
+
+def the_run(location: str) -> Run:
+    """The store's one serve run, once every request sent has been counted in it."""
+    store = Store.open_existing(location)
+    try:
+        runs = [r for r in store.runs() if r.kind == "serve"]
+        assert len(runs) == 1, [r.id for r in runs]
+
+        def seen() -> int:
+            return sum(n for (of, _, _), n in store.counts(runs[0].id).items() if of == "pairs")
+
+        wait_for(lambda: seen() >= REQUESTS, seconds=60)
+        assert seen() == REQUESTS
+        # both processes compared some: each pair's key starts with its member's id
+        members = RunMembers(store).members(runs[0].id)
+        by_member = Counter(p["key"].split("-")[0] for p in store.pairs(runs[0].id))
+        assert len(members) == 2 and set(by_member) == {m.id for m in members}, (members, by_member)
+        assert sum(by_member.values()) == REQUESTS
+        return runs[0]
+    finally:
+        store.close()
+
+
+def report(location: str, out: Path) -> tuple[int, str, dict[str, object]]:
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", location, "--out", str(out)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode in (0, 2), result.stdout + result.stderr
+    return result.returncode, result.stdout, json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_workers_write_one_run(backends: tuple[str, str], location: str, tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with serve(backends, location, log, "--workers", "2") as (process, url):
+        drive([url])
+        run = the_run(location)
+        code, text, summary = report(location, tmp_path / "open")
+        assert code == 2 and "still open" in text
+        assert text.startswith(f"run {run.id} (serve, started ") and "not finished, 2 proxies, 2 still running" in text
+        assert summary["pairs"] == REQUESTS
+        stop(process, log)
+    code, text, summary = report(location, tmp_path / "done")
+    assert code == 0, text
+    assert summary["pairs"] == REQUESTS and "2 proxies)" in text.splitlines()[0]
+
+
+def test_two_serve_processes_of_one_deployment_write_one_run(backends: tuple[str, str], location: str,
+                                                             tmp_path: Path) -> None:
+    logs = tmp_path / "a.log", tmp_path / "b.log"
+    with serve(backends, location, logs[0], "--deployment", "prod") as (a, url_a), \
+            serve(backends, location, logs[1], "--deployment", "prod") as (b, url_b):
+        drive([url_a, url_b])
+        run = the_run(location)
+        stop(a, logs[0])
+        code, text, summary = report(location, tmp_path / "one-left")
+        assert code == 2 and "2 proxies, 1 still running" in text.splitlines()[0], text
+        assert summary["pairs"] == REQUESTS
+        closing = subprocess.run([sys.executable, "-m", "shadowdiff", "close", location, "--run", run.id],
+                                 capture_output=True, text=True, timeout=60)
+        assert closing.returncode == 1 and "1 proxy still running" in closing.stderr, closing.stderr
+        stop(b, logs[1])
+    code, text, summary = report(location, tmp_path / "done")
+    assert code == 0, text
+    assert summary["pairs"] == REQUESTS and text.startswith(f"run {run.id} (serve, started ")
+
+
+def test_a_member_closed_under_it_moves_to_a_new_run(store: Store) -> None:
+    membership = Membership(store, "prod", SETTINGS, "a", heartbeat=0.05)
+    moved = threading.Event()
+    membership.on_moved = lambda run_id: moved.set()
+    first = membership.join()
+    try:
+        assert RunMembers(store).heartbeat(first, "a")
+        with pytest.raises(StillRunning):
+            RunMembers(store).close(first)
+        assert [m.ended for m in RunMembers(store).close(first, force=True)] == ["forced"]
+        assert moved.wait(10)
+        assert membership.run_id != first and store.run(first).finished_at is not None
+        assert [m.ended for m in RunMembers(store).members(first)] == ["forced"]
+    finally:
+        membership.leave()
+    assert membership.run_id is not None and store.run(membership.run_id).finished_at is not None
