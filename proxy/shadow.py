@@ -80,15 +80,21 @@ class TokenTimes:
     first: float | None = None
     first_answer: float | None = None
     last: float | None = None
-    _carry: bytes = b""   # the end of the read before: a key split between two reads is found
+    _carry: bytes = b""   # the end of the reads before: a key split between reads is found
 
     def seen(self, chunk: bytes) -> None:
         now = time.perf_counter()
         if self.first_answer is None:
             self.first, self.first_answer = first_times(self._carry + chunk, self.first, now)
-            self._carry = chunk[-MARKER_SPAN:]
-        if self.first == now or _GENERATED.search(chunk):
+        if self.first == now or _GENERATED.search(chunk) or self._completes_marker(chunk):
             self.last = now
+        # of the reads before, not only the last one: a read may be shorter than a marker
+        self._carry = chunk[-MARKER_SPAN:] if len(chunk) >= MARKER_SPAN else (self._carry + chunk)[-MARKER_SPAN:]
+
+    def _completes_marker(self, chunk: bytes) -> bool:
+        """Whether a marker begun in the reads before ends in this one."""
+        seam = self._carry + chunk[:MARKER_SPAN]
+        return any(m.end() > len(self._carry) for m in _GENERATED.finditer(seam))
 
 
 class Mirror:

@@ -36,6 +36,7 @@ class Streamed:
     chunks: list[dict[str, Any]]            # the JSON chunks, in order
     expected: dict[int, ChoicePlan]         # by choice index
     usage: dict[str, int] | None
+    spans: list[tuple[int, int]]            # where each chunk's JSON is in ``raw``
 
 
 def _delta(draw: st.DrawFn, plan: ChoicePlan, index: int) -> dict[str, Any]:
@@ -82,6 +83,7 @@ def streams(draw: st.DrawFn, max_deltas: int = 12) -> Streamed:
                  "total_tokens": 0}
         chunks.append({**head, "choices": [], "usage": usage})
     raw = bytearray(draw(st.sampled_from([b"", b"\xef\xbb\xbf"])))   # a byte-order mark, once
+    spans = []
     for chunk in [*chunks, "[DONE]"]:
         if draw(st.booleans()):
             raw += b": keep-alive" + draw(LINE_ENDS) + draw(LINE_ENDS)
@@ -90,8 +92,10 @@ def streams(draw: st.DrawFn, max_deltas: int = 12) -> Streamed:
         end = draw(LINE_ENDS)
         # after a CR, an LF would make one CRLF, and the event would not end
         second = draw(st.sampled_from([b"\r", b"\r\n"]) if end == b"\r" else LINE_ENDS)
-        raw += draw(st.sampled_from([b"data: ", b"data:"])) + data.encode() + end + second
-    return Streamed(bytes(raw), chunks, plans, usage)
+        raw += draw(st.sampled_from([b"data: ", b"data:"]))
+        spans.append((len(raw), len(raw) + len(data.encode())))
+        raw += data.encode() + end + second
+    return Streamed(bytes(raw), chunks, plans, usage, spans[:-1])
 
 
 @st.composite
