@@ -19,6 +19,7 @@ import aiohttp
 import orjson
 from yarl import URL
 
+from proxy.body import with_model
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.compare import is_comparable
@@ -158,12 +159,11 @@ class Mirror:
             return "excluded"
         if self.in_flight >= self.settings.max_shadow_in_flight:
             return "in_flight_bound"
-        shadow_body = body
+        shadow_body: bytes | None = body
         if self.settings.shadow_model is not None:
-            try:
-                shadow_body = orjson.dumps({**request, "model": self.settings.shadow_model})
-            except orjson.JSONEncodeError:  # e.g. nested deeper than orjson writes
-                return "unparsable"
+            shadow_body = with_model(body, request, self.settings.shadow_model)
+        if shadow_body is None:   # e.g. nested deeper than orjson writes
+            return "unparsable"
         # The place is taken now, not when the shadow task first runs: requests whose
         # bodies complete in the same loop turn must not all pass the bound.
         self.in_flight += 1
@@ -181,9 +181,8 @@ class Mirror:
                 or self._rng.random() >= s.replica_rate):
             return None
         model = s.model_of(Side.REPLICA)
-        try:
-            replica_body = body if model is None else orjson.dumps({**plan.request, "model": model})
-        except orjson.JSONEncodeError:
+        replica_body = body if model is None else with_model(body, plan.request, model)
+        if replica_body is None:
             return None
         # reserved now, like the shadow's place (see ``plan``)
         self.replica_in_flight += 1
