@@ -31,12 +31,26 @@ class Redactor:
         return value if self._pattern is None else self._pattern.sub(MARK, value)
 
     def value(self, value: Any) -> Any:
+        """A copy of ``value`` with every string in it redacted, keys too (two keys that
+        become one keep one value). Without recursion: a request is read up to 1,024
+        levels deep (orjson), deeper than Python recurses."""
         if self._pattern is None:
             return value
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
-        return value
+        top: list[Any] = [None]
+        stack: list[tuple[Any, Any, Any]] = [(value, top, 0)]   # (a value, its copy's container, place)
+        while stack:
+            item, into, place = stack.pop()
+            if isinstance(item, str):
+                into[place] = self.text(item)
+            elif isinstance(item, list):
+                into[place] = copy = [None] * len(item)
+                stack.extend((v, copy, i) for i, v in enumerate(item))
+            elif isinstance(item, dict):
+                into[place] = mapping = dict[Any, Any]()
+                for k, v in item.items():
+                    key = self.text(k) if isinstance(k, str) else k
+                    mapping[key] = None   # the keys in their order; the values come after
+                    stack.append((v, mapping, key))
+            else:
+                into[place] = item
+        return top[0]
