@@ -81,21 +81,23 @@ class TokenTimes:
     first: float | None = None
     first_answer: float | None = None
     last: float | None = None
-    _carry: bytes = b""   # the end of the reads before: a key split between reads is found
+    # the end of the reads before (its last MARKER_SPAN bytes count): a key split between
+    # reads is found; of every read before, not only the last one, which may be shorter
+    # than a key. Sliced where it is used: most reads hold a marker and need none.
+    _carry: bytes = b""
 
     def seen(self, chunk: bytes) -> None:
         now = time.perf_counter()
         if self.first_answer is None:
-            self.first, self.first_answer = first_times(self._carry + chunk, self.first, now)
+            self.first, self.first_answer = first_times(self._carry[-MARKER_SPAN:] + chunk, self.first, now)
         if self.first == now or _GENERATED.search(chunk) or self._completes_marker(chunk):
             self.last = now
-        # of the reads before, not only the last one: a read may be shorter than a marker
-        self._carry = chunk[-MARKER_SPAN:] if len(chunk) >= MARKER_SPAN else (self._carry + chunk)[-MARKER_SPAN:]
+        self._carry = chunk if len(chunk) >= MARKER_SPAN else (self._carry[-MARKER_SPAN:] + chunk)
 
     def _completes_marker(self, chunk: bytes) -> bool:
         """Whether a marker begun in the reads before ends in this one."""
-        seam = self._carry + chunk[:MARKER_SPAN]
-        return any(m.end() > len(self._carry) for m in _GENERATED.finditer(seam))
+        carry = self._carry[-MARKER_SPAN:]
+        return any(m.end() > len(carry) for m in _GENERATED.finditer(carry + chunk[:MARKER_SPAN]))
 
 
 class Mirror:
