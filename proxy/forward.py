@@ -31,6 +31,7 @@ import orjson
 from starlette.types import Receive, Scope, Send
 from yarl import URL
 
+from proxy.body import with_model
 from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
@@ -291,9 +292,9 @@ class _Request:
             request = orjson.loads(body)
         except orjson.JSONDecodeError:
             return body
-        if not isinstance(request, dict):
+        rewritten = with_model(body, request, model) if isinstance(request, dict) else None
+        if rewritten is None:   # not a JSON object, or one too deep to write back: as it came
             return body
-        rewritten = orjson.dumps({**request, "model": model})
         self.upstream_headers = [(k, str(len(rewritten)) if k.lower() == "content-length" else v)
                                  for k, v in self.upstream_headers]
         return rewritten

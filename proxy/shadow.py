@@ -19,6 +19,7 @@ import aiohttp
 import orjson
 from yarl import URL
 
+from proxy.body import with_model
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.compare import is_comparable
@@ -81,15 +82,23 @@ class TokenTimes:
     first: float | None = None
     first_answer: float | None = None
     last: float | None = None
-    _carry: bytes = b""   # the end of the read before: a key split between two reads is found
+    # the end of the reads before (its last MARKER_SPAN bytes count): a key split between
+    # reads is found; of every read before, not only the last one, which may be shorter
+    # than a key. Sliced where it is used: most reads hold a marker and need none.
+    _carry: bytes = b""
 
     def seen(self, chunk: bytes) -> None:
         now = time.perf_counter()
         if self.first_answer is None:
-            self.first, self.first_answer = first_times(self._carry + chunk, self.first, now)
-            self._carry = chunk[-MARKER_SPAN:]
-        if self.first == now or _GENERATED.search(chunk):
+            self.first, self.first_answer = first_times(self._carry[-MARKER_SPAN:] + chunk, self.first, now)
+        if self.first == now or _GENERATED.search(chunk) or self._completes_marker(chunk):
             self.last = now
+        self._carry = chunk if len(chunk) >= MARKER_SPAN else (self._carry[-MARKER_SPAN:] + chunk)
+
+    def _completes_marker(self, chunk: bytes) -> bool:
+        """Whether a marker begun in the reads before ends in this one."""
+        carry = self._carry[-MARKER_SPAN:]
+        return any(m.end() > len(carry) for m in _GENERATED.finditer(carry + chunk[:MARKER_SPAN]))
 
 
 class Mirror:
@@ -153,12 +162,11 @@ class Mirror:
             return "excluded"
         if self.in_flight >= self.settings.max_shadow_in_flight:
             return "in_flight_bound"
-        shadow_body = body
+        shadow_body: bytes | None = body
         if self.settings.shadow_model is not None:
-            try:
-                shadow_body = orjson.dumps({**request, "model": self.settings.shadow_model})
-            except orjson.JSONEncodeError:  # e.g. nested deeper than orjson writes
-                return "unparsable"
+            shadow_body = with_model(body, request, self.settings.shadow_model)
+        if shadow_body is None:   # e.g. nested deeper than orjson writes
+            return "unparsable"
         # The place is taken now, not when the shadow task first runs: requests whose
         # bodies complete in the same loop turn must not all pass the bound.
         self.in_flight += 1
@@ -176,9 +184,8 @@ class Mirror:
                 or self._rng.random() >= s.replica_rate):
             return None
         model = s.model_of(Side.REPLICA)
-        try:
-            replica_body = body if model is None else orjson.dumps({**plan.request, "model": model})
-        except orjson.JSONEncodeError:
+        replica_body = body if model is None else with_model(body, plan.request, model)
+        if replica_body is None:
             return None
         # reserved now, like the shadow's place (see ``plan``)
         self.replica_in_flight += 1

@@ -14,12 +14,13 @@ Five formats are recognised from their first lines (or named with ``--format``):
 ===============  ===========================================================================
 
 Logs are streamed, never loaded whole (a JSON array is parsed incrementally with
-ijson). A UTF-8 byte-order mark is not part of the log, whatever its format. A line
-that cannot be used becomes a ``BadLine`` with its line number and the reason, and the
-caller decides whether to skip it or stop; a file that matches no format raises one
-``InputError`` that says what was found, and so does a log that cannot be read past
-some point (a JSON array that breaks, bytes that are not UTF-8): what follows is lost
-to the run, so it must not finish as if it had been read.
+ijson). A UTF-8 byte-order mark is not part of the log, whatever its format, nor of a
+line it starts (logs that had one, joined with ``cat``). A line that cannot be used
+becomes a ``BadLine`` with its line number and the reason, and the caller decides
+whether to skip it or stop; a file that matches no format raises one ``InputError``
+that says what was found, and so does a log that cannot be read past some point (a
+JSON array that breaks, bytes that are not UTF-8): what follows is lost to the run, so
+it must not finish as if it had been read.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class BadLine:
 
 
 _BOM = b"\xef\xbb\xbf"
+_BOM_TEXT = "\ufeff"   # also at the start of a line: logs written with one and joined with cat
 _ARRAY_PROBE_EVENTS = 10_000   # a first item this deep in nesting is taken as JSON without reading on
 
 
@@ -120,7 +122,8 @@ def detect(path: Path) -> LogFormat:
     """The format of the log at ``path``, from its first non-blank lines."""
     with _open(path) as f:
         try:
-            head = [line for line in itertools.islice(f, 2000) if line.strip()][:_PROBE_LINES]
+            head = [line.removeprefix(_BOM_TEXT) for line in itertools.islice(f, 2000) if line.strip()]
+            head = head[:_PROBE_LINES]
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text; a prompt log is JSON or text, one prompt a line") from None
     if not head:
@@ -136,21 +139,21 @@ def detect(path: Path) -> LogFormat:
                              "prompt a line, name the format with --format text)")
         # else text whose first line starts with a bracket: "[INST] ...", "[1] ..."
     votes: dict[LogFormat, int] = {}
-    objects = 0
+    objects: list[dict[str, Any]] = []
     for line in head:
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
-            objects += 1
+            objects.append(value)
             kind = _kind_of(value)
             if kind is not None:
                 votes[kind] = votes.get(kind, 0) + 1
     if votes:
         return max(votes, key=lambda k: votes[k])
     if objects:
-        keys = sorted(json.loads(next(line for line in head if line.lstrip().startswith("{"))))
+        keys = sorted(objects[0])
         raise InputError(
             f"{path} holds JSON objects (keys: {', '.join(keys[:8])}) that match no log format: expected "
             "OpenAI Batch lines (custom_id, method, url, body), request bodies (messages or prompt), "
@@ -167,7 +170,7 @@ def _json_array_problem(path: Path) -> str | None:
     depth = items = 0
     with _open_bytes(path) as f:
         try:
-            for n, (_, event, _) in enumerate(ijson.parse(f)):
+            for n, (event, _) in enumerate(ijson.basic_parse(f)):
                 if n == 0 and event != "start_array":
                     return f"it starts with {event}"
                 depth += event in ("start_array", "start_map")
@@ -238,9 +241,11 @@ def read(path: Path, fmt: LogFormat | None = None, *, turn: int = 1,
                 if not line.strip():
                     continue
                 try:
-                    yield parse(line, number, turn, endpoint)
+                    yield parse(line.removeprefix(_BOM_TEXT), number, turn, endpoint)
                 except _Bad as bad:
                     yield BadLine(number, str(bad))
+                except RecursionError:   # deeper than the json module reads
+                    yield BadLine(number, "nested too deeply to read")
 
 
 def count(path: Path, fmt: LogFormat | None = None) -> int:
@@ -249,7 +254,7 @@ def count(path: Path, fmt: LogFormat | None = None) -> int:
     if fmt is LogFormat.JSON_ARRAY:
         items = 0
         with _open_bytes(path) as f, contextlib.suppress(ijson.JSONError):   # reading says where it breaks
-            for _ in ijson.items(f, "item"):
+            for _ in _array_items(f):
                 items += 1
         return items
     with _open_bytes(path) as f:
@@ -345,7 +350,7 @@ def _read_array(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:
     with _open_bytes(path) as f:
         index = 0
         try:
-            for index, item in enumerate(ijson.items(f, "item"), start=1):
+            for index, item in enumerate(_array_items(f), start=1):
                 if isinstance(item, str) and item.strip():
                     yield LogRecord(f"item-{index}", index, endpoint, _body_for(item, endpoint))
                 else:
@@ -353,3 +358,22 @@ def _read_array(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:
         except ijson.JSONError as exc:
             raise InputError(f"{path}: the JSON array breaks after item {index} ({_json_error(exc)}); "
                              "the rest of the log cannot be read") from None
+
+
+def _array_items(f: Any) -> Iterator[Any]:
+    """The items of a top-level JSON array, as ``ijson.items(f, "item")`` reads them, but
+    an item that is an array or an object as None, never built: ijson names the place of
+    every event it parses (``item.item.item``...), which for an item nested 100,000 deep
+    took gigabytes, and only a string is a prompt."""
+    depth, array = 0, None
+    for event, value in ijson.basic_parse(f):
+        if array is None:
+            array = event == "start_array"
+        if event in ("start_map", "start_array"):
+            depth += 1
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+            if array and depth == 1:
+                yield None
+        elif array and depth == 1:
+            yield value

@@ -248,7 +248,8 @@ def read_body(body: Any) -> Reading:
     """A non-streamed response body; ``error`` is set when it is not one."""
     try:
         return _read_body(body)
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+    # RecursionError: tool-call arguments nested deeper than the json module writes
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:
         return Reading(error=f"malformed response body: {exc}")
 
 
@@ -381,7 +382,11 @@ def read_event(reading: Reading, data: str, at: float | None = None) -> bool:
         reading.error = f"malformed event after {len(reading.content)} characters: {data[:200]!r}"
         return False
     if isinstance(chunk, dict) and "error" in chunk:
-        reading.error = f"error event after the 200: {orjson.dumps(chunk['error']).decode()[:500]}"
+        try:
+            detail = orjson.dumps(chunk["error"]).decode()[:500]
+        except orjson.JSONEncodeError:   # nested deeper than orjson writes (it reads deeper)
+            detail = data[:500]
+        reading.error = f"error event after the 200: {detail}"
         return False
     if isinstance(chunk, dict):
         try:

@@ -124,24 +124,35 @@ class Redactor:
         return "".join(out) + value[at:] if out else value
 
     def value(self, value: Any) -> Any:
-        """A JSON value with every string redacted, keys too; a string filed under a
-        credential's name (``password``, ``api_key``...) is replaced whole."""
+        """A copy of ``value`` with every string in it redacted, keys too; a string filed
+        under a credential's name (``password``, ``api_key``...) is replaced whole. Without
+        recursion: a request is read up to 1,024 levels deep (orjson), deeper than Python
+        recurses."""
         if not self._patterns:
             return value
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for k, v in value.items():
-                key = self.text(k) if isinstance(k, str) else k
-                while key in out:   # two keys redacted alike: both are kept
-                    key = f"{key}'"
-                secret = isinstance(v, str) and isinstance(k, str) and _normal(k) in _SECRET_KEYS
-                out[key] = MARK if secret else self.value(v)
-            return out
-        return value
+        top: list[Any] = [None]
+        stack: list[tuple[Any, Any, Any]] = [(value, top, 0)]   # (a value, its copy's container, place)
+        while stack:
+            item, into, place = stack.pop()
+            if isinstance(item, str):
+                into[place] = self.text(item)
+            elif isinstance(item, list):
+                into[place] = copied = [None] * len(item)
+                stack.extend((v, copied, i) for i, v in enumerate(item))
+            elif isinstance(item, dict):
+                into[place] = mapping = dict[Any, Any]()
+                for k, v in item.items():
+                    key = self.text(k) if isinstance(k, str) else k
+                    while key in mapping:   # two keys redacted alike: both are kept
+                        key = f"{key}'"
+                    mapping[key] = None   # the keys in their order; the values come after
+                    if isinstance(v, str) and isinstance(k, str) and _normal(k) in _SECRET_KEYS:
+                        mapping[key] = MARK
+                    else:
+                        stack.append((v, mapping, key))
+            else:
+                into[place] = item
+        return top[0]
 
     def tokens(self, tokens: Sequence[str] | None) -> list[str] | None:
         """Output tokens, redacted where their concatenation is: a key spelt over several
