@@ -22,7 +22,7 @@ from yarl import URL
 from proxy.body import with_model
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from shadowdiff.compare import is_comparable
+from shadowdiff.compare import is_comparable, wants_stream
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
 from shadowdiff.redact import failure_text
@@ -172,7 +172,7 @@ class Mirror:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         self.metrics.shadow_in_flight.inc()
-        plan = Plan(shadow_body, request, bool(request.get("stream")), is_comparable(request))
+        plan = Plan(shadow_body, request, wants_stream(request), is_comparable(request))
         plan.replica_body = self._replica_body(plan, body)
         return plan
 

@@ -29,6 +29,7 @@ import httpx
 import orjson
 
 from shadowdiff import arrivals
+from shadowdiff.compare import wants_stream
 from shadowdiff.parse import EventStream, Reading, finished, read_body, read_event, timed
 from shadowdiff.records import Answer, Side
 
@@ -128,7 +129,7 @@ class Caller:
         url = upstream.endpoint(path)
         try:
             with arrivals.watching() as clock:
-                if body.get("stream"):
+                if wants_stream(body):
                     return await self._streamed(upstream, url, body, failed, clock, called)
                 response = await self.client.post(url, json=body, headers=self._headers(upstream))
                 if response.status_code != 200:

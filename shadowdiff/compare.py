@@ -306,6 +306,18 @@ def error_comparison(finish_a: str | None = None, finish_b: str | None = None) -
     return Comparison(Outcome.ERROR, None, None, None, None, None, (finish_a, finish_b))
 
 
+_TRUE = frozenset({"true", "1", "yes", "on", "t", "y"})
+
+
+def wants_stream(request: dict[str, Any]) -> bool:
+    """Whether the server will stream its answer: ``stream`` read as vLLM's pydantic
+    request model reads a boolean (lax mode), so ``"false"`` and ``0`` are not a stream."""
+    stream = request.get("stream")
+    if isinstance(stream, str):
+        return stream.strip().lower() in _TRUE
+    return bool(stream) if isinstance(stream, bool | int | float) else False
+
+
 def is_comparable(request: dict[str, Any]) -> bool:
     """Deterministic decoding: greedy (temperature 0 or top_k 1), or a fixed seed.
 

@@ -25,6 +25,11 @@ from shadowdiff.records import Answer, Pair
 
 MARK = "[REDACTED]"
 
+# Where a key's shape starts and ends: not inside an ASCII word. (``\b`` would also
+# need a boundary after CJK or accented letters, missing "密钥是sk-…" and "clé sk-…é",
+# and never sees one after ``_``, missing "DB_PASSWORD=…".)
+_START = r"(?<![A-Za-z0-9])"
+_END = r"(?![A-Za-z0-9])"
 _TOKEN = r"[A-Za-z0-9._~+/=-]"   # a bearer token's characters (RFC 6750's b64token)
 # Recognised by their shape. Each is weighed against ordinary text (tests/core/test_redact.py):
 # where a shape could be a word, the pattern asks for more than the shape.
@@ -33,25 +38,25 @@ DEFAULT_PATTERNS = (
     r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
     # Authorization credentials, any case: the token must look like one (8+ characters
     # with a digit, a base64 sign or an inner capital), so "basic understanding" is text
-    rf"(?i:\b(?:bearer|basic)\s+)(?={_TOKEN}*?(?:[0-9+/=_~]|[a-z][A-Z])){_TOKEN}{{8,}}",
+    rf"(?i:{_START}(?:bearer|basic)\s+)(?={_TOKEN}*?(?:[0-9+/=_~]|[a-z][A-Z])){_TOKEN}{{8,}}",
     # JSON Web Tokens: base64url '{"' header and payload, a signature (empty for alg none)
-    r"\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*",
+    rf"{_START}eyJ[A-Za-z0-9_-]{{4,}}\.eyJ[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]*",
     # OpenAI-style keys (sk-…, sk-proj-…, sk-ant-…), any length from 8
-    r"\bsk-[A-Za-z0-9_-]{8,}",
+    rf"{_START}sk-[A-Za-z0-9_-]{{8,}}",
     # Stripe keys; GitHub, Hugging Face, Slack and Google tokens
-    r"\b[spr]k_(?:live|test)_[A-Za-z0-9]{8,}",
-    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,})",
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}",
+    rf"{_START}[spr]k_(?:live|test)_[A-Za-z0-9]{{8,}}",
+    rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}}|hf_[A-Za-z0-9]{{20,}})",
+    rf"{_START}xox[abprs]-[A-Za-z0-9-]{{10,}}|{_START}AIza[0-9A-Za-z_-]{{30,}}",
     # AWS access key ids
-    r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
+    rf"{_START}(?:AKIA|ASIA)[A-Z0-9]{{16}}{_END}",
     # key-…/api_… identifiers: a run of 16+ letters and digits with a digit (key_performance_indicators is text)
-    r"\b(?:api|key|token|secret)[-_](?=[A-Za-z]*[0-9])[A-Za-z0-9]{16,}\b",
+    rf"{_START}(?:api|key|token|secret)[-_](?=[A-Za-z]*[0-9])[A-Za-z0-9]{{16,}}{_END}",
     # a value filed under a credential's name, in text or a URL's query: api_key=…,
     # "password": "…", ?api-key=… (only the value goes; a call such as input() is no value)
-    r"(?i:\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)"
+    rf"(?i:{_START}(?:api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)"
     r"[\"']?\s*[:=]\s*[\"']?)(?P<secret>[A-Za-z0-9._~+/=!@#$%^*-]{6,})",
     # credentials in a URL: scheme://user:password@host
-    r"(?i:\b[a-z][a-z0-9+.-]*://)(?P<secret>[^\s/?#@:]+:[^\s/?#@]+)@",
+    rf"(?i:{_START}[a-z][a-z0-9+.-]*://)(?P<secret>[^\s/?#@:]+:[^\s/?#@]+)@",
 )
 
 # Top-level request fields that are dropped from what is kept (store and capture):

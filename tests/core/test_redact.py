@@ -58,6 +58,10 @@ def test_each_default_pattern_catches_its_shapes(secret: str) -> None:
     ("Client_Secret: s3cr3t-value", "Client_Secret: [REDACTED]"),
     ("https://admin:pw123@db.internal:5432/x", "https://[REDACTED]:5432/x"),   # (the host looks like an e-mail's)
     ("postgresql://admin:pw123@db/x", "postgresql://[REDACTED]@db/x"),
+    ("DB_PASSWORD=hunter22 ./run", "DB_PASSWORD=[REDACTED] ./run"),     # after an underscore
+    ("密钥是sk-proj-abcdefghijklmnop。", "密钥是[REDACTED]。"),          # after CJK: no ``\\b`` there
+    ("clé sk-abcdefghij et é", "clé [REDACTED] et é"),
+    ("OPENAI_API_KEY_sk-abcdefghijk", "OPENAI_API_KEY_[REDACTED]"),
 ])
 def test_a_value_filed_under_a_credentials_name_goes_and_the_name_stays(text: str, kept: str) -> None:
     assert R.text(text) == kept

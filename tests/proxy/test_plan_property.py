@@ -109,3 +109,13 @@ def test_primary_model_on_a_body_too_deep_to_rewrite(start_proxy: Callable[..., 
             got = HTTP.post(proxy + "/v1/chat/completions", content=body, headers={"content-type": "application/json"})
             assert got.status_code == 200, got.text
             assert got.json()["body_sha256"] == hashlib.sha256(sent).hexdigest()
+
+
+def test_stream_is_read_as_vllm_reads_a_boolean() -> None:
+    # vLLM's pydantic request model reads "false" as False (lax mode): the shadow's answer
+    # then comes as one body, and reading it as a stream would fail every such pair.
+    for value, streamed in [("false", False), ("False", False), ("0", False), (0, False), ("true", True),
+                            ("yes", True), (1, True), (True, True), (None, False)]:
+        body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": value}).encode()
+        plan = mirror(None).plan([], body)
+        assert isinstance(plan, Plan) and plan.stream is streamed, value
