@@ -139,10 +139,10 @@ class ProxyApp:
         return JSONResponse({"status": "ok"})
 
     async def _readyz(self, request: Request) -> Response:
-        session = self.forwarder.session
-        assert session is not None
+        upstream = self.forwarder.upstream
+        assert upstream is not None
         try:
-            async with session.get(self.settings.primary.rstrip("/") + "/health",
+            async with upstream.pooled.get(self.settings.primary.rstrip("/") + "/health",
                                    timeout=aiohttp.ClientTimeout(total=2)) as response:
                 if response.status == 200:
                     return JSONResponse({"status": "ready"})

@@ -35,11 +35,15 @@ from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, TokenTimes
+from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
+from proxy.upstream import Body, Upstream
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
+# A body this small is taken whole by the sockets' buffers, whether the upstream reads it
+# or not; a larger or streamed one is sent within --primary-timeout (see ``_send``).
+_SURELY_BUFFERED = 64 * 1024
 
 
 def _error(status: int, kind: str, message: str) -> bytes:
@@ -62,7 +66,7 @@ class Forwarder:
         self.pairs = pairs
         self.metrics = metrics
         self.capture = capture
-        self.session: aiohttp.ClientSession | None = None
+        self.upstream: Upstream | None = None
         self.primary = settings.primary.rstrip("/")
         self.instance = uuid.uuid4().hex[:8] + "-"   # this process's prefix for request keys
         self.counter = itertools.count(1)
@@ -72,18 +76,15 @@ class Forwarder:
     def open(self) -> None:
         # Idle upstream connections are dropped before vLLM's (uvicorn's) 5 s keep-alive
         # would, so a request never lands on a connection the server is closing.
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=60, keepalive_timeout=4)
-        self.session = aiohttp.ClientSession(
-            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
-            max_line_size=65536, max_field_size=65536)
+        self.upstream = Upstream(self.settings.primary_side.value, self.metrics, limit=0, keepalive_timeout=4,
+                                 max_line_size=65536, max_field_size=65536)
 
     async def close(self) -> None:
-        if self.session is not None:
-            await self.session.close()
+        if self.upstream is not None:
+            await self.upstream.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        assert self.session is not None
+        assert self.upstream is not None
         request = _Request(self, scope, receive)
         try:
             await self._forward(request, send)
@@ -91,7 +92,7 @@ class Forwarder:
             request.finish()
 
     async def _forward(self, request: _Request, send: Send) -> None:
-        assert self.session is not None
+        assert self.upstream is not None
         if not request.ascii_headers:
             await self._answer_error(send, request.path, 400, "BadRequestError",
                                      "a request header holds non-ASCII bytes; shadowdiff forwards ASCII headers only")
@@ -102,9 +103,7 @@ class Forwarder:
             return
         started = time.perf_counter()
         try:
-            response = await self.session.request(
-                request.method, request.url, headers=request.upstream_headers, data=data,
-                allow_redirects=False, timeout=self.timeout)
+            response = await self._send(request, data)
         except asyncio.CancelledError:
             if request.gone:  # the client left while the primary was still working
                 asyncio.current_task().uncancel()  # type: ignore[union-attr]
@@ -124,6 +123,18 @@ class Forwarder:
                                          "the primary is unreachable or sent an invalid answer")
             return
         await self._relay(request, response, send, started)
+
+    async def _send(self, request: _Request, data: Body) -> aiohttp.ClientResponse:
+        """The primary's answer, its status and headers read."""
+        assert self.upstream is not None
+        if data is None or (isinstance(data, bytes) and len(data) <= _SURELY_BUFFERED):
+            return await self.upstream.request(request.method, request.url, headers=request.upstream_headers,
+                                               data=data, timeouts=self.timeout)
+        # aiohttp starts --primary-timeout's clock (sock_read) once the body is sent: an
+        # upstream that stops reading a large body would hold the request for ever.
+        async with asyncio.timeout(self.settings.primary_timeout):
+            return await self.upstream.request(request.method, request.url, headers=request.upstream_headers,
+                                               data=data, timeouts=self.timeout)
 
     async def _answer_error(self, send: Send, path: str, status: int, kind: str, message: str) -> None:
         body = _error(status, kind, message)
@@ -217,7 +228,7 @@ class _Request:
         # encoded=True: yarl must not re-quote the path (%7E would become ~).
         self.url = URL(forwarder.primary + raw_path.decode("latin-1") + (f"?{self.query}" if query else ""),
                        encoded=True)
-        self.headers = _end_to_end(scope["headers"], HOP_BY_HOP)
+        self.headers = _end_to_end(scope["headers"], NOT_FORWARDED)
         self.ascii_headers = all(v.isascii() for _, v in self.headers)
         self.upstream_headers = [(k.decode("ascii"), v.decode("ascii")) for k, v in self.headers] \
             if self.ascii_headers else []

@@ -1,0 +1,190 @@
+"""The proxy against upstreams that misbehave at the connection level (issue 16):
+closing kept-alive connections unannounced, never answering 100 Continue, sending a
+body with a HEAD answer, speaking something that is not HTTP. Each upstream is a raw
+asyncio server on loopback, so that it can do what no well-behaved framework would."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.proxy.test_mirroring import chat, counter, settled
+
+Start = Callable[..., Any]
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+ANSWER = (b'{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",'
+          b'"content":"Hello."},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,'
+          b'"total_tokens":3}}')
+
+
+@contextlib.contextmanager
+def raw_server(handler: Handler) -> Iterator[str]:
+    """Serve ``handler`` (one call per connection) from an asyncio loop in a thread."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    async def start() -> None:
+        holder["server"] = await asyncio.start_server(handler, "127.0.0.1", 0, backlog=1024)
+        ready.set()
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(start(), loop)
+    assert ready.wait(10)
+    port = holder["server"].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        async def stop() -> None:
+            holder["server"].close()
+
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """One request's head and (Content-Length) body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    return head, await reader.readexactly(length) if length else b""
+
+
+def answer(body: bytes = ANSWER, extra: bytes = b"") -> bytes:
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (len(body), extra, body))
+
+
+async def answer_then_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answer one request, then close the connection without saying so (no Connection:
+    close), as RFC 9112 §9.3.1 allows. The close comes a moment later, unread, so that
+    under load the proxy has sent its next request on the connection by then (not only
+    sometimes, as when the close follows the answer at once)."""
+    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+        await read_request(reader)
+        writer.write(answer())
+        await writer.drain()
+        await asyncio.sleep(0.02)
+    writer.close()
+
+
+async def hammer(url: str, total: int, concurrency: int, body: dict[str, Any]) -> dict[int, int]:
+    """POST ``body`` ``total`` times, ``concurrency`` at once; the statuses seen."""
+    statuses: dict[int, int] = {}
+    gate = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession() as session:
+        async def one() -> None:
+            async with gate, session.post(url, json=body) as response:
+                await response.read()
+                statuses[response.status] = statuses.get(response.status, 0) + 1
+
+        await asyncio.gather(*(one() for _ in range(total)))
+    return statuses
+
+
+def test_an_upstream_closing_each_connection_unannounced_costs_no_request(start_proxy: Start) -> None:
+    with raw_server(answer_then_close) as primary, raw_server(answer_then_close) as shadow:
+        proxy, app = start_proxy(primary=primary, shadow=shadow, max_shadow_in_flight=64)
+        statuses = asyncio.run(hammer(proxy + "/v1/chat/completions", 2000, 32, chat("x")))
+        settled(app)
+        assert statuses == {200: 2000}
+        assert counter(app, "shadow", "mirrored", "ok") == 2000
+        assert counter(app, "retries", "baseline") > 0
+        assert counter(app, "retries", "candidate") > 0
+
+
+def answer_then_cut(seen: list[bytes], reset: bool) -> Handler:
+    """Answer the first request of a connection; on the next, send part of a status line
+    and then close (or reset) the connection."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            seen.append((await read_request(reader))[0])
+            writer.write(answer())
+            await writer.drain()
+            seen.append((await read_request(reader))[0])
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Le")
+            await writer.drain()
+            await asyncio.sleep(0.1)   # the partial line is read before the connection ends
+            if reset:
+                writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                           struct.pack("ii", 1, 0))
+        writer.close()
+
+    return handle
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_failure_after_the_first_byte_of_an_answer_is_never_retried(start_proxy: Start, reset: bool) -> None:
+    primary_seen: list[bytes] = []
+    shadow_seen: list[bytes] = []
+    with raw_server(answer_then_cut(primary_seen, reset)) as primary, \
+            raw_server(answer_then_cut(shadow_seen, reset)) as shadow:
+        proxy, app = start_proxy(primary=primary, shadow=shadow)
+        statuses = [asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) for _ in range(2)]
+        settled(app)
+        assert statuses == [{200: 1}, {502: 1}]
+        assert len(primary_seen) == len(shadow_seen) == 2   # each request once: no retry
+        assert counter(app, "retries", "baseline") == counter(app, "retries", "candidate") == 0
+        assert counter(app, "shadow", "mirrored", "ok") == 1
+
+
+def test_expect_100_continue_is_answered_by_the_proxy_not_forwarded(start_proxy: Start) -> None:
+    """curl sends ``Expect: 100-continue`` with a large body; an upstream need not answer
+    100 (this one never does). Forwarded, aiohttp waited for it for ever (B3)."""
+    heads: list[bytes] = []
+
+    async def no_continue(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, body = await read_request(reader)
+                heads.append(head)
+                writer.write(answer(b'{"received": %d}' % len(body)))
+                await writer.drain()
+        writer.close()
+
+    with raw_server(no_continue) as primary:
+        proxy, _ = start_proxy(primary=primary, primary_timeout=600)
+        body = b'{"pad": "' + b"x" * 1_500_000 + b'"}'
+        host, port = proxy.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as s:   # what curl does
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+            assert s.recv(4096).startswith(b"HTTP/1.1 100 Continue")
+            s.sendall(body)
+            got = b""
+            while b'"received"' not in got:
+                chunk = s.recv(65536)
+                assert chunk, got
+                got += chunk
+        assert got.startswith(b"HTTP/1.1 200") and b'{"received": %d}' % len(body) in got
+        assert b"expect" not in heads[0].lower()
+
+
+def test_an_upstream_that_stops_reading_a_large_body_times_out(start_proxy: Start) -> None:
+    async def never_reads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await asyncio.sleep(30)
+        writer.close()
+
+    with raw_server(never_reads) as primary:
+        proxy, _ = start_proxy(primary=primary, primary_timeout=1)
+
+        async def upload() -> int:
+            # aiohttp reads the answer while the body is still being sent, as curl does
+            async with aiohttp.ClientSession() as session, \
+                    session.post(proxy + "/upload", data=b"x" * 8_000_000) as response:   # more than buffers hold
+                return response.status
+
+        assert asyncio.run(upload()) == 504
