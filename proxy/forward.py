@@ -37,7 +37,7 @@ from proxy.pairs import PairRecorder
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
-from proxy.upstream import Body, Upstream
+from proxy.upstream import Body, Upstream, described
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
@@ -118,7 +118,7 @@ class Forwarder:
         except aiohttp.ClientError as exc:
             request.failed = not request.gone
             if not request.gone:
-                log.warning("primary request failed: %s", _described(exc))
+                log.warning("primary request failed: %s %s: %s", request.method, request.path, described(exc))
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
@@ -315,8 +315,9 @@ class _Request:
             return
         try:
             self._mirror_and_capture(body)
-        except Exception:
-            log.exception("mirroring or capture failed for one request")
+        except Exception as exc:
+            log.error("mirroring or capture failed for %s %s: %s", self.method, self.path, described(exc))
+            log.debug("where mirroring or capture failed", exc_info=True)
             self.f.metrics.shadow_event("skipped", "unparsable")
 
     async def _watch(self) -> None:
@@ -375,11 +376,3 @@ class _Request:
             # None: the client left (or the server is stopping) - the pair is aborted
             self.primary.set_result("primary_error" if self.failed else None)
 
-
-def _described(exc: aiohttp.ClientError) -> str:
-    """A failed primary request, for the log: what went wrong, never the request. The
-    repr of aiohttp's ClientResponseError carries the request's headers, the client's
-    Authorization among them, and its URL carries the query string."""
-    if isinstance(exc, aiohttp.ClientResponseError):
-        return f"{type(exc).__name__}: HTTP {exc.status}, {exc.message}"
-    return f"{type(exc).__name__}: {exc}"

@@ -21,7 +21,7 @@ from yarl import URL
 
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.upstream import Upstream
+from proxy.upstream import Upstream, described
 from shadowdiff.compare import is_comparable
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
@@ -236,10 +236,12 @@ class Mirror:
             sent.append(("Authorization", f"Bearer {api_key}"))
         started = time.perf_counter()
         times = TokenTimes()
+        status: int | None = None    # once the answer's head is in
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
             response = await upstream.request("POST", url, headers=sent, data=body, timeouts=timeout)
+            status = response.status
             async with response:
                 if response.status != 200:
                     text = (await response.content.read(_ERROR_BODY_LIMIT)).decode("utf-8", "replace")
@@ -253,14 +255,9 @@ class Mirror:
                         return replace(failed, status=200, error="the answer is larger than the tap limit "
                                                                    f"({TAP_LIMIT} bytes)"), "malformed"
             ended = time.perf_counter()
-        except TimeoutError:
-            return replace(failed, error=f"no answer within {self.settings.shadow_timeout:g} s"), "timeout"
-        except aiohttp.ClientConnectorError as exc:
-            return replace(failed, error=f"connection failed: {exc}"), "connect_error"
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-            return replace(failed, status=200, error=f"connection lost mid-answer: {type(exc).__name__}"), "reset"
-        except aiohttp.ClientError as exc:  # an invalid HTTP answer, among others
-            return replace(failed, error=f"invalid answer: {type(exc).__name__}: {exc}"[:500]), "malformed"
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            reason, what = _failure(exc, self.settings.shadow_timeout)
+            return replace(failed, status=status, error=what), reason
         if len(raw) > OFF_LOOP_BYTES:
             reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
         else:
@@ -273,3 +270,17 @@ class Mirror:
             return answer, reason
         return answer, "ok"
 
+
+def _failure(exc: BaseException, timeout: float) -> tuple[str, str]:
+    """A failed shadow call's reason for the metrics, and its error for the pair (issue 16:
+    each fault is counted by what aiohttp says happened)."""
+    if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
+        # refused, unresolvable, or not connected within --connect-timeout: the shadow never had the request
+        return "connect_error", f"connection failed: {described(exc)}"
+    if isinstance(exc, TimeoutError):
+        return "timeout", f"no answer within {timeout:g} s"
+    if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
+        # closed or reset before the answer or within it (a cut body is a ClientPayloadError)
+        return "reset", f"connection lost: {described(exc)}"
+    # bytes that are not an HTTP answer (ClientResponseError: a bad status line, header or chunk size)
+    return "malformed", f"invalid answer: {described(exc)}"

@@ -24,6 +24,7 @@ of its own, and is counted in ``shadowdiff_upstream_retries_total{side}``.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
@@ -32,12 +33,14 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ClientRequest
 from aiohttp.connector import Connection
+from aiohttp.http import RawResponseMessage
 from aiohttp.tracing import Trace
 from yarl import URL
 
 from proxy.metrics import ProxyMetrics
 
 Body = bytes | AsyncIterator[bytes] | None
+_QUERY = re.compile(r"""(https?://[^\s?#'"<>]*)\?[^\s#'"<>]*""")
 
 
 class _Noting(ResponseHandler):
@@ -124,3 +127,24 @@ class Upstream:
     async def close(self) -> None:
         await self.pooled.close()
         await self.fresh.close()
+
+
+def described(exc: BaseException) -> str:
+    """An upstream failure on one line, for a log line or a stored error: what went
+    wrong, never what was sent. aiohttp's messages carry the request's URL, query
+    included (which is hidden), and the repr of a ClientResponseError its headers, the
+    client's Authorization among them (issue 16, B2)."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        where = "within the answer's head" if isinstance(exc.message, RawResponseMessage) else "before any answer"
+        text = f"the upstream closed the connection {where}"
+    elif isinstance(exc, aiohttp.ClientResponseError):
+        text = f"HTTP {exc.status}, {exc.message}"
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        text = f"cannot connect to {exc.host}:{exc.port}: {exc.os_error.strerror or exc.os_error}"
+    elif isinstance(exc, TimeoutError):
+        text = str(exc) or "timed out"
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror     # without "[Errno None]"
+    else:
+        text = str(exc) or "no detail"
+    return f"{type(exc).__name__}: " + _QUERY.sub(r"\1?[query hidden]", " ".join(text.split()))[:300]

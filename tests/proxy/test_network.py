@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import struct
 import threading
@@ -16,7 +17,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.proxy.test_mirroring import chat, counter, settled
+from proxy.upstream import described
+from tests.proxy.test_mirroring import chat, counter, settled, wait_for
+from tests.servers import HTTP
 
 Start = Callable[..., Any]
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -46,6 +49,10 @@ def raw_server(handler: Handler) -> Iterator[str]:
     finally:
         async def stop() -> None:
             holder["server"].close()
+            handlers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
@@ -53,12 +60,25 @@ def raw_server(handler: Handler) -> Iterator[str]:
         loop.close()
 
 
-async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
-    """One request's head and (Content-Length) body."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
-    return head, await reader.readexactly(length) if length else b""
+async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None) -> tuple[bytes, bytes]:
+    """The next request's head and (Content-Length) body. With ``writer``, a ``GET
+    /health`` (the proxy's probe at start-up) is answered on the way and not returned."""
+    while True:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        body = await reader.readexactly(length) if length else b""
+        if writer is None or not head.startswith(b"GET /health "):
+            return head, body
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+
+def proxy_for(start_proxy: Start, **settings: Any) -> tuple[str, Any]:
+    """A proxy whose probe of the upstreams at start-up is over: its /health requests
+    must not mix with the requests a test counts."""
+    proxy, app = start_proxy(**settings)
+    wait_for(lambda: app.probe is not None and app.probe.done())
+    return proxy, app
 
 
 def answer(body: bytes = ANSWER, extra: bytes = b"") -> bytes:
@@ -72,7 +92,7 @@ async def answer_then_close(reader: asyncio.StreamReader, writer: asyncio.Stream
     under load the proxy has sent its next request on the connection by then (not only
     sometimes, as when the close follows the answer at once)."""
     with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
-        await read_request(reader)
+        await read_request(reader, writer)
         writer.write(answer())
         await writer.drain()
         await asyncio.sleep(0.02)
@@ -95,7 +115,7 @@ async def hammer(url: str, total: int, concurrency: int, body: dict[str, Any]) -
 
 def test_an_upstream_closing_each_connection_unannounced_costs_no_request(start_proxy: Start) -> None:
     with raw_server(answer_then_close) as primary, raw_server(answer_then_close) as shadow:
-        proxy, app = start_proxy(primary=primary, shadow=shadow, max_shadow_in_flight=64)
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow, max_shadow_in_flight=64)
         statuses = asyncio.run(hammer(proxy + "/v1/chat/completions", 2000, 32, chat("x")))
         settled(app)
         assert statuses == {200: 2000}
@@ -110,10 +130,10 @@ def answer_then_cut(seen: list[bytes], reset: bool) -> Handler:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
-            seen.append((await read_request(reader))[0])
+            seen.append((await read_request(reader, writer))[0])
             writer.write(answer())
             await writer.drain()
-            seen.append((await read_request(reader))[0])
+            seen.append((await read_request(reader, writer))[0])
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Le")
             await writer.drain()
             await asyncio.sleep(0.1)   # the partial line is read before the connection ends
@@ -131,7 +151,7 @@ def test_a_failure_after_the_first_byte_of_an_answer_is_never_retried(start_prox
     shadow_seen: list[bytes] = []
     with raw_server(answer_then_cut(primary_seen, reset)) as primary, \
             raw_server(answer_then_cut(shadow_seen, reset)) as shadow:
-        proxy, app = start_proxy(primary=primary, shadow=shadow)
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow)
         statuses = [asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) for _ in range(2)]
         settled(app)
         assert statuses == [{200: 1}, {502: 1}]
@@ -148,14 +168,14 @@ def test_expect_100_continue_is_answered_by_the_proxy_not_forwarded(start_proxy:
     async def no_continue(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
             while True:
-                head, body = await read_request(reader)
+                head, body = await read_request(reader, writer)
                 heads.append(head)
                 writer.write(answer(b'{"received": %d}' % len(body)))
                 await writer.drain()
         writer.close()
 
     with raw_server(no_continue) as primary:
-        proxy, _ = start_proxy(primary=primary, primary_timeout=600)
+        proxy, _ = proxy_for(start_proxy, primary=primary, primary_timeout=600)
         body = b'{"pad": "' + b"x" * 1_500_000 + b'"}'
         host, port = proxy.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=30) as s:   # what curl does
@@ -179,7 +199,7 @@ def test_an_upstream_that_stops_reading_a_large_body_times_out(start_proxy: Star
         writer.close()
 
     with raw_server(never_reads) as primary:
-        proxy, _ = start_proxy(primary=primary, primary_timeout=1)
+        proxy, _ = proxy_for(start_proxy, primary=primary, primary_timeout=1)
 
         async def upload() -> int:
             # aiohttp reads the answer while the body is still being sent, as curl does
@@ -188,3 +208,114 @@ def test_an_upstream_that_stops_reading_a_large_body_times_out(start_proxy: Star
                 return response.status
 
         assert asyncio.run(upload()) == 504
+
+
+async def keep_answering(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A well-behaved upstream: every request on a connection gets the same answer."""
+    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+        while True:
+            await read_request(reader, writer)
+            writer.write(answer())
+            await writer.drain()
+    writer.close()
+
+
+def faulty(sent: bytes, end: str = "close", health: bool = True) -> Handler:
+    """An upstream that reads a request, sends ``sent`` and then ends the connection:
+    ``close``, ``reset`` (RST), or ``hang``; ``/health`` too unless ``health``."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await read_request(reader, writer if health else None)
+            writer.write(sent)
+            await writer.drain()
+            await asyncio.sleep(0.05)   # what was sent is read before the connection ends
+            if end == "hang":
+                await asyncio.sleep(30)
+            if end == "reset":
+                writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                           struct.pack("ii", 1, 0))
+        writer.close()
+
+    return handle
+
+
+CUT = answer()[:-20]
+@pytest.mark.parametrize(("sent", "end", "reason"), [
+    (b"THIS IS NOT HTTP\r\n\r\n", "close", "malformed"),
+    (b"THIS IS NOT HTTP\r\n\r\n", "reset", "malformed"),
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "close",
+     "malformed"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!", "close", "malformed"),
+    (b"", "close", "reset"),
+    (b"", "reset", "reset"),
+    (b"HTTP/1.1 200 OK\r\nContent-Le", "close", "reset"),
+    (CUT, "close", "reset"),
+    (CUT, "reset", "reset"),
+    (answer(b'{"choices": 3}'), "close", "malformed"),
+    (answer(b"[1, 2"), "close", "malformed"),
+    (CUT, "hang", "timeout"),
+    (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy", "close", "http_error"),
+], ids=["not-http", "not-http-reset", "bad-chunk", "two-lengths", "closed", "reset", "cut-head", "cut-body",
+        "reset-body", "wrong-shape", "not-json", "hang", "503"])
+def test_each_shadow_fault_is_counted_by_its_true_reason(start_proxy: Start, sent: bytes, end: str,
+                                                         reason: str) -> None:
+    with raw_server(keep_answering) as primary, raw_server(faulty(sent, end)) as shadow:
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow, shadow_timeout=1)
+        assert asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) == {200: 1}
+        settled(app)
+        got = {r: counter(app, "shadow", "failed", r) for r in ("timeout", "connect_error", "http_error", "reset",
+                                                                "malformed", "error_event", "incomplete")}
+        assert {r: n for r, n in got.items() if n} == {reason: 1}
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["refused", "backlog-full"])
+def test_a_shadow_that_cannot_be_reached_is_a_connect_error(start_proxy: Start, listening: bool) -> None:
+    """Refused, or never accepted within --connect-timeout (aiohttp's ConnectionTimeoutError
+    is a TimeoutError too, and was counted as the shadow's slowness)."""
+    with socket.socket() as unreachable, contextlib.ExitStack() as stack:
+        unreachable.bind(("127.0.0.1", 0))
+        port = unreachable.getsockname()[1]
+        if listening:   # a backlog that is full: further connections are never accepted
+            unreachable.listen(0)
+            for _ in range(3):
+                filler = stack.enter_context(socket.socket())
+                filler.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    filler.connect(("127.0.0.1", port))
+        with raw_server(keep_answering) as primary:
+            proxy, app = proxy_for(start_proxy, primary=primary, shadow=f"http://127.0.0.1:{port}", connect_timeout=0.3)
+            assert asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) == {200: 1}
+            settled(app)
+            assert counter(app, "shadow", "failed", "connect_error") == 1
+            assert counter(app, "shadow", "failed", "timeout") == 0
+
+
+def test_an_unreachable_primary_is_one_warning_at_start_and_one_line_per_request(
+        start_proxy: Start, caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{unused.getsockname()[1]}"   # bound, never listening: refused
+        with raw_server(faulty(b"", "close", health=False)) as shadow, \
+                caplog.at_level(logging.WARNING, "shadowdiff.proxy"):
+            proxy, _ = proxy_for(start_proxy, primary=down, shadow=shadow)
+            started = sorted(record.getMessage() for record in caplog.records if record.name == "shadowdiff.proxy")
+            assert started[0].startswith(f"the primary {down} is not answering: did not answer /health: "
+                                         "ClientConnectorError: cannot connect to 127.0.0.1:")
+            assert started[1].startswith(f"the shadow {shadow} is not answering: did not answer /health: "
+                                         "ServerDisconnectedError")
+            caplog.clear()
+            for _ in range(3):
+                r = HTTP.post(proxy + "/v1/chat/completions?key=query-secret", json=chat("x"),
+                              headers={"Authorization": "Bearer sk-very-secret-1234567890"})
+                assert r.status_code == 502
+        lines = [record.getMessage() for record in caplog.records if record.name == "shadowdiff.proxy"]
+        assert len(lines) == 3 and len(set(lines)) == 1 and "\n" not in lines[0]
+        assert lines[0].startswith("primary request failed: POST /v1/chat/completions: ClientConnectorError: "
+                                   "cannot connect to 127.0.0.1:")
+        assert "secret" not in lines[0]
+
+
+def test_the_log_formatter_hides_query_strings() -> None:
+    exc = aiohttp.ClientOSError(None, "Can not write request body for http://h:1/v1/x?key=secret&b=2")
+    assert described(exc) == "ClientOSError: Can not write request body for http://h:1/v1/x?[query hidden]"
