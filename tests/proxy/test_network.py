@@ -12,6 +12,7 @@ import socket
 import struct
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -319,3 +320,30 @@ def test_an_unreachable_primary_is_one_warning_at_start_and_one_line_per_request
 def test_the_log_formatter_hides_query_strings() -> None:
     exc = aiohttp.ClientOSError(None, "Can not write request body for http://h:1/v1/x?key=secret&b=2")
     assert described(exc) == "ClientOSError: Can not write request body for http://h:1/v1/x?[query hidden]"
+
+
+def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path) -> None:
+    """With a shadow that never answers, the pairs left when --drain-timeout runs out are
+    counted in the run (an error each, as a failed shadow side is), not lost from it."""
+    from proxy.app import build_app
+    from proxy.settings import ProxySettings
+    from shadowdiff.acceptance import acceptance
+    from shadowdiff.background import serve_in_thread
+    from shadowdiff.reports import summary_text
+    from shadowdiff.store import Store
+    from shadowdiff.summary import summarize
+
+    with raw_server(keep_answering) as primary, raw_server(faulty(b"", "hang")) as shadow:
+        app = build_app(ProxySettings(primary=primary, shadow=shadow, store=str(tmp_path), drain_timeout=1))
+        with serve_in_thread(app, lifespan="on") as proxy:
+            assert asyncio.run(hammer(proxy + "/v1/chat/completions", 3, 3, chat("x"))) == {200: 3}
+            assert len(app.pairs.pending) == 3
+        store = Store.open(tmp_path)
+        run = store.latest_run("serve")
+        assert run is not None and run.finished_at is not None
+        summary = summarize(store, run.id)
+        assert summary.not_compared == {"drained": 3}
+        assert "3 requests made no pair: 3 the proxy stopped before the shadow answered" in summary_text(summary)
+        assert acceptance(store, run.id).errors == 3
+        assert counter(app, "pairs", "error", "true") == 3
+        store.close()
