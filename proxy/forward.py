@@ -29,15 +29,15 @@ from typing import Any
 import aiohttp
 import orjson
 from starlette.types import Receive, Scope, Send
-from yarl import URL
 
 from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
+from proxy.protocol import EMPTY_QUERY
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
-from proxy.upstream import Body, Upstream, described
+from proxy.upstream import Body, Upstream, described, target
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
@@ -224,10 +224,9 @@ class _Request:
         self.path: str = scope["path"]
         raw_path: bytes = scope.get("raw_path") or self.path.encode()
         query: bytes = scope["query_string"]
-        self.query = query.decode("latin-1")
-        # encoded=True: yarl must not re-quote the path (%7E would become ~).
-        self.url = URL(forwarder.primary + raw_path.decode("latin-1") + (f"?{self.query}" if query else ""),
-                       encoded=True)
+        # the query as received, with its "?" (an empty one too: see proxy.protocol)
+        self.query = f"?{query.decode('latin-1')}" if query or EMPTY_QUERY in scope else ""
+        self.url = target(forwarder.primary, raw_path.decode("latin-1"), self.query)
         self.headers = _end_to_end(scope["headers"], NOT_FORWARDED)
         self.ascii_headers = all(v.isascii() for _, v in self.headers)
         self.upstream_headers = [(k.decode("ascii"), v.decode("ascii")) for k, v in self.headers] \

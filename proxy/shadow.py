@@ -17,11 +17,10 @@ from typing import Any
 
 import aiohttp
 import orjson
-from yarl import URL
 
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.upstream import Upstream, described
+from proxy.upstream import Upstream, described, target
 from shadowdiff.compare import is_comparable
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
@@ -228,7 +227,7 @@ class Mirror:
     async def _call(self, upstream: Upstream, base_url: str, failed: Answer, body: bytes, stream: bool,
                     path: str, query: str, headers: list[tuple[bytes, bytes]],
                     api_key: str | None) -> tuple[Answer, str]:
-        url = URL(base_url.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
+        url = target(base_url, path, query)   # (the query with its "?")
         sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
                 if k.lower() not in NOT_FORWARDED and k.lower() != b"content-length"
                 and not (api_key and k.lower() == b"authorization")]

@@ -45,15 +45,48 @@ _QUERY = re.compile(r"""(https?://[^\s?#'"<>]*)\?[^\s#'"<>]*""")
 
 class _Noting(ResponseHandler):
     """aiohttp's connection protocol, noting how many requests the connection was handed
-    and whether any byte came since the current one was."""
+    and whether any byte came since the current one was; and passing aiohttp only the
+    head of an answer to HEAD."""
 
     requests = 0
     received = False
+    _head: bytes | None = None     # an answer to HEAD so far, up to its head's end; None: not HEAD
+    _head_done = False
+
+    def set_response_params(self, **params: Any) -> None:
+        if params.get("skip_payload"):   # (aiohttp's flag for an answer to HEAD)
+            self._head, self._head_done = b"", False
+            # a body would come after the answer, where the next answer's bytes belong
+            self.force_close()
+        else:
+            self._head = None
+        super().set_response_params(**params)
 
     def data_received(self, data: bytes) -> None:
         if data:
             self.received = True
+            if self._head is not None:
+                data = self._without_body(data)
         super().data_received(data)
+
+    def _without_body(self, data: bytes) -> bytes:
+        """``data`` up to the end of the head of an answer to HEAD. A broken upstream may
+        send a body after it, which aiohttp parses as an invalid next answer, failing
+        this one: a 502 through the proxy, where clients get a 200 (issue 16, B7)."""
+        if self._head_done:
+            return b""
+        assert self._head is not None
+        kept = len(self._head)
+        seen = self._head + data
+        start = 0
+        while (end := seen.find(b"\r\n\r\n", start)) >= 0:
+            end += 4
+            if seen[start + 9:start + 10] != b"1":   # after "HTTP/1.1 ": not an interim 1xx answer
+                self._head_done = True
+                return seen[kept:end]
+            start = end
+        self._head = seen
+        return data
 
 
 # The connection the current task's last request got. Set by the connector inside
@@ -106,7 +139,7 @@ class Upstream:
                  **session_options: Any) -> None:
         pool = {"keepalive_timeout": keepalive_timeout} if keepalive_timeout is not None else {}
         self.pooled = _session(_NotingConnector(limit=limit, ttl_dns_cache=60, **pool), **session_options)
-        self.fresh = _session(aiohttp.TCPConnector(limit=limit, ttl_dns_cache=60, force_close=True),
+        self.fresh = _session(_NotingConnector(limit=limit, ttl_dns_cache=60, force_close=True),
                               **session_options)
         self.retries = metrics.retries.labels(side)
 
@@ -148,3 +181,11 @@ def described(exc: BaseException) -> str:
     else:
         text = str(exc) or "no detail"
     return f"{type(exc).__name__}: " + _QUERY.sub(r"\1?[query hidden]", " ".join(text.split()))[:300]
+
+
+def target(base_url: str, path: str, query: str) -> URL:
+    """An upstream's URL for a request's raw path and its query as received (with its
+    ``?``, or empty), quoted as it came: yarl must not re-quote it (%7E would become ~),
+    and it drops an empty query, whose ``?`` then ends the path instead (issue 16, B8)."""
+    url = URL(base_url.rstrip("/") + path + query, encoded=True)
+    return url.with_path(url.raw_path + "?", encoded=True) if query == "?" else url

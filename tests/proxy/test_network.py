@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import httpx
 import pytest
 
 from proxy.upstream import described
+from tests.proxy.test_edge_cases import raw_request
 from tests.proxy.test_mirroring import chat, counter, settled, wait_for
 from tests.servers import HTTP
 
@@ -347,3 +349,51 @@ def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path) 
         assert acceptance(store, run.id).errors == 3
         assert counter(app, "pairs", "error", "true") == 3
         store.close()
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-read", "two-reads"])
+def test_a_head_answered_with_a_body_is_a_200_as_direct(start_proxy: Start, split: bool) -> None:
+    """A broken upstream sends a body with its answer to HEAD; clients ignore it, and
+    aiohttp took it for an invalid next answer: a 502 (B7)."""
+
+    async def head_with_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, _ = await read_request(reader, writer)
+                if not head.startswith(b"HEAD "):
+                    writer.write(answer())
+                    continue
+                sent = b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + answer(b"hello", b"X-Up: 1\r\n")
+                for piece in ([sent[:-3], sent[-3:]] if split else [sent]):
+                    writer.write(piece)
+                    await writer.drain()
+                    await asyncio.sleep(0.05)
+        writer.close()
+
+    with raw_server(head_with_body) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary)
+        for _ in range(2):
+            # (a new connection each time: the body spoils the client's connection too)
+            direct, proxied = httpx.head(primary + "/v1/models"), httpx.head(proxy + "/v1/models")
+            assert proxied.status_code == direct.status_code == 200
+            assert proxied.headers["x-up"] == "1" and proxied.headers["content-length"] == "5"
+            assert proxied.content == b""
+            assert HTTP.post(proxy + "/v1/chat/completions", json=chat("x")).json()["choices"]   # still fine
+
+
+def test_an_empty_query_is_forwarded_as_received(start_proxy: Start) -> None:
+    targets: list[bytes] = []
+
+    async def note_target(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, _ = await read_request(reader, writer)
+                targets.append(head.split(b" ")[1])
+                writer.write(answer())
+        writer.close()
+
+    with raw_server(note_target) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary)
+        for target in (b"/v1/models?", b"/v1/models", b"/v1/models?a=1", b"/v1/%7Emodels?"):
+            raw_request(proxy, b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target)
+        assert targets == [b"/v1/models?", b"/v1/models", b"/v1/models?a=1", b"/v1/%7Emodels?"]
