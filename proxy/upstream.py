@@ -24,6 +24,7 @@ of its own, and is counted in ``shadowdiff_upstream_retries_total{side}``.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -173,7 +174,8 @@ def described(exc: BaseException) -> str:
     elif isinstance(exc, aiohttp.ClientResponseError):
         text = f"HTTP {exc.status}, {exc.message}"
     elif isinstance(exc, aiohttp.ClientConnectorError):
-        text = f"cannot connect to {exc.host}:{exc.port}: {exc.os_error.strerror or exc.os_error}"
+        error = exc.os_error   # asyncio's strerror is "Connect call failed ('host', port)"
+        text = f"cannot connect to {exc.host}:{exc.port}: {os.strerror(error.errno) if error.errno else error}"
     elif isinstance(exc, TimeoutError):
         text = str(exc) or "timed out"
     elif isinstance(exc, OSError) and exc.strerror:
