@@ -3,10 +3,10 @@
 A plain ASGI callable over an aiohttp session, because the framework layers, not
 the network, are most of a Python proxy's cost (../shared/DESIGN.md measured 0.98 ms
 added by Starlette routing + httpx, 0.38 ms by pure ASGI + aiohttp). Everything is
-forwarded as received: method, raw path, query, headers (minus hop-by-hop), and the
-body (passed as bytes when it arrives in one piece, streamed when it does not); the
-primary's status, headers and body come back unchanged, each chunk sent on as it
-arrives.
+forwarded as received: method, raw path, query, headers (minus hop-by-hop ones and
+Expect), and the body (passed as bytes when it arrives in one piece, streamed when it
+does not); the primary's status, headers and body come back unchanged, each chunk sent
+on as it arrives.
 
 For a request that is mirrored or captured, the body is also kept (up to
 ``max_mirror_body``) and, once complete, turned into a shadow request; the primary's

@@ -23,6 +23,7 @@ from proxy.metrics import ProxyMetrics
 from proxy.settings import ProxySettings
 from proxy.shadow import OFF_LOOP_BYTES, Plan
 from proxy.tap import Tapped
+from proxy.upstream import described
 from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
@@ -79,8 +80,10 @@ class PairRecorder:
                 self.metrics.pairs.labels("error", comparable).inc()
                 self._count_in_run(NOT_COMPARED, "drained", plan.comparable)
             raise
-        except Exception:
-            log.exception("a pair could not be completed")
+        except Exception as exc:
+            # one line, through the formatter that never prints a request's headers or query
+            log.error("a pair could not be completed (%s %s): %s", path, key, described(exc))
+            log.debug("where the pair failed", exc_info=True)
             self.metrics.pairs.labels("error", comparable).inc()
         finally:
             calls.cancel()

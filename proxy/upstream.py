@@ -19,6 +19,11 @@ A failure after the first byte of an answer (a cut status line or body, an inval
 answer, a timeout) is never retried. aiohttp itself retries idempotent methods (GET,
 HEAD, PUT, DELETE…) once on the same pool; this retry comes after it, on a connection
 of its own, and is counted in ``shadowdiff_upstream_retries_total{side}``.
+
+Also here, as they concern every upstream: the connection protocol passes aiohttp only
+the head of an answer to HEAD (a body after it failed the answer, B7), ``target``
+builds an upstream's URL from a request's raw path and query, and ``described`` puts an
+upstream failure on one line without what was sent.
 """
 
 from __future__ import annotations
