@@ -28,11 +28,11 @@ from proxy.forward import Forwarder
 from proxy.membership import Membership
 from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
-from proxy.settings import ProxySettings
+from proxy.settings import ProxySettings, public_url
 from proxy.shadow import Mirror
 from shadowdiff import __version__
 from shadowdiff.records import Side
-from shadowdiff.redact import Redactor
+from shadowdiff.redact import Redactor, failure_text
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
 
@@ -56,6 +56,7 @@ class ProxyApp:
         self.capture: Capture | None = None
         self.review: ASGIApp | None = None
         self.state: StateCollector | None = None
+        self.probe: asyncio.Task[None] | None = None
         self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
         self.forwarder = Forwarder(settings, self.mirror, self.pairs, self.metrics)
         self.admin = Starlette(routes=[
@@ -117,6 +118,8 @@ class ProxyApp:
             self.forwarder.capture = self.capture
         self.forwarder.open()
         self.mirror.open()
+        # not awaited: start-up does not wait for the upstreams, it only says when they are down
+        self.probe = asyncio.get_running_loop().create_task(self._probe_upstreams())
         # What start-up allocated lives as long as the process: keep it out of the
         # garbage collector's scans, which otherwise show up as latency spikes.
         gc.collect()
@@ -128,7 +131,22 @@ class ProxyApp:
         if self.writer is not None:
             self.writer.run_id = run_id    # read once per batch by the writer's thread
 
+    async def _probe_upstreams(self) -> None:
+        """One warning per upstream whose ``/health`` does not answer at start-up: in front
+        of a primary that is down, the proxy otherwise starts without a word."""
+        s = self.settings
+        assert self.forwarder.upstream is not None
+        upstreams = [("primary", s.primary, self.forwarder.upstream.pooled)]
+        if s.shadow is not None and self.mirror.upstream is not None:
+            upstreams.append(("shadow", s.shadow, self.mirror.upstream.pooled))
+        problems = await asyncio.gather(*(health_problem(session, url) for _, url, session in upstreams))
+        for (name, url, _), problem in zip(upstreams, problems, strict=True):
+            if problem is not None:
+                log.warning("the %s %s is not answering: %s; serving anyway", name, public_url(url), problem)
+
     async def shutdown(self) -> None:
+        if self.probe is not None:
+            self.probe.cancel()
         await self.pairs.drain(self.settings.drain_timeout)
         self.pairs.flush_counts()
         self.pairs.closed = True
@@ -150,23 +168,29 @@ class ProxyApp:
         return JSONResponse({"status": "ok"})
 
     async def _readyz(self, request: Request) -> Response:
-        session = self.forwarder.session
-        assert session is not None
-        try:
-            async with session.get(self.settings.primary.rstrip("/") + "/health",
-                                   timeout=aiohttp.ClientTimeout(total=2)) as response:
-                if response.status == 200:
-                    return JSONResponse({"status": "ready"})
-                detail = f"the primary's /health answered {response.status}"
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            detail = f"the primary's /health did not answer: {type(exc).__name__}"
-        return JSONResponse({"status": "not ready", "detail": detail}, status_code=503)
+        upstream = self.forwarder.upstream
+        assert upstream is not None
+        problem = await health_problem(upstream.pooled, self.settings.primary)
+        if problem is None:
+            return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "not ready", "detail": f"the primary {problem}"}, status_code=503)
 
     async def _metrics(self, request: Request) -> Response:
         assert self.state is not None
         # in a thread: the review state may query the store
         body = await asyncio.to_thread(exposition, self.metrics, self.state)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds: float = 2.0) -> str | None:
+    """What is wrong with an upstream's ``/health`` (vLLM's), or None when it answers 200."""
+    try:
+        async with session.get(base_url.rstrip("/") + "/health", timeout=aiohttp.ClientTimeout(total=seconds)) as r:
+            return None if r.status == 200 else f"answered /health with {r.status}"
+    except TimeoutError:
+        return f"did not answer /health within {seconds:g} s"
+    except aiohttp.ClientError as exc:
+        return f"did not answer /health: {failure_text(exc)}"
 
 
 def build_app(settings: ProxySettings, registry: CollectorRegistry | None = None) -> ProxyApp:

@@ -3,10 +3,10 @@
 A plain ASGI callable over an aiohttp session, because the framework layers, not
 the network, are most of a Python proxy's cost (../shared/DESIGN.md measured 0.98 ms
 added by Starlette routing + httpx, 0.38 ms by pure ASGI + aiohttp). Everything is
-forwarded as received: method, raw path, query, headers (minus hop-by-hop), and the
-body (passed as bytes when it arrives in one piece, streamed when it does not); the
-primary's status, headers and body come back unchanged, each chunk sent on as it
-arrives.
+forwarded as received: method, raw path, query, headers (minus hop-by-hop ones and
+Expect), and the body (passed as bytes when it arrives in one piece, streamed when it
+does not); the primary's status, headers and body come back unchanged, each chunk sent
+on as it arrives.
 
 For a request that is mirrored or captured, the body is also kept (up to
 ``max_mirror_body``) and, once complete, turned into a shadow request; the primary's
@@ -29,19 +29,23 @@ from typing import Any
 import aiohttp
 import orjson
 from starlette.types import Receive, Scope, Send
-from yarl import URL
 
 from proxy.body import with_model
 from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
+from proxy.protocol import EMPTY_QUERY
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, TAP_LIMIT, Mirror, Plan, TokenTimes
+from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
+from proxy.upstream import Body, Upstream, target
 from shadowdiff.redact import failure_text
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
+# A body this small is taken whole by the sockets' buffers, whether the upstream reads it
+# or not; a larger or streamed one is sent within --primary-timeout (see ``_send``).
+_SURELY_BUFFERED = 64 * 1024
 
 
 def _error(status: int, kind: str, message: str) -> bytes:
@@ -64,7 +68,7 @@ class Forwarder:
         self.pairs = pairs
         self.metrics = metrics
         self.capture = capture
-        self.session: aiohttp.ClientSession | None = None
+        self.upstream: Upstream | None = None
         self.primary = settings.primary.rstrip("/")
         self.instance = uuid.uuid4().hex[:8] + "-"   # this process's prefix for request keys
         self.counter = itertools.count(1)
@@ -74,18 +78,15 @@ class Forwarder:
     def open(self) -> None:
         # Idle upstream connections are dropped before vLLM's (uvicorn's) 5 s keep-alive
         # would, so a request never lands on a connection the server is closing.
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=60, keepalive_timeout=4)
-        self.session = aiohttp.ClientSession(
-            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
-            max_line_size=65536, max_field_size=65536)
+        self.upstream = Upstream(self.settings.primary_side.value, self.metrics, limit=0, keepalive_timeout=4,
+                                 max_line_size=65536, max_field_size=65536)
 
     async def close(self) -> None:
-        if self.session is not None:
-            await self.session.close()
+        if self.upstream is not None:
+            await self.upstream.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        assert self.session is not None
+        assert self.upstream is not None
         request = _Request(self, scope, receive)
         try:
             await self._forward(request, send)
@@ -93,7 +94,7 @@ class Forwarder:
             request.finish()
 
     async def _forward(self, request: _Request, send: Send) -> None:
-        assert self.session is not None
+        assert self.upstream is not None
         if not request.ascii_headers:
             await self._answer_error(send, request.path, 400, "BadRequestError",
                                      "a request header holds non-ASCII bytes; shadowdiff forwards ASCII headers only")
@@ -104,9 +105,7 @@ class Forwarder:
             return
         started = time.perf_counter()
         try:
-            response = await self.session.request(
-                request.method, request.url, headers=request.upstream_headers, data=data,
-                allow_redirects=False, timeout=self.timeout)
+            response = await self._send(request, data)
         except asyncio.CancelledError:
             if request.gone:  # the client left while the primary was still working
                 asyncio.current_task().uncancel()  # type: ignore[union-attr]
@@ -121,11 +120,23 @@ class Forwarder:
         except aiohttp.ClientError as exc:
             request.failed = not request.gone
             if not request.gone:
-                log.warning("primary request failed: %s", failure_text(exc))
+                log.warning("primary request failed: %s %s: %s", request.method, request.path, failure_text(exc))
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
         await self._relay(request, response, send, started)
+
+    async def _send(self, request: _Request, data: Body) -> aiohttp.ClientResponse:
+        """The primary's answer, its status and headers read."""
+        assert self.upstream is not None
+        if data is None or (isinstance(data, bytes) and len(data) <= _SURELY_BUFFERED):
+            return await self.upstream.request(request.method, request.url, headers=request.upstream_headers,
+                                               data=data, timeouts=self.timeout)
+        # aiohttp starts --primary-timeout's clock (sock_read) once the body is sent: an
+        # upstream that stops reading a large body would hold the request for ever.
+        async with asyncio.timeout(self.settings.primary_timeout):
+            return await self.upstream.request(request.method, request.url, headers=request.upstream_headers,
+                                               data=data, timeouts=self.timeout)
 
     async def _answer_error(self, send: Send, path: str, status: int, kind: str, message: str) -> None:
         body = _error(status, kind, message)
@@ -215,11 +226,12 @@ class _Request:
         self.path: str = scope["path"]
         raw_path: bytes = scope.get("raw_path") or self.path.encode()
         query: bytes = scope["query_string"]
-        self.query = query.decode("latin-1")
-        # encoded=True: yarl must not re-quote the path (%7E would become ~).
-        self.url = URL(forwarder.primary + raw_path.decode("latin-1") + (f"?{self.query}" if query else ""),
-                       encoded=True)
-        self.headers = _end_to_end(scope["headers"], HOP_BY_HOP)
+        # the query as received, with its "?" (an empty one too: see proxy.protocol)
+        self.query = f"?{query.decode('latin-1')}" if query or EMPTY_QUERY in scope else ""
+        # the shadow and the replica get the target as received too, not the decoded path
+        self.raw_path = raw_path.decode("latin-1")
+        self.url = target(forwarder.primary, self.raw_path, self.query)
+        self.headers = _end_to_end(scope["headers"], NOT_FORWARDED)
         self.ascii_headers = all(v.isascii() for _, v in self.headers)
         self.upstream_headers = [(k.decode("ascii"), v.decode("ascii")) for k, v in self.headers] \
             if self.ascii_headers else []
@@ -306,8 +318,9 @@ class _Request:
             return
         try:
             self._mirror_and_capture(body)
-        except Exception:
-            log.exception("mirroring or capture failed for one request")
+        except Exception as exc:
+            log.error("mirroring or capture failed for %s %s: %s", self.method, self.path, failure_text(exc))
+            log.debug("where mirroring or capture failed", exc_info=True)
             self.f.metrics.shadow_event("skipped", "unparsable")
 
     async def _watch(self) -> None:
@@ -346,12 +359,12 @@ class _Request:
             f.metrics.shadow_event("skipped", plan)
             return
         self.plan = plan
-        shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.path, self.query, self.headers))
+        shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.raw_path, self.query, self.headers))
         shadow.add_done_callback(lambda _: f.mirror.release(plan))  # even if cancelled before it ran
         replica = None
         if plan.replica_body is not None:
             replica = asyncio.get_running_loop().create_task(
-                f.mirror.call_replica(plan, self.path, self.query, self.headers))
+                f.mirror.call_replica(plan, self.raw_path, self.query, self.headers))
             replica.add_done_callback(lambda _: f.mirror.release_replica(plan))
         self.primary = asyncio.get_running_loop().create_future()
         f.pairs.track(self.key, self.path, plan, self.primary, shadow, replica)

@@ -109,6 +109,9 @@ class ProxyMetrics:
                                   "output tokens by it for tokens per second).", sides, registry=r)
         self.shadow_in_flight = Gauge("shadowdiff_shadow_requests_in_flight", "Shadow requests under way.",
                                       registry=r, multiprocess_mode="livesum")
+        self.retries = Counter("shadowdiff_upstream_retries", "Requests sent again on a fresh connection, by "
+                               "side, after a pooled connection the upstream had closed failed before any byte "
+                               "of the answer.", sides, registry=r)
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
         # children looked up once: labels() costs a lock and a dict walk per call
         self._requests = {(route, cls): self.requests.labels(route, cls)
@@ -123,7 +126,8 @@ class ProxyMetrics:
         for kind in SIGNAL_KINDS:
             self.signals.labels(kind)
         for side in Side:
-            for family in (self.duration, self.ttft, self.ttfat, self.output_tokens, self.generation):
+            for family in (self.duration, self.ttft, self.ttfat, self.output_tokens, self.generation,
+                           self.retries):
                 family.labels(side.value)
 
     def request(self, path: str, status: int) -> None:

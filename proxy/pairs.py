@@ -26,7 +26,7 @@ from proxy.tap import Tapped
 from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
-from shadowdiff.redact import Redactor
+from shadowdiff.redact import Redactor, failure_text
 from shadowdiff.signals import triage_off_loop
 from shadowdiff.store import NOT_COMPARED
 from shadowdiff.store.writer import PairWriter
@@ -73,8 +73,16 @@ class PairRecorder:
         comparable = "true" if plan.comparable else "false"
         try:
             await self._complete(key, seq, path, plan, primary_future, calls, comparable)
-        except Exception:
-            log.exception("a pair could not be completed")
+        except asyncio.CancelledError:
+            if not calls.counted:
+                # shutdown stopped waiting for it (``drain``): still one of the run's requests
+                self.metrics.pairs.labels("error", comparable).inc()
+                self._count_in_run(NOT_COMPARED, "drained", plan.comparable)
+            raise
+        except Exception as exc:
+            # one line, through the formatter that never prints a request's headers or query
+            log.error("a pair could not be completed (%s %s): %s", path, key, failure_text(exc))
+            log.debug("where the pair failed", exc_info=True)
             self.metrics.pairs.labels("error", comparable).inc()
         finally:
             calls.cancel()
@@ -104,6 +112,7 @@ class PairRecorder:
             if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
                 why = "candidate_" + ("left" if gone else "4xx")
             self._count_in_run(NOT_COMPARED, why, plan.comparable)
+            calls.counted = True
             return
         primary = await self._primary_answer(tapped, plan)
         shadow_answer, reason = await shadow
@@ -129,6 +138,7 @@ class PairRecorder:
                 self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
         self._count("pairs", comparison.outcome.value, plan.comparable)
+        calls.counted = True
         # Every comparable pair that changed is kept; identical, sampled and failed ones
         # are counted, and kept at keep_rate (a dead shadow must not flood the store).
         changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
@@ -195,9 +205,18 @@ class PairRecorder:
                            tapped.first_answer, tapped.last if tapped.stream else None)   # a body: all at once
 
     async def drain(self, seconds: float) -> None:
-        """Wait for the pairs still being completed (at shutdown)."""
-        if self.pending:
-            await asyncio.wait(set(self.pending), timeout=seconds)
+        """Wait for the pairs still being completed (at shutdown), at most ``seconds``;
+        those still waiting then (for a shadow that hangs) are counted in the run as not
+        compared, ``drained``, before the writer closes, rather than vanishing from it."""
+        if not self.pending:
+            return
+        _, late = await asyncio.wait(set(self.pending), timeout=seconds)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        if late:
+            log.warning("%d pairs were not complete after --drain-timeout %g s; counted as not compared (drained)",
+                        len(late), seconds)
 
 
 @dataclass
@@ -206,6 +225,7 @@ class _Calls:
 
     shadow: asyncio.Task[tuple[Answer, str]]
     replica: asyncio.Task[tuple[Answer, str]] | None
+    counted: bool = False   # whether the pair's outcome is in the counts yet
 
     def cancel(self) -> None:
         for task in (self.shadow, self.replica):

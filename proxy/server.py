@@ -27,6 +27,7 @@ from uvicorn.config import LOGGING_CONFIG
 from uvicorn.supervisors import Multiprocess
 
 from proxy.app import ProxyApp, build_app
+from proxy.protocol import TargetKeepingProtocol
 from proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
 from shadowdiff.errors import ConfigError
 from shadowdiff.listen import bind
@@ -56,6 +57,7 @@ def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
         # no X-Forwarded-* rewriting of the scope: it costs on every request, and the
         # proxy forwards headers as they came anyway
         "proxy_headers": False,
+        "http": TargetKeepingProtocol,   # a target's empty query is forwarded too
         "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
     }
 

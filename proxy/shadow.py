@@ -17,11 +17,11 @@ from typing import Any
 
 import aiohttp
 import orjson
-from yarl import URL
 
 from proxy.body import with_model
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
+from proxy.upstream import Upstream, target
 from shadowdiff.compare import is_comparable, wants_stream
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
@@ -31,6 +31,11 @@ HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
     b"trailers", b"transfer-encoding", b"upgrade", b"host",
 })
+# Request headers that are not forwarded: the hop-by-hop ones, and Expect, which the
+# proxy's own server has answered (uvicorn sends the client its 100 Continue). Sent
+# upstream, aiohttp would wait for a 100 that an upstream need not send, with no
+# timeout running (issue 16, B3).
+NOT_FORWARDED = HOP_BY_HOP | {b"expect"}
 _ERROR_BODY_LIMIT = 2000
 TAP_LIMIT = 16 * 1024 * 1024    # an answer larger than this is passed on but not compared
 OFF_LOOP_BYTES = 64 * 1024      # answers larger than this are parsed in a thread
@@ -111,22 +116,23 @@ class Mirror:
         self.peak = 0                # the most shadow requests ever in flight at once
         self.replica_in_flight = 0   # bounded like the shadow's, separately
         self._rng = random.Random()
-        self.session: aiohttp.ClientSession | None = None
-        self.replica_session: aiohttp.ClientSession | None = None
+        self.upstream: Upstream | None = None
+        self.replica_upstream: Upstream | None = None
 
     def open(self) -> None:
         """Create the shadow's connection pool, and the replica's (inside the running event loop).
 
         Separate pools: a slow replica must not take the connections the shadow needs.
         """
-        self.session = _pool(self.settings.max_shadow_in_flight)
-        if self.settings.replica is not None:
-            self.replica_session = _pool(self.settings.max_shadow_in_flight)
+        s = self.settings
+        self.upstream = Upstream(s.shadow_side.value, self.metrics, limit=s.max_shadow_in_flight)
+        if s.replica is not None:
+            self.replica_upstream = Upstream(Side.REPLICA.value, self.metrics, limit=s.max_shadow_in_flight)
 
     async def close(self) -> None:
-        for session in (self.session, self.replica_session):
-            if session is not None:
-                await session.close()
+        for upstream in (self.upstream, self.replica_upstream):
+            if upstream is not None:
+                await upstream.close()
 
     def wanted(self, method: str, path: str) -> bool:
         """Whether a request is a candidate for mirroring at all (cheap, before the body)."""
@@ -208,9 +214,9 @@ class Mirror:
         """The shadow's answer and the metrics reason (``ok`` or why it failed)."""
         s = self.settings
         assert s.shadow is not None
-        assert self.session is not None
+        assert self.upstream is not None
         try:
-            return await self._call(self.session, s.shadow, Answer(s.shadow_side, s.shadow_model), plan.body,
+            return await self._call(self.upstream, s.shadow, Answer(s.shadow_side, s.shadow_model), plan.body,
                                     plan.stream, path, query, headers, s.shadow_api_key)
         finally:
             self.release(plan)
@@ -219,28 +225,31 @@ class Mirror:
                            headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
         """The replica's answer, sent with the baseline's credentials."""
         s = self.settings
-        assert s.replica is not None and plan.replica_body is not None and self.replica_session is not None
+        assert s.replica is not None and plan.replica_body is not None and self.replica_upstream is not None
         try:
-            return await self._call(self.replica_session, s.replica, Answer(Side.REPLICA, s.model_of(Side.REPLICA)),
+            return await self._call(self.replica_upstream, s.replica, Answer(Side.REPLICA, s.model_of(Side.REPLICA)),
                                     plan.replica_body, plan.stream, path, query, headers, s.replica_key)
         finally:
             self.release_replica(plan)
 
-    async def _call(self, session: aiohttp.ClientSession, base_url: str, failed: Answer, body: bytes, stream: bool,
+    async def _call(self, upstream: Upstream, base_url: str, failed: Answer, body: bytes, stream: bool,
                     path: str, query: str, headers: list[tuple[bytes, bytes]],
                     api_key: str | None) -> tuple[Answer, str]:
-        url = URL(base_url.rstrip("/") + path + (f"?{query}" if query else ""), encoded=True)
+        url = target(base_url, path, query)   # (the query with its "?")
         sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
-                if k.lower() not in HOP_BY_HOP and k.lower() != b"content-length"
+                if k.lower() not in NOT_FORWARDED and k.lower() != b"content-length"
                 and not (api_key and k.lower() == b"authorization")]
         if api_key:
             sent.append(("Authorization", f"Bearer {api_key}"))
         started = time.perf_counter()
         times = TokenTimes()
+        status: int | None = None    # once the answer's head is in
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
-            async with session.post(url, data=body, headers=sent, timeout=timeout) as response:
+            response = await upstream.request("POST", url, headers=sent, data=body, timeouts=timeout)
+            status = response.status
+            async with response:
                 if response.status != 200:
                     text = (await response.content.read(_ERROR_BODY_LIMIT)).decode("utf-8", "replace")
                     return replace(failed, status=response.status,
@@ -253,14 +262,9 @@ class Mirror:
                         return replace(failed, status=200, error="the answer is larger than the tap limit "
                                                                    f"({TAP_LIMIT} bytes)"), "malformed"
             ended = time.perf_counter()
-        except TimeoutError:
-            return replace(failed, error=f"no answer within {self.settings.shadow_timeout:g} s"), "timeout"
-        except aiohttp.ClientConnectorError as exc:
-            return replace(failed, error=f"connection failed: {failure_text(exc)}"), "connect_error"
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-            return replace(failed, status=200, error=f"connection lost mid-answer: {type(exc).__name__}"), "reset"
-        except aiohttp.ClientError as exc:  # an invalid HTTP answer, among others
-            return replace(failed, error=f"invalid answer: {failure_text(exc)}"[:500]), "malformed"
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            reason, what = _failure(exc, self.settings.shadow_timeout)
+            return replace(failed, status=status, error=what), reason
         if len(raw) > OFF_LOOP_BYTES:
             reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
         else:
@@ -274,8 +278,16 @@ class Mirror:
         return answer, "ok"
 
 
-def _pool(limit: int) -> aiohttp.ClientSession:
-    return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=limit, ttl_dns_cache=60), auto_decompress=False,
-        cookie_jar=aiohttp.DummyCookieJar(), skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept",
-                                                                "Content-Type"))
+def _failure(exc: BaseException, timeout: float) -> tuple[str, str]:
+    """A failed shadow call's reason for the metrics, and its error for the pair (issue 16:
+    each fault is counted by what aiohttp says happened)."""
+    if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
+        # refused, unresolvable, or not connected within --connect-timeout: the shadow never had the request
+        return "connect_error", f"connection failed: {failure_text(exc)}"
+    if isinstance(exc, TimeoutError):
+        return "timeout", f"no answer within {timeout:g} s"
+    if isinstance(exc, (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)):
+        # closed or reset before the answer or within it (a cut body is a ClientPayloadError)
+        return "reset", f"connection lost: {failure_text(exc)}"
+    # bytes that are not an HTTP answer (ClientResponseError: a bad status line, header or chunk size)
+    return "malformed", f"invalid answer: {failure_text(exc)}"

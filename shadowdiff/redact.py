@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import aiohttp
+from aiohttp.http import RawResponseMessage
 
 from shadowdiff.compare import off_loop
 from shadowdiff.errors import ConfigError
@@ -89,12 +91,25 @@ def without_queries(text: str) -> str:
 
 
 def failure_text(exc: BaseException) -> str:
-    """An upstream call's exception, for a log or an answer's error: what went wrong,
-    never the request. aiohttp's ClientResponseError (an invalid status line is one)
-    carries the request's headers in its repr - the client's Authorization among them -
-    and its URL, query string and all, in its text."""
-    text = f"HTTP {exc.status}, {exc.message}" if isinstance(exc, aiohttp.ClientResponseError) else str(exc)
-    return without_queries(f"{type(exc).__name__}: {text}")
+    """An upstream call's exception on one line, for a log line or a stored error: what
+    went wrong, never what was sent. aiohttp's messages carry the request's URL, query
+    string included (cut here), and the repr of a ClientResponseError (an invalid status
+    line is one) its headers, the client's Authorization among them (issue 16, B2)."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        where = "within the answer's head" if isinstance(exc.message, RawResponseMessage) else "before any answer"
+        text = f"the upstream closed the connection {where}"
+    elif isinstance(exc, aiohttp.ClientResponseError):
+        text = f"HTTP {exc.status}, {exc.message}"
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        error = exc.os_error   # asyncio's strerror is "Connect call failed ('host', port)"
+        text = f"cannot connect to {exc.host}:{exc.port}: {os.strerror(error.errno) if error.errno else error}"
+    elif isinstance(exc, TimeoutError):
+        text = str(exc) or "timed out"
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror     # without "[Errno None]"
+    else:
+        text = str(exc) or "no detail"
+    return without_queries(f"{type(exc).__name__}: " + " ".join(text.split()))[:300]
 
 
 class Redactor:

@@ -55,6 +55,7 @@ def sim_url() -> Iterator[str]:
 def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
     """Start proxies (real uvicorn, the proxy's own server options); yields (url, app)."""
     from proxy.app import build_app as build_proxy
+    from proxy.protocol import TargetKeepingProtocol
     from proxy.settings import ProxySettings
 
     stack: list[Any] = []
@@ -62,7 +63,8 @@ def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
     def start(**settings: Any) -> tuple[str, Any]:
         settings.setdefault("store", str(tmp_path / f"store-{len(stack)}"))
         app = build_proxy(ProxySettings(**settings))
-        context = serve_app(app, server_header=False, date_header=False, lifespan="on", proxy_headers=False)
+        context = serve_app(app, server_header=False, date_header=False, lifespan="on", proxy_headers=False,
+                            http=TargetKeepingProtocol)
         url = context.__enter__()
         stack.append(context)
         return url, app

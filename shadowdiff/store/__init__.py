@@ -65,9 +65,10 @@ def _tokens_per_second() -> sa.ColumnElement[Any]:
 # A proxy's requests that made no pair, counted in its run under ``of = NOT_COMPARED``
 # by why (each reason at most 16 characters: the counts table's column). Only a
 # primary that failed counts against the run (as an error, like a replay's failed
-# pair), and so does a candidate primary's 4xx or a client leaving it; a client that
-# left the baseline, a request the baseline refused (the client's 4xx) or an answer
-# too long to hold say nothing about the candidate, and are only shown.
+# pair), and so does a candidate primary's 4xx or a client leaving it, and a pair the
+# proxy stopped waiting for at shutdown (a shadow that never answered is a failed
+# side); a client that left the baseline, a request the baseline refused (the client's
+# 4xx) or an answer too long to hold say nothing about the candidate, and are only shown.
 NOT_COMPARED = "not_compared"
 NOT_COMPARED_REASONS = {
     "primary_failed": "the primary failed (5xx, a cut stream, or an answer that could not be read)",
@@ -76,8 +77,9 @@ NOT_COMPARED_REASONS = {
     "too_large": "the answer was too large to compare",
     "candidate_4xx": "the candidate (the primary) refused the request (4xx)",
     "candidate_left": "the client left while the candidate (the primary) answered",
+    "drained": "the proxy stopped before the shadow answered (--drain-timeout)",
 }
-NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left")
+NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained")
 
 # The order of the side-by-side view: errors first, then the most different.
 _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}

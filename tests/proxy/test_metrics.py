@@ -31,6 +31,7 @@ FAMILIES = {
     "shadowdiff_upstream_time_to_first_token_seconds": "histogram",
     "shadowdiff_upstream_time_to_first_answer_token_seconds": "histogram",
     "shadowdiff_upstream_output_tokens": "counter", "shadowdiff_upstream_generation_seconds": "counter",
+    "shadowdiff_upstream_retries": "counter",
     "shadowdiff_shadow_requests_in_flight": "gauge", "shadowdiff_pairs_stored": "counter",
     "shadowdiff_build_info": "gauge", "shadowdiff_model_pair_info": "gauge",
     "shadowdiff_alert_divergence_margin_ratio": "gauge", "shadowdiff_review_queue_pairs": "gauge",

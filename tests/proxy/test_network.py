@@ -1,0 +1,406 @@
+"""The proxy against upstreams that misbehave at the connection level (issue 16):
+closing kept-alive connections unannounced, never answering 100 Continue, sending a
+body with a HEAD answer, speaking something that is not HTTP. Each upstream is a raw
+asyncio server on loopback, so that it can do what no well-behaved framework would."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import struct
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+import pytest
+
+from shadowdiff.redact import failure_text
+from tests.proxy.test_edge_cases import raw_request
+from tests.proxy.test_mirroring import chat, counter, settled, wait_for
+from tests.servers import HTTP
+
+Start = Callable[..., Any]
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+ANSWER = (b'{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",'
+          b'"content":"Hello."},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,'
+          b'"total_tokens":3}}')
+
+
+@contextlib.contextmanager
+def raw_server(handler: Handler) -> Iterator[str]:
+    """Serve ``handler`` (one call per connection) from an asyncio loop in a thread."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    async def start() -> None:
+        holder["server"] = await asyncio.start_server(handler, "127.0.0.1", 0, backlog=1024)
+        ready.set()
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(start(), loop)
+    assert ready.wait(10)
+    port = holder["server"].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        async def stop() -> None:
+            holder["server"].close()
+            handlers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None) -> tuple[bytes, bytes]:
+    """The next request's head and (Content-Length) body. With ``writer``, a ``GET
+    /health`` (the proxy's probe at start-up) is answered on the way and not returned."""
+    while True:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        body = await reader.readexactly(length) if length else b""
+        if writer is None or not head.startswith(b"GET /health "):
+            return head, body
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+
+def proxy_for(start_proxy: Start, **settings: Any) -> tuple[str, Any]:
+    """A proxy whose probe of the upstreams at start-up is over: its /health requests
+    must not mix with the requests a test counts."""
+    proxy, app = start_proxy(**settings)
+    wait_for(lambda: app.probe is not None and app.probe.done())
+    return proxy, app
+
+
+def answer(body: bytes = ANSWER, extra: bytes = b"") -> bytes:
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (len(body), extra, body))
+
+
+def answer_then_close(delay: float) -> Handler:
+    """Answer one request, then close the connection without saying so (no Connection:
+    close), as RFC 9112 §9.3.1 allows, ``delay`` seconds later, unread: with a delay,
+    under load, the proxy has sent its next request on the connection by then (not only
+    sometimes, as when the close follows the answer at once)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await read_request(reader, writer)
+            writer.write(answer())
+            await writer.drain()
+            await asyncio.sleep(delay)
+        writer.close()
+
+    return handle
+
+
+async def hammer(url: str, total: int, concurrency: int, body: dict[str, Any]) -> dict[int, int]:
+    """POST ``body`` ``total`` times, ``concurrency`` at once; the statuses seen."""
+    statuses: dict[int, int] = {}
+    gate = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession() as session:
+        async def one() -> None:
+            async with gate, session.post(url, json=body) as response:
+                await response.read()
+                statuses[response.status] = statuses.get(response.status, 0) + 1
+
+        await asyncio.gather(*(one() for _ in range(total)))
+    return statuses
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02], ids=["at-once", "a-moment-later"])
+def test_an_upstream_closing_each_connection_unannounced_costs_no_request(start_proxy: Start, delay: float) -> None:
+    with raw_server(answer_then_close(delay)) as primary, raw_server(answer_then_close(delay)) as shadow:
+        # (a bound no burst reaches: every request is mirrored)
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow, max_shadow_in_flight=2000)
+        statuses = asyncio.run(hammer(proxy + "/v1/chat/completions", 2000, 32, chat("x")))
+        settled(app)
+        assert statuses == {200: 2000}
+        assert counter(app, "shadow", "mirrored", "ok") == 2000
+        retries = counter(app, "retries", "baseline"), counter(app, "retries", "candidate")
+        assert all(retries) if delay else any(retries)   # at once, the shadow's pool may not be caught out
+
+
+def answer_then_cut(seen: list[bytes], reset: bool) -> Handler:
+    """Answer the first request of a connection; on the next, send part of a status line
+    and then close (or reset) the connection."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            seen.append((await read_request(reader, writer))[0])
+            writer.write(answer())
+            await writer.drain()
+            seen.append((await read_request(reader, writer))[0])
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Le")
+            await writer.drain()
+            await asyncio.sleep(0.1)   # the partial line is read before the connection ends
+            if reset:
+                writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                           struct.pack("ii", 1, 0))
+        writer.close()
+
+    return handle
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_failure_after_the_first_byte_of_an_answer_is_never_retried(start_proxy: Start, reset: bool) -> None:
+    primary_seen: list[bytes] = []
+    shadow_seen: list[bytes] = []
+    with raw_server(answer_then_cut(primary_seen, reset)) as primary, \
+            raw_server(answer_then_cut(shadow_seen, reset)) as shadow:
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow)
+        statuses = [asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) for _ in range(2)]
+        settled(app)
+        assert statuses == [{200: 1}, {502: 1}]
+        assert len(primary_seen) == len(shadow_seen) == 2   # each request once: no retry
+        assert counter(app, "retries", "baseline") == counter(app, "retries", "candidate") == 0
+        assert counter(app, "shadow", "mirrored", "ok") == 1
+
+
+def test_expect_100_continue_is_answered_by_the_proxy_not_forwarded(start_proxy: Start) -> None:
+    """curl sends ``Expect: 100-continue`` with a large body; an upstream need not answer
+    100 (this one never does). Forwarded, aiohttp waited for it for ever (B3)."""
+    heads: list[bytes] = []
+
+    async def no_continue(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, body = await read_request(reader, writer)
+                heads.append(head)
+                writer.write(answer(b'{"received": %d}' % len(body)))
+                await writer.drain()
+        writer.close()
+
+    with raw_server(no_continue) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary, primary_timeout=600)
+        body = b'{"pad": "' + b"x" * 1_500_000 + b'"}'
+        host, port = proxy.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as s:   # what curl does
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+            assert s.recv(4096).startswith(b"HTTP/1.1 100 Continue")
+            s.sendall(body)
+            got = b""
+            while b'"received"' not in got:
+                chunk = s.recv(65536)
+                assert chunk, got
+                got += chunk
+        assert got.startswith(b"HTTP/1.1 200") and b'{"received": %d}' % len(body) in got
+        assert b"expect" not in heads[0].lower()
+
+
+def test_an_upstream_that_stops_reading_a_large_body_times_out(start_proxy: Start) -> None:
+    async def never_reads(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await asyncio.sleep(30)
+        writer.close()
+
+    with raw_server(never_reads) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary, primary_timeout=1)
+
+        async def upload() -> int:
+            # aiohttp reads the answer while the body is still being sent, as curl does
+            async with aiohttp.ClientSession() as session, \
+                    session.post(proxy + "/upload", data=b"x" * 8_000_000) as response:   # more than buffers hold
+                return response.status
+
+        assert asyncio.run(upload()) == 504
+
+
+async def keep_answering(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A well-behaved upstream: every request on a connection gets the same answer."""
+    with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+        while True:
+            await read_request(reader, writer)
+            writer.write(answer())
+            await writer.drain()
+    writer.close()
+
+
+def faulty(sent: bytes, end: str = "close", health: bool = True) -> Handler:
+    """An upstream that reads a request, sends ``sent`` and then ends the connection:
+    ``close``, ``reset`` (RST), or ``hang``; ``/health`` too unless ``health``."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await read_request(reader, writer if health else None)
+            writer.write(sent)
+            await writer.drain()
+            await asyncio.sleep(0.05)   # what was sent is read before the connection ends
+            if end == "hang":
+                await asyncio.sleep(30)
+            if end == "reset":
+                writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                           struct.pack("ii", 1, 0))
+        writer.close()
+
+    return handle
+
+
+CUT = answer()[:-20]
+@pytest.mark.parametrize(("sent", "end", "reason"), [
+    (b"THIS IS NOT HTTP\r\n\r\n", "close", "malformed"),
+    (b"THIS IS NOT HTTP\r\n\r\n", "reset", "malformed"),
+    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "close",
+     "malformed"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!", "close", "malformed"),
+    (b"", "close", "reset"),
+    (b"", "reset", "reset"),
+    (b"HTTP/1.1 200 OK\r\nContent-Le", "close", "reset"),
+    (CUT, "close", "reset"),
+    (CUT, "reset", "reset"),
+    (answer(b'{"choices": 3}'), "close", "malformed"),
+    (answer(b"[1, 2"), "close", "malformed"),
+    (CUT, "hang", "timeout"),
+    (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy", "close", "http_error"),
+], ids=["not-http", "not-http-reset", "bad-chunk", "two-lengths", "closed", "reset", "cut-head", "cut-body",
+        "reset-body", "wrong-shape", "not-json", "hang", "503"])
+def test_each_shadow_fault_is_counted_by_its_true_reason(start_proxy: Start, sent: bytes, end: str,
+                                                         reason: str) -> None:
+    with raw_server(keep_answering) as primary, raw_server(faulty(sent, end)) as shadow:
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow, shadow_timeout=1)
+        assert asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) == {200: 1}
+        settled(app)
+        got = {r: counter(app, "shadow", "failed", r) for r in ("timeout", "connect_error", "http_error", "reset",
+                                                                "malformed", "error_event", "incomplete")}
+        assert {r: n for r, n in got.items() if n} == {reason: 1}
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["refused", "backlog-full"])
+def test_a_shadow_that_cannot_be_reached_is_a_connect_error(start_proxy: Start, listening: bool) -> None:
+    """Refused, or never accepted within --connect-timeout (aiohttp's ConnectionTimeoutError
+    is a TimeoutError too, and was counted as the shadow's slowness)."""
+    with socket.socket() as unreachable, contextlib.ExitStack() as stack:
+        unreachable.bind(("127.0.0.1", 0))
+        port = unreachable.getsockname()[1]
+        if listening:   # a backlog that is full: further connections are never accepted
+            unreachable.listen(0)
+            for _ in range(3):
+                filler = stack.enter_context(socket.socket())
+                filler.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    filler.connect(("127.0.0.1", port))
+        with raw_server(keep_answering) as primary:
+            proxy, app = proxy_for(start_proxy, primary=primary, shadow=f"http://127.0.0.1:{port}", connect_timeout=0.3)
+            assert asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat("x"))) == {200: 1}
+            settled(app)
+            assert counter(app, "shadow", "failed", "connect_error") == 1
+            assert counter(app, "shadow", "failed", "timeout") == 0
+
+
+def test_an_unreachable_primary_is_one_warning_at_start_and_one_line_per_request(
+        start_proxy: Start, caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{unused.getsockname()[1]}"   # bound, never listening: refused
+        with raw_server(faulty(b"", "close", health=False)) as shadow, \
+                caplog.at_level(logging.WARNING, "shadowdiff.proxy"):
+            proxy, _ = proxy_for(start_proxy, primary=down, shadow=shadow)
+            started = sorted(record.getMessage() for record in caplog.records if record.name == "shadowdiff.proxy")
+            assert started[0] == (f"the primary {down} is not answering: did not answer /health: "
+                                  f"ClientConnectorError: cannot connect to {down[7:]}: Connection refused; "
+                                  "serving anyway")
+            assert started[1].startswith(f"the shadow {shadow} is not answering: did not answer /health: "
+                                         "ServerDisconnectedError")
+            caplog.clear()
+            for _ in range(3):
+                r = HTTP.post(proxy + "/v1/chat/completions?key=query-secret", json=chat("x"),
+                              headers={"Authorization": "Bearer sk-very-secret-1234567890"})
+                assert r.status_code == 502
+        lines = [record.getMessage() for record in caplog.records if record.name == "shadowdiff.proxy"]
+        assert len(lines) == 3 and len(set(lines)) == 1 and "\n" not in lines[0]
+        assert lines[0] == ("primary request failed: POST /v1/chat/completions: ClientConnectorError: "
+                            f"cannot connect to {down[7:]}: Connection refused")
+        assert "secret" not in lines[0]
+
+
+def test_the_log_formatter_hides_query_strings() -> None:
+    exc = aiohttp.ClientOSError(None, "Can not write request body for http://h:1/v1/x?key=secret&b=2")
+    assert failure_text(exc) == "ClientOSError: Can not write request body for http://h:1/v1/x?[REDACTED]"
+
+
+def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path) -> None:
+    """With a shadow that never answers, the pairs left when --drain-timeout runs out are
+    counted in the run (an error each, as a failed shadow side is), not lost from it."""
+    from proxy.app import build_app
+    from proxy.settings import ProxySettings
+    from shadowdiff.acceptance import acceptance
+    from shadowdiff.background import serve_in_thread
+    from shadowdiff.reports import summary_text
+    from shadowdiff.store import Store
+    from shadowdiff.summary import summarize
+
+    with raw_server(keep_answering) as primary, raw_server(faulty(b"", "hang")) as shadow:
+        app = build_app(ProxySettings(primary=primary, shadow=shadow, store=str(tmp_path), drain_timeout=1))
+        with serve_in_thread(app, lifespan="on") as proxy:
+            assert asyncio.run(hammer(proxy + "/v1/chat/completions", 3, 3, chat("x"))) == {200: 3}
+            assert len(app.pairs.pending) == 3
+        store = Store.open(tmp_path)
+        run = store.latest_run("serve")
+        assert run is not None and run.finished_at is not None
+        summary = summarize(store, run.id)
+        assert summary.not_compared == {"drained": 3}
+        assert "3 requests made no pair: 3 the proxy stopped before the shadow answered" in summary_text(summary)
+        assert acceptance(store, run.id).errors == 3
+        assert counter(app, "pairs", "error", "true") == 3
+        store.close()
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-read", "two-reads"])
+def test_a_head_answered_with_a_body_is_a_200_as_direct(start_proxy: Start, split: bool) -> None:
+    """A broken upstream sends a body with its answer to HEAD; clients ignore it, and
+    aiohttp took it for an invalid next answer: a 502 (B7)."""
+
+    async def head_with_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, _ = await read_request(reader, writer)
+                if not head.startswith(b"HEAD "):
+                    writer.write(answer())
+                    continue
+                sent = b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + answer(b"hello", b"X-Up: 1\r\n")
+                for piece in ([sent[:-3], sent[-3:]] if split else [sent]):
+                    writer.write(piece)
+                    await writer.drain()
+                    await asyncio.sleep(0.05)
+        writer.close()
+
+    with raw_server(head_with_body) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary)
+        for _ in range(2):
+            # (a new connection each time: the body spoils the client's connection too)
+            direct, proxied = httpx.head(primary + "/v1/models"), httpx.head(proxy + "/v1/models")
+            assert proxied.status_code == direct.status_code == 200
+            assert proxied.headers["x-up"] == "1" and proxied.headers["content-length"] == "5"
+            assert proxied.content == b""
+            assert HTTP.post(proxy + "/v1/chat/completions", json=chat("x")).json()["choices"]   # still fine
+
+
+def test_an_empty_query_is_forwarded_as_received(start_proxy: Start) -> None:
+    targets: list[bytes] = []
+
+    async def note_target(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, _ = await read_request(reader, writer)
+                targets.append(head.split(b" ")[1])
+                writer.write(answer())
+        writer.close()
+
+    with raw_server(note_target) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary)
+        for target in (b"/v1/models?", b"/v1/models", b"/v1/models?a=1", b"/v1/%7Emodels?"):
+            raw_request(proxy, b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target)
+        assert targets == [b"/v1/models?", b"/v1/models", b"/v1/models?a=1", b"/v1/%7Emodels?"]
