@@ -40,12 +40,12 @@ class Capture:
         self._thread = threading.Thread(target=self._run, name="shadowdiff-capture", daemon=True)
         self._thread.start()
 
-    def offer(self, key: str, path: str, body: dict[str, Any]) -> None:
+    def offer(self, key: str, path: str, body: dict[str, Any], secrets: tuple[str, ...] = ()) -> None:
         """Capture this request if it is sampled; never blocks the caller."""
         if self._rng.random() >= self.settings.sample_rate:
             return
         try:
-            self._queue.put_nowait((key, path, body))
+            self._queue.put_nowait((key, path, body, secrets))
         except queue.Full:
             self.dropped += 1
 
@@ -59,10 +59,10 @@ class Capture:
 
     def _run(self) -> None:
         while (item := self._queue.get()) is not _STOP:
-            key, path, body = cast(tuple[str, str, dict[str, Any]], item)
+            key, path, body, secrets = cast(tuple[str, str, dict[str, Any], tuple[str, ...]], item)
             try:
                 line = orjson.dumps({"custom_id": key, "method": "POST", "url": path,
-                                     "body": self.redactor.request(body)}) + b"\n"
+                                     "body": self.redactor.with_literals(secrets).request(body)}) + b"\n"
             except (TypeError, RecursionError, orjson.JSONEncodeError):
                 self.dropped += 1  # a request nested too deep to write back: skipped, the rest goes on
                 continue

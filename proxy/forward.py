@@ -39,7 +39,7 @@ from proxy.settings import MIRRORED_PATHS, ProxySettings
 from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
 from proxy.upstream import Body, Upstream, target
-from shadowdiff.redact import failure_text
+from shadowdiff.redact import failure_text, header_secrets
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
@@ -120,7 +120,7 @@ class Forwarder:
         except aiohttp.ClientError as exc:
             request.failed = not request.gone
             if not request.gone:
-                log.warning("primary request failed: %s %s: %s", request.method, request.path, failure_text(exc))
+                log.warning("primary request failed: %s %s: %s", request.method, request.path, request.failure(exc))
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
@@ -337,11 +337,18 @@ class _Request:
         reuse an X-Request-Id, and still greppable by it - redacted, since it is stored
         and captured (a client may put anything there), and cut to fit the store's column."""
         if self._key is None:
-            client_id = next((self.f.pairs.redactor.text(v.decode("latin-1"))[:200]
+            # (cut before it is redacted, as redaction costs time in its length; after, to fit)
+            client_id = next((self.f.pairs.redactor.text(v[:512].decode("latin-1"))[:200]
                               for k, v in self.headers if k == b"x-request-id"), None)
             unique = f"{self.f.instance}{next(self.f.counter):x}"
             self._key = f"{client_id}-{unique}" if client_id else unique
         return self._key
+
+    def failure(self, exc: BaseException) -> str:
+        """An upstream failure of this request, for the log: on one line, without what was
+        sent, and without the credentials its headers carried, should the upstream have
+        repeated one (a status line or error text echoing an opaque key)."""
+        return self.f.pairs.redactor.with_literals(header_secrets(self.headers)).text(failure_text(exc))
 
     def _mirror_and_capture(self, body: bytes | None) -> None:
         f = self.f
@@ -351,7 +358,7 @@ class _Request:
             except orjson.JSONDecodeError:
                 parsed = None
             if isinstance(parsed, dict):
-                f.capture.offer(self.key, self.path, parsed)
+                f.capture.offer(self.key, self.path, parsed, header_secrets(self.headers))
         if not f.mirror.wanted(self.method, self.path):
             return
         plan = f.mirror.plan(self.headers, body)

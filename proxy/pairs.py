@@ -26,7 +26,7 @@ from proxy.tap import Tapped
 from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
-from shadowdiff.redact import Redactor, failure_text
+from shadowdiff.redact import Redactor, failure_text, header_secrets
 from shadowdiff.signals import triage_off_loop
 from shadowdiff.store import NOT_COMPARED
 from shadowdiff.store.writer import PairWriter
@@ -168,7 +168,7 @@ class PairRecorder:
         pair = Pair(key=key, seq=seq, endpoint=path, prompt=prompt_text(plan.request), request=plan.request,
                     comparison=comparison, answers=answers, category=_category(plan.request),
                     comparable=plan.comparable, margin=margin, noise=noise, **triage)
-        self.writer.submit(await self.redactor.pair_off_loop(pair))
+        self.writer.submit(await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair))
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
         """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""

@@ -12,7 +12,7 @@ import hashlib
 import random
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
@@ -52,6 +52,9 @@ class Plan:
     holds_slot: bool = True      # one of the ``max_shadow_in_flight`` places, until released
     replica_body: bytes | None = None   # also sent to the replica (the noise floor), if set
     holds_replica_slot: bool = False    # one of the replica's places, until released
+    # the client's headers: the credentials among them are removed verbatim from what is
+    # stored of the pair (read only then: most pairs are not stored)
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
 
 # A generated token of any kind, as it appears in a chunk: text, reasoning (a user of a
@@ -178,7 +181,7 @@ class Mirror:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         self.metrics.shadow_in_flight.inc()
-        plan = Plan(shadow_body, request, wants_stream(request), is_comparable(request))
+        plan = Plan(shadow_body, request, wants_stream(request), is_comparable(request), headers=headers)
         plan.replica_body = self._replica_body(plan, body)
         return plan
 

@@ -36,38 +36,67 @@ _TOKEN = r"[A-Za-z0-9._~+/=-]"   # a bearer token's characters (RFC 6750's b64to
 # Recognised by their shape. Each is weighed against ordinary text (tests/core/test_redact.py):
 # where a shape could be a word, the pattern asks for more than the shape.
 DEFAULT_PATTERNS = (
-    # e-mail addresses
-    r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    # Every pattern runs in time linear in the text, whatever a client sends (a 1 MB
+    # prompt of one letter, of "a.a.a.", of "key_key_"...): a shape starts where its
+    # characters start (the look-behinds), and each unbounded run that could be retried
+    # from every position of a long run is bounded. tests/core/test_redact.py holds the
+    # hostile shapes; bench/redact_cost.py measures them.
+    # e-mail addresses (a local part is at most 64 characters, a domain 253)
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}"
+    r"(?![A-Za-z])",
     # Authorization credentials, any case: the token must look like one (8+ characters
     # with a digit, a base64 sign or an inner capital), so "basic understanding" is text
-    rf"(?i:{_START}(?:bearer|basic)\s+)(?={_TOKEN}*?(?:[0-9+/=_~]|[a-z][A-Z])){_TOKEN}{{8,}}",
+    rf"(?i:{_START}(?:bearer|basic)\s{{1,8}})(?={_TOKEN}{{0,512}}?(?:[0-9+/=_~]|[a-z][A-Z])){_TOKEN}{{8,}}",
     # JSON Web Tokens: base64url '{"' header and payload, a signature (empty for alg none)
-    rf"{_START}eyJ[A-Za-z0-9_-]{{4,}}\.eyJ[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]*",
+    # (once "eyJ" starts a run, the run is taken whole: retried from each "eyJ-" of a
+    # long run, a search for the dots would be quadratic; base64 of '{"' is no prose)
+    rf"{_START}eyJ[A-Za-z0-9_-]{{4,}}+(?:\.eyJ[A-Za-z0-9_-]{{4,}}+\.[A-Za-z0-9_-]*+)?",
     # OpenAI-style keys (sk-…, sk-proj-…, sk-ant-…), any length from 8
     rf"{_START}sk-[A-Za-z0-9_-]{{8,}}",
-    # Stripe keys; GitHub, Hugging Face, Slack and Google tokens
+    # Stripe keys; GitHub, GitLab, Hugging Face, npm, Slack, SendGrid and Google tokens
     rf"{_START}[spr]k_(?:live|test)_[A-Za-z0-9]{{8,}}",
     rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}}|hf_[A-Za-z0-9]{{20,}})",
+    rf"{_START}(?:glpat-[A-Za-z0-9_-]{{20,}}|npm_[A-Za-z0-9]{{36}}|SG\.[A-Za-z0-9_-]{{16,}}\.[A-Za-z0-9_-]{{16,}})",
     rf"{_START}xox[abprs]-[A-Za-z0-9-]{{10,}}|{_START}AIza[0-9A-Za-z_-]{{30,}}",
     # AWS access key ids
     rf"{_START}(?:AKIA|ASIA)[A-Z0-9]{{16}}{_END}",
     # key-…/api_… identifiers: a run of 16+ letters and digits with a digit (key_performance_indicators is text)
-    rf"{_START}(?:api|key|token|secret)[-_](?=[A-Za-z]*[0-9])[A-Za-z0-9]{{16,}}{_END}",
-    # a value filed under a credential's name, in text or a URL's query: api_key=…,
-    # "password": "…", ?api-key=… (only the value goes; a call such as input() is no value)
-    rf"(?i:{_START}(?:api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd)"
-    r"[\"']?\s*[:=]\s*[\"']?)(?P<secret>[A-Za-z0-9._~+/=!@#$%^*-]{6,})",
-    # credentials in a URL: scheme://user:password@host
-    rf"(?i:{_START}[a-z][a-z0-9+.-]*://)(?P<secret>[^\s/?#@:]+:[^\s/?#@]+)@",
+    rf"{_START}(?:api|key|token|secret)[-_](?=[A-Za-z]{{0,64}}[0-9])[A-Za-z0-9]{{16,}}{_END}",
+    # a value filed under a credential's name, in text, a URL's query or a connection
+    # string: api_key=…, "password": "…", ?api-key=…, AccountKey=…, AWS_SECRET_ACCESS_KEY: …
+    # (only the value goes; a call such as input() is no value)
+    rf"(?i:{_START}(?:api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|session[_-]?token"
+    r"|client[_-]?secret|secret[_-]?access[_-]?key|private[_-]?key|account[_-]?key|password|passwd)"
+    r"[\"']?\s{0,8}[:=]\s{0,8}[\"']?)(?P<secret>[A-Za-z0-9._~+/=!@#$%^*-]{6,})",
+    # ...and under a short or common name, with = only (token=…, secret=…, pwd=…): "the
+    # secret: patience" is prose
+    rf"(?i:{_START}(?:token|secret|pwd|pass|sig)=)(?P<secret>[A-Za-z0-9._~+/%!@#$^*-]{{6,}})",
+    # the credentials of an Authorization header written out, whatever its scheme
+    r"(?i:authorization[\"']?\s{0,8}[:=]\s{0,8}[\"']?)(?P<secret>[^\s\"',;]{1,64}(?:[ \t]{1,8}[^\s\"',;]{1,4096})?)",
+    # credentials in a URL: scheme://user:password@host (the user may be empty: redis://:pw@)
+    r"(?i:(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://)(?P<secret>[^\s/?#@:]{0,256}:[^\s/?#@]{1,256})@",
+    # PEM private keys (the body is base64 and its headers: a dash run ends it)
+    r"-----BEGIN (?:[A-Z0-9]+ ){0,3}PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,.]|-(?!----))*+"
+    r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY-----",
 )
+
+MIN_LITERAL = 6   # the shortest header credential removed verbatim from what is kept
+# Request headers whose values are credentials (besides any whose name says so, see
+# ``header_secrets``): removed verbatim from everything kept for the request.
+_SECRET_HEADER = re.compile(rb"(?i)auth|key|token|secret|cookie|session|passw")
 
 # Top-level request fields that are dropped from what is kept (store and capture):
 # credentials some clients put in the body, and the end user's identity.
 CREDENTIAL_FIELDS = frozenset({"api_key", "user"})
 # JSON keys (any depth, any case, with or without - and _) whose string values are redacted.
-_SECRET_KEYS = frozenset({"apikey", "xapikey", "password", "passwd", "secret", "clientsecret", "accesstoken",
-                          "authtoken", "refreshtoken", "authorization", "cookie", "setcookie"})
-_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#'\"]*)\?[^\s#'\"]*")
+_SECRET_KEYS = frozenset({
+    "apikey", "xapikey", "password", "passwd", "secret", "clientsecret", "accesstoken", "authtoken", "refreshtoken",
+    "sessiontoken", "idtoken", "token", "bearer", "authorization", "cookie", "setcookie", "privatekey",
+    "secretaccesskey", "awssecretaccesskey", "accountkey", "credential", "credentials"})
+# A URL's query: matched from the URL's start to the end of its target whether or not it
+# has a query (a match that always succeeds once started is never retried from each
+# later position: linear on "http://ahttp://a..." as on anything).
+_URL = re.compile(r"""(?i)(?<![A-Za-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://[^\s?#'"]*)(\?[^\s#'"]*)?""")
 
 
 def check_patterns(patterns: Iterable[str]) -> None:
@@ -84,10 +113,28 @@ def without_credentials(request: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in request.items() if k not in CREDENTIAL_FIELDS}
 
 
+def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
+    """The credentials in a request's headers, as strings to remove verbatim from what is
+    kept of it: the values of ``Authorization``, ``api-key``, ``Cookie`` and any header
+    whose name says it holds a key, token, secret or session; an Authorization's
+    credentials without their scheme, and each cookie's value, on their own too."""
+    secrets: list[str] = []
+    for name, raw in headers:
+        if not _SECRET_HEADER.search(name):
+            continue
+        value = raw.decode("latin-1").strip()
+        secrets.append(value)
+        if name.lower() == b"cookie":
+            secrets += [part.partition("=")[2].strip() for part in value.split(";")]
+        else:
+            secrets.append(value.partition(" ")[2].strip())   # without its scheme ("Bearer")
+    return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
+
+
 def without_queries(text: str) -> str:
     """``text`` with every URL's query string replaced by the mark (an error text from
     an HTTP library names the URL it called, query and all: ``?api-key=…``)."""
-    return _QUERY.sub(rf"\1?{MARK}", text)
+    return _URL.sub(lambda m: m[1] if m[2] is None else f"{m[1]}?{MARK}", text)
 
 
 def failure_text(exc: BaseException) -> str:
@@ -115,10 +162,24 @@ def failure_text(exc: BaseException) -> str:
 class Redactor:
     """Replaces every match of the patterns with ``MARK``: in strings, in every string
     and key of a JSON value, in answers and pairs. A pattern with a group named
-    ``secret`` has only that group replaced."""
+    ``secret`` has only that group replaced; ``with_literals`` adds exact strings."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self._patterns = [re.compile(p) for p in patterns]
+        self._literals: tuple[str, ...] = ()
+        self._active = bool(self._patterns)
+
+    def with_literals(self, literals: Iterable[str]) -> Redactor:
+        """This redactor that also replaces these exact strings: the credentials a
+        request's headers carried, which no pattern may recognise (an opaque key) and an
+        upstream may repeat ("Incorrect API key provided: …"). Strings shorter than
+        ``MIN_LITERAL`` are left out: they would cut ordinary words."""
+        kept = tuple(sorted({s for s in literals if len(s) >= MIN_LITERAL}, key=len, reverse=True))
+        if not kept:
+            return self
+        copy = Redactor(())
+        copy._patterns, copy._literals, copy._active = self._patterns, kept, True
+        return copy
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """What to replace in ``text``: the matches of all patterns, merged where they overlap."""
@@ -126,6 +187,11 @@ class Redactor:
         for pattern in self._patterns:
             group = "secret" if "secret" in pattern.groupindex else 0
             spans += [m.span(group) for m in pattern.finditer(text) if m.end(group) > m.start(group)]
+        for literal in self._literals:
+            at = text.find(literal)
+            while at >= 0:
+                spans.append((at, at + len(literal)))
+                at = text.find(literal, at + len(literal))
         merged: list[tuple[int, int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
@@ -135,7 +201,7 @@ class Redactor:
         return merged
 
     def text(self, value: str) -> str:
-        if not self._patterns:
+        if not self._active:
             return value
         out, at = [], 0
         for start, end in self._spans(value):
@@ -148,7 +214,7 @@ class Redactor:
         under a credential's name (``password``, ``api_key``...) is replaced whole. Without
         recursion: a request is read up to 1,024 levels deep (orjson), deeper than Python
         recurses."""
-        if not self._patterns:
+        if not self._active:
             return value
         top: list[Any] = [None]
         stack: list[tuple[Any, Any, Any]] = [(value, top, 0)]   # (a value, its copy's container, place)
@@ -177,7 +243,7 @@ class Redactor:
     def tokens(self, tokens: Sequence[str] | None) -> list[str] | None:
         """Output tokens, redacted where their concatenation is: a key spelt over several
         tokens is cut from each of them (the token count, and so the margins, stay)."""
-        if not tokens or not self._patterns:
+        if not tokens or not self._active:
             return list(tokens) if tokens is not None else None
         joined = "".join(tokens)
         spans = self._spans(joined)
@@ -211,7 +277,7 @@ class Redactor:
     def answer(self, answer: Answer) -> Answer:
         """An answer as it is stored: every choice's text, reasoning, refusal and tool
         calls, the tokens, the error and the model name redacted."""
-        if not self._patterns:
+        if not self._active:
             return answer
         others = tuple(replace(c, **self._choice_parts(c.text, c.reasoning, c.refusal, c.tool_calls))
                        for c in answer.others)
@@ -223,7 +289,7 @@ class Redactor:
     def pair(self, pair: Pair) -> Pair:
         """A pair as it is stored, once it has been compared (on the true answers): its
         prompt, request (without the ``CREDENTIAL_FIELDS``), answers and signals redacted."""
-        if not self._patterns:
+        if not self._active:
             return replace(pair, request=without_credentials(pair.request))
         return replace(pair, prompt=self.text(pair.prompt), request=self.request(pair.request),
                        answers={side: self.answer(a) for side, a in pair.answers.items()},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 
 import pytest
 from hypothesis import given
@@ -12,7 +13,15 @@ from hypothesis import strategies as st
 
 from shadowdiff.compare import Comparison, Outcome
 from shadowdiff.records import Answer, Choice, Pair, Side
-from shadowdiff.redact import DEFAULT_PATTERNS, MARK, LogRedaction, Redactor, failure_text, without_queries
+from shadowdiff.redact import (
+    DEFAULT_PATTERNS,
+    MARK,
+    LogRedaction,
+    Redactor,
+    failure_text,
+    header_secrets,
+    without_queries,
+)
 
 R = Redactor(DEFAULT_PATTERNS)
 
@@ -38,6 +47,11 @@ SECRETS = [
     "ASIAY34FZKBOKMUTVV7A",
     "jane.doe+work@example.co.uk",
     "key-3f9a8b7c6d5e4f3a2b1c",
+    "glpat-AbCdEf1234567890xyzW",
+    "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nProc-Type: 4,ENCRYPTED\nabc+/==\n"
+    "-----END RSA PRIVATE KEY-----",
 ]
 
 
@@ -59,6 +73,13 @@ def test_each_default_pattern_catches_its_shapes(secret: str) -> None:
     ("https://admin:pw123@db.internal:5432/x", "https://[REDACTED]:5432/x"),   # (the host looks like an e-mail's)
     ("postgresql://admin:pw123@db/x", "postgresql://[REDACTED]@db/x"),
     ("DB_PASSWORD=hunter22 ./run", "DB_PASSWORD=[REDACTED] ./run"),     # after an underscore
+    ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key=[REDACTED]"),
+    ("AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG", "AWS_SECRET_ACCESS_KEY: [REDACTED]"),
+    ("DefaultEndpointsProtocol=https;AccountKey=abc123+/def==;EndpointSuffix=x",
+     "DefaultEndpointsProtocol=https;AccountKey=[REDACTED];EndpointSuffix=x"),
+    ("redis://:pw123456@cache:6379/0", "redis://[REDACTED]@cache:6379/0"),     # no user
+    ("Authorization: Token opaquevalue", "Authorization: [REDACTED]"),      # any scheme
+    ("curl 'x?token=abcdef123&n=1'", "curl 'x?token=[REDACTED]&n=1'"),
     ("密钥是sk-proj-abcdefghijklmnop。", "密钥是[REDACTED]。"),          # after CJK: no ``\\b`` there
     ("clé sk-abcdefghij et é", "clé [REDACTED] et é"),
     ("OPENAI_API_KEY_sk-abcdefghijk", "OPENAI_API_KEY_[REDACTED]"),
@@ -88,6 +109,39 @@ ORDINARY = [
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert R.text(text) == text
+
+
+# Shapes a client could send to make a pattern retry from every position of a long run
+# (quadratic: 100,000 letters took 10 s, a 1 MB prompt about an hour, holding the GIL -
+# the whole proxy - all along). Every default pattern is linear in the text; this guards
+# against a regression with a bound a linear pattern misses by orders of magnitude
+# (bench/redact_cost.py measures the time per MB).
+HOSTILE = ["a", "a.", "1", "key_", "sk-", "eyJ-", "eyJa.", "a@", "a@a.", "ab:", "a://:", "http://a", "http://x/?",
+           "password=", "token=", "bearer ", "Basic ", "authorization:", "AKIA", " ", "=", "-", "aB1-_.",
+           "-----BEGIN PRIVATE KEY-----"]
+
+
+@pytest.mark.parametrize("unit", HOSTILE)
+def test_redaction_is_linear_in_the_text_whatever_the_text(unit: str) -> None:
+    text = unit * (200_000 // len(unit))
+    started = time.perf_counter()
+    R.text(text)
+    without_queries(text)
+    assert time.perf_counter() - started < 5.0, unit     # linear: ~0.1 s; quadratic: minutes
+
+
+def test_a_requests_header_credentials_are_removed_verbatim() -> None:
+    headers = [(b"authorization", b"Bearer opaquekeyvalue"), (b"x-goog-api-key", b"zzzopaquezzz"),
+               (b"cookie", b"sid=cookievalue42; theme=dark"), (b"x-request-id", b"trace-1"), (b"api-key", b"abc")]
+    secrets = header_secrets(headers)
+    assert {"Bearer opaquekeyvalue", "opaquekeyvalue", "zzzopaquezzz", "cookievalue42"} <= set(secrets)
+    assert "trace-1" not in secrets and "dark" not in secrets
+    scrubbed = R.with_literals(secrets)
+    echoed = "Incorrect API key provided: opaquekeyvalue; zzzopaquezzz; sid cookievalue42; abc stays (too short)"
+    assert scrubbed.text(echoed) == f"Incorrect API key provided: {MARK}; {MARK}; sid {MARK}; abc stays (too short)"
+    assert scrubbed.value({"opaquekeyvalue": ["x zzzopaquezzz"]}) == {MARK: [f"x {MARK}"]}
+    assert R.text(echoed) == echoed      # (no pattern knows them: only the headers tell)
+    assert Redactor(()).with_literals(secrets).text("k=opaquekeyvalue") == f"k={MARK}"
 
 
 @given(st.lists(st.text(alphabet="ab sk-AKIA0123456789@.", max_size=12), max_size=12))

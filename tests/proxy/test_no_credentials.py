@@ -81,7 +81,10 @@ class _Handler(socketserver.BaseRequestHandler):
         while len(body) < length:
             body += conn.recv(65536)
         request = json.loads(body)
-        prompt = request["messages"][-1]["content"]
+        # ...and what it was sent as credentials, as an upstream may repeat a key it
+        # refuses ("Incorrect API key provided: …"): in every answer, error and status line
+        sent = re.findall(rb"(?im)^(?:authorization|api-key|cookie): *(.*?)\r?$", head)
+        prompt = f"(sent {b' '.join(sent).decode()}) {request['messages'][-1]['content']}"
         role = self.server.role  # type: ignore[attr-defined]
         mode = re.search(rf"{role}=(\w+)", prompt).group(1)  # type: ignore[union-attr]
         getattr(self, mode)(conn, prompt, request)
