@@ -12,8 +12,9 @@ the answer can have arrived. That is when
 * the connection came from the pool (a fresh one that fails is a real failure),
 * aiohttp failed before the answer's status line: the connection was reset or broken
   while the request was written or awaited, or closed with nothing received, and
-* the body is held as bytes, or there is none: a body streamed from the client (an
-  async iterator) is partly sent and cannot be sent again.
+* the body is held as bytes, or there is none. A body streamed from the client (an
+  async iterator) cannot be sent again, so it is never sent on a pooled connection: it
+  always gets a fresh one, which the upstream cannot have been closing.
 
 A failure after the first byte of an answer (a cut status line or body, an invalid
 answer, a timeout) is never retried. aiohttp itself retries idempotent methods (GET,
@@ -122,16 +123,15 @@ def _session(connector: aiohttp.BaseConnector, **options: Any) -> aiohttp.Client
         skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"), **options)
 
 
-def _stale(exc: BaseException, body: Body) -> bool:
+def _stale(exc: BaseException) -> bool:
     """Whether a failed ``session.request`` may be sent again: a pooled connection that
-    was reset, broken or closed before any byte of the answer, and a body held whole."""
+    was reset, broken or closed before any byte of the answer."""
     connection = _CONNECTION.get()
     _CONNECTION.set(None)
     return (connection is not None and connection.requests > 1 and not connection.received
             and isinstance(exc, (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError,
                                  aiohttp.ClientConnectionResetError))
-            and not isinstance(exc, aiohttp.ClientConnectorError)   # never connected: not stale
-            and (body is None or isinstance(body, bytes)))
+            and not isinstance(exc, aiohttp.ClientConnectorError))   # never connected: not stale
 
 
 class Upstream:
@@ -148,12 +148,17 @@ class Upstream:
     async def request(self, method: str, url: URL, *, headers: list[tuple[str, str]], data: Body,
                       timeouts: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The upstream's answer (its status and headers read), retried once as the module says."""
+        if not (data is None or isinstance(data, bytes)):
+            # A streamed body cannot be sent again, so it is not put where it could need to
+            # be: a pooled connection may be one the upstream is closing (5-11 of 500 were 502s).
+            return await self.fresh.request(method, url, headers=headers, data=data, allow_redirects=False,
+                                            timeout=timeouts)
         _CONNECTION.set(None)
         try:
             return await self.pooled.request(method, url, headers=headers, data=data, allow_redirects=False,
                                              timeout=timeouts)
         except aiohttp.ClientError as exc:
-            if not _stale(exc, data):
+            if not _stale(exc):
                 raise
         self.retries.inc()
         return await self.fresh.request(method, url, headers=headers, data=data, allow_redirects=False,
