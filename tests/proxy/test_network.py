@@ -377,6 +377,45 @@ def test_an_unreachable_primary_is_one_warning_at_start_and_one_line_per_request
         assert "secret" not in lines[0]
 
 
+@pytest.mark.parametrize(("method", "sent", "end", "status", "line"), [
+    ("POST", b"", "hang", b"504", "primary request failed: POST /v1/chat/completions: no answer within "
+                                  "--primary-timeout (1 s): SocketTimeoutError: Timeout on reading data from socket"),
+    ("GET", b"", "hang", b"504", "primary request failed: GET /v1/models: no answer within --primary-timeout (1 s): "
+                                 "SocketTimeoutError: Timeout on reading data from socket"),
+    ("POST", CUT, "close", b"200", "primary answer failed after its status (200) was sent: POST "
+                                   "/v1/chat/completions: ClientPayloadError: Response payload is not completed"),
+    ("POST", CUT, "reset", b"200", "primary answer failed after its status (200) was sent: POST "
+                                   "/v1/chat/completions: ClientPayloadError: Response payload is not completed"),
+    ("GET", CUT, "hang", b"200", "primary answer failed after its status (200) was sent: GET /v1/models: "
+                                 "SocketTimeoutError: Timeout on reading data from socket"),
+], ids=["timeout-post", "timeout-get", "cut", "reset", "stalls-mid-answer"])
+def test_a_primary_that_times_out_or_breaks_off_is_one_line(start_proxy: Start, caplog: pytest.LogCaptureFixture,
+                                                            method: str, sent: bytes, end: str, status: bytes,
+                                                            line: str) -> None:
+    """Each with its method, path and cause, and nothing from uvicorn: its "ASGI callable
+    returned without completing response." said none of them."""
+    with raw_server(faulty(sent, end)) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary, primary_timeout=1)
+        uvicorn_log = logging.getLogger("uvicorn.error")   # (it does not propagate to caplog's handler)
+        uvicorn_log.addHandler(caplog.handler)
+        try:
+            with caplog.at_level(logging.WARNING):
+                caplog.clear()
+                path = b"/v1/chat/completions" if method == "POST" else b"/v1/models"
+                got = raw_request(proxy, b"%s %s?key=query-secret HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                         b"Authorization: Bearer sk-very-secret-1234567890\r\n"
+                                         b"Content-Length: 2\r\n\r\n{}" % (method.encode(), path))
+        finally:
+            uvicorn_log.removeHandler(caplog.handler)
+    assert got.startswith(b"HTTP/1.1 " + status)
+    if status == b"200":
+        assert got.endswith(CUT[CUT.index(b"\r\n\r\n") + 4:])   # then the connection closed: the client knows
+    # (not asyncio's: the test upstream's handlers, cancelled as it stops)
+    lines = [(record.name, record.getMessage()) for record in caplog.records if record.name != "asyncio"]
+    assert len(lines) == 1 and lines[0][0] == "shadowdiff.proxy"
+    assert lines[0][1].startswith(line) and "\n" not in lines[0][1] and "secret" not in lines[0][1]
+
+
 def test_the_log_formatter_hides_query_strings() -> None:
     exc = aiohttp.ClientOSError(None, "Can not write request body for http://h:1/v1/x?key=secret&b=2")
     assert failure_text(exc) == "ClientOSError: Can not write request body for http://h:1/v1/x?[REDACTED]"
