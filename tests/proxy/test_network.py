@@ -416,6 +416,23 @@ def test_a_primary_that_times_out_or_breaks_off_is_one_line(start_proxy: Start, 
     assert lines[0][1].startswith(line) and "\n" not in lines[0][1] and "secret" not in lines[0][1]
 
 
+def test_a_primary_whose_name_does_not_resolve_is_logged_with_the_resolver_s_reason(
+        start_proxy: Start, caplog: pytest.LogCaptureFixture) -> None:
+    """getaddrinfo's error codes are not errno's: os.strerror made "Unknown error -2" of one."""
+    with pytest.raises(socket.gaierror) as resolving:
+        socket.getaddrinfo("nonexistent.invalid", 8000)
+    reason = resolving.value.strerror   # "Name or service not known", where there is DNS
+    with caplog.at_level(logging.WARNING, "shadowdiff.proxy"):
+        proxy, _ = proxy_for(start_proxy, primary="http://nonexistent.invalid:8000")
+        assert HTTP.post(proxy + "/v1/chat/completions", json=chat("x")).status_code == 502
+    lines = sorted(record.getMessage() for record in caplog.records if record.name == "shadowdiff.proxy")
+    cause = f"ClientConnectorDNSError: cannot connect to nonexistent.invalid:8000: {reason}"
+    assert lines == [f"primary request failed: POST /v1/chat/completions: {cause}",
+                     f"the primary http://nonexistent.invalid:8000 is not answering: did not answer /health: "
+                     f"{cause}; serving anyway"]
+    assert "Unknown error" not in cause
+
+
 def test_the_log_formatter_hides_query_strings() -> None:
     exc = aiohttp.ClientOSError(None, "Can not write request body for http://h:1/v1/x?key=secret&b=2")
     assert failure_text(exc) == "ClientOSError: Can not write request body for http://h:1/v1/x?[REDACTED]"
