@@ -220,6 +220,31 @@ def test_a_failure_after_the_first_byte_of_an_answer_is_never_retried(start_prox
         assert counter(app, "shadow", "mirrored", "ok") == 1
 
 
+@pytest.mark.parametrize(("wait", "sent", "statuses"), [(0.0, 3, [{200: 1}, {200: 1}]),
+                                                       (1.5, 2, [{200: 1}, {502: 1}])], ids=["at-once", "later"])
+def test_a_request_read_and_dropped_is_sent_again_only_at_once(start_proxy: Start, wait: float, sent: int,
+                                                              statuses: list[dict[int, int]]) -> None:
+    """An upstream that reads the second request of a connection and closes it, unanswered,
+    ``wait`` seconds later: at once, that is a stale connection to the proxy, and the
+    request is sent again (and counted); after STALE_WITHIN (1 s) it was being worked on."""
+    seen: list[bytes] = []
+
+    async def drops_the_second(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            seen.append((await read_request(reader, writer))[1])
+            writer.write(answer())
+            await writer.drain()
+            seen.append((await read_request(reader, writer))[1])
+            await asyncio.sleep(wait)
+        writer.close()
+
+    with raw_server(drops_the_second) as primary:
+        proxy, app = proxy_for(start_proxy, primary=primary)
+        got = [asyncio.run(hammer(proxy + "/v1/chat/completions", 1, 1, chat(str(n)))) for n in range(2)]
+        assert got == statuses
+        assert len(seen) == sent and counter(app, "retries", "baseline") == sent - 2
+
+
 def test_expect_100_continue_is_answered_by_the_proxy_not_forwarded(start_proxy: Start) -> None:
     """curl sends ``Expect: 100-continue`` with a large body; an upstream need not answer
     100 (this one never does). Forwarded, aiohttp waited for it for ever (B3)."""
