@@ -100,15 +100,17 @@ def answer(body: bytes = ANSWER, extra: bytes = b"") -> bytes:
             % (len(body), extra, body))
 
 
-def answer_then_close(delay: float) -> Handler:
+def answer_then_close(delay: float, received: list[bytes] | None = None) -> Handler:
     """Answer one request, then close the connection without saying so (no Connection:
     close), as RFC 9112 §9.3.1 allows, ``delay`` seconds later, unread: with a delay,
     under load, the proxy has sent its next request on the connection by then (not only
-    sometimes, as when the close follows the answer at once)."""
+    sometimes, as when the close follows the answer at once). Bodies go to ``received``."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
-            await read_request(reader, writer)
+            body = (await read_request(reader, writer))[1]
+            if received is not None:
+                received.append(body)
             writer.write(answer())
             await writer.drain()
             await asyncio.sleep(delay)
@@ -150,15 +152,6 @@ def test_a_streamed_upload_never_meets_a_connection_the_upstream_is_closing(star
     """A body streamed from the client cannot be sent twice, so it goes on a fresh
     connection: on a pooled one that the upstream was closing, 5-11 of 500 were 502s."""
     received: list[bytes] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
-            received.append((await read_request(reader, writer))[1])
-            writer.write(answer())
-            await writer.drain()
-            await asyncio.sleep(delay)
-        writer.close()
-
     async def uploads(url: str, total: int, concurrency: int) -> dict[int, int]:
         statuses: dict[int, int] = {}
         gate = asyncio.Semaphore(concurrency)
@@ -177,7 +170,7 @@ def test_a_streamed_upload_never_meets_a_connection_the_upstream_is_closing(star
             await asyncio.gather(*(one(n) for n in range(total)))
         return statuses
 
-    with raw_server(handle) as primary:
+    with raw_server(answer_then_close(delay, received)) as primary:
         proxy, _ = proxy_for(start_proxy, primary=primary)
         assert asyncio.run(uploads(proxy + "/v1/chat/completions", 500, 32)) == {200: 500}
         # each once: (a body that reached the proxy whole may have been retried, and still is once)
