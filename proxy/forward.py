@@ -23,7 +23,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
@@ -34,7 +34,7 @@ from proxy.body import with_model
 from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
 from proxy.pairs import PairRecorder
-from proxy.protocol import EMPTY_QUERY
+from proxy.protocol import ABORT, EMPTY_QUERY
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
@@ -111,9 +111,11 @@ class Forwarder:
                 asyncio.current_task().uncancel()  # type: ignore[union-attr]
                 return
             raise
-        except (TimeoutError, aiohttp.ServerTimeoutError):
+        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             request.failed = True
             if not request.gone:
+                log.warning("primary request failed: %s %s: no answer within --primary-timeout (%g s): %s",
+                            request.method, request.path, self.settings.primary_timeout, failure_text(exc))
                 await self._answer_error(send, request.path, 504, "GatewayTimeoutError",
                                          f"the primary did not answer within {self.settings.primary_timeout:g} s")
             return
@@ -177,11 +179,14 @@ class Forwarder:
                 return
             # The client had the whole answer and left before the upstream's last bytes
             # (the openai client closes on [DONE]): the answer is complete, and compared.
-        except (TimeoutError, aiohttp.ClientError):
+        except (TimeoutError, aiohttp.ClientError) as exc:
             # The primary failed mid-answer; the status is sent, so the client learns
             # it from the connection closing before the end, as it would without us.
             request.responded = request.failed = True
             response.close()
+            log.warning("primary answer failed after its status (%d) was sent: %s %s: %s", status,
+                        request.method, request.path, failure_text(exc))
+            request.abort()
             return
         finally:
             response.release()
@@ -248,6 +253,13 @@ class _Request:
         self.responded = False
         self.task = asyncio.current_task()
         self.watcher: asyncio.Task[None] | None = None
+        self._abort: Callable[[], None] | None = scope.get(ABORT)
+
+    def abort(self) -> None:
+        """Close the client's connection before the answer's end (see proxy.protocol);
+        under another uvicorn protocol, returning does it, with uvicorn's error line."""
+        if self._abort is not None:
+            self._abort()
 
     @property
     def keeps_answer(self) -> bool:

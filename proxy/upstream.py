@@ -11,14 +11,21 @@ the answer can have arrived. That is when
 
 * the connection came from the pool (a fresh one that fails is a real failure),
 * aiohttp failed before the answer's status line: the connection was reset or broken
-  while the request was written or awaited, or closed with nothing received, and
-* the body is held as bytes, or there is none: a body streamed from the client (an
-  async iterator) is partly sent and cannot be sent again.
+  while the request was written or awaited, or closed with nothing received,
+* within ``STALE_WITHIN`` (1 s) of the connection being handed the request, and
+* the body is held as bytes, or there is none. A body streamed from the client (an
+  async iterator) cannot be sent again, so it is never sent on a pooled connection: it
+  always gets a fresh one, which the upstream cannot have been closing.
 
 A failure after the first byte of an answer (a cut status line or body, an invalid
 answer, a timeout) is never retried. aiohttp itself retries idempotent methods (GET,
 HEAD, PUT, DELETE…) once on the same pool; this retry comes after it, on a connection
 of its own, and is counted in ``shadowdiff_upstream_retries_total{side}``.
+
+So a request is sent twice when the upstream read it and then, within ``STALE_WITHIN``,
+closed the connection without a byte of answer (it crashed, or is hostile): from here
+that cannot be told from a stale connection (nginx's ``non_idempotent`` has the same
+limit). One that fails later was being worked on, and is a 502.
 
 Also here, as they concern every upstream: the connection protocol passes aiohttp only
 the head of an answer to HEAD (a body after it failed the answer, B7), and ``target``
@@ -29,6 +36,7 @@ put on one line, without what was sent, by ``shadowdiff.redact.failure_text``.)
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
@@ -43,6 +51,10 @@ from yarl import URL
 from proxy.metrics import ProxyMetrics
 
 Body = bytes | AsyncIterator[bytes] | None
+# A stale connection's close is seen as soon as the request goes out on it; a close that
+# comes later is an upstream that read the request and then failed (crashed, or cut it
+# off): sent again, the request would run twice.
+STALE_WITHIN = 1.0
 
 
 class _Noting(ResponseHandler):
@@ -52,6 +64,7 @@ class _Noting(ResponseHandler):
 
     requests = 0
     received = False
+    handed = 0.0                   # when (time.monotonic) the connection was handed its current request
     _head: bytes | None = None     # an answer to HEAD so far, up to its head's end; None: not HEAD
     _head_done = False
 
@@ -112,6 +125,7 @@ class _NotingConnector(aiohttp.TCPConnector):
             _CONNECTION.set(protocol)
             protocol.requests += 1
             protocol.received = False
+            protocol.handed = time.monotonic()
         return connection
 
 
@@ -122,16 +136,16 @@ def _session(connector: aiohttp.BaseConnector, **options: Any) -> aiohttp.Client
         skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"), **options)
 
 
-def _stale(exc: BaseException, body: Body) -> bool:
+def _stale(exc: BaseException) -> bool:
     """Whether a failed ``session.request`` may be sent again: a pooled connection that
-    was reset, broken or closed before any byte of the answer, and a body held whole."""
+    was reset, broken or closed before any byte of the answer, within ``STALE_WITHIN``."""
     connection = _CONNECTION.get()
     _CONNECTION.set(None)
     return (connection is not None and connection.requests > 1 and not connection.received
+            and time.monotonic() - connection.handed < STALE_WITHIN
             and isinstance(exc, (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError,
                                  aiohttp.ClientConnectionResetError))
-            and not isinstance(exc, aiohttp.ClientConnectorError)   # never connected: not stale
-            and (body is None or isinstance(body, bytes)))
+            and not isinstance(exc, aiohttp.ClientConnectorError))   # never connected: not stale
 
 
 class Upstream:
@@ -148,12 +162,17 @@ class Upstream:
     async def request(self, method: str, url: URL, *, headers: list[tuple[str, str]], data: Body,
                       timeouts: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The upstream's answer (its status and headers read), retried once as the module says."""
+        if not (data is None or isinstance(data, bytes)):
+            # A streamed body cannot be sent again, so it is not put where it could need to
+            # be: a pooled connection may be one the upstream is closing (5-11 of 500 were 502s).
+            return await self.fresh.request(method, url, headers=headers, data=data, allow_redirects=False,
+                                            timeout=timeouts)
         _CONNECTION.set(None)
         try:
             return await self.pooled.request(method, url, headers=headers, data=data, allow_redirects=False,
                                              timeout=timeouts)
         except aiohttp.ClientError as exc:
-            if not _stale(exc, data):
+            if not _stale(exc):
                 raise
         self.retries.inc()
         return await self.fresh.request(method, url, headers=headers, data=data, allow_redirects=False,

@@ -148,8 +148,14 @@ def failure_text(exc: BaseException) -> str:
     elif isinstance(exc, aiohttp.ClientResponseError):
         text = f"HTTP {exc.status}, {exc.message}"
     elif isinstance(exc, aiohttp.ClientConnectorError):
+        import socket  # (for gaierror)
+
         error = exc.os_error   # asyncio's strerror is "Connect call failed ('host', port)"
-        text = f"cannot connect to {exc.host}:{exc.port}: {os.strerror(error.errno) if error.errno else error}"
+        if error.errno and not isinstance(error, socket.gaierror):
+            reason = os.strerror(error.errno)
+        else:   # a resolver's errno is getaddrinfo's, not errno's: its own text says it
+            reason = error.strerror or str(error)
+        text = f"cannot connect to {exc.host}:{exc.port}: {reason}"
     elif isinstance(exc, TimeoutError):
         text = str(exc) or "timed out"
     elif isinstance(exc, OSError) and exc.strerror:
