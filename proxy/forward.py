@@ -115,7 +115,7 @@ class Forwarder:
             request.failed = True
             if not request.gone:
                 log.warning("primary request failed: %s %s: no answer within --primary-timeout (%g s): %s",
-                            request.method, request.path, self.settings.primary_timeout, failure_text(exc))
+                            request.method, request.path, self.settings.primary_timeout, request.failure(exc))
                 await self._answer_error(send, request.path, 504, "GatewayTimeoutError",
                                          f"the primary did not answer within {self.settings.primary_timeout:g} s")
             return
@@ -185,7 +185,7 @@ class Forwarder:
             request.responded = request.failed = True
             response.close()
             log.warning("primary answer failed after its status (%d) was sent: %s %s: %s", status,
-                        request.method, request.path, failure_text(exc))
+                        request.method, request.path, request.failure(exc))
             request.abort()
             return
         finally:
@@ -331,7 +331,7 @@ class _Request:
         try:
             self._mirror_and_capture(body)
         except Exception as exc:
-            log.error("mirroring or capture failed for %s %s: %s", self.method, self.path, failure_text(exc))
+            log.error("mirroring or capture failed for %s %s: %s", self.method, self.path, self.failure(exc))
             log.debug("where mirroring or capture failed", exc_info=True)
             self.f.metrics.shadow_event("skipped", "unparsable")
 

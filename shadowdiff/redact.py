@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import re
+import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -148,8 +149,6 @@ def failure_text(exc: BaseException) -> str:
     elif isinstance(exc, aiohttp.ClientResponseError):
         text = f"HTTP {exc.status}, {exc.message}"
     elif isinstance(exc, aiohttp.ClientConnectorError):
-        import socket  # (for gaierror)
-
         error = exc.os_error   # asyncio's strerror is "Connect call failed ('host', port)"
         if error.errno and not isinstance(error, socket.gaierror):
             reason = os.strerror(error.errno)
