@@ -101,7 +101,8 @@ class ProxyApp:
             # this process's key prefix names it among the run's members: keys never collide in a shared run
             self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"))
             self.run_id = await asyncio.to_thread(self.membership.join)
-            self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc)
+            self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc,
+                                     on_finished=self.membership.move)
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
         if s.review_token is not None and self.store is not None:
@@ -126,7 +127,7 @@ class ProxyApp:
         gc.freeze()
 
     def _moved(self, run_id: str) -> None:
-        """The run was closed under this process, which joined ``run_id`` (the heartbeat's thread)."""
+        """The run was closed under this process, which joined ``run_id`` (the heartbeat's or the writer's thread)."""
         self.run_id = run_id
         if self.writer is not None:
             self.writer.run_id = run_id    # read once per batch by the writer's thread

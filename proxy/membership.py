@@ -3,9 +3,10 @@ serves, left at shutdown (see ``shadowdiff.store.members`` for the run's side).
 
 The heartbeat runs in a thread of its own, off the event loop and independent of the
 pair writer (which sleeps while no pair comes). If the run was closed under this
-process (``shadowdiff close --force``), the next heartbeat finds out and joins a new
-run, and ``on_moved`` hands the new run's id to the writer: pairs compared after a
-run was closed never land in it.
+process (``shadowdiff close --force``), this process joins a new run (``move``) as soon
+as either finds out: the writer, whose next batch the store refuses (``RunFinished``),
+or the next heartbeat. ``on_moved`` hands the new run's id to the writer and the app;
+pairs and counts written after a run was closed never land in it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Membership:
         self.on_moved: Callable[[str], None] = lambda _: None
         self._heartbeat = heartbeat
         self._stop = threading.Event()
+        self._moving = threading.Lock()     # the writer and the heartbeat may find the run closed at once
         self._thread: threading.Thread | None = None
 
     def join(self) -> str:
@@ -53,6 +55,19 @@ class Membership:
         if self.run_id is not None and self.members.leave(self.run_id, self.member):
             log.info("run %s finished: this proxy was the last of it to stop", self.run_id)
 
+    def move(self, closed: str) -> str:
+        """Join a new run if ``closed`` (found finished) is still this process's; the run
+        to write to. Blocking (the writer's or the heartbeat's thread)."""
+        with self._moving:
+            if self.run_id != closed:       # the other thread moved already
+                assert self.run_id is not None
+                return self.run_id
+            self.run_id = self._join()
+            log.error("run %s was closed while this proxy served (shadowdiff close --force); what it compares "
+                      "from now on goes to run %s", closed, self.run_id)
+            self.on_moved(self.run_id)
+            return self.run_id
+
     def _join(self) -> str:
         joined = self.members.join(self.name, self.settings, self.member, socket.gethostname(), os.getpid())
         if joined.others:
@@ -63,14 +78,10 @@ class Membership:
 
     def _beat(self) -> None:
         while not self._stop.wait(self._heartbeat):
-            assert self.run_id is not None
+            run_id = self.run_id
+            assert run_id is not None
             try:
-                if self.members.heartbeat(self.run_id, self.member):
-                    continue
-                closed, self.run_id = self.run_id, self._join()
+                if not self.members.heartbeat(run_id, self.member):
+                    self.move(run_id)
             except SQLAlchemyError as exc:   # the database is away: the next beat tries again
                 log.warning("heartbeat to the store failed: %s", exc.__class__.__name__)
-                continue
-            log.error("run %s was closed while this proxy served (shadowdiff close --force); what it compares "
-                      "from now on goes to run %s", closed, self.run_id)
-            self.on_moved(self.run_id)

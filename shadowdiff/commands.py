@@ -221,7 +221,8 @@ def close(store: str, run_id: str, force: bool) -> None:
     INCOMPLETE for as long as it is. Once those proxies are gone for good, close the run:
     it holds every pair they compared before they died (pairs still in flight then, a
     second at most, are lost). Refused while a proxy of the run still beats its heart
-    (every 10 s: one silent for 30 s is taken for gone), unless --force.
+    (every 10 s: one silent for 30 s is taken for gone), unless --force: the run then
+    takes no more pairs, and its proxies go on in a new run.
     A replay's run is never closed by hand - continue it with `--resume`, so that no
     line of its log goes unchecked; a compare is run again.
     """

@@ -3,8 +3,9 @@
     ShadowdiffError                 anything shadowdiff raises on purpose
     ├── ConfigError                 a setting, flag or configuration file is wrong
     │   └── ProfileError            a simulator profile or fault specification is wrong
-    └── InputError                  data handed to shadowdiff cannot be used
-        └── RequestError            an HTTP request body is invalid (carries a status)
+    ├── InputError                  data handed to shadowdiff cannot be used
+    │   └── RequestError            an HTTP request body is invalid (carries a status)
+    └── RunFinished                 pairs or counts written to a run already finished
 
 Messages say what was wrong and what to do about it: they are shown to users as-is,
 on one line (``Error: <message>``). ``shadowdiff.options.click_error`` exits 3 for a
@@ -30,6 +31,16 @@ class ProfileError(ConfigError):
 
 class InputError(ShadowdiffError):
     """Input data (a log, a file, a request) cannot be used."""
+
+
+class RunFinished(ShadowdiffError):
+    """Pairs or counts were written to a run that is finished (``shadowdiff close``
+    closed it, or it ended): a finished run's verdict never changes afterwards, so
+    nothing is added to it. A proxy moves to a new run when it gets this."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} is finished (closed): nothing more is added to it")
+        self.run_id = run_id
 
 
 class RequestError(InputError):

@@ -11,7 +11,8 @@ lock on PostgreSQL, so that several proxy replicas starting at once migrate once
 Writes are synchronous, and a pair's row and answers are committed together (a batch
 of pairs shares a transaction), so a pair is in the store whole or not at all: a
 process killed at any moment loses at most the pairs still in flight, and
-``(run_id, key)`` is unique, so nothing is stored twice. Async callers run these
+``(run_id, key)`` is unique, so nothing is stored twice. Nothing is added to a
+finished run (``RunFinished``): its verdict, once reported, stays. Async callers run these
 methods in a thread (``asyncio.to_thread``) or through ``writer.PairWriter``. Reads
 that cover a whole run page by key or let the database aggregate, so their memory
 does not grow with the run.
@@ -36,7 +37,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DatabaseError, IntegrityError
 
-from shadowdiff.errors import ConfigError
+from shadowdiff.errors import ConfigError, RunFinished
 from shadowdiff.records import Answer, Choice, Pair, Side
 from shadowdiff.stats import nearest_rank
 from shadowdiff.store import schema
@@ -292,12 +293,14 @@ class Store:
 
         Returns the pairs that were not stored because their key was taken. A batch
         with such a pair falls back to one transaction per pair, so the others land.
+        ``RunFinished`` (nothing stored) if the run is finished.
         """
         if not batch:
             return []
         now = datetime.now(UTC)
         try:
             with self.engine.begin() as c:
+                self._check_open(c, run_id)
                 ids = c.execute(schema.pairs.insert().returning(schema.pairs.c.id, sort_by_parameter_order=True),
                                 [_pair_row(run_id, p, now) for p in batch]).scalars().all()
                 c.execute(schema.answers.insert(),
@@ -311,7 +314,8 @@ class Store:
 
     def add_counts(self, run_id: str, counts: Mapping[tuple[str, str, bool], int]) -> None:
         """Add to the run's outcome counts, keyed by (``pairs`` or ``noise``, outcome,
-        comparable); several processes may add to one run at once."""
+        comparable); several processes may add to one run at once. ``RunFinished``
+        (nothing added) if the run is finished."""
         counts = {key: n for key, n in counts.items() if n}
         if not counts:
             return
@@ -320,8 +324,23 @@ class Store:
         upsert = insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key],
                                               set_={"pairs": table.c.pairs + insert.excluded.pairs})
         with self.engine.begin() as c:
+            self._check_open(c, run_id)
             c.execute(upsert, [{"run_id": run_id, "of": of, "outcome": outcome, "comparable": comparable, "pairs": n}
                                for (of, outcome, comparable), n in sorted(counts.items())])
+
+    def _check_open(self, c: Connection, run_id: str) -> None:
+        """``RunFinished`` unless the run is open, checked in the writing transaction.
+
+        On PostgreSQL the run's row is locked for share until the transaction ends:
+        closing it (``FOR UPDATE``) waits for the writes under way, and a write waits
+        for a close under way, then sees the run finished. SQLite's ``BEGIN IMMEDIATE``
+        already serialises every writer."""
+        query = sa.select(schema.runs.c.finished_at).where(schema.runs.c.id == run_id)
+        if self.dialect == "postgresql":
+            query = query.with_for_update(read=True)
+        row = c.execute(query).one_or_none()
+        if row is not None and row.finished_at is not None:   # a missing run fails on the foreign key
+            raise RunFinished(run_id)
 
     def counts(self, run_id: str) -> dict[tuple[str, str, bool], int]:
         """The run's outcome counts (empty for a run that stored every pair it saw)."""

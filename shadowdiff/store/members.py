@@ -17,8 +17,10 @@ run that stays open or, if the run finished first, starts a new one — it is ne
 added to a finished run. A member not heard from for ``STALE_AFTER`` seconds is taken
 for dead (``kill -9``, out of memory, a node gone): it no longer keeps the run open
 when the others stop, and ``shadowdiff close`` closes the run only when every member
-is finished or silent. A member whose run was closed under it (``close --force``)
-finds out at its next heartbeat and joins a new run.
+is finished or silent. A run closed under its members (``close --force``) takes no
+more pairs or counts (the store refuses them: ``RunFinished``), so its report never
+changes afterwards; a member joins a new run as soon as its writer or its heartbeat
+finds out (``proxy.membership``).
 
 Times are the database's clock on PostgreSQL (replicas on several hosts compare
 heartbeats against one clock), the local clock on SQLite (one host).
@@ -94,8 +96,11 @@ def describe(members: list[Member]) -> str:
     running = sum(m.running for m in members)
     silent = sum(m.finished_at is None and not m.running for m in members)
     lost = sum(m.ended == "lost" for m in members)
+    forced = sum(m.ended == "forced" for m in members)
     parts = [_proxies(len(members))]
     parts += [f"{running} still running"] if running else []
+    parts += [f"closed by --force, {_proxies(forced)} {'was' if forced == 1 else 'were'} still running "
+              "(they went on in a new run)"] if forced else []
     parts += [f"{silent} not heard from for {STALE_AFTER:.0f} s (killed?)"] if silent else []
     parts += [f"{lost} lost (killed: their pairs in flight then are missing)"] if lost else []
     return ", ".join(parts)

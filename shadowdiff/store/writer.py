@@ -9,6 +9,10 @@ A process killed mid-batch loses only the pairs of that batch; a resumed replay
 redoes them, since they are not in the store. The proxy also sends the outcomes
 it counted through here (``add_counts``, about once a second), stored or not, so that
 a report on a serve run knows the true mix even though only changed pairs are all kept.
+Nothing lands in a finished run (the store raises ``RunFinished``): given ``on_finished``
+(the proxy's, which joins a new run when ``shadowdiff close --force`` closed its own),
+the writer asks it for the run to write to instead and writes there; without it, the
+error stops the writer like any other.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ import queue
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
+from shadowdiff.errors import RunFinished
 from shadowdiff.records import Pair
 from shadowdiff.store import Store
 
 _STOP = object()
+_MOVES = 5   # runs closed under the writer one after the other, five times over: give up
+A = TypeVar("A")
+T = TypeVar("T")
 
 
 class _Counts(NamedTuple):
@@ -33,7 +41,8 @@ class PairWriter:
     """Queue pairs for ``store`` under ``run_id``; ``close()`` writes what is left."""
 
     def __init__(self, store: Store, run_id: str, *, on_duplicate: Callable[[Pair], None] | None = None,
-                 on_written: Callable[[int], None] | None = None, max_batch: int = 200,
+                 on_written: Callable[[int], None] | None = None,
+                 on_finished: Callable[[str], str] | None = None, max_batch: int = 200,
                  max_delay: float = 0.05) -> None:
         self.store = store
         self.run_id = run_id
@@ -41,6 +50,7 @@ class PairWriter:
         self.failed: BaseException | None = None
         self._on_duplicate = on_duplicate or (lambda _: None)
         self._on_written = on_written or (lambda _: None)
+        self._on_finished = on_finished
         self._queue: queue.Queue[object] = queue.Queue()
         self._max_batch = max_batch
         self._max_delay = max_delay
@@ -87,8 +97,9 @@ class PairWriter:
                 if isinstance(item, _Counts):
                     counts.update(item.counts)
             try:
-                duplicates = self.store.add_pairs(self.run_id, pairs)
-                self.store.add_counts(self.run_id, counts)
+                # each in its own transaction: a run closed between the two keeps the pairs it got
+                duplicates = self._to_open_run(self.store.add_pairs, pairs)
+                self._to_open_run(self.store.add_counts, counts)
             except BaseException as exc:  # the database went away: surface it to the producer
                 self.failed = exc
                 return
@@ -97,3 +108,14 @@ class PairWriter:
                 self._on_written(len(pairs) - len(duplicates))
             for pair in duplicates:
                 self._on_duplicate(pair)
+
+    def _to_open_run(self, write: Callable[[str, A], T], what: A) -> T:
+        """``write(run_id, what)``; if the run is finished, again in the run ``on_finished`` names."""
+        for _ in range(_MOVES):
+            try:
+                return write(self.run_id, what)
+            except RunFinished as exc:
+                if self._on_finished is None:
+                    raise
+                self.run_id = self._on_finished(exc.run_id)
+        return write(self.run_id, what)

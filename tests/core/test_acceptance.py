@@ -102,15 +102,17 @@ def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
 
     store = Store.open(tmp_path)
     run = store.create_run("replay", {})
-    store.finish_run(run)
     store.add_pairs(run, [Pair("e", 0, "", "p", {}, error_comparison(), {
         Side.BASELINE: Answer(Side.BASELINE, "m", "x"),
         Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")})])
+    store.finish_run(run)
     result = acceptance(store, run, max_errors=1)   # an error allowed, but nothing compared: no PASS
     assert result.decision is Decision.INCOMPLETE and "nothing was compared" in result.text()
     same = TEXTS["same"]
+    store.finish_run(run, finished=False)   # a finished run takes no more pairs
     store.add_pairs(run, [Pair("s", 1, "", "p", {}, compare(*same), {
         Side.BASELINE: Answer(Side.BASELINE, "m", same[0]), Side.CANDIDATE: Answer(Side.CANDIDATE, "m", same[1])})])
+    store.finish_run(run)
     assert acceptance(store, run).decision is Decision.INCOMPLETE
     assert acceptance(store, run, max_errors=1).decision is Decision.PASS
     store.add_skipped(run, 7, "not valid JSON")   # a line that made no pair counts like an error

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from shadowdiff.errors import RunFinished
 from shadowdiff.store import Store, schema
 from shadowdiff.store.members import STALE_AFTER, RunMembers, StillRunning, describe
+from shadowdiff.store.writer import PairWriter
+from tests.core.factories import pair
 
 SETTINGS = {"primary": "http://a", "shadow": "http://b"}
 
@@ -128,3 +131,47 @@ def test_a_run_without_members_closes_as_before(store: Store) -> None:
     assert store.run(run_id).finished_at is not None
     with store.engine.connect() as c:
         assert c.execute(sa.select(sa.func.count()).select_from(schema.run_members)).scalar_one() == 0
+
+
+def test_a_finished_run_takes_no_more_pairs_or_counts(store: Store) -> None:
+    """Once closed, a run's pairs and counts stay as reported: later writes are refused whole."""
+    members = RunMembers(store)
+    run_id = members.join("prod", SETTINGS, "a", "h", 1).run_id
+    store.add_pairs(run_id, [pair("k1", "same", "same")])
+    store.add_counts(run_id, {("pairs", "identical", True): 1})
+    assert [m.ended for m in members.close(run_id, force=True)] == ["forced"]
+    assert describe(members.members(run_id)) == \
+        "1 proxy, closed by --force, 1 proxy was still running (they went on in a new run)"
+    with pytest.raises(RunFinished, match=f"run {run_id} is finished"):
+        store.add_pairs(run_id, [pair("k2", "same", "same"), pair("k3", "a", "b")])
+    with pytest.raises(RunFinished):
+        store.add_counts(run_id, {("pairs", "identical", True): 2})
+    assert [p["key"] for p in store.pairs(run_id)] == ["k1"]
+    assert store.counts(run_id) == {("pairs", "identical", True): 1}
+    store.finish_run(run_id, finished=False)   # a replay's --resume opens its run again before writing
+    assert store.add_pairs(run_id, [pair("k2", "same", "same")]) == []
+
+
+def test_the_writer_moves_a_batch_refused_by_a_closed_run(store: Store) -> None:
+    """The proxy's writer, told the run is finished, writes the batch to the run it is given instead."""
+    closed = store.create_run("serve", {})
+    store.finish_run(closed)
+    fresh = store.create_run("serve", {})
+    asked: list[str] = []
+
+    def move(run_id: str) -> str:
+        asked.append(run_id)
+        return fresh
+
+    writer = PairWriter(store, closed, on_finished=move)
+    writer.submit(pair("k1", "same", "same"))
+    writer.add_counts({("pairs", "identical", True): 1})
+    writer.close()
+    assert asked == [closed] and writer.run_id == fresh
+    assert not list(store.pairs(closed)) and not store.counts(closed)
+    assert [p["key"] for p in store.pairs(fresh)] == ["k1"]
+    assert store.counts(fresh) == {("pairs", "identical", True): 1}
+    without = PairWriter(store, closed)   # a replay's: the error stops it
+    without.submit(pair("k2", "same", "same"))
+    with pytest.raises(RunFinished):
+        without.close()

@@ -79,7 +79,7 @@ def stop(process: subprocess.Popen[bytes], log: Path) -> None:
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
-def drive(urls: list[str]) -> None:
+def drive(urls: list[str], requests: int = REQUESTS) -> None:
     """REQUESTS chat requests, CONCURRENCY at a time, spread over ``urls``, a new connection
     each (a kept-alive one would stay with one worker)."""
     def one(i: int) -> None:
@@ -88,7 +88,7 @@ def drive(urls: list[str]) -> None:
             assert response.is_success, response.text
 
     with ThreadPoolExecutor(CONCURRENCY) as pool:
-        list(pool.map(one, range(REQUESTS)))
+        list(pool.map(one, range(requests)))
 
 
 def the_run(location: str) -> Run:
@@ -113,8 +113,8 @@ def the_run(location: str) -> Run:
         store.close()
 
 
-def report(location: str, out: Path) -> tuple[int, str, dict[str, object]]:
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", location, "--out", str(out)],
+def report(location: str, out: Path, *args: str) -> tuple[int, str, dict[str, object]]:
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", location, "--out", str(out), *args],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode in (0, 2), result.stdout + result.stderr
     return result.returncode, result.stdout, json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -171,3 +171,39 @@ def test_a_member_closed_under_it_moves_to_a_new_run(store: Store) -> None:
     finally:
         membership.leave()
     assert membership.run_id is not None and store.run(membership.run_id).finished_at is not None
+
+
+def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], location: str, tmp_path: Path) -> None:
+    """F5: after ``close --force`` the proxy's next pairs go to a new run at once (not at its
+    next heartbeat, 10 s later): the forced run's report stays as it was."""
+    log = tmp_path / "serve.log"
+
+    def seen(store: Store, run_id: str) -> int:
+        return sum(n for (of, _, _), n in store.counts(run_id).items() if of == "pairs")
+
+    with serve(backends, location, log, "--deployment", "prod") as (process, url):
+        drive([url], 50)
+        store = Store.open_existing(location)
+        try:
+            (forced,) = store.runs()
+            wait_for(lambda: seen(store, forced.id) >= 50, seconds=60)
+            closing = subprocess.run([sys.executable, "-m", "shadowdiff", "close", location, "--run", forced.id,
+                                      "--force"], capture_output=True, text=True, timeout=60)
+            assert closing.returncode == 0, closing.stderr
+            code, text, before = report(location, tmp_path / "forced", "--run", forced.id)
+            assert code == 0 and before["pairs"] == 50, text
+            assert "closed by --force, 1 proxy was still running" in text.splitlines()[0], text
+            drive([url], 30)
+            wait_for(lambda: len(store.runs()) == 2 and seen(store, store.runs()[1].id) >= 30, seconds=60)
+            moved = store.runs()[1]
+            assert seen(store, moved.id) == 30 and len(list(store.pairs(moved.id))) == 30
+            assert seen(store, forced.id) == 50 and len(list(store.pairs(forced.id))) == 50
+            assert moved.name == "prod" and moved.finished_at is None
+        finally:
+            store.close()
+        code, text, after = report(location, tmp_path / "forced-again", "--run", forced.id)
+        assert code == 0 and after["pairs"] == 50, text
+        stop(process, log)
+    assert f"run {forced.id} was closed while this proxy served" in log.read_text()
+    code, text, summary = report(location, tmp_path / "moved", "--run", moved.id)
+    assert code == 0 and summary["pairs"] == 30, text
