@@ -115,14 +115,15 @@ class Forwarder:
             request.failed = True
             if not request.gone:
                 log.warning("primary request failed: %s %s: no answer within --primary-timeout (%g s): %s",
-                            request.method, request.path, self.settings.primary_timeout, request.failure(exc))
+                            request.method, request.shown_path, self.settings.primary_timeout, request.failure(exc))
                 await self._answer_error(send, request.path, 504, "GatewayTimeoutError",
                                          f"the primary did not answer within {self.settings.primary_timeout:g} s")
             return
         except aiohttp.ClientError as exc:
             request.failed = not request.gone
             if not request.gone:
-                log.warning("primary request failed: %s %s: %s", request.method, request.path, request.failure(exc))
+                log.warning("primary request failed: %s %s: %s", request.method, request.shown_path,
+                            request.failure(exc))
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
@@ -185,7 +186,7 @@ class Forwarder:
             request.responded = request.failed = True
             response.close()
             log.warning("primary answer failed after its status (%d) was sent: %s %s: %s", status,
-                        request.method, request.path, request.failure(exc))
+                        request.method, request.shown_path, request.failure(exc))
             request.abort()
             return
         finally:
@@ -331,7 +332,7 @@ class _Request:
         try:
             self._mirror_and_capture(body)
         except Exception as exc:
-            log.error("mirroring or capture failed for %s %s: %s", self.method, self.path, self.failure(exc))
+            log.error("mirroring or capture failed for %s %s: %s", self.method, self.shown_path, self.failure(exc))
             log.debug("where mirroring or capture failed", exc_info=True)
             self.f.metrics.shadow_event("skipped", "unparsable")
 
@@ -355,6 +356,11 @@ class _Request:
             unique = f"{self.f.instance}{next(self.f.counter):x}"
             self._key = f"{client_id}-{unique}" if client_id else unique
         return self._key
+
+    @property
+    def shown_path(self) -> str:
+        """The path as a log line shows it: cut, since a client may send 100 KB of it."""
+        return self.path if len(self.path) <= 200 else self.path[:200] + "…"
 
     def failure(self, exc: BaseException) -> str:
         """An upstream failure of this request, for the log: on one line, without what was

@@ -22,7 +22,6 @@ from typing import Any
 import aiohttp
 from aiohttp.http import RawResponseMessage
 
-from shadowdiff.compare import off_loop
 from shadowdiff.errors import ConfigError
 from shadowdiff.records import Answer, Pair
 
@@ -81,10 +80,11 @@ DEFAULT_PATTERNS = (
     r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY-----",
 )
 
-MIN_LITERAL = 6   # the shortest header credential removed verbatim from what is kept
-# Request headers whose values are credentials (besides any whose name says so, see
-# ``header_secrets``): removed verbatim from everything kept for the request.
-_SECRET_HEADER = re.compile(rb"(?i)auth|key|token|secret|cookie|session|passw")
+MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
+MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
+# Request headers whose values are credentials: removed verbatim from everything kept for the request.
+_SECRET_HEADER = re.compile(rb"(?i)auth|key|token|secret|passw|cookie")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 # Top-level request fields that are dropped from what is kept (store and capture):
 # credentials some clients put in the body, and the end user's identity.
@@ -115,10 +115,11 @@ def without_credentials(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
-    """The credentials in a request's headers, as strings to remove verbatim from what is
-    kept of it: the values of ``Authorization``, ``api-key``, ``Cookie`` and any header
-    whose name says it holds a key, token, secret or session; an Authorization's
-    credentials without their scheme, and each cookie's value, on their own too."""
+    """The credentials in a request's headers, as strings to remove verbatim (as whole
+    words) from what is kept of it: the values of ``Authorization``, ``api-key`` and any
+    header whose name says it holds a key, token, secret or password, and an
+    Authorization's credentials without their scheme, of ``MIN_LITERAL`` characters or
+    more; of a ``Cookie``, the values of ``MIN_COOKIE`` characters or more."""
     secrets: list[str] = []
     for name, raw in headers:
         if not _SECRET_HEADER.search(name):
@@ -126,7 +127,8 @@ def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
         value = raw.decode("latin-1").strip()
         secrets.append(value)
         if name.lower() == b"cookie":
-            secrets += [part.partition("=")[2].strip() for part in value.split(";")]
+            # (not the whole header, nor a short value: a session id, not a preference)
+            secrets[-1:] = [v for part in value.split(";") if len(v := part.partition("=")[2].strip()) >= MIN_COOKIE]
         else:
             secrets.append(value.partition(" ")[2].strip())   # without its scheme ("Bearer")
     return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
@@ -195,8 +197,11 @@ class Redactor:
         for literal in self._literals:
             at = text.find(literal)
             while at >= 0:
-                spans.append((at, at + len(literal)))
-                at = text.find(literal, at + len(literal))
+                end = at + len(literal)
+                # a whole word only: "python" in a header must not cut "pythonic" in an answer
+                if (at == 0 or text[at - 1] not in _ALNUM) and (end == len(text) or text[end] not in _ALNUM):
+                    spans.append((at, end))
+                at = text.find(literal, at + 1)
         merged: list[tuple[int, int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
@@ -222,6 +227,7 @@ class Redactor:
         if not self._active:
             return value
         top: list[Any] = [None]
+        clashes: dict[tuple[int, Any], int] = {}      # per dict and redacted key, how many took its name
         stack: list[tuple[Any, Any, Any]] = [(value, top, 0)]   # (a value, its copy's container, place)
         while stack:
             item, into, place = stack.pop()
@@ -234,8 +240,8 @@ class Redactor:
                 into[place] = mapping = dict[Any, Any]()
                 for k, v in item.items():
                     key = self.text(k) if isinstance(k, str) else k
-                    while key in mapping:   # two keys redacted alike: both are kept
-                        key = f"{key}'"
+                    if key in mapping:   # keys redacted alike are all kept, numbered
+                        key = _free_key(mapping, key, clashes)
                     mapping[key] = None   # the keys in their order; the values come after
                     if isinstance(v, str) and isinstance(k, str) and _normal(k) in _SECRET_KEYS:
                         mapping[key] = MARK
@@ -254,17 +260,21 @@ class Redactor:
         spans = self._spans(joined)
         if not spans:
             return list(tokens)
-        out, start = [], 0
+        out, start, first = [], 0, 0
         for token in tokens:
             end = start + len(token)
-            piece, at = [], start
-            for s, e in spans:
-                if e <= start or s >= end:
-                    continue
+            # spans are sorted and disjoint: those ending before this token are done with
+            # (a walk over both lists, not every token against every span)
+            while first < len(spans) and spans[first][1] <= start:
+                first += 1
+            piece, at, i = [], start, first
+            while i < len(spans) and spans[i][0] < end:
+                s, e = spans[i]
                 piece.append(joined[at:max(s, start)])
                 if s >= start:
                     piece.append(MARK)
                 at = min(e, end)
+                i += 1
             out.append("".join(piece) + joined[at:end])
             start = end
         return out
@@ -302,11 +312,23 @@ class Redactor:
                        signals=self.value(pair.signals))
 
     async def pair_off_loop(self, pair: Pair) -> Pair:
-        """``pair`` for callers on an event loop: in a thread when its answers are long, as
-        their comparison is."""
-        if any(off_loop(a, a) for a in pair.answers.values()):
-            return await asyncio.to_thread(self.pair, pair)
-        return self.pair(pair)
+        """``pair`` for callers on an event loop, always in a thread: its cost grows with
+        the request as well as the answers (a client's request of 8,000 keys took 43 s
+        on the loop), and only stored pairs - the few that changed - are redacted."""
+        if not self._active and not set(pair.request) & CREDENTIAL_FIELDS:
+            return pair
+        return await asyncio.to_thread(self.pair, pair)
+
+
+def _free_key(mapping: dict[Any, Any], key: Any, clashes: dict[tuple[int, Any], int]) -> str:
+    """A name for a key that redacted to one already in ``mapping``: ``[REDACTED]'2``,
+    ``[REDACTED]'3``... (counted, so that thousands of such keys cost no more than
+    thousands of others: appending a quote per earlier clash was cubic)."""
+    n = clashes.get((id(mapping), key), 1)
+    while (name := f"{key}'{n + 1}") in mapping:
+        n += 1
+    clashes[id(mapping), key] = n + 1
+    return name
 
 
 def _normal(key: str) -> str:

@@ -132,16 +132,19 @@ def test_redaction_is_linear_in_the_text_whatever_the_text(unit: str) -> None:
 
 def test_a_requests_header_credentials_are_removed_verbatim() -> None:
     headers = [(b"authorization", b"Bearer opaquekeyvalue"), (b"x-goog-api-key", b"zzzopaquezzz"),
-               (b"cookie", b"sid=cookievalue42; theme=dark"), (b"x-request-id", b"trace-1"), (b"api-key", b"abc")]
+               (b"cookie", b"sid=cookievalue42abcdef; theme=darkmode; consent=accepted"), (b"x-request-id", b"trace-1"),
+               (b"api-key", b"abc"), (b"x-session-affinity", b"python")]
     secrets = header_secrets(headers)
-    assert {"Bearer opaquekeyvalue", "opaquekeyvalue", "zzzopaquezzz", "cookievalue42"} <= set(secrets)
-    assert "trace-1" not in secrets and "dark" not in secrets
+    assert {"Bearer opaquekeyvalue", "opaquekeyvalue", "zzzopaquezzz", "cookievalue42abcdef"} == set(secrets)
     scrubbed = R.with_literals(secrets)
-    echoed = "Incorrect API key provided: opaquekeyvalue; zzzopaquezzz; sid cookievalue42; abc stays (too short)"
+    echoed = "Incorrect API key provided: opaquekeyvalue; zzzopaquezzz; sid cookievalue42abcdef; abc stays (too short)"
     assert scrubbed.text(echoed) == f"Incorrect API key provided: {MARK}; {MARK}; sid {MARK}; abc stays (too short)"
     assert scrubbed.value({"opaquekeyvalue": ["x zzzopaquezzz"]}) == {MARK: [f"x {MARK}"]}
     assert R.text(echoed) == echoed      # (no pattern knows them: only the headers tell)
     assert Redactor(()).with_literals(secrets).text("k=opaquekeyvalue") == f"k={MARK}"
+    # whole words only, and no preference cookie: ordinary answers stay readable
+    prose = "I accepted the darkmode theme; python is pythonic; zzzopaquezzzz and xopaquekeyvalue differ"
+    assert scrubbed.text(prose) == prose
 
 
 @given(st.lists(st.text(alphabet="ab sk-AKIA0123456789@.", max_size=12), max_size=12))
@@ -157,7 +160,7 @@ def test_a_key_spelt_over_several_tokens_is_cut_from_each() -> None:
 
 
 def test_keys_redacted_alike_are_both_kept() -> None:
-    assert R.value({"a@x.io": 1, "b@x.io": 2}) == {MARK: 1, f"{MARK}'": 2}
+    assert R.value({"a@x.io": 1, "b@x.io": 2, "c@x.io": 3}) == {MARK: 1, f"{MARK}'2": 2, f"{MARK}'3": 3}
 
 
 def test_no_patterns_changes_nothing_but_the_credential_fields() -> None:
@@ -219,3 +222,16 @@ def test_log_records_are_redacted_with_their_arguments_and_traceback() -> None:
     text = logging.Formatter().format(record)
     assert "sk-abcdefgh12" not in text and "plainsecret" not in text and "abcdef123456" not in text
     assert "failed: [REDACTED] at http://h/x?[REDACTED]" in text and "ValueError: boom [REDACTED]" in text
+
+
+def test_many_keys_or_tokens_redacted_alike_cost_linear_time() -> None:
+    # A client's metadata of 8,000 keys that all redact to one took 43 s (a quote added
+    # per earlier clash: cubic), and an answer's tokens were walked against every match.
+    keys = {f"sk-{i:08d}": i for i in range(20_000)}
+    tokens = ["mail ", "a@b.cd", " "] * 10_000
+    started = time.perf_counter()
+    redacted = R.value(keys)
+    cut = R.tokens(tokens)
+    assert time.perf_counter() - started < 5.0        # linear: ~0.2 s; before: hours
+    assert len(redacted) == len(keys) and sorted(redacted.values()) == list(range(20_000))
+    assert cut is not None and len(cut) == len(tokens) and cut[1] == MARK and "".join(cut).count("@") == 0
