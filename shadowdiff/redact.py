@@ -81,6 +81,7 @@ DEFAULT_PATTERNS = (
 )
 
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
+MAX_LITERALS = 32  # header credentials removed verbatim, at most
 MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
 # Request headers whose values are credentials: removed verbatim from everything kept for the request.
 _SECRET_HEADER = re.compile(rb"(?i)auth|key|token|secret|passw|cookie")
@@ -181,7 +182,9 @@ class Redactor:
         request's headers carried, which no pattern may recognise (an opaque key) and an
         upstream may repeat ("Incorrect API key provided: …"). Strings shorter than
         ``MIN_LITERAL`` are left out: they would cut ordinary words."""
-        kept = tuple(sorted({s for s in literals if len(s) >= MIN_LITERAL}, key=len, reverse=True))
+        # (the longest MAX_LITERALS: each is one search of every text kept, and a client
+        # can send a thousand cookies)
+        kept = tuple(sorted({s for s in literals if len(s) >= MIN_LITERAL}, key=len, reverse=True))[:MAX_LITERALS]
         if not kept:
             return self
         copy = Redactor(())
