@@ -14,6 +14,7 @@ import asyncio
 import gc
 import logging
 import os
+import time
 
 import aiohttp
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, multiprocess
@@ -101,8 +102,11 @@ class ProxyApp:
             # this process's key prefix names it among the run's members: keys never collide in a shared run
             self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"))
             self.run_id = await asyncio.to_thread(self.membership.join)
+            self.metrics.store_up.set(1)
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc,
-                                     on_finished=self.membership.move)
+                                     on_finished=self.membership.move,
+                                     on_dropped=lambda reason, n: self.metrics.dropped.labels(reason).inc(n),
+                                     on_state=lambda up: self.metrics.store_up.set(1 if up else 0))
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
         if s.review_token is not None and self.store is not None:
@@ -146,6 +150,7 @@ class ProxyApp:
                 log.warning("the %s %s is not answering: %s; serving anyway", name, public_url(url), problem)
 
     async def shutdown(self) -> None:
+        deadline = time.monotonic() + self.settings.drain_timeout
         if self.probe is not None:
             self.probe.cancel()
         await self.pairs.drain(self.settings.drain_timeout)
@@ -154,7 +159,9 @@ class ProxyApp:
         await self.forwarder.close()
         await self.mirror.close()
         if self.writer is not None:
-            await asyncio.to_thread(self.writer.close)
+            # within --drain-timeout, whatever the store does: what it cannot take by then
+            # is dropped and counted (at least a second to write what is queued)
+            await asyncio.to_thread(self.writer.close, max(1.0, deadline - time.monotonic()))
         if self.store is not None:
             if self.membership is not None:
                 await asyncio.to_thread(self.membership.leave)

@@ -113,12 +113,21 @@ class ProxyMetrics:
                                "side, after a pooled connection the upstream had closed failed before any byte "
                                "of the answer.", sides, registry=r)
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
+        self.dropped = Counter("shadowdiff_pairs_dropped", "Pairs compared but never stored, by reason: the "
+                               "queue for a failing store was full (queue_full), or the proxy stopped before "
+                               "the store came back (shutdown). They are counted in the run's outcomes.",
+                               ["reason"], registry=r)
+        self.store_up = Gauge("shadowdiff_store_up", "1 while the store takes writes, 0 while it is failing "
+                              "(pairs are held, then dropped and counted).", registry=r,
+                              multiprocess_mode="livemin")
         # children looked up once: labels() costs a lock and a dict walk per call
         self._requests = {(route, cls): self.requests.labels(route, cls)
                           for route in ROUTES for cls in STATUS_CLASSES}
         for result, reasons in SHADOW_REASONS.items():
             for reason in reasons:
                 self.shadow.labels(result, reason)
+        for reason in ("queue_full", "shutdown"):
+            self.dropped.labels(reason)
         for outcome in PAIR_OUTCOMES:
             self.noise_pairs.labels(outcome)
             for comparable in ("true", "false"):

@@ -147,7 +147,10 @@ class Replay:
         timeout = httpx.Timeout(s.timeout, connect=min(s.timeout, 10.0))
         queue: asyncio.Queue[logs.LogRecord | None] = asyncio.Queue(maxsize=s.concurrency * 2)
         duplicates: list[Pair] = []
-        self._writer = PairWriter(self.store, self.run_id, on_duplicate=duplicates.append)
+        # (a replay has no client to protect: it waits for room rather than drop a pair,
+        # and a store down for a minute stops it, to be resumed)
+        self._writer = PairWriter(self.store, self.run_id, on_duplicate=duplicates.append, block_when_full=True,
+                                  give_up_after=60.0)
         try:
             # a connection for every request in flight: none waits for another's
             async with http_client(s.concurrency * len(s.upstreams) + 4, timeout) as client:

@@ -33,6 +33,7 @@ FAMILIES = {
     "shadowdiff_upstream_output_tokens": "counter", "shadowdiff_upstream_generation_seconds": "counter",
     "shadowdiff_upstream_retries": "counter",
     "shadowdiff_shadow_requests_in_flight": "gauge", "shadowdiff_pairs_stored": "counter",
+    "shadowdiff_pairs_dropped": "counter", "shadowdiff_store_up": "gauge",
     "shadowdiff_build_info": "gauge", "shadowdiff_model_pair_info": "gauge",
     "shadowdiff_alert_divergence_margin_ratio": "gauge", "shadowdiff_review_queue_pairs": "gauge",
     "shadowdiff_review_verdicts": "gauge",

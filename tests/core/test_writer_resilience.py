@@ -1,0 +1,163 @@
+"""The pair writer lives through the store failing (issue 17, "a writer that lives").
+
+A held SQLite lock and PostgreSQL connections terminated under it, for real; a store
+that fails a few times, to pin the retry, the bound and the shutdown. A failed write
+is retried with backoff and the batch kept; what arrives meanwhile waits in a bounded
+queue, and a pair that finds it full is dropped and counted, never blocking its
+caller; one log line when the store goes down and one when it is back; the outcome
+counts are never dropped; close(timeout) returns in time whatever the store does.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import OperationalError
+
+from shadowdiff.store import STORE_FILE, Store
+from shadowdiff.store import writer as writer_module
+from shadowdiff.store.writer import PairWriter
+from tests.conftest import postgres_database
+from tests.core.test_store import pair
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer_module, "RETRY_FIRST", 0.05)
+    monkeypatch.setattr(writer_module, "RETRY_MAX", 0.2)
+
+
+def _state_lines(caplog: pytest.LogCaptureFixture) -> tuple[int, int]:
+    texts = [r.getMessage() for r in caplog.records if r.name == "shadowdiff.store"]
+    return sum("the store failed" in t for t in texts), sum("the store is back" in t for t in texts)
+
+
+def _wait(condition: object, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:  # type: ignore[operator]
+        time.sleep(0.05)
+
+
+def test_a_held_sqlite_lock_holds_pairs_drops_past_the_bound_and_loses_none_it_kept(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "shadowdiff.store")
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    states: list[bool] = []
+    dropped: list[tuple[str, int]] = []
+    writer = PairWriter(store, run, max_queue=20, max_delay=0.01, on_state=states.append,
+                        on_dropped=lambda reason, n: dropped.append((reason, n)))
+    locker = sqlite3.connect(tmp_path / STORE_FILE, timeout=0, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")     # as another process's long transaction would (past busy_timeout)
+    try:
+        writer.submit(pair("first", 0))
+        _wait(lambda: states == [False])  # the first write failed (after the store's 10 s busy timeout)
+        started = time.perf_counter()
+        for i in range(1, 60):
+            writer.submit(pair(f"k{i}", i))        # never blocks: queued, or dropped and counted
+        writer.add_counts({("pairs", "identical", True): 1000})
+        submitting = time.perf_counter() - started
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    writer.close(timeout=60)
+    assert submitting < 1.0, submitting          # (59 submits; a blocked one would wait 10 s)
+    kept = store.count_pairs(run)
+    assert dropped and {reason for reason, _ in dropped} == {"queue_full"}
+    assert kept + sum(n for _, n in dropped) == 60 and kept >= 21        # the held batch and a full queue
+    assert store.counts(run)[("pairs", "identical", True)] == 1000
+    assert states == [False, True] and _state_lines(caplog) == (1, 1)
+
+
+def test_retries_write_each_pair_once_and_counts_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "shadowdiff.store")
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    add_counts = store.add_counts
+    failures = iter(range(5))
+
+    def flaky_counts(run_id: str, counts: object) -> None:
+        # the pairs were written; the counts' transaction fails five times over
+        if next(failures, None) is not None:
+            raise OperationalError("UPDATE run_counts", {}, Exception("server closed the connection"))
+        add_counts(run_id, counts)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "add_counts", flaky_counts)
+    written: list[int] = []
+    duplicates: list[object] = []
+    writer = PairWriter(store, run, on_written=written.append, on_duplicate=duplicates.append, max_delay=0.01)
+    writer.add_counts({("pairs", "minor", True): 3})
+    for i in range(10):
+        writer.submit(pair(f"k{i}", i))
+    writer.close(timeout=30)
+    assert store.count_pairs(run) == 10 and sum(written) == 10 and not duplicates
+    assert store.counts(run) == {("pairs", "minor", True): 3}
+    assert _state_lines(caplog) == (1, 1)       # five failures, one line each way
+
+
+def test_close_returns_in_time_when_the_store_never_comes_back(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+
+    def down(*_args: object) -> None:
+        raise OperationalError("INSERT", {}, Exception("could not connect to server"))
+
+    monkeypatch.setattr(store, "add_pairs", down)
+    dropped: list[tuple[str, int]] = []
+    writer = PairWriter(store, run, max_delay=0.01, on_dropped=lambda reason, n: dropped.append((reason, n)))
+    for i in range(30):
+        writer.submit(pair(f"k{i}", i))
+    started = time.monotonic()
+    writer.close(timeout=1.0)
+    assert time.monotonic() - started < 3.0
+    assert sum(n for reason, n in dropped if reason == "shutdown") == 30
+
+
+def test_a_replay_writer_gives_up_on_a_long_outage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    monkeypatch.setattr(store, "add_pairs", lambda *_: (_ for _ in ()).throw(
+        OperationalError("INSERT", {}, Exception("disk I/O error"))))
+    writer = PairWriter(store, run, max_delay=0.01, block_when_full=True, give_up_after=0.3)
+    writer.submit(pair("k", 0))
+    with pytest.raises(OperationalError):
+        writer.close()
+
+
+def test_postgresql_connections_terminated_under_the_writer(caplog: pytest.LogCaptureFixture) -> None:
+    # The writer's connection killed mid-write, twice (pg_terminate_backend while its
+    # insert waits on a lock another session holds), then the lock released.
+    caplog.set_level(logging.WARNING, "shadowdiff.store")
+    with postgres_database() as url:
+        store = Store.open(url)
+        run = store.create_run("serve", {})
+        writer = PairWriter(store, run, max_delay=0.01)
+        admin = sa.create_engine(url)
+        killer = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+        try:
+            with admin.connect() as locker:
+                locker.execute(sa.text("LOCK TABLE pairs IN ACCESS EXCLUSIVE MODE"))
+                for i in range(20):
+                    writer.submit(pair(f"k{i}", i))
+                for _ in range(2):
+                    time.sleep(0.5)        # the writer's insert is waiting on the lock: kill its connection
+                    with killer.connect() as c:   # (its own transaction: activity is a snapshot per one)
+                        killed = c.execute(sa.text(
+                            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND wait_event_type = 'Lock'")).scalar_one()
+                    assert killed >= 1
+                locker.commit()            # the lock goes
+        finally:
+            admin.dispose()
+            killer.dispose()
+        writer.close(timeout=60)
+        assert store.count_pairs(run) == 20 and not writer.dropped
+        assert _state_lines(caplog) == (1, 1)
+        store.close()
