@@ -6,6 +6,13 @@ callable, without passing through any framework layer. The lifespan opens the
 connection pools, the store and its writer; at shutdown, after uvicorn has let the
 in-flight streams finish, it waits for the pairs still being compared and flushes
 them to the store.
+
+Nothing a client, a probe or a scrape waits for waits for the store: the writer and
+the heartbeat have threads of their own, ``/metrics`` reads the store through
+``store_health.LastKnown`` (and renders on a thread of its own, never the event
+loop's default executor, which name resolution for new upstream connections needs),
+and the review UI has its own connection pool. Shutdown is bounded by
+``--drain-timeout`` from the signal, whatever the store does.
 """
 
 from __future__ import annotations
@@ -14,7 +21,13 @@ import asyncio
 import gc
 import logging
 import os
+import signal
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from types import FrameType
+from typing import Any
 
 import aiohttp
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, multiprocess
@@ -31,6 +44,7 @@ from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess
 from proxy.pairs import PairRecorder
 from proxy.settings import ProxySettings, public_url
 from proxy.shadow import Mirror
+from proxy.store_health import LastKnown, StoreHealth
 from shadowdiff import __version__
 from shadowdiff.records import Side
 from shadowdiff.redact import Redactor, failure_text
@@ -39,6 +53,7 @@ from shadowdiff.store.writer import PairWriter
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+STORE_STEP = 2.0      # seconds, at most, for each store step of the shutdown past the deadline
 REVIEW_PREFIX = "/review"   # vLLM serves nothing there, so it is safe to take from the forwarded space
 
 
@@ -51,6 +66,10 @@ class ProxyApp:
         self.mirror = Mirror(settings, self.metrics)
         self.redactor = Redactor(settings.redact)
         self.store: Store | None = None
+        self.reads: Store | None = None       # the review UI's and the scrapes': a pool of their own
+        self.health = StoreHealth(lambda up: self.metrics.store_up.set(1 if up else 0))
+        self.admin_pool: ThreadPoolExecutor | None = None
+        self.stopping_at: float | None = None  # when SIGTERM/SIGINT came: --drain-timeout counts from it
         self.writer: PairWriter | None = None
         self.run_id: str | None = None
         self.membership: Membership | None = None
@@ -96,26 +115,38 @@ class ProxyApp:
 
     async def startup(self) -> None:
         s = self.settings
+        self._watch_signals()
+        self.admin_pool = ThreadPoolExecutor(1, thread_name_prefix="shadowdiff-metrics")
         if s.shadow is not None or s.review_token is not None:
-            self.store = await asyncio.to_thread(Store.open, s.store)
+            self.store = await asyncio.to_thread(Store.open, s.store, timeout=s.store_timeout)
+            self.reads = await asyncio.to_thread(Store.open, s.store, timeout=s.store_timeout)
+            self.metrics.store_up.set(1)
         if s.shadow is not None and self.store is not None:
             # this process's key prefix names it among the run's members: keys never collide in a shared run
-            self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"))
+            self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"),
+                                         on_result=lambda ok: self.health.report("heartbeat", ok))
             self.run_id = await asyncio.to_thread(self.membership.join)
-            self.metrics.store_up.set(1)
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc,
                                      on_finished=self.membership.move,
                                      on_dropped=lambda reason, n: self.metrics.dropped.labels(reason).inc(n),
-                                     on_state=lambda up: self.metrics.store_up.set(1 if up else 0))
+                                     on_state=lambda up: self.health.report("writer", up),
+                                     on_queue=self._queued, max_queue=s.store_queue, max_bytes=s.store_queue_bytes)
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
-        if s.review_token is not None and self.store is not None:
+        review = None
+        if self.reads is not None:
+            from shadowdiff.store.review import serve_review_state
+
+            reads = self.reads
+            review = LastKnown(lambda: serve_review_state(reads), name="review-state",
+                               on_result=lambda ok: self.health.report("reads", ok))
+        if s.review_token is not None and self.reads is not None:
             from shadowdiff.review.app import build_review_app
 
-            self.review = build_review_app(self.store, s.review_token, prefix=REVIEW_PREFIX)
+            self.review = build_review_app(self.reads, s.review_token, prefix=REVIEW_PREFIX)
         self.state = StateCollector(
             version=__version__, baseline=s.name_of(Side.BASELINE), candidate=s.name_of(Side.CANDIDATE),
-            margin=s.alert_margin, store=self.store)
+            margin=s.alert_margin, review=review)
         if multiprocess_dir() is None:
             self.metrics.registry.register(self.state)
         if s.capture is not None:
@@ -129,6 +160,28 @@ class ProxyApp:
         # garbage collector's scans, which otherwise show up as latency spikes.
         gc.collect()
         gc.freeze()
+
+    def _queued(self, pairs: int, size: int) -> None:
+        self.metrics.store_queue.set(pairs)
+        self.metrics.store_queue_bytes.set(size)
+
+    def _watch_signals(self) -> None:
+        """Note when SIGTERM or SIGINT arrives, then let uvicorn's handler do the rest: the
+        shutdown's deadline counts from the signal, not from when uvicorn, done draining
+        connections, tells the app. (uvicorn restores its own saved handlers on exit.)"""
+        if threading.current_thread() is not threading.main_thread():
+            return     # (an app run in a thread: the deadline counts from the lifespan's shutdown)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(sig)
+            if callable(previous):
+                signal.signal(sig, self._noting(previous))
+
+    def _noting(self, previous: Callable[[int, FrameType | None], Any]) -> Callable[[int, FrameType | None], None]:
+        def handler(sig: int, frame: FrameType | None) -> None:
+            if self.stopping_at is None:
+                self.stopping_at = time.monotonic()
+            previous(sig, frame)
+        return handler
 
     def _moved(self, run_id: str) -> None:
         """The run was closed under this process, which joined ``run_id`` (the heartbeat's or the writer's thread)."""
@@ -150,24 +203,33 @@ class ProxyApp:
                 log.warning("the %s %s is not answering: %s; serving anyway", name, public_url(url), problem)
 
     async def shutdown(self) -> None:
-        deadline = time.monotonic() + self.settings.drain_timeout
+        """Within ``--drain-timeout`` of the signal (uvicorn spent part of it on the
+        in-flight requests), plus at most a few seconds for the store: the pairs still
+        being compared, then the writer's queue (what the store has not taken by then is
+        dropped and counted), then leaving the run. A store that does not answer is
+        given up on: the run's membership lapses by itself (``store.members``)."""
+        deadline = (self.stopping_at or time.monotonic()) + self.settings.drain_timeout
         if self.probe is not None:
             self.probe.cancel()
-        await self.pairs.drain(self.settings.drain_timeout)
+        await self.pairs.drain(max(0.0, deadline - time.monotonic()))
         self.pairs.flush_counts()
         self.pairs.closed = True
         await self.forwarder.close()
         await self.mirror.close()
         if self.writer is not None:
-            # within --drain-timeout, whatever the store does: what it cannot take by then
-            # is dropped and counted (at least a second to write what is queued)
-            await asyncio.to_thread(self.writer.close, max(1.0, deadline - time.monotonic()))
-        if self.store is not None:
-            if self.membership is not None:
-                await asyncio.to_thread(self.membership.leave)
-            self.store.close()
+            # (at least a second to write what is queued, if the store is there to take it)
+            budget = max(1.0, deadline - time.monotonic())
+            writer = self.writer
+            await _bounded(lambda: writer.close(budget), budget + STORE_STEP, "writing the pairs held")
+        if self.membership is not None:
+            await _bounded(self.membership.leave, STORE_STEP, "leaving the run")
+        for store in (self.store, self.reads):
+            if store is not None:
+                await _bounded(store.close, STORE_STEP, "closing the store")
         if self.capture is not None:
             await asyncio.to_thread(self.capture.close)
+        if self.admin_pool is not None:
+            self.admin_pool.shutdown(wait=False, cancel_futures=True)
         if multiprocess_dir() is not None:
             # this worker's in-flight gauge leaves the sum (its counters stay counted)
             multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
@@ -176,17 +238,31 @@ class ProxyApp:
         return JSONResponse({"status": "ok"})
 
     async def _readyz(self, request: Request) -> Response:
+        """Ready when the primary answers: the proxy serves while its store is down, so the
+        store's state is shown beside (``store``), never a reason to be taken out of service."""
         upstream = self.forwarder.upstream
         assert upstream is not None
         problem = await health_problem(upstream.pooled, self.settings.primary)
+        store = self._store_state()
         if problem is None:
-            return JSONResponse({"status": "ready"})
-        return JSONResponse({"status": "not ready", "detail": f"the primary {problem}"}, status_code=503)
+            return JSONResponse({"status": "ready", **store})
+        return JSONResponse({"status": "not ready", "detail": f"the primary {problem}", **store}, status_code=503)
+
+    def _store_state(self) -> dict[str, object]:
+        if self.store is None:
+            return {}
+        state = self.health.describe()
+        if self.writer is not None:
+            state["queued_pairs"] = self.writer.queued
+            state["dropped_pairs"] = sum(self.writer.dropped.values())
+        return {"store": state}
 
     async def _metrics(self, request: Request) -> Response:
-        assert self.state is not None
-        # in a thread: the review state may query the store
-        body = await asyncio.to_thread(exposition, self.metrics, self.state)
+        assert self.state is not None and self.admin_pool is not None
+        # on a thread of its own: rendering takes a while, and the store's figures may
+        # wait (at most a second) for a read
+        body = await asyncio.get_running_loop().run_in_executor(self.admin_pool, exposition, self.metrics,
+                                                                self.state)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
@@ -199,6 +275,34 @@ async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds:
         return f"did not answer /health within {seconds:g} s"
     except aiohttp.ClientError as exc:
         return f"did not answer /health: {failure_text(exc)}"
+
+
+async def _bounded(call: Callable[[], object], seconds: float, what: str) -> None:
+    """Run a blocking shutdown step in a daemon thread, waiting at most ``seconds``: a
+    store that hangs is left behind, and the process exits anyway (a daemon thread
+    does not hold it)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if not done.done():
+            done.set_result(None) if error is None else done.set_exception(error)
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the event loop, reported below
+            loop.call_soon_threadsafe(settle, exc)
+        else:
+            loop.call_soon_threadsafe(settle, None)
+
+    threading.Thread(target=run, name="shadowdiff-shutdown", daemon=True).start()
+    try:
+        await asyncio.wait_for(done, seconds)
+    except TimeoutError:
+        log.warning("shutdown: gave up on %s after %.0f s (the store does not answer)", what, seconds)
+    except Exception as exc:
+        log.warning("shutdown: %s failed: %s", what, failure_text(exc))
 
 
 def build_app(settings: ProxySettings, registry: CollectorRegistry | None = None) -> ProxyApp:

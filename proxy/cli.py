@@ -105,6 +105,15 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="Name the run: every serve process given this name (and the same settings) on one store writes "
              "to one run, e.g. a Kubernetes Deployment's replicas (default: a run of this process and its "
              "workers).")
+@option("--upstream-idle-timeout", default=4.0, show_default=True,
+        help="Seconds an idle upstream connection is kept for reuse: keep it below the upstreams' own "
+             "keep-alive timeout (vLLM: 5 s, VLLM_HTTP_TIMEOUT_KEEP_ALIVE).")
+@option("--store-queue", default=10_000, show_default=True,
+        help="Pairs held in memory while the store fails; past this, pairs are dropped and counted.")
+@option("--store-queue-bytes", default=64 * 1024 * 1024, show_default=True,
+        help="Bytes of pairs held in memory while the store fails; past this, dropped and counted.")
+@option("--store-timeout", default=10.0, show_default=True,
+        help="Seconds any one database call may take (PostgreSQL: connect and statement timeout).")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
 @option("--host", default="127.0.0.1", show_default=True)

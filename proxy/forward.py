@@ -76,9 +76,8 @@ class Forwarder:
                                              sock_read=settings.primary_timeout)
 
     def open(self) -> None:
-        # Idle upstream connections are dropped before vLLM's (uvicorn's) 5 s keep-alive
-        # would, so a request never lands on a connection the server is closing.
-        self.upstream = Upstream(self.settings.primary_side.value, self.metrics, limit=0, keepalive_timeout=4,
+        self.upstream = Upstream(self.settings.primary_side.value, self.metrics, limit=0,
+                                 keepalive_timeout=self.settings.upstream_idle_timeout,
                                  max_line_size=65536, max_field_size=65536)
 
     async def close(self) -> None:
@@ -107,10 +106,17 @@ class Forwarder:
         try:
             response = await self._send(request, data)
         except asyncio.CancelledError:
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
             if request.gone:  # the client left while the primary was still working
-                asyncio.current_task().uncancel()  # type: ignore[union-attr]
                 return
-            raise
+            # uvicorn cancels what --drain-timeout did not see finish: the client gets an
+            # OpenAI-style error, not uvicorn's plain-text 500
+            request.drained = True
+            log.warning("request cut at shutdown before the primary answered (--drain-timeout %g s): %s %s",
+                        self.settings.drain_timeout, request.method, request.shown_path)
+            await self._answer_error(send, request.path, 503, "ServiceUnavailableError",
+                                     "the proxy is shutting down and the primary did not answer in time")
+            return
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             request.failed = True
             if not request.gone:
@@ -148,6 +154,22 @@ class Forwarder:
         await send({"type": "http.response.body", "body": body})
         self.metrics.request(path, status)
 
+    async def _cut_at_shutdown(self, request: _Request, response: aiohttp.ClientResponse, send: Send,
+                               tail: bytes) -> None:
+        """End an answer that --drain-timeout cut (uvicorn cancelled it): a stream between
+        two events gets vLLM's own mid-stream error event and ``[DONE]``, so that clients
+        raise a clear error; otherwise the connection closes before the end, as when the
+        primary fails mid-answer."""
+        request.drained = request.responded = True
+        log.warning("answer cut at shutdown (--drain-timeout %g s): %s %s", self.settings.drain_timeout,
+                    request.method, request.shown_path)
+        if "text/event-stream" in response.headers.get("content-type", "") and tail.endswith(b"\n\n"):
+            error = _error(503, "ServiceUnavailableError", "the proxy is shutting down: the answer was cut")
+            await send({"type": "http.response.body", "body": b"data: " + error + b"\n\ndata: [DONE]\n\n",
+                        "more_body": False})
+            return
+        request.abort()
+
     async def _relay(self, request: _Request, response: aiohttp.ClientResponse, send: Send,
                      started: float) -> None:
         status = response.status
@@ -158,10 +180,12 @@ class Forwarder:
         raw = bytearray()
         times = TokenTimes()
         overflow = False
+        tail = b"\n\n"          # the end of what the client has so far: is it between two events?
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             async for chunk in response.content.iter_any():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                tail = (tail + chunk)[-2:]
                 if timed:
                     times.seen(chunk)
                 if keep:
@@ -172,10 +196,11 @@ class Forwarder:
             request.responded = True
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
-            if not request.gone:
-                raise
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
             response.close()  # drops the upstream connection: vLLM aborts the request
+            if not request.gone:
+                await self._cut_at_shutdown(request, response, send, tail)
+                return
             if not (keep and not overflow and _whole(raw, response.headers.get("content-type", ""))):
                 return
             # The client had the whole answer and left before the upstream's last bytes
@@ -251,6 +276,7 @@ class _Request:
         self.primary: asyncio.Future[Any] | None = None
         self.gone = False
         self.failed = False
+        self.drained = False        # cut by the shutdown's deadline
         self.responded = False
         self.task = asyncio.current_task()
         self.watcher: asyncio.Task[None] | None = None
@@ -403,6 +429,6 @@ class _Request:
         if self.watcher is not None:
             self.watcher.cancel()
         if self.primary is not None and not self.primary.done():
-            # None: the client left (or the server is stopping) - the pair is aborted
-            self.primary.set_result("primary_error" if self.failed else None)
+            # None: the client left - the pair is aborted; "drained": --drain-timeout cut it
+            self.primary.set_result("primary_error" if self.failed else "drained" if self.drained else None)
 

@@ -28,7 +28,7 @@ log = logging.getLogger("shadowdiff.proxy")
 
 class Membership:
     def __init__(self, store: Store, name: str | None, settings: Mapping[str, Any], member: str,
-                 heartbeat: float = HEARTBEAT) -> None:
+                 heartbeat: float = HEARTBEAT, on_result: Callable[[bool], None] = lambda _ok: None) -> None:
         self.members = RunMembers(store)
         self.name = name
         self.settings = settings
@@ -36,6 +36,8 @@ class Membership:
         self.run_id: str | None = None
         self.on_moved: Callable[[str], None] = lambda _: None
         self._heartbeat = heartbeat
+        self._on_result = on_result      # each beat: whether the store took it
+        self._failing = False
         self._stop = threading.Event()
         self._moving = threading.Lock()     # the writer and the heartbeat may find the run closed at once
         self._thread: threading.Thread | None = None
@@ -48,10 +50,11 @@ class Membership:
         return self.run_id
 
     def leave(self) -> None:
-        """Stop the heartbeat and leave the run (the last member to leave finishes it). Blocking."""
+        """Stop the heartbeat and leave the run (the last member to leave finishes it).
+        Blocking, up to the store's timeout (a beat under way is not waited for long)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join()
+            self._thread.join(1.0)
         if self.run_id is not None and self.members.leave(self.run_id, self.member):
             log.info("run %s finished: this proxy was the last of it to stop", self.run_id)
 
@@ -84,4 +87,13 @@ class Membership:
                 if not self.members.heartbeat(run_id, self.member):
                     self.move(run_id)
             except SQLAlchemyError as exc:   # the database is away: the next beat tries again
-                log.warning("heartbeat to the store failed: %s", exc.__class__.__name__)
+                if not self._failing:       # one line per outage, not one per beat
+                    log.warning("heartbeat to the store failed (%s); retrying every %g s", exc.__class__.__name__,
+                                self._heartbeat)
+                self._failing = True
+                self._on_result(False)
+                continue
+            if self._failing:
+                log.warning("heartbeat to the store works again")
+            self._failing = False
+            self._on_result(True)

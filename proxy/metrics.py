@@ -13,7 +13,9 @@ Two kinds of series:
 * ``StateCollector``: facts read when scraped, the same whichever worker answers —
   the review queue's depth and the verdicts in the store (global across replicas
   sharing a store, so aggregate them with ``max``, not ``sum``), build info, the model
-  pair, and the divergence margin the alert compares against.
+  pair, and the divergence margin the alert compares against. The store's figures
+  come through ``store_health.LastKnown``: a scrape never waits more than a second
+  for the database, and gets the last value read (with its age) when it is slow.
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,7 +36,9 @@ from shadowdiff.records import Side
 from shadowdiff.signals import SIGNAL_KINDS
 
 if TYPE_CHECKING:
-    from shadowdiff.store import Store
+    from proxy.store_health import LastKnown
+
+ReviewState = tuple[int, dict[tuple[str, str], int]]   # queue depth, verdicts by (verdict, wrong side)
 
 ROUTES = ("chat", "completions", "other")
 STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
@@ -44,7 +46,7 @@ STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 SHADOW_REASONS = {
     "mirrored": ("ok",),
     "skipped": ("sampled_out", "in_flight_bound", "unparsable", "too_large", "excluded", "primary_error",
-                "client_disconnected"),
+                "client_disconnected", "drained"),
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
 PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted")
@@ -117,9 +119,14 @@ class ProxyMetrics:
                                "queue for a failing store was full (queue_full), or the proxy stopped before "
                                "the store came back (shutdown). They are counted in the run's outcomes.",
                                ["reason"], registry=r)
-        self.store_up = Gauge("shadowdiff_store_up", "1 while the store takes writes, 0 while it is failing "
-                              "(pairs are held, then dropped and counted).", registry=r,
+        self.store_up = Gauge("shadowdiff_store_up", "1 while the store takes writes and reads, 0 while it is "
+                              "failing (pairs are held, then dropped and counted).", registry=r,
                               multiprocess_mode="livemin")
+        self.store_queue = Gauge("shadowdiff_store_queue_pairs", "Pairs held in memory for the store "
+                                 "(--store-queue bounds them).", registry=r, multiprocess_mode="livesum")
+        self.store_queue_bytes = Gauge("shadowdiff_store_queue_bytes", "Bytes of the pairs held for the store, "
+                                       "as request and answers came over the wire (--store-queue-bytes bounds "
+                                       "them).", registry=r, multiprocess_mode="livesum")
         # children looked up once: labels() costs a lock and a dict walk per call
         self._requests = {(route, cls): self.requests.labels(route, cls)
                           for route in ROUTES for cls in STATUS_CLASSES}
@@ -151,25 +158,11 @@ class StateCollector(Collector):
     info, the model pair, and the alert's divergence margin."""
 
     def __init__(self, *, version: str, baseline: str, candidate: str, margin: float,
-                 store: Store | None = None, cache_seconds: float = 10.0) -> None:
+                 review: LastKnown[ReviewState] | None = None) -> None:
         self.version, self.baseline, self.candidate, self.margin = version, baseline, candidate, margin
-        self.store = store
-        self.cache_seconds = cache_seconds
-        self._lock = threading.Lock()
-        self._cached: tuple[float, int, dict[tuple[str, str], int]] | None = None
-
-    def _review_state(self) -> tuple[int, dict[tuple[str, str], int]]:
-        # A scrape every few seconds from several Prometheus servers must not become a
-        # query storm on a shared database: the counts are cached briefly.
-        assert self.store is not None
-        with self._lock:
-            now = time.monotonic()
-            if self._cached is None or now - self._cached[0] > self.cache_seconds:
-                from shadowdiff.store.review import serve_review_state
-
-                depth, verdicts = serve_review_state(self.store)
-                self._cached = (now, depth, verdicts)
-            return self._cached[1], self._cached[2]
+        # (read at most every ``fresh_for`` seconds: scrapes from several Prometheus
+        # servers must not become a query storm on a shared database)
+        self.review = review
 
     def collect(self) -> Iterator[Metric]:
         info = GaugeMetricFamily("shadowdiff_build_info", "shadowdiff's version and Python; always 1.",
@@ -184,9 +177,15 @@ class StateCollector(Collector):
         yield GaugeMetricFamily("shadowdiff_alert_divergence_margin_ratio", "How far the divergence rate may "
                                 "rise above the noise floor before the alert fires (--alert-margin).",
                                 value=self.margin)
-        if self.store is None:
+        if self.review is None:
             return
-        depth, verdicts = self._review_state()
+        state, age = self.review.get()
+        if state is None or age is None:
+            return         # never read yet (the store has been failing since start-up): absent, not zero
+        depth, verdicts = state
+        yield GaugeMetricFamily("shadowdiff_review_state_age_seconds", "How old the review figures below are: "
+                                "the last read of the store that succeeded (they are read at most every 10 s; "
+                                "more while the store is failing).", value=age)
         yield GaugeMetricFamily("shadowdiff_review_queue_pairs",
                                 "Pairs changed in substance (near or divergent), comparable, from live traffic "
                                 "in the store without a verdict yet (store-wide: aggregate with max).",

@@ -59,7 +59,8 @@ class PairRecorder:
         """Follow one mirrored request until its answers are in (or it is aborted).
 
         ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
-        away, or ``"primary_error"`` if the primary failed; ``replica``, when the
+        away, ``"primary_error"`` if the primary failed, or ``"drained"`` if the
+        shutdown's deadline cut it; ``replica``, when the
         request was also sent to the replica, gives the noise floor's answer.
         """
         self._seq += 1
@@ -99,15 +100,17 @@ class PairRecorder:
             if calls.replica is not None:
                 self.metrics.noise_pairs.labels("aborted").inc()
             gone = tapped is None
+            drained = tapped == "drained"
             overflow = getattr(tapped, "overflow", False)
-            reason = "client_disconnected" if gone else "too_large" if overflow else "primary_error"
+            reason = "client_disconnected" if gone else "drained" if drained else "too_large" if overflow \
+                else "primary_error"
             self.metrics.shadow_event("skipped", reason)
             self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
             # Nothing was compared; the run counts why, so that its report shows every
             # request the proxy saw, and a failing primary counts against the run. When
             # the candidate is the primary, its refusing a request or a client giving up
             # on it is the candidate's doing, as far as anyone can tell: errors too.
-            why = "client_left" if gone else "too_large" if overflow else \
+            why = "client_left" if gone else "drained" if drained else "too_large" if overflow else \
                 "primary_4xx" if isinstance(tapped, Tapped) and 400 <= tapped.status < 500 else "primary_failed"
             if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
                 why = "candidate_" + ("left" if gone else "4xx")
@@ -168,7 +171,10 @@ class PairRecorder:
         pair = Pair(key=key, seq=seq, endpoint=path, prompt=prompt_text(plan.request), request=plan.request,
                     comparison=comparison, answers=answers, category=_category(plan.request),
                     comparable=plan.comparable, margin=margin, noise=noise, **triage)
-        self.writer.submit(await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair))
+        # its size for the writer's bound: the request and the answers as they came over
+        # the wire (the shadow's and the replica's about the primary's)
+        size = len(plan.body) + len(tapped.raw) * len(answers)
+        self.writer.submit(await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair), size)
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
         """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""

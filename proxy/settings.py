@@ -73,6 +73,13 @@ class ProxySettings:
     review_token: str | None = None        # opens the review UI under /review (None: no UI)
     alert_margin: float = 0.05             # exported for the divergence alert: allowed rise above the noise floor
     deployment: str | None = None          # processes with this name (and these settings) share one run
+    # Below the upstreams' own keep-alive (vLLM's uvicorn, llama.cpp's, SGLang's: 5 s), so
+    # the proxy, not the upstream, closes an idle connection: one the upstream closes
+    # while a request is being put on it is a reset.
+    upstream_idle_timeout: float = 4.0
+    store_queue: int = 10_000              # pairs held for a failing store, at most...
+    store_queue_bytes: int = 64 * 1024 * 1024   # ...and bytes of them; past either, dropped and counted
+    store_timeout: float = 10.0            # any one database call of the proxy (PostgreSQL), at most
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -91,7 +98,10 @@ class ProxySettings:
             raise ConfigError("--review-token must be at least 8 characters")
         if self.deployment is not None and not 0 < len(self.deployment) <= 255:
             raise ConfigError("--deployment must be 1 to 255 characters")
-        for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout"):
+        if self.store_queue < 1 or self.store_queue_bytes < 1:
+            raise ConfigError("--store-queue and --store-queue-bytes must be at least 1")
+        for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout",
+                     "upstream_idle_timeout", "store_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
 

@@ -128,9 +128,11 @@ class Mirror:
         Separate pools: a slow replica must not take the connections the shadow needs.
         """
         s = self.settings
-        self.upstream = Upstream(s.shadow_side.value, self.metrics, limit=s.max_shadow_in_flight)
+        self.upstream = Upstream(s.shadow_side.value, self.metrics, limit=s.max_shadow_in_flight,
+                                 keepalive_timeout=s.upstream_idle_timeout)
         if s.replica is not None:
-            self.replica_upstream = Upstream(Side.REPLICA.value, self.metrics, limit=s.max_shadow_in_flight)
+            self.replica_upstream = Upstream(Side.REPLICA.value, self.metrics, limit=s.max_shadow_in_flight,
+                                             keepalive_timeout=s.upstream_idle_timeout)
 
     async def close(self) -> None:
         for upstream in (self.upstream, self.replica_upstream):

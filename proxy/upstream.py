@@ -151,10 +151,12 @@ def _stale(exc: BaseException) -> bool:
 class Upstream:
     """Requests to one upstream: a keep-alive pool, and fresh connections for the retries."""
 
-    def __init__(self, side: str, metrics: ProxyMetrics, *, limit: int, keepalive_timeout: float | None = None,
+    def __init__(self, side: str, metrics: ProxyMetrics, *, limit: int, keepalive_timeout: float,
                  **session_options: Any) -> None:
-        pool = {"keepalive_timeout": keepalive_timeout} if keepalive_timeout is not None else {}
-        self.pooled = _session(_NotingConnector(limit=limit, ttl_dns_cache=60, **pool), **session_options)
+        # every pool's idle connections are closed by us before the upstream's keep-alive
+        # would: a request never lands on a connection the upstream is closing (--upstream-idle-timeout)
+        self.pooled = _session(_NotingConnector(limit=limit, ttl_dns_cache=60, keepalive_timeout=keepalive_timeout),
+                               **session_options)
         self.fresh = _session(_NotingConnector(limit=limit, ttl_dns_cache=60, force_close=True),
                               **session_options)
         self.retries = metrics.retries.labels(side)

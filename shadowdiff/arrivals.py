@@ -112,10 +112,17 @@ class _StampedResponse(aiohttp.ClientResponse):
         return response
 
 
+# Seconds an idle connection is kept: below the upstreams' own keep-alive (vLLM's,
+# llama.cpp's and SGLang's uvicorn close after 5 s, httpx's default expiry), so that
+# we close it first and a request never lands on a connection being closed.
+IDLE_TIMEOUT = 4.0
+
+
 def http_client(connections: int, timeout: httpx.Timeout) -> httpx.AsyncClient:
     """An httpx client over aiohttp with ``connections`` in its pool, whose responses
     made inside ``watching`` are timed as their bytes arrive."""
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
+                          keepalive_expiry=IDLE_TIMEOUT)
 
     def session() -> aiohttp.ClientSession:   # made on first use, inside the running loop
         return aiohttp.ClientSession(connector=_StampingConnector(limit=connections,

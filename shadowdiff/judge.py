@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 
+from shadowdiff.arrivals import IDLE_TIMEOUT
 from shadowdiff.client import Caller, Upstream
 from shadowdiff.compare import render
 from shadowdiff.errors import ConfigError, InputError
@@ -169,7 +170,8 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
     limit = asyncio.Semaphore(settings.concurrency)
     timeout = httpx.Timeout(120.0, connect=10.0)
 
-    async with httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_connections=settings.concurrency)) as http:
+    limits = httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=IDLE_TIMEOUT)
+    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
         caller = Caller(http)
 
         async def one(pair_id: int) -> None:

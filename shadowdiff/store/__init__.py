@@ -20,6 +20,7 @@ does not grow with the run.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -78,7 +79,7 @@ NOT_COMPARED_REASONS = {
     "too_large": "the answer was too large to compare",
     "candidate_4xx": "the candidate (the primary) refused the request (4xx)",
     "candidate_left": "the client left while the candidate (the primary) answered",
-    "drained": "the proxy stopped before the shadow answered (--drain-timeout)",
+    "drained": "the proxy stopped before the answers were in (--drain-timeout)",
 }
 NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained")
 
@@ -138,7 +139,28 @@ def _check_existing(location: str | Path) -> None:
             raise ConfigError(f"{location} is not a shadowdiff store: it is not a SQLite database")
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _limit_postgresql(timeout: float) -> Any:
+    """A ``connect`` listener bounding every statement of a session (a write stuck behind
+    a ``LOCK TABLE``, a read of a store under load) by ``timeout`` seconds."""
+    ms = max(1, round(timeout * 1000))
+
+    def limit(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"SET statement_timeout = {ms}")
+        cursor.execute(f"SET lock_timeout = {ms}")
+        cursor.close()
+        dbapi_connection.commit()   # (psycopg opened a transaction for the SETs)
+    return limit
+
+
+def _postgresql_connect_args(timeout: float) -> dict[str, Any]:
+    """libpq's bounds on connecting and on a peer that vanished (no RST: a host that
+    went down, a partition) - without them a call waits for the kernel, many minutes."""
+    return {"connect_timeout": max(2, round(timeout)), "keepalives": 1, "keepalives_idle": 5,
+            "keepalives_interval": 2, "keepalives_count": 3, "tcp_user_timeout": max(1, round(timeout * 1000))}
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any, busy: int = 10_000) -> None:
     # Transactions are begun by us (below), not by the driver's implicit BEGIN.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -147,7 +169,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute(f"PRAGMA busy_timeout={busy}")
     cursor.close()
 
 
@@ -175,23 +197,39 @@ class Store:
         self._migrate(location or str(engine.url), create)
 
     @classmethod
-    def open(cls, location: str | Path, *, create: bool = True) -> Store:
-        """Open (migrating it) or, with ``create``, make the store at ``location``."""
+    def open(cls, location: str | Path, *, create: bool = True, timeout: float | None = None) -> Store:
+        """Open (migrating it) or, with ``create``, make the store at ``location``.
+
+        With ``timeout`` (the proxy's ``--store-timeout``), no database call waits longer
+        than about that many seconds: connecting, waiting for a pooled connection, a
+        statement or a lock (PostgreSQL), a locked file (SQLite's busy timeout). The
+        migration on open is not bounded (a large store's may take longer)."""
         try:
             if not create:
                 _check_existing(location)
             url = database_url(location, create=create)
         except OSError as exc:
             raise ConfigError(f"cannot use store {location}: {exc.strerror or exc}") from exc
+        options: dict[str, Any] = {}
+        if timeout is not None and url.startswith("postgresql"):
+            options = {"connect_args": _postgresql_connect_args(timeout), "pool_timeout": timeout}
+        elif timeout is not None:
+            options = {"connect_args": {"timeout": timeout}}
         try:
-            engine = sa.create_engine(url, future=True, pool_pre_ping=True)
+            engine = sa.create_engine(url, future=True, pool_pre_ping=True, **options)
         except (sa.exc.ArgumentError, ImportError) as exc:
             raise ConfigError(f"cannot use store {location}: {exc}") from exc
         if engine.dialect.name == "sqlite":
-            sa.event.listen(engine, "connect", _sqlite_pragmas)
+            busy = 10_000 if timeout is None else max(1, round(timeout * 1000))
+            sa.event.listen(engine, "connect", functools.partial(_sqlite_pragmas, busy=busy))
             sa.event.listen(engine, "begin", _sqlite_begin)
         try:
-            return cls(engine, location, create=create)
+            store = cls(engine, location, create=create)
+            if timeout is not None and engine.dialect.name == "postgresql":
+                # after the migration: from now on every session's statements are bounded
+                engine.dispose()
+                sa.event.listen(engine, "connect", _limit_postgresql(timeout))
+            return store
         except ConfigError:
             engine.dispose()
             raise

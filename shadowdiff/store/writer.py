@@ -17,8 +17,9 @@ error stops the writer like any other.
 The store may fail the way production stores fail - a connection terminated, a lock
 held past its timeout, the server restarting. A failed write is retried with backoff
 (``RETRY_FIRST`` doubling to ``RETRY_MAX`` seconds) until it succeeds: the batch is
-kept, what arrives meanwhile waits in a queue of at most ``max_queue`` pairs, and a
-pair that finds it full is dropped and counted (``on_dropped``) - the proxy's requests
+kept, what arrives meanwhile waits in a queue of at most ``max_queue`` pairs and
+``max_bytes`` bytes (the sizes ``submit`` is given), and a pair that finds it full is
+dropped and counted (``on_dropped``) - the proxy's requests
 never wait for the store - or, with ``block_when_full`` (replay, which has no client to
 protect), waits for room. One log line when the store goes down and one when it is
 back, never one per failure. Outcome counts are merged as they come, not queued, so
@@ -44,7 +45,8 @@ from shadowdiff.store import Store
 _MOVES = 5   # runs closed under the writer one after the other, five times over: give up
 RETRY_FIRST = 0.5     # seconds before the first retry of a failed write
 RETRY_MAX = 10.0      # ...doubling up to this
-MAX_QUEUE = 10_000    # pairs waiting for the store, at most (about 4.4 KB each: ~44 MB)
+MAX_QUEUE = 10_000    # pairs waiting for the store, at most
+MAX_QUEUE_BYTES = 64 * 1024 * 1024   # ...and their sizes, as submit() is told them, at most
 A = TypeVar("A")
 T = TypeVar("T")
 log = logging.getLogger("shadowdiff.store")
@@ -59,7 +61,9 @@ class PairWriter:
                  on_finished: Callable[[str], str] | None = None,
                  on_dropped: Callable[[str, int], None] | None = None,
                  on_state: Callable[[bool], None] | None = None,
+                 on_queue: Callable[[int, int], None] | None = None,
                  max_batch: int = 200, max_delay: float = 0.05, max_queue: int = MAX_QUEUE,
+                 max_bytes: int = MAX_QUEUE_BYTES,
                  block_when_full: bool = False, give_up_after: float | None = None) -> None:
         self.store = store
         self.run_id = run_id
@@ -71,7 +75,11 @@ class PairWriter:
         self._on_finished = on_finished
         self._on_dropped = on_dropped or (lambda _reason, _n: None)
         self._on_state = on_state or (lambda _up: None)
-        self._queue: queue.Queue[Pair] = queue.Queue(maxsize=max_queue)
+        self._on_queue = on_queue or (lambda _pairs, _bytes: None)
+        self._queue: queue.Queue[tuple[Pair, int]] = queue.Queue(maxsize=max_queue)
+        self._max_bytes = max_bytes
+        self._bytes = 0                  # of the pairs queued (submit's sizes)
+        self._bytes_lock = threading.Lock()
         self._block = block_when_full
         self._give_up_after = give_up_after
         self._counts: Counter[CountKey] = Counter()
@@ -80,6 +88,8 @@ class PairWriter:
         self._max_delay = max_delay
         self._stop = threading.Event()
         self._deadline: float | None = None
+        self._in_hand = 0          # pairs of the batch being written
+        self._abandoned = False    # close() gave up waiting for the thread
         self._thread = threading.Thread(target=self._run, name="shadowdiff-writer", daemon=True)
         self._thread.start()
 
@@ -88,16 +98,34 @@ class PairWriter:
         """Pairs waiting for the store."""
         return self._queue.qsize()
 
-    def submit(self, pair: Pair) -> None:
+    @property
+    def queued_bytes(self) -> int:
+        """The sizes of the pairs waiting for the store, as ``submit`` was told them."""
+        return self._bytes
+
+    def submit(self, pair: Pair, size: int = 0) -> None:
+        """Queue ``pair`` (of about ``size`` bytes) for the store; dropped and counted if
+        the queue is full (with ``block_when_full``, wait for room instead)."""
         if self.failed is not None:
             raise self.failed
-        if self._block:
-            self._queue.put(pair)
+        with self._bytes_lock:
+            # (one pair is always taken, however large: a bound below it would drop them all)
+            over = self._bytes > 0 and self._bytes + size > self._max_bytes
+            if not over:
+                self._bytes += size
+        if over and not self._block:
+            self._drop("queue_full", 1)
             return
         try:
-            self._queue.put_nowait(pair)
+            if self._block:
+                self._put_waiting(pair, size, over)
+            else:
+                self._queue.put_nowait((pair, size))
         except queue.Full:
+            self._taken(size)
             self._drop("queue_full", 1)
+            return
+        self._on_queue(self._queue.qsize(), self._bytes)
 
     def add_counts(self, counts: Mapping[CountKey, int]) -> None:
         """Add outcome counts to the run (pairs seen, stored or not), keyed by (``pairs``
@@ -111,27 +139,65 @@ class PairWriter:
         is not written within it is dropped and counted."""
         self._deadline = None if timeout is None else time.monotonic() + timeout
         self._stop.set()
-        self._thread.join()
+        # A write in progress may outlast the deadline (a database call is bounded by the
+        # store's own timeout, not by ours): wait a little for it, then count what is
+        # still held as dropped, and leave the thread (a daemon) behind.
+        self._thread.join(None if timeout is None else timeout + 1.0)
+        if self._thread.is_alive():
+            self._drop("shutdown", self._in_hand + self._drain_queue())
+            self._abandoned = True       # (what the thread does from now on is not counted again)
         if self.failed is not None:
             raise self.failed
 
     def _drop(self, reason: str, n: int) -> None:
-        if n:
+        if n and not self._abandoned:
             self.dropped[reason] += n
             self._on_dropped(reason, n)
 
     def _run(self) -> None:
         while True:
-            pairs = self._take()
+            batch = self._take()
             with self._counts_lock:
                 counts, self._counts = self._counts, Counter()
-            if (pairs or counts) and not self._write(pairs, counts):
+            # the batch's bytes stay held (and bounded) until it is written or dropped
+            self._in_hand = len(batch)
+            written = not (batch or counts) or self._write([pair for pair, _ in batch], counts)
+            self._in_hand = 0
+            if batch:
+                self._taken(sum(size for _, size in batch))
+                self._on_queue(self._queue.qsize(), self._bytes)
+            if not written:
                 return
             if self._stop.is_set() and self._queue.empty() and not self._counts:
                 return
 
-    def _take(self) -> list[Pair]:
-        """The next batch: what is queued, up to ``max_batch``, waiting ``max_delay`` for more."""
+    def _put_waiting(self, pair: Pair, size: int, over: bool) -> None:
+        """Replay's submit: wait for room, unless the writer stopped (its error is raised)."""
+        while True:
+            if self.failed is not None:
+                if not over:
+                    self._taken(size)
+                raise self.failed
+            if over:
+                time.sleep(0.05)
+                with self._bytes_lock:
+                    over = self._bytes > 0 and self._bytes + size > self._max_bytes
+                    if not over:
+                        self._bytes += size
+                continue
+            try:
+                self._queue.put((pair, size), timeout=0.1)
+                return
+            except queue.Full:
+                pass
+
+    def _taken(self, size: int) -> None:
+        with self._bytes_lock:
+            self._bytes -= size
+
+    def _take(self) -> list[tuple[Pair, int]]:
+        """The next batch: what is queued, up to ``max_batch``, waiting ``max_delay`` for more
+        (with each pair's size)."""
         try:
             batch = [self._queue.get(timeout=self._max_delay if self._stop.is_set() else 0.1)]
         except queue.Empty:
@@ -171,9 +237,9 @@ class PairWriter:
                 now = time.monotonic()
                 if down_since is None:
                     down_since = now
-                    log.warning("the store failed (%s: %s); holding pairs (at most %d queued) and retrying",
+                    log.warning("the store failed (%s: %s); holding pairs (at most %d, %d MB) and retrying",
                                 type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "",
-                                self._queue.maxsize)
+                                self._queue.maxsize, self._max_bytes // 2**20)
                     self._on_state(False)
                 if self._give_up_after is not None and now - down_since >= self._give_up_after:
                     self.failed = exc
@@ -192,9 +258,11 @@ class PairWriter:
         n = 0
         while True:
             try:
-                self._queue.get_nowait()
+                _, size = self._queue.get_nowait()
             except queue.Empty:
+                self._on_queue(0, self._bytes)
                 return n
+            self._taken(size)
             n += 1
 
     def _to_open_run(self, write: Callable[[str, A], T], what: A) -> T:

@@ -34,6 +34,8 @@ FAMILIES = {
     "shadowdiff_upstream_retries": "counter",
     "shadowdiff_shadow_requests_in_flight": "gauge", "shadowdiff_pairs_stored": "counter",
     "shadowdiff_pairs_dropped": "counter", "shadowdiff_store_up": "gauge",
+    "shadowdiff_store_queue_pairs": "gauge", "shadowdiff_store_queue_bytes": "gauge",
+    "shadowdiff_review_state_age_seconds": "gauge",
     "shadowdiff_build_info": "gauge", "shadowdiff_model_pair_info": "gauge",
     "shadowdiff_alert_divergence_margin_ratio": "gauge", "shadowdiff_review_queue_pairs": "gauge",
     "shadowdiff_review_verdicts": "gauge",
@@ -63,7 +65,7 @@ def test_the_full_set_with_a_noise_floor(start_simulator: Start, start_proxy: St
         assert httpx.post(url + "/v1/chat/completions", json=chat(f"Give three figures about topic {i}.")).is_success
     httpx.post(url + "/v1/chat/completions", json={**chat("sampled"), "temperature": 0.7})
     settled(app)
-    app.state.cache_seconds = 0
+    app.state.review.fresh_for = 0
     _, families = scrape(url)
     assert {name: families[name].type for name in FAMILIES} == FAMILIES
 

@@ -477,7 +477,7 @@ def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path) 
         assert run is not None and run.finished_at is not None
         summary = summarize(store, run.id)
         assert summary.not_compared == {"drained": 3}
-        assert "3 requests made no pair: 3 the proxy stopped before the shadow answered" in summary_text(summary)
+        assert "3 requests made no pair: 3 the proxy stopped before the answers were in" in summary_text(summary)
         assert acceptance(store, run.id).errors == 3
         assert counter(app, "pairs", "error", "true") == 3
         store.close()
