@@ -221,6 +221,9 @@ class ProxyApp:
             budget = max(1.0, deadline - time.monotonic())
             writer = self.writer
             await _bounded(lambda: writer.close(budget), budget + STORE_STEP, "writing the pairs held")
+            if writer.dropped["shutdown"]:
+                log.warning("shutdown: %d pairs the store had not taken by the deadline were dropped (counted in "
+                            "shadowdiff_pairs_dropped_total)", writer.dropped["shutdown"])
         if self.membership is not None:
             await _bounded(self.membership.leave, STORE_STEP, "leaving the run")
         for store in (self.store, self.reads):

@@ -15,15 +15,17 @@ import dataclasses
 import math
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
 import uuid
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import uvicorn
-from uvicorn.config import LOGGING_CONFIG
+from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from proxy.app import ProxyApp, build_app
@@ -85,6 +87,10 @@ def _metrics_directory() -> None:
         stale.unlink()
 
 
+def _stopped(_sig: int, _frame: FrameType | None) -> None:
+    """The signal uvicorn raises again after its graceful shutdown: already handled."""
+
+
 def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warning", workers: int = 1) -> None:
     """Serve until SIGTERM or SIGINT; in-flight streams finish, pending pairs are stored."""
     shadow = f", mirroring to {public_url(settings.shadow)}" if settings.shadow else " (no shadow: pass-through only)"
@@ -97,7 +103,17 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
     if workers == 1:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             _metrics_directory()     # given anyway: start from a clean one
-        uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level)).run(sockets=[sock])
+        server = uvicorn.Server(uvicorn_config(settings, host=host, port=port, log_level=log_level))
+        # uvicorn raises the signal it stopped for again once it is done, with the handlers
+        # it found installed: under the default ones the process then dies of it (143), where
+        # the workers' supervisor exits 0. One answer for both: a shutdown asked for and
+        # carried out is a success.
+        saved = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            server.run(sockets=[sock])
+        finally:
+            for sig, handler in saved.items():
+                signal.signal(sig, handler)
         return
     created = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     _metrics_directory()
@@ -109,7 +125,12 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
         # what uvicorn.run(workers=N) does, on the socket bound above
         config = uvicorn.Config("proxy.server:app_from_environment", factory=True, host=host, port=port,
                                 workers=workers, **_server_options(settings, log_level))
-        Multiprocess(config, sockets=[sock]).run()
+        supervisor = Multiprocess(config, sockets=[sock])
+        supervisor.run()
+        # a worker that could not start stops the supervisor, which then exits 0 on its
+        # own: the same code as a lone process's failed start (uvicorn's convention)
+        if any(worker.process.exitcode == STARTUP_FAILURE for worker in supervisor.processes):
+            sys.exit(STARTUP_FAILURE)
     finally:
         if created:
             shutil.rmtree(os.environ.pop("PROMETHEUS_MULTIPROC_DIR"), ignore_errors=True)

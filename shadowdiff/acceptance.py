@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from shadowdiff.records import Side, Verdict
-from shadowdiff.store import NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
+from shadowdiff.store import DROPPED, NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
 from shadowdiff.store.members import STALE_AFTER
 from shadowdiff.store.review import NEEDS_REVIEW
 
@@ -57,6 +57,7 @@ class Acceptance:
     errors: int = 0
     skipped: int = 0          # log lines (or saved answers) that made no pair
     compared: int = 0         # comparable pairs both sides answered: the evidence a PASS needs
+    dropped: int = 0          # of needs_review: pairs a proxy compared but could not store (never reviewable)
     sampled: int = 0
     disagreements: int = 0
     suggested_unreviewed: dict[str, int] = field(default_factory=dict)
@@ -69,6 +70,7 @@ class Acceptance:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
                 "verdicts": self.verdicts, "unreviewed": self.unreviewed, "needs_review": self.needs_review,
                 "errors": self.errors, "skipped": self.skipped, "compared": self.compared, "sampled": self.sampled,
+                "dropped": self.dropped,
                 "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "factual": self.factual,
@@ -159,6 +161,11 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         compared = sum(n for (outcome, comparable), n in pairs_seen.items() if comparable and outcome != "error")
         # a primary that failed cost a pair, as a failed side does in a replay
         result.errors += sum(n for (of, why, _), n in seen.items() if of == NOT_COMPARED and why in NOT_COMPARED_ERRORS)
+        # changed pairs the store never got need a verdict they can never have: unreviewed for good
+        result.dropped = sum(n for (of, outcome, comparable), n in seen.items()
+                             if of == DROPPED and comparable and outcome in NEEDS_REVIEW)
+        result.needs_review += result.dropped
+        result.unreviewed += result.dropped
     by_pair: dict[int, set[Verdict]] = {}
     against_candidate: set[int] = set()
     for review in reviews:
@@ -188,7 +195,9 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             result.decision = Decision.INCOMPLETE
             result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
                                   "unreviewed "
-                                  f"({_share(reviewed_share)} reviewed, {_share(min_reviewed)} required)")
+                                  f"({_share(reviewed_share)} reviewed, {_share(min_reviewed)} required)"
+                                  + (f", {result.dropped} of them dropped before reaching the store (never "
+                                     "reviewable)" if result.dropped else ""))
         if result.errors + result.skipped > max_errors:
             result.decision = Decision.INCOMPLETE
             what = " and ".join(x for x in (f"{result.errors} pairs could not be compared (errors)" if result.errors

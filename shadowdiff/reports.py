@@ -30,6 +30,7 @@ from shadowdiff.diffview import sides_diff
 from shadowdiff.records import Side
 from shadowdiff.requestview import request_view
 from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
+from shadowdiff.store.review import NEEDS_REVIEW
 from shadowdiff.summary import OUTCOMES, Summary, summarize
 
 SIDE_BY_SIDE = 1000   # changed and failed pairs shown side by side in report.html and report.md, worst first
@@ -153,6 +154,11 @@ def summary_text(s: Summary) -> str:
                          "token in one read): " + ", ".join(undecoded))
     if s.skipped:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
+    if s.dropped:
+        changed = sum(n for outcome, n in s.dropped.items() if outcome in NEEDS_REVIEW)
+        lines.append(f"{sum(s.dropped.values())} compared pairs were dropped before reaching the store (its outage "
+                     f"outlasted the proxy's queue, or the proxy stopped first); {changed} of them changed in "
+                     "substance and can never be reviewed")
     if s.not_compared:
         lines.append(f"{sum(s.not_compared.values())} requests made no pair: " + "; ".join(
             f"{n} {NOT_COMPARED_REASONS.get(why, why)}" for why, n in sorted(s.not_compared.items())))

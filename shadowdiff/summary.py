@@ -13,7 +13,7 @@ from typing import Any
 
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
-from shadowdiff.store import NOT_COMPARED, Store
+from shadowdiff.store import DROPPED, NOT_COMPARED, Store
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
@@ -83,6 +83,8 @@ class Summary:
     skipped: list[dict[str, Any]]
     # a proxy's requests that made no pair, by why (NOT_COMPARED_REASONS)
     not_compared: dict[str, int] = field(default_factory=dict)
+    # a proxy's pairs compared (and counted above) but never stored, by outcome (store.DROPPED)
+    dropped: dict[str, int] = field(default_factory=dict)
     metric: str = METRIC
 
     @property
@@ -146,6 +148,7 @@ def summarize(store: Store, run_id: str) -> Summary:
     categories: dict[str, CategoryRow] = {}
     sides: dict[Side, SideStats] = {}
     not_compared: Counter[str] = Counter()
+    dropped: Counter[str] = Counter()
     total = comparable = 0
     for pair in store.pairs(run_id):
         total += 1
@@ -184,6 +187,9 @@ def summarize(store: Store, run_id: str) -> Summary:
             if of == NOT_COMPARED:
                 not_compared[outcome] += n
                 continue
+            if of == DROPPED:
+                dropped[outcome] += n
+                continue
             if of == "noise":
                 if is_comparable:
                     noise[outcome] += n
@@ -211,6 +217,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
         not_compared=dict(not_compared),
+        dropped=dict(dropped),
     )
 
 

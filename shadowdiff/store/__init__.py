@@ -82,6 +82,10 @@ NOT_COMPARED_REASONS = {
     "drained": "the proxy stopped before the answers were in (--drain-timeout)",
 }
 NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained")
+# Pairs a proxy compared (and counted under ``pairs``) but could not store - its store
+# failed longer than its queue could hold, or it stopped first - are counted again
+# under ``of = DROPPED`` by outcome: those that needed a verdict can never get one.
+DROPPED = "dropped"
 
 # The order of the side-by-side view: errors first, then the most different.
 _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}

@@ -40,7 +40,7 @@ from typing import TypeVar
 
 from shadowdiff.errors import RunFinished
 from shadowdiff.records import Pair
-from shadowdiff.store import Store
+from shadowdiff.store import DROPPED, Store
 
 _MOVES = 5   # runs closed under the writer one after the other, five times over: give up
 RETRY_FIRST = 0.5     # seconds before the first retry of a failed write
@@ -88,7 +88,7 @@ class PairWriter:
         self._max_delay = max_delay
         self._stop = threading.Event()
         self._deadline: float | None = None
-        self._in_hand = 0          # pairs of the batch being written
+        self._in_hand: list[Pair] = []    # the batch being written
         self._abandoned = False    # close() gave up waiting for the thread
         self._thread = threading.Thread(target=self._run, name="shadowdiff-writer", daemon=True)
         self._thread.start()
@@ -114,7 +114,7 @@ class PairWriter:
             if not over:
                 self._bytes += size
         if over and not self._block:
-            self._drop("queue_full", 1)
+            self._drop("queue_full", [pair])
             return
         try:
             if self._block:
@@ -123,7 +123,7 @@ class PairWriter:
                 self._queue.put_nowait((pair, size))
         except queue.Full:
             self._taken(size)
-            self._drop("queue_full", 1)
+            self._drop("queue_full", [pair])
             return
         self._on_queue(self._queue.qsize(), self._bytes)
 
@@ -149,10 +149,14 @@ class PairWriter:
         if self.failed is not None:
             raise self.failed
 
-    def _drop(self, reason: str, n: int) -> None:
-        if n and not self._abandoned:
-            self.dropped[reason] += n
-            self._on_dropped(reason, n)
+    def _drop(self, reason: str, pairs: list[Pair]) -> None:
+        """Count ``pairs`` as dropped: in the metrics, and in the run (by outcome, written
+        with the next batch if the store takes one), so that a verdict knows what it misses."""
+        if pairs and not self._abandoned:
+            self.dropped[reason] += len(pairs)
+            self._on_dropped(reason, len(pairs))
+            with self._counts_lock:
+                self._counts.update((DROPPED, p.comparison.outcome.value, p.comparable) for p in pairs)
 
     def _run(self) -> None:
         while True:
@@ -160,9 +164,9 @@ class PairWriter:
             with self._counts_lock:
                 counts, self._counts = self._counts, Counter()
             # the batch's bytes stay held (and bounded) until it is written or dropped
-            self._in_hand = len(batch)
-            written = not (batch or counts) or self._write([pair for pair, _ in batch], counts)
-            self._in_hand = 0
+            self._in_hand = [pair for pair, _ in batch]
+            written = not (batch or counts) or self._write(self._in_hand, counts)
+            self._in_hand = []
             if batch:
                 self._taken(sum(size for _, size in batch))
                 self._on_queue(self._queue.qsize(), self._bytes)
@@ -222,7 +226,7 @@ class PairWriter:
                     self._on_written(len(pairs) - len(duplicates))
                     for pair in duplicates:
                         self._on_duplicate(pair)
-                    pairs = []      # written: a retry of the counts must not write them again
+                    pairs = self._in_hand = []   # written: a retry of the counts must not write them again
                 if counts:
                     self._to_open_run(self.store.add_counts, counts)
                 if down_since is not None:
@@ -245,7 +249,7 @@ class PairWriter:
                     self.failed = exc
                     return False
                 if self._deadline is not None and now >= self._deadline:
-                    self._drop("shutdown", len(pairs) + self._drain_queue())
+                    self._drop("shutdown", pairs + self._drain_queue())
                     return False
                 pause = wait if self._deadline is None else min(wait, self._deadline - now)
                 if self._stop.is_set():
@@ -254,16 +258,16 @@ class PairWriter:
                     self._stop.wait(pause)   # (woken by close(), to retry once more and honour its deadline)
                 wait = min(wait * 2, RETRY_MAX)
 
-    def _drain_queue(self) -> int:
-        n = 0
+    def _drain_queue(self) -> list[Pair]:
+        drained: list[Pair] = []
         while True:
             try:
-                _, size = self._queue.get_nowait()
+                pair, size = self._queue.get_nowait()
             except queue.Empty:
                 self._on_queue(0, self._bytes)
-                return n
+                return drained
             self._taken(size)
-            n += 1
+            drained.append(pair)
 
     def _to_open_run(self, write: Callable[[str, A], T], what: A) -> T:
         """``write(run_id, what)``; if the run is finished, again in the run ``on_finished`` names."""

@@ -220,3 +220,33 @@ def test_fewer_compared_pairs_than_min_compared_is_incomplete(tmp_path: Path) ->
     assert short.returncode == 2
     assert "only 4 comparable pairs were answered by both sides; 5 required (--min-compared)" in short.stdout
     assert json.loads((tmp_path / "summary.json").read_text())["acceptance"]["compared"] == 4
+
+
+def test_changed_pairs_a_proxy_dropped_keep_the_verdict_from_passing(tmp_path: Path) -> None:
+    """A serve run whose store failed longer than the queue held: the changed pairs it
+    dropped are counted, and they need a verdict that nobody can give."""
+    from shadowdiff.store.writer import PairWriter
+
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    writer = PairWriter(store, run, max_delay=0.01, max_bytes=1)   # one pair at a time: the second is dropped
+    for i, (key, (a, b)) in enumerate(TEXTS.items()):
+        base, cand = Answer(Side.BASELINE, "m", a, "stop"), Answer(Side.CANDIDATE, "m", b, "stop")
+        comparison = compare(a, b)
+        writer.add_counts({("pairs", comparison.outcome.value, True): 1})
+        pair = Pair(key, i, "/v1/chat/completions", key, {}, comparison, {Side.BASELINE: base, Side.CANDIDATE: cand},
+                    **triage_answers(base, cand, comparison, None))
+        if key == "label":
+            writer._bytes = 1            # as if the queue were full when it came
+        writer.submit(pair, 1)
+        writer._bytes = 0
+    writer.close()
+    store.finish_run(run)
+    queue = ReviewQueue(store)
+    for row in queue.page(Filters(run_id=run), limit=100):
+        queue.add_review(row["id"], "ana", "wording")
+    result = acceptance(store, run)
+    assert result.dropped == 1 and result.unreviewed == 1
+    assert result.decision is Decision.INCOMPLETE
+    assert "1 of them dropped before reaching the store (never reviewable)" in result.text()
+    assert acceptance(store, run, min_reviewed=0.5).decision is Decision.PASS   # the user's stated tolerance

@@ -71,6 +71,9 @@ def test_a_held_sqlite_lock_holds_pairs_drops_past_the_bound_and_loses_none_it_k
     assert dropped and {reason for reason, _ in dropped} == {"queue_full"}
     assert kept + sum(n for _, n in dropped) == 60 and kept >= 21        # the held batch and a full queue
     assert store.counts(run)[("pairs", "identical", True)] == 1000
+    # the run knows what it lost, by outcome: a verdict cannot pass on pairs nobody can review
+    lost = {key: n for key, n in store.counts(run).items() if key[0] == "dropped"}
+    assert sum(lost.values()) == sum(n for _, n in dropped)
     assert states == [False, True] and _state_lines(caplog) == (1, 1)
 
 
@@ -161,3 +164,36 @@ def test_postgresql_connections_terminated_under_the_writer(caplog: pytest.LogCa
         assert store.count_pairs(run) == 20 and not writer.dropped
         assert _state_lines(caplog) == (1, 1)
         store.close()
+
+
+def test_the_queue_is_bounded_in_bytes_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A store that is down: what is held is bounded by the sizes submit() is told,
+    # one pair always taken however large; the rest dropped, counted, never blocking.
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    monkeypatch.setattr(store, "add_pairs", lambda *_: (_ for _ in ()).throw(
+        OperationalError("INSERT", {}, Exception("could not connect to server"))))
+    dropped: list[tuple[str, int]] = []
+    queued: list[tuple[int, int]] = []
+    writer = PairWriter(store, run, max_delay=0.01, max_bytes=1000, max_batch=1,
+                        on_dropped=lambda reason, n: dropped.append((reason, n)),
+                        on_queue=lambda pairs, size: queued.append((pairs, size)))
+    writer.submit(pair("huge", 0), 5000)          # alone: taken, though over the bound
+    _wait(lambda: writer.queued == 0)             # (in the writer's hands, retried: still held)
+    assert writer.queued_bytes == 5000
+    writer.submit(pair("k1", 1), 400)             # over: dropped
+    assert dropped == [("queue_full", 1)]
+    writer.close(timeout=0.5)
+    assert dropped == [("queue_full", 1), ("shutdown", 1)] and writer.queued_bytes == 0
+    assert queued[0] == (1, 5000) and queued[-1][1] == 0
+
+
+def test_bytes_are_released_as_pairs_are_written(tmp_path: Path) -> None:
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    writer = PairWriter(store, run, max_delay=0.01, max_bytes=1000)
+    for i in range(30):
+        writer.submit(pair(f"k{i}", i), 300)      # 9 KB in all, through a 1 KB bound: the store keeps up
+        _wait(lambda: writer.queued_bytes == 0)
+    writer.close(timeout=30)
+    assert store.count_pairs(run) == 30 and not writer.dropped

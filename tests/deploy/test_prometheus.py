@@ -43,7 +43,7 @@ def promtool() -> str:
 def test_rules_are_valid() -> None:
     checked = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 12 rules found" in checked.stdout   # 6 recording rules, 6 alerts
+    assert "SUCCESS: 14 rules found" in checked.stdout   # 6 recording rules, 8 alerts
 
 
 def test_every_alert_has_unit_tests_that_pass() -> None:

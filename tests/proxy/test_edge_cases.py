@@ -290,6 +290,32 @@ def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simul
     assert counter(app, "shadow", "skipped", "drained") == 1
 
 
+def test_a_request_cut_by_the_drain_deadline_before_its_answer_gets_an_openai_error(
+        start_simulator: Start, tmp_path: Path) -> None:
+    """Not uvicorn's plain-text 500: the 503 and error body vLLM itself sends."""
+    from proxy.app import build_app
+    from proxy.settings import ProxySettings
+    from shadowdiff.background import serve_in_thread
+
+    primary = start_simulator(latency=LatencyModel(tpot=0.05))   # 500 tokens, not streamed: 25 s to the headers
+    app = build_app(ProxySettings(primary=primary, shadow=start_simulator(), store=str(tmp_path), drain_timeout=1))
+    holder: dict[str, Any] = {}
+    context = serve_in_thread(app, lifespan="on", timeout_graceful_shutdown=1)
+    proxy = context.__enter__()
+    thread = threading.Thread(target=lambda: holder.setdefault("answer", httpx.post(
+        proxy + "/v1/chat/completions", json=chat("x", max_tokens=500, ignore_eos=True), timeout=30)))
+    thread.start()
+    wait_for(lambda: HTTP.get(primary + "/load").json()["server_load"] == 1)
+    context.__exit__(None, None, None)
+    thread.join()
+    answer = holder["answer"]
+    assert answer.status_code == 503 and answer.headers["content-type"] == "application/json"
+    assert answer.json() == {"error": {"message": "the proxy is shutting down and the primary did not answer "
+                                                  "in time", "type": "ServiceUnavailableError", "param": None,
+                                       "code": 503}}
+    assert counter(app, "shadow", "skipped", "drained") == 1
+
+
 def test_requests_that_make_no_pair_are_counted_in_the_run(start_simulator: Start, start_proxy: Start,
                                                           tmp_path: Path) -> None:
     """A failing primary costs the run a pair (an error against --max-errors, as a failed
