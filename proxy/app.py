@@ -117,11 +117,12 @@ class ProxyApp:
         s = self.settings
         self._watch_signals()
         self.admin_pool = ThreadPoolExecutor(1, thread_name_prefix="shadowdiff-metrics")
-        if s.shadow is not None or s.review_token is not None:
+        if s.shadow is not None:
             self.store = await asyncio.to_thread(Store.open, s.store, timeout=s.store_timeout)
+        if s.shadow is not None or s.review_token is not None:
             self.reads = await asyncio.to_thread(Store.open, s.store, timeout=s.store_timeout)
             self.metrics.store_up.set(1)
-        if s.shadow is not None and self.store is not None:
+        if self.store is not None:
             # this process's key prefix names it among the run's members: keys never collide in a shared run
             self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"),
                                          on_result=lambda ok: self.health.report("heartbeat", ok))
@@ -252,7 +253,7 @@ class ProxyApp:
         return JSONResponse({"status": "not ready", "detail": f"the primary {problem}", **store}, status_code=503)
 
     def _store_state(self) -> dict[str, object]:
-        if self.store is None:
+        if self.reads is None:
             return {}
         state = self.health.describe()
         if self.writer is not None:
