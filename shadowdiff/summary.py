@@ -14,6 +14,7 @@ from typing import Any
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
 from shadowdiff.store import NOT_COMPARED, Store
+from shadowdiff.store.prune import pruned_counts
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
@@ -83,6 +84,7 @@ class Summary:
     skipped: list[dict[str, Any]]
     # a proxy's requests that made no pair, by why (NOT_COMPARED_REASONS)
     not_compared: dict[str, int] = field(default_factory=dict)
+    pruned: int = 0                       # stored pairs deleted by retention since (never reviewed ones)
     metric: str = METRIC
 
     @property
@@ -211,6 +213,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
         not_compared=dict(not_compared),
+        pruned=sum(pruned_counts(store, run_id).values()),
     )
 
 
