@@ -29,6 +29,7 @@ from proxy.forward import Forwarder
 from proxy.membership import Membership
 from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
+from proxy.retention import Retention
 from proxy.settings import ProxySettings, public_url
 from proxy.shadow import Mirror
 from shadowdiff import __version__
@@ -54,6 +55,7 @@ class ProxyApp:
         self.writer: PairWriter | None = None
         self.run_id: str | None = None
         self.membership: Membership | None = None
+        self.retention: Retention | None = None
         self.capture: Capture | None = None
         self.review: ASGIApp | None = None
         self.state: StateCollector | None = None
@@ -109,6 +111,10 @@ class ProxyApp:
                                      on_state=lambda up: self.metrics.store_up.set(1 if up else 0))
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
+        if s.retain is not None and self.store is not None:
+            self.retention = Retention(self.store, s.retain, s.deployment, every=s.retain_every,
+                                       on_pruned=self.metrics.pruned.inc)
+            self.retention.start()
         if s.review_token is not None and self.store is not None:
             from shadowdiff.review.app import build_review_app
 
@@ -153,6 +159,8 @@ class ProxyApp:
         deadline = time.monotonic() + self.settings.drain_timeout
         if self.probe is not None:
             self.probe.cancel()
+        if self.retention is not None:
+            self.retention.stop(timeout=0)   # at once: it stops after its batch in progress
         await self.pairs.drain(self.settings.drain_timeout)
         self.pairs.flush_counts()
         self.pairs.closed = True
@@ -162,6 +170,8 @@ class ProxyApp:
             # within --drain-timeout, whatever the store does: what it cannot take by then
             # is dropped and counted (at least a second to write what is queued)
             await asyncio.to_thread(self.writer.close, max(1.0, deadline - time.monotonic()))
+        if self.retention is not None:
+            await asyncio.to_thread(self.retention.stop, max(0.0, min(2.0, deadline - time.monotonic())))
         if self.store is not None:
             if self.membership is not None:
                 await asyncio.to_thread(self.membership.leave)

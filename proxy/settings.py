@@ -73,6 +73,8 @@ class ProxySettings:
     review_token: str | None = None        # opens the review UI under /review (None: no UI)
     alert_margin: float = 0.05             # exported for the divergence alert: allowed rise above the noise floor
     deployment: str | None = None          # processes with this name (and these settings) share one run
+    retain: float | None = None            # seconds: prune the deployment's older pairs (None: keep every pair)
+    retain_every: float = 600.0            # seconds between those prunes
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -91,9 +93,11 @@ class ProxySettings:
             raise ConfigError("--review-token must be at least 8 characters")
         if self.deployment is not None and not 0 < len(self.deployment) <= 255:
             raise ConfigError("--deployment must be 1 to 255 characters")
-        for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout"):
+        for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout", "retain_every"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+        if self.retain is not None and self.retain <= 0:
+            raise ConfigError("--retain must be longer than zero")
 
     @property
     def shadow_side(self) -> Side:

@@ -17,8 +17,8 @@ transaction: the acceptance verdict counts a pair that needed a verdict and was
 deleted without one as unreviewed, so a prune never changes a run's decision.
 
 Deleting ``BATCH`` pairs per transaction keeps a prune from holding the store for
-long: on SQLite every writer waits for the batch in progress (``BEGIN IMMEDIATE``; a
-proxy's writer retries past its 10 s busy timeout), on PostgreSQL nobody waits: the
+long: on SQLite every writer waits for the batch in progress (``BEGIN IMMEDIATE``), and
+gets its turn in a pause between two batches; on PostgreSQL nobody waits: the
 pairs are locked as they are chosen, and those someone else holds (a reviewer's
 verdict being written, another process pruning) are skipped (``FOR UPDATE SKIP
 LOCKED``). Several prunes at once are harmless: a pair is deleted and counted once.
@@ -42,6 +42,9 @@ from shadowdiff.errors import ConfigError, ShadowdiffError
 from shadowdiff.store import Store, add_to_counts, schema
 
 BATCH = 5_000            # pairs per transaction: the longest a concurrent writer waits (bench/prune_cost.py)
+# Between two batches on SQLite: longer than the longest sleep of SQLite's busy handler
+# (100 ms), so that a writer waiting for the lock gets it rather than the next batch.
+SQLITE_PAUSE = 0.15
 _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
 _LONGEST = 100 * 365 * 86_400     # past a century, a datetime overflows soon after: refused
 
@@ -181,6 +184,8 @@ def _delete(store: Store, result: Pruned, old: tuple[Any, ...], free: tuple[Any,
         result.deleted.update(g.run_id for g in gone)
         if len(rows) < batch:
             return
+        if store.dialect == "sqlite":
+            (stop or threading.Event()).wait(SQLITE_PAUSE)
 
 
 def pruned_counts(store: Store, run_id: str) -> dict[tuple[str, bool], int]:
