@@ -136,7 +136,11 @@ def prune(store: Store, older_than: float, scope: Scope = Scope(), *, dry_run: b
         with store.engine.connect() as c:
             result.deleted.update(_per_run(c, *old, *free))
     else:
-        _delete(store, result, old, free, batch, stop)
+        with store.engine.connect() as c:
+            run_ids = c.execute(_serve_runs(scope)).scalars().all()
+        for run_id in run_ids:   # a run at a time: its pairs by age are one index's range
+            if not _delete(store, result, (p.run_id == run_id, p.created_at < result.cutoff), free, batch, stop):
+                break
     if count_kept:
         with store.engine.connect() as c:
             result.kept_reviewed.update(_per_run(c, *old, reviewed))
@@ -151,9 +155,11 @@ def _per_run(c: Connection, *where: Any) -> dict[str, int]:
 
 
 def _delete(store: Store, result: Pruned, old: tuple[Any, ...], free: tuple[Any, ...], batch: int,
-            stop: threading.Event | None) -> None:
+            stop: threading.Event | None) -> bool:
+    """Delete one run's old pairs, a batch per transaction; False when ``stop`` came first."""
     p = schema.pairs.c
-    # oldest first, by (created_at, id): the index the deletions walk, each batch after the last
+    # oldest first, by (created_at, id): the range of the index (run_id, created_at, id),
+    # each batch after the last
     choose = sa.select(p.id, p.created_at).where(*old, *free).order_by(p.created_at, p.id).limit(batch)
     if store.dialect == "postgresql":
         choose = choose.with_for_update(of=schema.pairs, skip_locked=True)
@@ -161,14 +167,14 @@ def _delete(store: Store, result: Pruned, old: tuple[Any, ...], free: tuple[Any,
     while True:
         if stop is not None and stop.is_set():
             result.stopped = True
-            return
+            return False
         started = time.monotonic()
         with store.engine.begin() as c:
             query = choose if after is None else choose.where(sa.tuple_(p.created_at, p.id) > sa.tuple_(
                 sa.literal(after[0], p.created_at.type), sa.literal(after[1])))
             rows = c.execute(query).all()
             if not rows:
-                return
+                return True
             after = (rows[-1].created_at, rows[-1].id)
             # checked again (on PostgreSQL in a later snapshot, now that the rows are
             # locked): a verdict written since the choice keeps its pair
@@ -183,7 +189,7 @@ def _delete(store: Store, result: Pruned, old: tuple[Any, ...], free: tuple[Any,
         result.longest_batch = max(result.longest_batch, time.monotonic() - started)
         result.deleted.update(g.run_id for g in gone)
         if len(rows) < batch:
-            return
+            return True
         if store.dialect == "sqlite":
             (stop or threading.Event()).wait(SQLITE_PAUSE)
 

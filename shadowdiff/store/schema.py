@@ -87,7 +87,7 @@ pairs = Table(
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
     Index("ix_pairs_run_seq", "run_id", "seq"),
     Index("ix_pairs_run_priority", "run_id", "priority"),
-    Index("ix_pairs_created", "created_at", "id"),     # retention (0009): the oldest first
+    Index("ix_pairs_run_created", "run_id", "created_at", "id"),     # retention (0009): a run's oldest first
 )
 
 answers = Table(

@@ -1,8 +1,8 @@
 """Retention (issue 17): what ``shadowdiff prune`` (or ``serve --retain``) deleted, per
 run, by outcome - so that a report on a pruned serve run still counts the pairs that
 needed a verdict and were deleted without one, and a prune can never turn an
-INCOMPLETE run into a PASS - and an index on the pairs' age, so that a prune reads
-only the pairs it deletes.
+INCOMPLETE run into a PASS - and an index on each run's pairs by age, so that a prune
+reads only the pairs it deletes.
 
 Revision ID: 0009
 Revises: 0008
@@ -27,9 +27,9 @@ def upgrade() -> None:
         sa.Column("comparable", sa.Boolean, primary_key=True),
         sa.Column("pairs", sa.Integer, nullable=False),
     )
-    op.create_index("ix_pairs_created", "pairs", ["created_at", "id"])
+    op.create_index("ix_pairs_run_created", "pairs", ["run_id", "created_at", "id"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_pairs_created", "pairs")
+    op.drop_index("ix_pairs_run_created", "pairs")
     op.drop_table("pruned")
