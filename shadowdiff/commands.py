@@ -296,12 +296,12 @@ def describe_prune(result: Pruned, runs: dict[str, Run], older_than: str) -> str
         run = runs.get(run_id)
         about = f" (deployment {run.name}, started {run.created_at.isoformat(timespec='seconds')})" if run and \
             run.name else f" (started {run.created_at.isoformat(timespec='seconds')})" if run else ""
-        kept = [f"{n} kept: reviewed" for n in [result.kept_reviewed[run_id]] if n] + \
-               [f"{n} kept: held by a reviewer" for n in [result.kept_claimed[run_id]] if n]
-        lines.append(f"  run {run_id}{about}: {verb} {result.deleted[run_id]}" + "".join(f"; {k}" for k in kept))
+        kept = [f"{n:,} kept: reviewed" for n in [result.kept_reviewed[run_id]] if n] + \
+               [f"{n:,} kept: held by a reviewer" for n in [result.kept_claimed[run_id]] if n]
+        lines.append(f"  run {run_id}{about}: {verb} {result.deleted[run_id]:,}" + "".join(f"; {k}" for k in kept))
     kept_total = sum(result.kept_reviewed.values()) + sum(result.kept_claimed.values())
     done = "" if result.dry_run else f" in {result.batches} transaction{'s' * (result.batches != 1)} " \
         f"(the longest {result.longest_batch:.2f} s)"
-    lines.append(f"{verb} {result.total} pairs{done}; kept {kept_total} reviewed or held by a reviewer; "
+    lines.append(f"{verb} {result.total:,} pairs{done}; kept {kept_total:,} reviewed or held by a reviewer; "
                  "runs, their outcome counts, and replay and compare runs are never pruned")
     return "\n".join(lines)
