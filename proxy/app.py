@@ -42,6 +42,7 @@ from proxy.forward import Forwarder
 from proxy.membership import Membership
 from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
+from proxy.retention import Retention
 from proxy.settings import ProxySettings, public_url
 from proxy.shadow import Mirror
 from proxy.store_health import LastKnown, StoreHealth
@@ -73,6 +74,7 @@ class ProxyApp:
         self.writer: PairWriter | None = None
         self.run_id: str | None = None
         self.membership: Membership | None = None
+        self.retention: Retention | None = None
         self.capture: Capture | None = None
         self.review: ASGIApp | None = None
         self.state: StateCollector | None = None
@@ -134,6 +136,10 @@ class ProxyApp:
                                      on_queue=self._queued, max_queue=s.store_queue, max_bytes=s.store_queue_bytes)
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
+        if s.retain is not None and self.store is not None:
+            self.retention = Retention(self.store, s.retain, s.deployment, every=s.retain_every,
+                                       on_pruned=self.metrics.pruned.inc)
+            self.retention.start()
         review = None
         if self.reads is not None:
             from shadowdiff.store.review import serve_review_state
@@ -212,6 +218,8 @@ class ProxyApp:
         deadline = (self.stopping_at or time.monotonic()) + self.settings.drain_timeout
         if self.probe is not None:
             self.probe.cancel()
+        if self.retention is not None:
+            self.retention.stop(timeout=0)   # at once: it stops after its batch in progress
         await self.pairs.drain(max(0.0, deadline - time.monotonic()))
         self.pairs.flush_counts()
         self.pairs.closed = True
@@ -225,6 +233,9 @@ class ProxyApp:
             if writer.dropped["shutdown"]:
                 log.warning("shutdown: %d pairs the store had not taken by the deadline were dropped (counted in "
                             "shadowdiff_pairs_dropped_total)", writer.dropped["shutdown"])
+        if self.retention is not None:
+            retention = self.retention
+            await _bounded(lambda: retention.stop(STORE_STEP), STORE_STEP, "stopping the retention")
         if self.membership is not None:
             await _bounded(self.membership.leave, STORE_STEP, "leaving the run")
         for store in (self.store, self.reads):

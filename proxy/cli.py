@@ -24,6 +24,7 @@ from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
 from shadowdiff.errors import ConfigError
 from shadowdiff.options import click_error, parse_labels
 from shadowdiff.records import Side
+from shadowdiff.store.prune import parse_duration
 
 
 def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
@@ -114,6 +115,9 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="Bytes of pairs held in memory while the store fails; past this, dropped and counted.")
 @option("--store-timeout", default=10.0, show_default=True,
         help="Seconds any one database call may take (PostgreSQL: connect and statement timeout).")
+@option("--retain", default=None, metavar="DURATION",
+        help="Delete this deployment's stored pairs older than this (7d, 36h...), at start-up and every "
+             "10 minutes; reviewed pairs, runs and their outcome counts are kept (default: keep every pair).")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
 @option("--host", default="127.0.0.1", show_default=True)
@@ -136,8 +140,10 @@ def serve(host: str, port: int, log_level: str, workers: int, **options: Any) ->
 
 def settings_from_options(*, capture: Path | None, capture_rate: float, capture_max_bytes: int,
                           capture_keep: int, redact: tuple[str, ...], label: tuple[str, ...],
-                          exclude_model: tuple[str, ...], primary_side: str, **rest: Any) -> ProxySettings:
+                          exclude_model: tuple[str, ...], primary_side: str, retain: str | None = None,
+                          **rest: Any) -> ProxySettings:
     return ProxySettings(
+        retain=None if retain is None else parse_duration(retain, "--retain"),
         capture=CaptureSettings(capture, capture_rate, capture_max_bytes, capture_keep) if capture else None,
         redact=DEFAULT_REDACTIONS + tuple(redact), labels=parse_labels(label), exclude_models=tuple(exclude_model),
         primary_side=Side(primary_side), **rest)

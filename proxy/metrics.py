@@ -119,6 +119,8 @@ class ProxyMetrics:
                                "queue for a failing store was full (queue_full), or the proxy stopped before "
                                "the store came back (shutdown). They are counted in the run's outcomes.",
                                ["reason"], registry=r)
+        self.pruned = Counter("shadowdiff_pairs_pruned", "Stored pairs deleted by retention (--retain): older "
+                              "than it, never reviewed ones. The run's outcome counts keep them.", registry=r)
         self.store_up = Gauge("shadowdiff_store_up", "1 while the store takes writes and reads, 0 while it is "
                               "failing (pairs are held, then dropped and counted).", registry=r,
                               multiprocess_mode="livemin")

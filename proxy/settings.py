@@ -80,6 +80,8 @@ class ProxySettings:
     store_queue: int = 10_000              # pairs held for a failing store, at most...
     store_queue_bytes: int = 64 * 1024 * 1024   # ...and bytes of them; past either, dropped and counted
     store_timeout: float = 10.0            # any one database call of the proxy (PostgreSQL), at most
+    retain: float | None = None            # seconds: prune the deployment's older pairs (None: keep every pair)
+    retain_every: float = 600.0            # seconds between those prunes
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -101,9 +103,11 @@ class ProxySettings:
         if self.store_queue < 1 or self.store_queue_bytes < 1:
             raise ConfigError("--store-queue and --store-queue-bytes must be at least 1")
         for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout",
-                     "upstream_idle_timeout", "store_timeout"):
+                     "upstream_idle_timeout", "store_timeout", "retain_every"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be positive")
+        if self.retain is not None and self.retain <= 0:
+            raise ConfigError("--retain must be longer than zero")
 
     @property
     def shadow_side(self) -> Side:

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import DROPPED, NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
 from shadowdiff.store.members import STALE_AFTER
+from shadowdiff.store.prune import pruned_counts
 from shadowdiff.store.review import NEEDS_REVIEW
 
 # Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
@@ -62,6 +63,7 @@ class Acceptance:
     disagreements: int = 0
     suggested_unreviewed: dict[str, int] = field(default_factory=dict)
     judge_unreviewed: dict[str, int] = field(default_factory=dict)   # the LLM judge's suggestions
+    pruned_unreviewed: int = 0   # of the unreviewed, deleted by retention: they can no longer be reviewed
     factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
     reasons: list[str] = field(default_factory=list)
     thresholds: dict[str, float] = field(default_factory=dict)   # what the decision was made with
@@ -73,7 +75,7 @@ class Acceptance:
                 "dropped": self.dropped,
                 "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
-                "factual": self.factual,
+                "pruned_unreviewed": self.pruned_unreviewed, "factual": self.factual,
                 "reasons": self.reasons, "thresholds": self.thresholds}
 
     def text(self) -> str:
@@ -94,6 +96,9 @@ class Acceptance:
         if self.judge_unreviewed:
             lines.append("unreviewed, by the LLM judge's suggestion (not counted): " + ", ".join(
                 f"{n} {k}" for k, n in sorted(self.judge_unreviewed.items(), key=lambda kv: -kv[1])))
+        if self.pruned_unreviewed:
+            lines.append(f"{self.pruned_unreviewed} of the unreviewed pairs were deleted by retention (shadowdiff "
+                         "prune, serve --retain) before anyone gave a verdict: they can no longer be reviewed")
         if self.disagreements:
             lines.append(f"{self.disagreements} pairs have reviewers who disagree (the most serious verdict counts)")
         lines.append(f"verdict: {self.decision.name}" + (f" - {'; '.join(self.reasons)}" if self.reasons else ""))
@@ -166,6 +171,15 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                              if of == DROPPED and comparable and outcome in NEEDS_REVIEW)
         result.needs_review += result.dropped
         result.unreviewed += result.dropped
+    for (outcome, comparable), n in pruned_counts(store, run_id).items():
+        # deleted by retention, never a reviewed pair: one that needed a verdict still
+        # lacks it, so that a prune never turns an INCOMPLETE run into a PASS
+        if outcome in NEEDS_REVIEW and comparable:
+            result.needs_review += n
+            result.unreviewed += n
+            result.pruned_unreviewed += n
+        elif outcome == "equivalent" and comparable:
+            result.equivalent += n
     by_pair: dict[int, set[Verdict]] = {}
     against_candidate: set[int] = set()
     for review in reviews:

@@ -29,6 +29,7 @@ COMMANDS = {
     "judge": "shadowdiff.commands:judge",
     "review": "shadowdiff.commands:review",
     "close": "shadowdiff.commands:close",
+    "prune": "shadowdiff.commands:prune_command",
 }
 
 

@@ -1,4 +1,4 @@
-"""``shadowdiff report``, ``judge`` and ``review``: the commands that work on a store.
+"""``shadowdiff report``, ``judge``, ``review``, ``close`` and ``prune``: the commands that work on a store.
 
 They belong to no mode: a store written by ``replay``, ``compare`` or ``serve`` is
 reported, judged and reviewed the same way.
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from sqlalchemy.exc import SQLAlchemyError
 from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
@@ -24,6 +25,7 @@ from shadowdiff.options import Finite, NoDecisionUsage, click_error, side_by_sid
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 from shadowdiff.store.members import RunMembers, StillRunning, describe
+from shadowdiff.store.prune import Pruned, Scope, parse_duration, prune, vacuum
 
 if TYPE_CHECKING:
     from shadowdiff.judge import JudgeTally
@@ -240,3 +242,66 @@ def close(store: str, run_id: str, force: bool) -> None:
     gone = f" and {len(closed)} of its proxies that never stopped" if closed else ""
     click.echo(f"closed run {run.id} (serve, started {run.created_at.isoformat()}){gone}; report on it with "
                f"`shadowdiff report {store} --run {run.id}`")
+
+
+@click.command("prune")
+@click.argument("store")
+@click.option("--older-than", required=True, metavar="DURATION",
+              help="Delete the pairs stored longer ago than this: 7d, 36h, 90m, 1d12h (units s, m, h, d, w).")
+@click.option("--run", "run_id", default=None, help="Only this serve run (default: every serve run).")
+@click.option("--deployment", default=None, help="Only the serve runs of this --deployment name.")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--vacuum", "then_vacuum", is_flag=True,
+              help="Then give the space back: SQLite's VACUUM (the file shrinks; writers wait while it runs), "
+                   "PostgreSQL's plain VACUUM.")
+def prune_command(store: str, older_than: str, run_id: str | None, deployment: str | None, dry_run: bool,
+                  then_vacuum: bool) -> None:
+    """Delete the old pairs of serve runs, keeping reviewed ones, runs and their outcome counts.
+
+    A serve run's outcome mix, rates and verdict stay as they were (they come from its
+    counts, and a pair deleted before its verdict still counts as unreviewed); its
+    tables, speed figures, pairs.jsonl and side-by-side views then cover the pairs
+    still stored. Replay and compare runs are never pruned. Deletes 5,000 pairs per
+    transaction, so a proxy writing to the store meanwhile waits at most for one.
+    Exits 0, 3 for a wrong option or run, 1 when the store failed (what was deleted by
+    then stays deleted; run it again).
+    """
+    try:
+        seconds = parse_duration(older_than)
+        opened = Store.open_existing(store)
+    except ShadowdiffError as exc:
+        raise click_error(exc) from exc
+    try:
+        result = prune(opened, seconds, Scope(run_id=run_id, deployment=deployment), dry_run=dry_run)
+        click.echo(describe_prune(result, {run.id: run for run in opened.runs()}, older_than))
+        if then_vacuum and not dry_run:
+            vacuum(opened)
+            click.echo("vacuumed: the space freed is given back")
+    except ShadowdiffError as exc:
+        raise click_error(exc) from exc
+    except SQLAlchemyError as exc:
+        raise click.ClickException(f"the store failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); "
+                                   "what was deleted by then stays deleted: run prune again") from exc
+    finally:
+        opened.close()
+
+
+def describe_prune(result: Pruned, runs: dict[str, Run], older_than: str) -> str:
+    """What a prune deleted and kept, per run, for the terminal."""
+    verb = "would delete" if result.dry_run else "deleted"
+    lines = [f"pairs of serve runs stored before {result.cutoff.isoformat(timespec='seconds')} "
+             f"(older than {older_than}):"]
+    for run_id in sorted({*result.deleted, *result.kept_reviewed, *result.kept_claimed},
+                         key=lambda i: runs[i].created_at if i in runs else result.cutoff):
+        run = runs.get(run_id)
+        about = f" (deployment {run.name}, started {run.created_at.isoformat(timespec='seconds')})" if run and \
+            run.name else f" (started {run.created_at.isoformat(timespec='seconds')})" if run else ""
+        kept = [f"{n:,} kept: reviewed" for n in [result.kept_reviewed[run_id]] if n] + \
+               [f"{n:,} kept: held by a reviewer" for n in [result.kept_claimed[run_id]] if n]
+        lines.append(f"  run {run_id}{about}: {verb} {result.deleted[run_id]:,}" + "".join(f"; {k}" for k in kept))
+    kept_total = sum(result.kept_reviewed.values()) + sum(result.kept_claimed.values())
+    done = "" if result.dry_run else f" in {result.batches} transaction{'s' * (result.batches != 1)} " \
+        f"(the longest {result.longest_batch:.2f} s)"
+    lines.append(f"{verb} {result.total:,} pairs{done}; kept {kept_total:,} reviewed or held by a reviewer; "
+                 "runs, their outcome counts, and replay and compare runs are never pruned")
+    return "\n".join(lines)

@@ -136,6 +136,9 @@ def summary_text(s: Summary) -> str:
     if s.stored != s.pairs:
         lines.append(f"{s.stored} of them stored (every changed comparable pair; identical, sampled and failed "
                      "ones at --keep-rate): the tables below and the speed per side are over the stored pairs")
+    if s.pruned:
+        lines.append(f"{s.pruned} more stored pairs were deleted by retention (shadowdiff prune, serve --retain; "
+                     "never reviewed ones): the counts above include them, the tables below do not")
     of = f" of {s.comparable} comparable pairs" if s.comparable != s.pairs else ""
     lines.append(f"candidate changed (not identical): {_pct(s.changed_rate)}{of}, in substance (near or divergent): "
                  f"{_pct(s.substantive_rate)}")

@@ -14,6 +14,7 @@ from typing import Any
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
 from shadowdiff.store import DROPPED, NOT_COMPARED, Store
+from shadowdiff.store.prune import pruned_counts
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
@@ -85,6 +86,7 @@ class Summary:
     not_compared: dict[str, int] = field(default_factory=dict)
     # a proxy's pairs compared (and counted above) but never stored, by outcome (store.DROPPED)
     dropped: dict[str, int] = field(default_factory=dict)
+    pruned: int = 0                       # stored pairs deleted by retention since (never reviewed ones)
     metric: str = METRIC
 
     @property
@@ -218,6 +220,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
         not_compared=dict(not_compared),
         dropped=dict(dropped),
+        pruned=sum(pruned_counts(store, run_id).values()),
     )
 
 

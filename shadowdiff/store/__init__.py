@@ -361,14 +361,11 @@ class Store:
         counts = {key: n for key, n in counts.items() if n}
         if not counts:
             return
-        table = schema.run_counts
-        insert = (postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert)(table)
-        upsert = insert.on_conflict_do_update(index_elements=[c.name for c in table.primary_key],
-                                              set_={"pairs": table.c.pairs + insert.excluded.pairs})
         with self.engine.begin() as c:
             self._check_open(c, run_id)
-            c.execute(upsert, [{"run_id": run_id, "of": of, "outcome": outcome, "comparable": comparable, "pairs": n}
-                               for (of, outcome, comparable), n in sorted(counts.items())])
+            add_to_counts(c, schema.run_counts,
+                          [{"run_id": run_id, "of": of, "outcome": outcome, "comparable": comparable, "pairs": n}
+                           for (of, outcome, comparable), n in sorted(counts.items())])
 
     def _check_open(self, c: Connection, run_id: str) -> None:
         """``RunFinished`` unless the run is open, checked in the writing transaction.
@@ -484,6 +481,15 @@ class StoredPair:
 
     def __getitem__(self, column: str) -> Any:
         return self.row[column]
+
+
+def add_to_counts(c: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """Add each row's ``pairs`` to the row of ``table`` with its primary key, made at 0
+    if it is missing: several processes may add to one row at once."""
+    insert = (postgresql.insert if c.dialect.name == "postgresql" else sqlite.insert)(table)
+    upsert = insert.on_conflict_do_update(index_elements=[col.name for col in table.primary_key],
+                                          set_={"pairs": table.c.pairs + insert.excluded.pairs})
+    c.execute(upsert, rows)
 
 
 def _run(row: Any) -> Run:

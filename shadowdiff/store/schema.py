@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0008"
+SCHEMA_VERSION = "0009"
 
 metadata = MetaData()
 
@@ -87,6 +87,7 @@ pairs = Table(
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
     Index("ix_pairs_run_seq", "run_id", "seq"),
     Index("ix_pairs_run_priority", "run_id", "priority"),
+    Index("ix_pairs_run_created", "run_id", "created_at", "id"),     # retention (0009): a run's oldest first
 )
 
 answers = Table(
@@ -151,4 +152,16 @@ skipped = Table(
     Column("line", Integer, nullable=False),
     Column("reason", Text, nullable=False),
     Index("ix_skipped_run", "run_id"),
+)
+
+
+# What retention deleted (0009): pairs of serve runs, never reviewed ones, counted per
+# run by outcome, so that the acceptance verdict still counts the pairs that needed a
+# verdict and were deleted without one (shadowdiff.store.prune).
+pruned = Table(
+    "pruned", metadata,
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("outcome", String(16), primary_key=True),
+    Column("comparable", Boolean, primary_key=True),
+    Column("pairs", Integer, nullable=False),
 )
