@@ -196,7 +196,12 @@ class ReviewQueue:
             raise InputError("the note is longer than 10,000 characters")
         now = datetime.now(UTC)
         with self.engine.begin() as c:
-            if c.execute(sa.select(schema.pairs.c.id).where(schema.pairs.c.id == pair_id)).first() is None:
+            # (on PostgreSQL the pair is locked against deletion until the verdict is in: a
+            # prune, which skips locked pairs, cannot delete it under the reviewer; one that
+            # got there first leaves "no pair", not a foreign-key error)
+            exists = sa.select(schema.pairs.c.id).where(schema.pairs.c.id == pair_id).with_for_update(
+                read=True, key_share=True)
+            if c.execute(exists).first() is None:
                 raise InputError(f"no pair {pair_id}")
             review_id = c.execute(schema.reviews.insert().values(
                 pair_id=pair_id, reviewer=reviewer.strip()[:255], verdict=checked.value,

@@ -271,3 +271,36 @@ def test_the_command(tmp_path: Path) -> None:
         assert refused.returncode == 3 and says in refused.stderr, refused.stderr
     missing = shadowdiff("prune", str(tmp_path / "none"), "--older-than", "1d")
     assert missing.returncode == 3 and "no store" in missing.stderr
+
+
+def test_a_verdict_and_a_prune_at_once_never_lose_the_verdict_silently(store: Store) -> None:
+    """A reviewer's verdict on a pair a prune is deleting: either the verdict lands (the
+    pair is locked against the prune) or the reviewer is told "no pair", never a
+    foreign-key error (a 500 in the UI)."""
+    from shadowdiff.errors import InputError
+
+    run_id = serve_run(store, 4)
+    age(store, 10)
+    target = next(p["id"] for p in store.pairs(run_id))
+    deleting = store.engine.connect()
+    txn = deleting.begin()
+    # as a prune does: the pair chosen and locked, then deleted, in one transaction
+    deleting.execute(sa.select(schema.pairs.c.id).where(schema.pairs.c.id == target).with_for_update())
+    outcome: dict[str, Any] = {}
+
+    def review() -> None:
+        try:
+            outcome["review"] = ReviewQueue(store).add_review(target, "ann", "wording")
+        except Exception as exc:
+            outcome["error"] = exc
+
+    reviewer = threading.Thread(target=review)
+    reviewer.start()
+    reviewer.join(0.5)       # (PostgreSQL: it waits for the prune's lock; SQLite: for its write lock)
+    deleting.execute(schema.answers.delete().where(schema.answers.c.pair_id == target))
+    deleting.execute(schema.pairs.delete().where(schema.pairs.c.id == target))
+    txn.commit()
+    deleting.close()
+    reviewer.join(30)
+    assert "review" not in outcome
+    assert isinstance(outcome.get("error"), InputError) and str(outcome["error"]) == f"no pair {target}"
