@@ -200,8 +200,10 @@ async def drive(url: str, args: argparse.Namespace, started: float) -> list[Samp
     return samples
 
 
-async def poll(url: str, stop: asyncio.Event, started: float, pid: int, rss: list[int] | None = None) -> list[Sample]:
-    """GET ``url`` every POLL_EVERY seconds (one at a time, as Prometheus scrapes) until ``stop``."""
+async def poll(url: str, stop: asyncio.Event, started: float, pid: int, rss: list[int] | None = None,
+               last: list[str] | None = None) -> list[Sample]:
+    """GET ``url`` every POLL_EVERY seconds (one at a time, as Prometheus scrapes) until
+    ``stop``; the last body answered with 200 is kept in ``last``."""
     samples: list[Sample] = []
     async with httpx.AsyncClient(timeout=POLL_TIMEOUT) as client:
         while not stop.is_set():
@@ -209,6 +211,8 @@ async def poll(url: str, stop: asyncio.Event, started: float, pid: int, rss: lis
             try:
                 r = await client.get(url)
                 outcome = "ok" if r.status_code == 200 else f"HTTP {r.status_code}"
+                if last is not None and r.status_code == 200:
+                    last[:] = [r.text]
             except httpx.HTTPError as exc:
                 outcome = type(exc).__name__
             samples.append(Sample(began - started, time.monotonic() - began, outcome))
@@ -229,7 +233,10 @@ def rss_of(pid: int) -> int:
 
 def scrape(url: str) -> dict[str, float]:
     """The samples of /metrics by name and labels, e.g. ``shadowdiff_pairs_dropped_total{reason=shutdown}``."""
-    text = httpx.get(url + "/metrics", timeout=POLL_TIMEOUT).text
+    return samples_of(httpx.get(url + "/metrics", timeout=POLL_TIMEOUT).text)
+
+
+def samples_of(text: str) -> dict[str, float]:
     found: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for s in family.samples:
@@ -252,8 +259,10 @@ def settle(url: str, ok: int, limit: float = 120.0, stall: float = 15.0) -> tupl
     dropped, or nothing has moved for ``stall`` seconds; the last figures, time, why."""
     began = last_move = time.monotonic()
     seen: tuple[float, ...] = ()
+    figures = pair_figures({})
     while True:
-        figures = pair_figures(scrape(url))
+        with contextlib.suppress(httpx.HTTPError):   # a scrape that failed or hung: as if nothing moved
+            figures = pair_figures(scrape(url))
         accounted = figures["stored_total"] + sum(v for k, v in figures.items() if k.startswith("dropped_"))
         now = time.monotonic()
         if figures["pairs_total"] >= ok and accounted >= figures["pairs_total"]:
@@ -316,14 +325,15 @@ async def measure(url: str, serve: subprocess.Popen[bytes], schedule: Schedule |
     stop = asyncio.Event()
     rss: list[int] = []
     health = asyncio.create_task(poll(url + "/healthz", stop, started, serve.pid, rss))
-    metrics = asyncio.create_task(poll(url + "/metrics", stop, started, serve.pid))
+    last: list[str] = []
+    metrics = asyncio.create_task(poll(url + "/metrics", stop, started, serve.pid, last=last))
     samples = await drive(url, args, started)
     load_seconds = time.monotonic() - started
     if schedule is not None and not args.stop_in_fault:
         await asyncio.to_thread(schedule.done.wait)
     stop.set()
     return {"samples": samples, "load_seconds": load_seconds, "healthz": await health, "metrics": await metrics,
-            "rss": rss}
+            "rss": rss, "last_metrics": last[0] if last else ""}
 
 
 def sigterm(serve: subprocess.Popen[bytes], drain: float) -> tuple[float, int | None]:
@@ -374,7 +384,9 @@ def run(args: argparse.Namespace, checkout: Checkout, workdir: Path) -> dict[str
         figures = asyncio.run(measure(url, serve, schedule, args))
         ok = sum(s.outcome == "ok" for s in figures["samples"])
         if args.stop_in_fault:
-            settled, settle_seconds, how = pair_figures(scrape(url)), 0.0, "stopped in the fault"
+            # (a scrape now may hang on the store: the last one that answered, during the load)
+            settled, settle_seconds, how = pair_figures(samples_of(figures["last_metrics"])), 0.0, \
+                "the last scrape that answered, before SIGTERM in the fault"
         else:
             settled, settle_seconds, how = settle(url, ok)
         rss_end = rss_of(serve.pid)

@@ -63,11 +63,13 @@ class PgLock:
             self._connection = None
 
 
-def terminate_backends(url: str) -> int:
-    """``pg_terminate_backend`` of every session of the database but this one; how many."""
+def terminate_backends(url: str, *, waiting: bool = False) -> int:
+    """``pg_terminate_backend`` of every session of the database but this one (with
+    ``waiting``, of those waiting on a lock: a write under way); how many."""
     with psycopg.connect(url, autocommit=True) as connection:
         row = connection.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                                 "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()
+                                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                                 + (" AND wait_event_type = 'Lock'" if waiting else "")).fetchone()
     return int(row[0]) if row else 0
 
 
