@@ -112,7 +112,8 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--store-queue", default=10_000, show_default=True,
         help="Pairs held in memory while the store fails; past this, pairs are dropped and counted.")
 @option("--store-queue-bytes", default=64 * 1024 * 1024, show_default=True,
-        help="Bytes of pairs held in memory while the store fails; past this, dropped and counted.")
+        help="Bytes of memory the pairs held while the store fails may take (estimated from their texts); "
+             "past this, pairs are dropped and counted.")
 @option("--store-timeout", default=10.0, show_default=True,
         help="Seconds any one database call may take (PostgreSQL: connect and statement timeout).")
 @option("--retain", default=None, metavar="DURATION",

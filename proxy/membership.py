@@ -24,6 +24,7 @@ from shadowdiff.store import Store
 from shadowdiff.store.members import HEARTBEAT, RunMembers
 
 log = logging.getLogger("shadowdiff.proxy")
+RETRY = 2.0     # seconds between heartbeats while the store fails
 
 
 class Membership:
@@ -80,7 +81,8 @@ class Membership:
         return joined.run_id
 
     def _beat(self) -> None:
-        while not self._stop.wait(self._heartbeat):
+        # (more often while the store fails: its recovery is seen within seconds, not a beat)
+        while not self._stop.wait(min(self._heartbeat, RETRY) if self._failing else self._heartbeat):
             run_id = self.run_id
             assert run_id is not None
             try:
@@ -89,7 +91,7 @@ class Membership:
             except SQLAlchemyError as exc:   # the database is away: the next beat tries again
                 if not self._failing:       # one line per outage, not one per beat
                     log.warning("heartbeat to the store failed (%s); retrying every %g s", exc.__class__.__name__,
-                                self._heartbeat)
+                                min(self._heartbeat, RETRY))
                 self._failing = True
                 self._on_result(False)
                 continue

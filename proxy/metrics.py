@@ -126,9 +126,9 @@ class ProxyMetrics:
                               multiprocess_mode="livemin")
         self.store_queue = Gauge("shadowdiff_store_queue_pairs", "Pairs held in memory for the store "
                                  "(--store-queue bounds them).", registry=r, multiprocess_mode="livesum")
-        self.store_queue_bytes = Gauge("shadowdiff_store_queue_bytes", "Bytes of the pairs held for the store, "
-                                       "as request and answers came over the wire (--store-queue-bytes bounds "
-                                       "them).", registry=r, multiprocess_mode="livesum")
+        self.store_queue_bytes = Gauge("shadowdiff_store_queue_bytes", "Memory the pairs held for the store take, "
+                                       "estimated from their texts (--store-queue-bytes bounds it).", registry=r,
+                                       multiprocess_mode="livesum")
         # children looked up once: labels() costs a lock and a dict walk per call
         self._requests = {(route, cls): self.requests.labels(route, cls)
                           for route in ROUTES for cls in STATUS_CLASSES}

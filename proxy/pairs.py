@@ -29,7 +29,7 @@ from shadowdiff.records import Answer, Pair, Side, prompt_text
 from shadowdiff.redact import Redactor, failure_text, header_secrets
 from shadowdiff.signals import triage_off_loop
 from shadowdiff.store import NOT_COMPARED
-from shadowdiff.store.writer import PairWriter
+from shadowdiff.store.writer import PairWriter, held_size
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")
@@ -171,10 +171,8 @@ class PairRecorder:
         pair = Pair(key=key, seq=seq, endpoint=path, prompt=prompt_text(plan.request), request=plan.request,
                     comparison=comparison, answers=answers, category=_category(plan.request),
                     comparable=plan.comparable, margin=margin, noise=noise, **triage)
-        # its size for the writer's bound: the request and the answers as they came over
-        # the wire (the shadow's and the replica's about the primary's)
-        size = len(plan.body) + len(tapped.raw) * len(answers)
-        self.writer.submit(await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair), size)
+        stored = await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair)
+        self.writer.submit(stored, held_size(stored, len(plan.body)))
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
         """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""

@@ -66,8 +66,8 @@ class Retention:
         if self._failing:
             self._failing = False
             log.warning("retention: pruning the store works again")
-        self.passes += 1
         if result.total:
             self._on_pruned(result.total)
             log.info("retention: deleted %d pairs stored before %s", result.total,
                      result.cutoff.isoformat(timespec="seconds"))
+        self.passes += 1             # (last: a pass counted is a pass whose deletions are counted)
