@@ -237,7 +237,10 @@ class ProxyApp:
             retention = self.retention
             await _bounded(lambda: retention.stop(STORE_STEP), STORE_STEP, "stopping the retention")
         if self.membership is not None:
-            await _bounded(self.membership.leave, STORE_STEP, "leaving the run")
+            # a proxy that could not write all it compared says so: its run cannot pass on counts that are short
+            incomplete = self.writer is not None and bool(self.writer.dropped["shutdown"] or self.writer.unwritten)
+            membership = self.membership
+            await _bounded(lambda: membership.leave(incomplete), STORE_STEP, "leaving the run")
         for store in (self.store, self.reads):
             if store is not None:
                 await _bounded(store.close, STORE_STEP, "closing the store")
@@ -266,6 +269,8 @@ class ProxyApp:
     def _store_state(self) -> dict[str, object]:
         if self.reads is None:
             return {}
+        if self.state is not None and self.state.review is not None:
+            self.state.review.get(wait=False)   # (a stale read is redone: the reads' part of the state stays current)
         state = self.health.describe()
         if self.writer is not None:
             state["queued_pairs"] = self.writer.queued

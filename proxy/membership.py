@@ -50,13 +50,14 @@ class Membership:
         self._thread.start()
         return self.run_id
 
-    def leave(self) -> None:
+    def leave(self, incomplete: bool = False) -> None:
         """Stop the heartbeat and leave the run (the last member to leave finishes it).
         Blocking, up to the store's timeout (a beat under way is not waited for long)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(1.0)
-        if self.run_id is not None and self.members.leave(self.run_id, self.member):
+        ended = "incomplete" if incomplete else "stopped"
+        if self.run_id is not None and self.members.leave(self.run_id, self.member, ended):
             log.info("run %s finished: this proxy was the last of it to stop", self.run_id)
 
     def move(self, closed: str) -> str:

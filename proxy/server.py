@@ -96,6 +96,9 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
     shadow = f", mirroring to {public_url(settings.shadow)}" if settings.shadow else " (no shadow: pass-through only)"
     if workers > 1 and settings.capture is not None:
         raise ConfigError("--capture writes one file: run it with --workers 1")
+    if workers > 1 and settings.retain is not None and settings.deployment is None:
+        # the workers' run would get a new name at every start, which no later --retain prunes
+        raise ConfigError("--retain with --workers needs --deployment NAME: the runs it prunes are that name's")
     sock = bind(host, port)      # before the banner: a busy port is one error line, not a banner and a failure
     print(f"shadowdiff serve: http://{host}:{port} -> {public_url(settings.primary)} "
           f"({settings.primary_side.value}){shadow}"

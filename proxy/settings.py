@@ -8,6 +8,7 @@ file (``--config``), in that order of precedence; ``proxy.cli`` does the merging
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +40,13 @@ class CaptureSettings:
             raise ConfigError("--capture-max-bytes must be at least 1024")
         if self.keep < 1:
             raise ConfigError("--capture-keep must be at least 1")
+
+
+# The settings in seconds, and the most each may be: beyond it a typo, not a choice (the
+# idle timeout must stay below the upstreams' keep-alive; see upstream_idle_timeout).
+_SECONDS = {"shadow_timeout": 86_400.0, "connect_timeout": 3600.0, "primary_timeout": 86_400.0,
+            "drain_timeout": 3600.0, "upstream_idle_timeout": 300.0, "store_timeout": 3600.0,
+            "retain_every": 86_400.0}
 
 
 @dataclass(frozen=True)
@@ -102,11 +110,13 @@ class ProxySettings:
             raise ConfigError("--deployment must be 1 to 255 characters")
         if self.store_queue < 1 or self.store_queue_bytes < 1:
             raise ConfigError("--store-queue and --store-queue-bytes must be at least 1")
-        for name in ("shadow_timeout", "connect_timeout", "primary_timeout", "drain_timeout",
-                     "upstream_idle_timeout", "store_timeout", "retain_every"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must be positive")
-        if self.retain is not None and self.retain <= 0:
+        for name, most in _SECONDS.items():
+            value = getattr(self, name)
+            # (NaN passes every comparison but "not", and infinity would disable what it bounds)
+            if not 0 < value <= most:
+                raise ConfigError(f"--{name.replace('_', '-')} must be a number of seconds above 0 and at "
+                                  f"most {most:g}, got {value!r}")
+        if self.retain is not None and not 0 < self.retain < math.inf:
             raise ConfigError("--retain must be longer than zero")
 
     @property

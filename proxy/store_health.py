@@ -83,16 +83,22 @@ class LastKnown(Generic[T]):
         self._refresh: Future[T] | None = None     # the read under way, if any
         self._failing = False
 
-    def get(self) -> tuple[T | None, float | None]:
-        """The freshest value at hand (None before any read succeeded) and its age in seconds."""
+    def get(self, wait: bool = True) -> tuple[T | None, float | None]:
+        """The freshest value at hand (None before any read succeeded) and its age in seconds.
+
+        Only the caller that starts a refresh waits for it, and only while the store has
+        been answering: callers that come meanwhile, or while it fails, get the last value
+        at once (a dozen pollers during an outage must not queue up a second each)."""
+        refresh = None
         with self._lock:
             stale = self._read_at is None or time.monotonic() - self._read_at > self.fresh_for
             if stale and self._refresh is None:
                 self._refresh = Future()
                 threading.Thread(target=self._run, args=(self._refresh,), name=f"shadowdiff-{self._name}",
                                  daemon=True).start()
-            refresh = self._refresh
-        if stale and refresh is not None:
+                if wait and not self._failing:
+                    refresh = self._refresh
+        if refresh is not None:
             # still reading, or the read failed (the reading thread logs it, once per
             # state change): either way the last value will do
             with contextlib.suppress(FutureTimeout, Exception):

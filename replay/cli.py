@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from sqlalchemy.exc import DatabaseError
 from tqdm import tqdm
 
 from replay import logs
@@ -166,6 +167,12 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
     except KeyboardInterrupt:
         click.echo("interrupted before the run began: nothing was stored", err=True)
         raise SystemExit(_INTERRUPTED) from None
+    except DatabaseError as exc:     # the store failed for longer than the writer waits (a minute)
+        first = str(exc.orig or exc).splitlines()[0][:300]
+        click.echo(f"error: the store failed and did not come back within a minute ({first}); the run is "
+                   f"unfinished (report: INCOMPLETE). Once the store is back, continue it with:\n  "
+                   f"{_resume_command(click.get_current_context())}", err=True)
+        raise SystemExit(1) from None
     except ShadowdiffError as exc:
         raise (_NoDecision if gate else click.ClickException)(str(exc)) from exc
     if gate:

@@ -35,6 +35,7 @@ from shadowdiff.store.writer import PairWriter
 
 
 log = logging.getLogger("shadowdiff.replay")
+GIVE_UP_AFTER = 60.0   # seconds of store failure after which a replay stops (to be resumed)
 
 @dataclass(frozen=True)
 class Overrides:
@@ -150,7 +151,8 @@ class Replay:
         # (a replay has no client to protect: it waits for room rather than drop a pair,
         # and a store down for a minute stops it, to be resumed)
         self._writer = PairWriter(self.store, self.run_id, on_duplicate=duplicates.append, block_when_full=True,
-                                  give_up_after=60.0)
+                                  give_up_after=GIVE_UP_AFTER)
+        self._stopped: Exception | None = None
         try:
             # a connection for every request in flight: none waits for another's
             async with http_client(s.concurrency * len(s.upstreams) + 4, timeout) as client:
@@ -165,6 +167,8 @@ class Replay:
                 for result in results:
                     if isinstance(result, BaseException):
                         raise result
+                if self._stopped is not None:
+                    raise self._stopped
         finally:
             await asyncio.to_thread(self._writer.close)
         for pair in duplicates:
@@ -188,6 +192,8 @@ class Replay:
                 self.tally.resumed += 1
                 self._listener(self.tally)
                 continue
+            if self._stopped is not None:
+                raise self._stopped
             await queue.put(item)
 
     async def _bad(self, line: int, reason: str) -> None:
@@ -207,8 +213,15 @@ class Replay:
                 self._warn(f"line {record.line}: the pair could not be made ({type(exc).__name__}: {exc}); "
                            "recorded as an error")
                 pair = self._failed(record, exc)
-            # compared on the true answers; stored redacted
-            self._writer.submit(await self._redactor.pair_off_loop(pair))
+            if self._stopped is not None:
+                continue        # the writer gave up: take what is queued, so that nothing waits on us
+            # compared on the true answers; stored redacted; handed over in a thread, since
+            # it waits for room while the store is failing (the event loop must not)
+            try:
+                await asyncio.to_thread(self._writer.submit, await self._redactor.pair_off_loop(pair))
+            except Exception as exc:     # the store failed for longer than the writer waits: stop, to resume
+                self._stopped = exc
+                continue
             self._count(pair)
 
     def _failed(self, record: logs.LogRecord, exc: Exception) -> Pair:

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import DROPPED, NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
-from shadowdiff.store.members import STALE_AFTER
+from shadowdiff.store.members import STALE_AFTER, RunMembers
 from shadowdiff.store.prune import pruned_counts
 from shadowdiff.store.review import NEEDS_REVIEW
 
@@ -222,6 +222,13 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         if run.finished_at is None:
             result.decision = Decision.INCOMPLETE
             result.reasons.append(_UNFINISHED.get(run.kind, "the run did not finish"))
+        short = [m for m in RunMembers(store).members(run_id) if m.ended in ("lost", "incomplete")]
+        if short:
+            result.decision = Decision.INCOMPLETE
+            result.reasons.append(f"{len(short)} of the run's proxies stopped without writing all they compared "
+                                  "(killed, or their store failed at shutdown): its counts and pairs are short of "
+                                  "what was served; check the candidate on a new run (or replay the captured "
+                                  "traffic)")
         if not compared:
             result.decision = Decision.INCOMPLETE
             result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "

@@ -276,7 +276,8 @@ def prune_command(store: str, older_than: str, run_id: str | None, deployment: s
         click.echo(describe_prune(result, {run.id: run for run in opened.runs()}, older_than))
         if then_vacuum and not dry_run:
             vacuum(opened)
-            click.echo("vacuumed: the space freed is given back")
+            click.echo("vacuumed: the file is rewritten without the space freed" if opened.dialect == "sqlite" else
+                       "vacuumed: the space freed is reusable; only VACUUM FULL gives it back to the disk")
     except ShadowdiffError as exc:
         raise click_error(exc) from exc
     except SQLAlchemyError as exc:

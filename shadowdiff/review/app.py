@@ -16,17 +16,27 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from shadowdiff.diffview import sides_diff
@@ -54,6 +64,8 @@ _EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "sim
                    "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+log = logging.getLogger("shadowdiff.review")
 
 
 def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0) -> Starlette:
@@ -257,7 +269,15 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         Route(f"{prefix}/export.csv", guarded(in_thread(export_csv)), methods=["GET"]),
         Route(f"{prefix}/export.jsonl", guarded(in_thread(export_jsonl)), methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    async def store_unavailable(request: Request, exc: Exception) -> Response:
+        # the store slow or down (a lock, a restart): a short answer and one line, not a
+        # 500 with a hundred lines of traceback per page load
+        log.warning("review UI: the store did not answer %s (%s)", request.url.path, type(exc).__name__)
+        return PlainTextResponse("The store is not answering (slow or down); try again in a moment.",
+                                 status_code=503, headers={"Retry-After": "5"})
+
+    return Starlette(routes=routes, exception_handlers={OperationalError: store_unavailable,
+                                                        PoolTimeout: store_unavailable})
 
 
 class _Forbidden(InputError):

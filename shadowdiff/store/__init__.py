@@ -496,16 +496,33 @@ def _run(row: Any) -> Run:
     return Run(row.id, row.kind, row.created_at, row.finished_at, dict(row.settings), row.name)
 
 
-def _storable(row: dict[str, Any]) -> dict[str, Any]:
-    """A row's text with each NUL character as U+FFFD: PostgreSQL's text cannot hold NUL
-    (a model can write one), and both backends keep the same. The comparison has already
-    seen the answer as it came."""
-    return {k: v.replace("\x00", "\ufffd") if isinstance(v, str) else v for k, v in row.items()}
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
+def _storable(table: sa.Table, row: dict[str, Any]) -> dict[str, Any]:
+    """A row fitted to its table, as both backends would keep it: each NUL character as
+    U+FFFD (PostgreSQL's text cannot hold NUL, and a model can write one), strings cut to
+    their column's length (a client's 300-character category, a long request id) and
+    integers held within 32 bits (a server's absurd token count). PostgreSQL refuses what
+    does not fit, and one refused pair must not cost the pairs written beside it; SQLite
+    would keep it as it came. The comparison has already seen the answer as it came."""
+    fitted = {}
+    for name, value in row.items():
+        column_type = table.c[name].type
+        if isinstance(value, str):
+            value = value.replace("\x00", "\ufffd")
+            length = getattr(column_type, "length", None)
+            if length is not None and len(value) > length:
+                value = value[:length]
+        elif isinstance(value, int) and not isinstance(value, bool) and isinstance(column_type, sa.Integer):
+            value = min(max(value, _INT_MIN), _INT_MAX)
+        fitted[name] = value
+    return fitted
 
 
 def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
     comparison, noise = pair.comparison, pair.noise
-    return _storable({
+    return _storable(schema.pairs, {
         "run_id": run_id, "key": pair.key, "seq": pair.seq, "category": pair.category,
         "endpoint": pair.endpoint, "prompt": pair.prompt, "request": pair.request,
         "comparable": pair.comparable, "outcome": comparison.outcome.value,
@@ -519,7 +536,7 @@ def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
 
 
 def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
-    return _storable({
+    return _storable(schema.answers, {
         "pair_id": pair_id, "side": a.side.value, "model": a.model, "status": a.status, "error": a.error,
         "text": a.text, "finish_reason": a.finish_reason, "prompt_tokens": a.prompt_tokens,
         "completion_tokens": a.completion_tokens, "ttft": a.ttft, "ttfat": a.ttfat, "ttlt": a.ttlt,

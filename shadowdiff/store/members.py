@@ -103,6 +103,8 @@ def describe(members: list[Member]) -> str:
               "(they went on in a new run)"] if forced else []
     parts += [f"{silent} not heard from for {STALE_AFTER:.0f} s (killed?)"] if silent else []
     parts += [f"{lost} lost (killed: their pairs in flight then are missing)"] if lost else []
+    incomplete = sum(m.ended == "incomplete" for m in members)
+    parts += [f"{incomplete} stopped with pairs the store had not taken (dropped)"] if incomplete else []
     return ", ".join(parts)
 
 
@@ -162,15 +164,16 @@ class RunMembers:
                                 .values(heartbeat_at=now))
         return updated.rowcount == 1
 
-    def leave(self, run_id: str, member: str) -> bool:
-        """Mark ``member`` finished; finish the run if no live member is left. True if it did."""
+    def leave(self, run_id: str, member: str, ended: str = "stopped") -> bool:
+        """Mark ``member`` finished (``stopped``; ``incomplete`` when it stopped with pairs or
+        counts the store never took); finish the run if no live member is left. True if it did."""
         m = schema.run_members.c
         with self.engine.begin() as c:
             self._lock(c, run_id)
             now = self._now(c)
             c.execute(schema.run_members.update()
                       .where(m.run_id == run_id, m.member == member, m.finished_at.is_(None))
-                      .values(finished_at=now, ended="stopped"))
+                      .values(finished_at=now, ended=ended))
             if any(x.running for x in self._members(c, run_id, now)):
                 return False
             self._finish(c, run_id, now, forced=False)

@@ -38,6 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
+from sqlalchemy.exc import DataError, IntegrityError
+
 from shadowdiff.errors import RunFinished
 from shadowdiff.records import Pair
 from shadowdiff.store import DROPPED, Store
@@ -104,6 +106,7 @@ class PairWriter:
         self._deadline: float | None = None
         self._in_hand: list[Pair] = []    # the batch being written
         self._abandoned = False    # close() gave up waiting for the thread
+        self._counts_lost = False  # outcome counts the store never took (the deadline came first)
         self._thread = threading.Thread(target=self._run, name="shadowdiff-writer", daemon=True)
         self._thread.start()
 
@@ -111,6 +114,11 @@ class PairWriter:
     def queued(self) -> int:
         """Pairs waiting for the store."""
         return self._queue.qsize()
+
+    @property
+    def unwritten(self) -> bool:
+        """Whether outcome counts were left unwritten at ``close`` (pairs dropped are in ``dropped``)."""
+        return self._counts_lost or bool(self._counts)
 
     @property
     def queued_bytes(self) -> int:
@@ -159,7 +167,7 @@ class PairWriter:
         self._thread.join(None if timeout is None else timeout + 1.0)
         if self._thread.is_alive():
             self._drop("shutdown", self._in_hand + self._drain_queue())
-            self._abandoned = True       # (what the thread does from now on is not counted again)
+            self._abandoned = self._counts_lost = True       # (what the thread does from now on is not counted again)
         if self.failed is not None:
             raise self.failed
 
@@ -252,6 +260,12 @@ class PairWriter:
             except RunFinished as exc:      # finished under a writer with nowhere to move: a replay's error
                 self.failed = exc
                 return False
+            except (DataError, IntegrityError):
+                if not pairs:
+                    raise
+                # Not the store failing: a pair it refuses. Retried, it would be refused for
+                # ever and hold up every pair after it; written one by one, only it is lost.
+                pairs = self._in_hand = self._write_singly(pairs)
             except Exception as exc:   # the database went away, or refused: keep the batch, retry
                 now = time.monotonic()
                 if down_since is None:
@@ -265,6 +279,7 @@ class PairWriter:
                     return False
                 if self._deadline is not None and now >= self._deadline:
                     self._drop("shutdown", pairs + self._drain_queue())
+                    self._counts_lost = bool(counts)
                     return False
                 pause = wait if self._deadline is None else min(wait, self._deadline - now)
                 if self._stop.is_set():
@@ -272,6 +287,25 @@ class PairWriter:
                 else:
                     self._stop.wait(pause)   # (woken by close(), to retry once more and honour its deadline)
                 wait = min(wait * 2, RETRY_MAX)
+
+    def _write_singly(self, pairs: list[Pair]) -> list[Pair]:
+        """Write ``pairs`` one at a time, dropping (``rejected``, one log line each) those the
+        store refuses; the empty list, or the pairs left when the store fails meanwhile."""
+        for i, pair in enumerate(pairs):
+            try:
+                duplicates = self._to_open_run(self.store.add_pairs, [pair])
+            except (DataError, IntegrityError) as exc:
+                log.error("the store refused a pair (%s: %s); it is dropped and counted (rejected)",
+                          type(exc).__name__, str(exc.orig).splitlines()[0][:200] if exc.orig else "")
+                self._drop("rejected", [pair])
+                continue
+            except Exception:
+                return pairs[i:]      # the store itself failed: the rest wait for the retry
+            self.written += 1 - len(duplicates)
+            self._on_written(1 - len(duplicates))
+            for duplicate in duplicates:
+                self._on_duplicate(duplicate)
+        return []
 
     def _drain_queue(self) -> list[Pair]:
         drained: list[Pair] = []

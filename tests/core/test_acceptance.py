@@ -250,3 +250,23 @@ def test_changed_pairs_a_proxy_dropped_keep_the_verdict_from_passing(tmp_path: P
     assert result.decision is Decision.INCOMPLETE
     assert "1 of them dropped before reaching the store (never reviewable)" in result.text()
     assert acceptance(store, run, min_reviewed=0.5).decision is Decision.PASS   # the user's stated tolerance
+
+
+def test_a_run_a_proxy_left_short_cannot_pass(tmp_path: Path) -> None:
+    """A proxy that stopped with pairs or counts its store never took (the store failed
+    at shutdown) leaves "incomplete"; one killed is found "lost": either way the run's
+    counts are short of what was served, and the verdict says so rather than PASS."""
+    from shadowdiff.store.members import RunMembers
+
+    store = Store.open(tmp_path)
+    members = RunMembers(store)
+    joined = members.join("prod", {}, "a", "host", 1)
+    members.join("prod", {}, "b", "host", 2)
+    run = joined.run_id
+    store.add_counts(run, {("pairs", "identical", True): 20})
+    members.leave(run, "a")
+    assert members.leave(run, "b", "incomplete")                  # the last one: the run is finished
+    result = acceptance(store, run)
+    assert result.decision is Decision.INCOMPLETE
+    assert "1 of the run's proxies stopped without writing all they compared" in result.text()
+    assert "1 stopped with pairs the store had not taken" in run_report(tmp_path, "--run", run).stdout

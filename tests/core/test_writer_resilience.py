@@ -197,3 +197,50 @@ def test_bytes_are_released_as_pairs_are_written(tmp_path: Path) -> None:
         _wait(lambda: writer.queued_bytes == 0)
     writer.close(timeout=30)
     assert store.count_pairs(run) == 30 and not writer.dropped
+
+
+def test_a_pair_the_store_refuses_costs_only_itself(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal that no retry can cure (PostgreSQL's "value too long", "integer out of
+    range"): the batch is written pair by pair, the refused one dropped and counted."""
+    from sqlalchemy.exc import DataError
+
+    caplog.set_level(logging.WARNING, "shadowdiff.store")
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    add_pairs = store.add_pairs
+
+    def refusing(run_id: str, batch: list[object]) -> object:
+        if any(p.key == "poison" for p in batch):  # type: ignore[attr-defined]
+            raise DataError("INSERT INTO pairs", {}, Exception("value too long for type character varying(255)"))
+        return add_pairs(run_id, batch)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "add_pairs", refusing)
+    dropped: list[tuple[str, int]] = []
+    writer = PairWriter(store, run, max_delay=0.05, on_dropped=lambda reason, n: dropped.append((reason, n)))
+    for i in range(10):
+        writer.submit(pair("poison" if i == 4 else f"k{i}", i))
+    writer.add_counts({("pairs", "identical", True): 10})
+    writer.close(timeout=30)
+    assert store.count_pairs(run) == 9 and dropped == [("rejected", 1)]
+    assert store.counts(run)[("pairs", "identical", True)] == 10
+    assert [r.getMessage()[:31] for r in caplog.records] == ["the store refused a pair (DataE"]
+
+
+def test_values_that_do_not_fit_a_column_are_fitted_not_refused() -> None:
+    """What PostgreSQL refuses outright: a category over 255 characters, a token count over
+    32 bits, a NUL in a text. Stored cut, held and replaced, on both backends."""
+    from dataclasses import replace
+
+    with postgres_database() as url:
+        store = Store.open(url)
+        run = store.create_run("serve", {})
+        p = pair("k", 0)
+        p.answers[next(iter(p.answers))] = replace(next(iter(p.answers.values())), completion_tokens=2**40,
+                                                   text="nul\x00here")
+        store.add_pairs(run, [replace(p, category="c" * 600, key="k" * 400)])
+        [stored] = list(store.pairs(run))
+        assert stored["category"] == "c" * 255 and stored["key"] == "k" * 255
+        answer = next(iter(stored.answers.values()))
+        assert answer.completion_tokens == 2**31 - 1 and answer.text == "nul\ufffdhere"
+        store.close()

@@ -52,7 +52,10 @@ def pairs_counted(url: str) -> float:
 def test_scrapes_and_readiness_never_wait_for_a_locked_store(start_simulator: Start, start_proxy: Start) -> None:
     with postgres_database() as db:
         url, app = start_proxy(primary=start_simulator(), shadow=start_simulator(), store=db, keep_rate=1,
-                               store_timeout=3)
+                               store_timeout=3, review_token="outage-review-token")
+        reviewer = httpx.Client(base_url=url, timeout=30)
+        assert reviewer.post("/review/login", data={"token": "outage-review-token", "reviewer": "ana"},
+                             follow_redirects=True).status_code == 200
         for i in range(6):
             assert httpx.post(url + "/v1/chat/completions", json=chat(f"q{i}")).is_success
         wait_for(lambda: app.metrics.stored._value.get() == 6)
@@ -71,6 +74,9 @@ def test_scrapes_and_readiness_never_wait_for_a_locked_store(start_simulator: St
                     assert httpx.post(url + "/v1/chat/completions", json=chat(f"during {i}")).is_success
                 # the reads and the writer find the store failing (lock_timeout = --store-timeout, 3 s)
                 wait_for(lambda: metric(url, "shadowdiff_store_up") == 0, 30)
+                # the review UI: a short 503, not a 500 and a traceback
+                page = reviewer.get("/review/")
+                assert page.status_code == 503 and "not answering" in page.text
                 ready = httpx.get(url + "/readyz", timeout=30)
                 assert ready.status_code == 200 and ready.json()["status"] == "ready"
                 assert ready.json()["store"]["status"] == "failing"
@@ -81,6 +87,8 @@ def test_scrapes_and_readiness_never_wait_for_a_locked_store(start_simulator: St
         wait_for(lambda: metric(url, "shadowdiff_store_up") == 1, 30)
         wait_for(lambda: app.metrics.stored._value.get() == 12, 30)
         assert httpx.get(url + "/readyz").json()["store"]["status"] == "up"
+        assert reviewer.get("/review/").status_code == 200
+        reviewer.close()
         assert not sum(app.writer.dropped.values())
 
 
