@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -66,8 +67,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _resume_command(ctx: click.Context) -> str:
-    """The command that continues the run, its API keys left out (it goes to a terminal,
-    and so to CI logs): each as ``…``, to be given again (or from SHADOWDIFF_API_KEY)."""
+    """The command that continues the run, its API keys and URL passwords left out (it goes
+    to a terminal, and so to CI logs): each as ``…``, to be given again (or from
+    SHADOWDIFF_API_KEY)."""
     argv, shown = ctx.meta.get(_ARGV, []), []
     for i, arg in enumerate(argv):
         name = arg.split("=", 1)[0]
@@ -75,8 +77,8 @@ def _resume_command(ctx: click.Context) -> str:
             shown.append(f"{name}=…" if "=" in arg else arg)
         elif i and argv[i - 1].endswith("api-key"):
             shown.append("…")
-        else:
-            shown.append(arg)
+        else:   # (a password in a URL - the store's, a side's - is left out the same way)
+            shown.append(re.sub(r"(://[^/@:]*:)[^/@]*@", r"\1…@", arg))
     return shlex.join([*ctx.command_path.split(), *shown, *([] if "--resume" in argv else ["--resume"])])
 
 

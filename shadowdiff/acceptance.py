@@ -222,13 +222,18 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         if run.finished_at is None:
             result.decision = Decision.INCOMPLETE
             result.reasons.append(_UNFINISHED.get(run.kind, "the run did not finish"))
-        short = [m for m in RunMembers(store).members(run_id) if m.ended in ("lost", "incomplete")]
+        # lost: killed; incomplete: its store failed at shutdown; forced: closed by --force while it
+        # still counted as running - alive, it moved on to a new run with what it held (and is
+        # found there); killed, it is short like a lost one
+        members = RunMembers(store).members(run_id)
+        moved = _moved_on(store, run_id, [m.id for m in members if m.ended == "forced"])
+        short = [m for m in members if m.ended in ("lost", "incomplete") or (m.ended == "forced" and m.id not in moved)]
         if short:
             result.decision = Decision.INCOMPLETE
             result.reasons.append(f"{len(short)} of the run's proxies stopped without writing all they compared "
-                                  "(killed, or their store failed at shutdown): its counts and pairs are short of "
-                                  "what was served; check the candidate on a new run (or replay the captured "
-                                  "traffic)")
+                                  "(killed, closed by --force, or their store failed at shutdown): its counts and "
+                                  "pairs are short of what was served; check the candidate on a new run (or replay "
+                                  "the captured traffic)")
         if not compared:
             result.decision = Decision.INCOMPLETE
             result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "
@@ -243,3 +248,12 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
 def _share(value: float) -> str:
     """A percentage that never rounds a shortfall away (89.8 % is not "90 %")."""
     return f"{100 * value:.0f} %" if round(100 * value, 6) == round(100 * value) else f"{100 * value:.1f} %"
+
+
+def _moved_on(store: Store, run_id: str, members: list[str]) -> set[str]:
+    """Those of ``members`` (closed by --force in ``run_id``) found in another run since: alive."""
+    if not members:
+        return set()
+    m = schema.run_members.c
+    with store.engine.connect() as c:
+        return set(c.execute(sa.select(m.member).where(m.member.in_(members), m.run_id != run_id)).scalars())

@@ -260,13 +260,13 @@ class PairWriter:
             except RunFinished as exc:      # finished under a writer with nowhere to move: a replay's error
                 self.failed = exc
                 return False
-            except (DataError, IntegrityError):
-                if not pairs:
-                    raise
-                # Not the store failing: a pair it refuses. Retried, it would be refused for
-                # ever and hold up every pair after it; written one by one, only it is lost.
-                pairs = self._in_hand = self._write_singly(pairs)
             except Exception as exc:   # the database went away, or refused: keep the batch, retry
+                if isinstance(exc, (DataError, IntegrityError)) and pairs:
+                    # Not the store failing: a pair it refuses. Retried, it would be refused for
+                    # ever and hold up every pair after it; written one by one, only it is lost.
+                    # (Refused counts are a failing store like any other: retried, never a dead writer.)
+                    pairs = self._in_hand = self._write_singly(pairs)
+                    continue
                 now = time.monotonic()
                 if down_since is None:
                     down_since = attempt

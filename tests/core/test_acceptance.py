@@ -270,3 +270,21 @@ def test_a_run_a_proxy_left_short_cannot_pass(tmp_path: Path) -> None:
     assert result.decision is Decision.INCOMPLETE
     assert "1 of the run's proxies stopped without writing all they compared" in result.text()
     assert "1 stopped with pairs the store had not taken" in run_report(tmp_path, "--run", run).stdout
+
+
+def test_a_run_closed_by_force_passes_only_if_its_proxies_moved_on(tmp_path: Path) -> None:
+    """``close --force`` while a proxy counts as running: alive, it moves to a new run with
+    what it held (and the closed run is whole); killed a moment before, it never does, and
+    its last pairs and counts are missing - the run cannot pass."""
+    from shadowdiff.store.members import RunMembers
+
+    store = Store.open(tmp_path)
+    members = RunMembers(store)
+    run = members.join("prod", {}, "a", "host", 1).run_id
+    store.add_counts(run, {("pairs", "identical", True): 20})
+    assert [m.ended for m in members.close(run, force=True)] == ["forced"]
+    result = acceptance(store, run)
+    assert result.decision is Decision.INCOMPLETE
+    assert "closed by --force" in result.text()
+    assert members.join("prod", {}, "a", "host", 1).run_id != run      # it was alive: it moved on
+    assert acceptance(store, run).decision is Decision.PASS
