@@ -275,3 +275,18 @@ def test_a_resume_never_takes_a_later_line_with_a_stored_id_for_done(sides: dict
         assert "line 6: duplicate id 'q0': line 1 has it" in resumed.stderr
         decided = report(out, "--min-reviewed", "0")
         assert decided.returncode == 2 and "1 log lines made no pair (skipped)" in decided.stdout, decided.stdout
+
+
+def test_the_resume_hint_leaves_out_passwords_in_urls() -> None:
+    """The store's URL (and a side's) may carry a password: it goes to a terminal as ``…``."""
+    import click
+
+    from replay.cli import _ARGV, _resume_command
+
+    context = click.Context(click.Command("replay"), info_name="replay")
+    context.meta[_ARGV] = ["log.jsonl", "--store", "postgresql://ci:S3cret@db:5432/shadow", "--baseline",
+                           "http://u:p4ss@bf16:8000", "--api-key=sk-1"]
+    hint = _resume_command(context)
+    assert "S3cret" not in hint and "p4ss" not in hint and "sk-1" not in hint
+    assert hint == ("replay log.jsonl --store 'postgresql://ci:…@db:5432/shadow' --baseline 'http://u:…@bf16:8000' "
+                    "'--api-key=…' --resume")
