@@ -28,6 +28,7 @@ COMMANDS = {
     "report": "shadowdiff.commands:report",
     "judge": "shadowdiff.commands:judge",
     "review": "shadowdiff.commands:review",
+    "reviewers": "shadowdiff.review.cli:reviewers",
     "close": "shadowdiff.commands:close",
     "prune": "shadowdiff.commands:prune_command",
 }

@@ -27,10 +27,15 @@ class Verdict(StrEnum):
 
     EQUIVALENT = "equivalent"      # the same answer
     WORDING = "wording"            # worded differently, same content
-    MINOR = "minor"                # a minor regression (formatting, a repeated word, a cut)
+    MINOR = "minor"                # one side slightly worse (formatting, a repeated word, a cut): which
     AMBIGUOUS = "ambiguous"        # equally defensible readings
-    FACTUAL = "factual"            # a fact or number wrong on one side: the blocker
-    IMPROVEMENT = "improvement"    # the candidate is better
+    FACTUAL = "factual"            # a fact or number wrong on one side (which): against the candidate, the blocker
+    IMPROVEMENT = "improvement"    # one side clearly better, no fact wrong: which
+
+    @property
+    def directional(self) -> bool:
+        """Whether the verdict names a side (stored as the side it goes against)."""
+        return self in (Verdict.MINOR, Verdict.FACTUAL, Verdict.IMPROVEMENT)
 
 
 @dataclass(frozen=True)

@@ -44,20 +44,23 @@ from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.reports import spreadsheet_safe
 from shadowdiff.requestview import request_view
-from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth
+from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth, Identity, same_origin
 from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.store.reviewers import Reviewers, check_name
 
 VERDICT_HELP = {
     "equivalent": "the same answer",
     "wording": "worded differently, same content",
-    "minor": "a minor regression: formatting, a repeated word, a cut",
+    "minor": "one side is slightly worse (formatting, a repeated word, a cut): say which",
     "ambiguous": "equally defensible readings",
     "factual": "a fact or number one side gets wrong: say which",
-    "improvement": "the candidate is better",
+    "improvement": "one side is clearly better, though no fact is wrong: say which",
 }
+# what the side asked with a directional verdict is, in the reviewer's words
+SIDE_QUESTION = {"factual": "wrong", "minor": "worse", "improvement": "better"}
 SESSION_SECONDS = 7 * 24 * 3600
 _MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are simply not there
 _EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
@@ -69,20 +72,25 @@ log = logging.getLogger("shadowdiff.review")
 
 
 def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0) -> Starlette:
-    """The review UI for ``store``, mounted at ``prefix``; ``token`` opens it."""
-    auth = Auth(token)
+    """The review UI for ``store``, mounted at ``prefix``; ``token`` (the shared, admin
+    token) opens it, as do the reviewers' own tokens (``shadowdiff reviewers``)."""
+    reviewers = Reviewers(store)
+    auth = Auth(token, reviewers, store.secret("session_key"))
     blinding = Blinding(store.secret("blind_key"))
     queue = ReviewQueue(store, claim_ttl=claim_ttl)
     # the review's own pages, and the answer view it shares with report.html
     loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"), PackageLoader("shadowdiff", "templates")])
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
+    env.filters["side_words"] = side_words
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
-        signed_in = auth.authenticated(request.headers, request.cookies)
-        html = env.get_template(name).render(prefix=prefix, csrf=auth.csrf, verdicts=VERDICT_HELP, nonce=nonce,
-                                             reviewer=_reviewer(request), signed_in=signed_in, **context)
+        who: Identity | None = request.scope.get("shadowdiff.identity")
+        html = env.get_template(name).render(prefix=prefix, csrf=auth.csrf(request.cookies), verdicts=VERDICT_HELP,
+                                             sides_asked=SIDE_QUESTION, nonce=nonce, who=who,
+                                             reviewer=who.name if who else _reviewer(request),
+                                             signed_in=who is not None, **context)
         response = HTMLResponse(html, status_code=status)
         # The pages embed model output. Escaping keeps it text; the policy is the second
         # wall: only the script carrying this response's nonce runs, nothing frames us.
@@ -100,22 +108,33 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         response.set_cookie(REVIEWER_COOKIE, quote(reviewer[:255]), max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict", path=prefix, secure=request.url.scheme == "https")
 
-    def guarded(handler: Handler) -> Handler:
+    def guarded(handler: Handler, admin: bool = False) -> Handler:
         async def wrapper(request: Request) -> Response:
-            if not auth.authenticated(request.headers, request.cookies):
+            who = await run_in_threadpool(auth.identify, request.headers, request.cookies, _reviewer(request))
+            if who is None:
                 if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
                     return RedirectResponse(f"{prefix}/login", status_code=303)
                 return JSONResponse({"error": "a review token is required"}, status_code=401)
+            request.scope["shadowdiff.identity"] = who
+            if admin and not who.admin:
+                # the exports name every reviewer's verdicts and the real sides
+                message = "Only an admin may export or read every reviewer's verdicts."
+                if "text/html" in request.headers.get("accept", ""):
+                    return page("message.html", request, status=403, message=message)
+                return JSONResponse({"error": message}, status_code=403)
             return await handler(request)
 
         return wrapper
+
+    def own_origin(request: Request) -> str:
+        return f"{request.url.scheme}://{request.headers.get('host', '')}"
 
     async def form_of(request: Request) -> FormData:
         """The posted form, if it came from the UI itself (``InputError`` otherwise)."""
         form = await request.form(max_files=0)
         csrf = form.get("csrf")
-        if not auth.csrf_ok(csrf if isinstance(csrf, str) else None, request.headers,
-                            request.headers.get("host", "")):
+        if not auth.csrf_ok(csrf if isinstance(csrf, str) else None, request.headers, request.cookies,
+                            own_origin(request)):
             raise _Forbidden("this form did not come from the review UI (CSRF check failed)")
         return form
 
@@ -124,20 +143,39 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
 
     async def login_post(request: Request) -> Response:
         form = await request.form(max_files=0)
-        reviewer = _text(form, "reviewer").strip()[:255]
-        if not auth.token_ok(_text(form, "token")) or not reviewer:
-            return page("login.html", request, status=401, error="wrong token, or no name")
+        origin = request.headers.get("origin")
+        if origin and origin != "null" and not same_origin(origin, own_origin(request)):
+            return page("login.html", request, status=403, error="this form did not come from the review UI")
+        opened = await run_in_threadpool(auth.sign_in, _text(form, "token"))
+        if opened is None:
+            return page("login.html", request, status=401, error="wrong token")
+        who, session = opened
+        typed = _text(form, "reviewer")
+        if who.shared:
+            # single-reviewer mode: the name is typed, so it must not be a registered reviewer's
+            try:
+                name = check_name(typed)
+            except InputError as exc:
+                return page("login.html", request, status=400, error=f"{exc} (the shared token needs your name)")
+            if await run_in_threadpool(reviewers.by_name, name) is not None:
+                return page("login.html", request, status=400,
+                            error=f"{name!r} is a reviewer with a token of their own: sign in with it")
+            who = Identity(name, who.admin, True)
         response = RedirectResponse(f"{prefix}/", status_code=303)
-        response.set_cookie(SESSION_COOKIE, auth.session, max_age=SESSION_SECONDS, httponly=True,
+        response.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict", path=prefix, secure=request.url.scheme == "https")
-        set_reviewer(response, request, reviewer)
+        if who.shared:
+            set_reviewer(response, request, who.name)
+        else:
+            response.delete_cookie(REVIEWER_COOKIE, path=prefix, httponly=True, samesite="strict",
+                                   secure=request.url.scheme == "https")
         return response
 
     async def logout_post(request: Request) -> Response:
         # A POST with the CSRF field, so that another site cannot sign a reviewer out;
         # not behind the token, so that a browser whose session a new token has voided
-        # can still forget it. The session is the same for every holder of the token:
-        # signing out forgets it in this browser; changing the token locks everyone out.
+        # can still forget it. Signing out forgets the session in this browser; a
+        # reviewer's sessions everywhere end when their token is reissued or revoked.
         try:
             await form_of(request)
         except InputError as exc:
@@ -148,11 +186,19 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                                    secure=request.url.scheme == "https")
         return response
 
+    def identity(request: Request) -> Identity:
+        who: Identity = request.scope["shadowdiff.identity"]
+        return who
+
     def filters(request: Request) -> Filters:
         q = request.query_params
+        who = identity(request)
         return Filters(run_id=q.get("run") or None, outcome=q.get("outcome") or None,
                        suggested=q.get("suggested") or None, signal=q.get("signal") or None,
-                       verdict=q.get("verdict") or None, unreviewed=q.get("unreviewed") == "1")
+                       verdict=q.get("verdict") or None, unreviewed=q.get("unreviewed") == "1",
+                       mine=q.get("mine") == "1", second=q.get("second") == "1",
+                       # a reviewer reads their own verdicts only; an admin, everyone's
+                       viewer=who.name or None, all_verdicts=who.admin)
 
     def query_without(request: Request, *names: str) -> str:
         return urlencode({k: v for k, v in request.query_params.items() if k not in names})
@@ -178,9 +224,12 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         # marked in the page's order: the diff breaks ties one way, which must not point at the baseline
         left, right = sides_diff(a, b)
         sides = [("A", a, left), ("B", b, right)]
+        who = identity(request)
         reviews = queue.reviews(pair_id)
-        # revealed once this reviewer has judged the pair, and never by a query parameter
-        revealed = any(r.reviewer == _reviewer(request) for r in reviews)
+        # revealed once this reviewer has judged the pair, and never by a query parameter;
+        # then they see their own verdicts, and an admin everyone's
+        revealed = bool(who.name) and any(r.reviewer == who.name for r in reviews)
+        reviews = [r for r in reviews if who.admin or r.reviewer == who.name]
         before, after = queue.neighbours(pair_id, filters(request))
         signals = [{"kind": s["kind"], "reason": blind(s["reason"], a_is_baseline)} for s in pair["signals"] or []]
         return page("pair.html", request, pair=pair, sides=sides, asked=request_view(pair["request"]),
@@ -193,16 +242,18 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         pair_id = int(request.path_params["pair_id"])
         try:
             form = await form_of(request)
-            reviewer = (_text(form, "reviewer") or _reviewer(request)).strip()
+            who = identity(request)
+            # an issued identity's name is the server's; only the shared token's holder types one
+            reviewer = check_name(_text(form, "reviewer") or who.name) if who.shared else who.name
+            if who.shared and reviewer != who.name and await run_in_threadpool(reviewers.by_name, reviewer) is not None:
+                raise InputError(f"{reviewer!r} is a reviewer with a token of their own")
             verdict = _text(form, "verdict")
-            letter = _text(form, "wrong").upper()
-            wrong = blinding.side(letter, pair_id).value if letter in ("A", "B") else None
-            if verdict == Verdict.FACTUAL.value and wrong is None:
-                # said in the reviewer's terms: the store's message names the hidden sides
-                raise InputError("a factual verdict says which side is wrong: A or B")
+            # "wrong" is the field's name from before every directional verdict had a side
+            letter = (_text(form, "side") or _text(form, "wrong")).strip().upper()
+            against = _side_against(verdict, letter, blinding, pair_id)
             if pair_id > _MAX_ID:
                 raise InputError(f"no pair {pair_id}")
-            await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, wrong, _text(form, "note"))
+            await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against, _text(form, "note"))
         except InputError as exc:
             status = 403 if isinstance(exc, _Forbidden) else 404 if str(exc).startswith("no pair") else 400
             if status == 400 and "text/html" in request.headers.get("accept", ""):
@@ -210,7 +261,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                                         status_code=303)
             return JSONResponse({"error": str(exc)}, status_code=status)
         response = RedirectResponse(f"{prefix}/pairs/{pair_id}", status_code=303)
-        set_reviewer(response, request, reviewer)
+        if who.shared and "text/html" in request.headers.get("accept", ""):
+            set_reviewer(response, request, reviewer)
         return response
 
     async def next_post(request: Request) -> Response:
@@ -218,7 +270,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             form = await form_of(request)
         except InputError as exc:
             return JSONResponse({"error": str(exc)}, status_code=403 if isinstance(exc, _Forbidden) else 400)
-        reviewer = _reviewer(request) or _text(form, "reviewer") or "anonymous"
+        who = identity(request)
+        reviewer = who.name or _text(form, "reviewer").strip() or "anonymous"
         pair_id = await run_in_threadpool(queue.claim_next, reviewer, filters(request))
         if pair_id is None:
             return RedirectResponse(f"{prefix}/?{urlencode({'message': 'Nothing left to review.'})}",
@@ -266,8 +319,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         Route(f"{prefix}/pairs/{{pair_id:int}}", guarded(in_thread(pair_page)), methods=["GET"]),
         Route(f"{prefix}/pairs/{{pair_id:int}}/verdict", guarded(verdict_post), methods=["POST"]),
         Route(f"{prefix}/next", guarded(next_post), methods=["POST"]),
-        Route(f"{prefix}/export.csv", guarded(in_thread(export_csv)), methods=["GET"]),
-        Route(f"{prefix}/export.jsonl", guarded(in_thread(export_jsonl)), methods=["GET"]),
+        Route(f"{prefix}/export.csv", guarded(in_thread(export_csv), admin=True), methods=["GET"]),
+        Route(f"{prefix}/export.jsonl", guarded(in_thread(export_jsonl), admin=True), methods=["GET"]),
     ]
     async def store_unavailable(request: Request, exc: Exception) -> Response:
         # the store slow or down (a lock, a restart): a short answer and one line, not a
@@ -295,6 +348,33 @@ def _text(form: FormData, name: str) -> str:
     if not isinstance(value, str):
         raise InputError(f"{name} must be text, not a file")
     return value
+
+
+def side_words(review: Any) -> str:
+    """A verdict's side in words, on the real sides: "candidate wrong", "baseline better"."""
+    against = Side(review.wrong_side)
+    if review.verdict is Verdict.IMPROVEMENT:
+        return f"{(Side.CANDIDATE if against is Side.BASELINE else Side.BASELINE).value} better"
+    return f"{against.value} {'wrong' if review.verdict is Verdict.FACTUAL else 'worse'}"
+
+
+def _side_against(verdict: str, letter: str, blinding: Blinding, pair_id: int) -> str | None:
+    """The side (baseline or candidate) a verdict goes against, from the letter the
+    reviewer chose: the wrong or worse side, or for ``improvement`` the one not chosen
+    as better. ``InputError``, in the reviewer's terms, when a directional verdict has none."""
+    try:
+        checked = Verdict(verdict)
+    except ValueError:
+        raise InputError(f"unknown verdict {verdict!r}; one of {', '.join(v.value for v in Verdict)}") from None
+    if not checked.directional:
+        return None    # a side left checked from an earlier choice means nothing here
+    if letter not in ("A", "B"):
+        # said in the page's letters: the store's message would name the hidden sides
+        raise InputError(f"a {checked.value} verdict says which side is {SIDE_QUESTION[checked.value]}: A or B")
+    chosen = blinding.side(letter, pair_id)
+    if checked is Verdict.IMPROVEMENT:
+        return (Side.CANDIDATE if chosen is Side.BASELINE else Side.BASELINE).value
+    return chosen.value
 
 
 def _bounded_int(text: str | None) -> int:

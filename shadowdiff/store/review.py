@@ -46,6 +46,10 @@ class Filters:
     signal: str | None = None
     verdict: str | None = None
     unreviewed: bool = False
+    mine: bool = False            # only pairs ``viewer`` has judged ("my reviews")
+    second: bool = False          # only pairs judged by someone else and not ``viewer``: a second blind review
+    viewer: str | None = None     # who is asking: the verdict filter reads their verdicts...
+    all_verdicts: bool = True     # ...or everyone's (an admin)
 
 
 def _review(row: Any) -> Review:
@@ -73,8 +77,16 @@ class ReviewQueue:
         reviewed = sa.exists().where(r.pair_id == p.id)
         if f.unreviewed:
             clauses.append(~reviewed)
+        by_viewer = [r.reviewer == (f.viewer or "")]
         if f.verdict:
-            clauses.append(sa.exists().where(r.pair_id == p.id, r.verdict == f.verdict))
+            clauses.append(sa.exists().where(r.pair_id == p.id, r.verdict == f.verdict,
+                                             *([] if f.all_verdicts else by_viewer)))
+        if f.mine:
+            clauses.append(sa.exists().where(r.pair_id == p.id, *by_viewer))
+        if f.second:
+            clauses += [reviewed, ~sa.exists().where(r.pair_id == p.id, *by_viewer),
+                        sa.select(sa.func.count(sa.distinct(r.reviewer))).where(r.pair_id == p.id)
+                        .scalar_subquery() < 2]
         if f.signal:
             # JSON containment differs per database; a text match on the kind is portable.
             clauses.append(sa.cast(p.signals, sa.Text).like(f'%"kind": "{f.signal}"%')
@@ -85,10 +97,14 @@ class ReviewQueue:
         """Queue rows, highest priority first, with their review counts."""
         p, r = schema.pairs.c, schema.reviews.c
         reviews = sa.select(sa.func.count()).where(r.pair_id == p.id).scalar_subquery()
-        verdicts = sa.select(sa.func.count(sa.distinct(r.verdict))).where(r.pair_id == p.id).scalar_subquery()
+        # whether reviewers disagree is everyone's verdicts: an admin's to see
+        verdicts = (sa.select(sa.func.count(sa.distinct(r.verdict + sa.func.coalesce(r.wrong_side, ""))))
+                    .where(r.pair_id == p.id).scalar_subquery() if f.all_verdicts else sa.literal(0))
+        mine = (sa.select(r.verdict).where(r.pair_id == p.id, r.reviewer == (f.viewer or ""))
+                .order_by(r.id.desc()).limit(1).scalar_subquery())
         query = (sa.select(p.id, p.key, p.run_id, p.category, p.outcome, p.similarity, p.suggested, p.priority,
-                           p.signals, p.claimed_by, p.claimed_until, p.judge_verdict,
-                           reviews.label("reviews"), verdicts.label("verdicts"))
+                           p.signals, p.claimed_by, p.claimed_until, p.judge_verdict, p.judge_wrong_side,
+                           reviews.label("reviews"), verdicts.label("verdicts"), mine.label("my_verdict"))
                  .where(*self._where(f)).order_by(p.priority.desc(), p.id).offset(offset).limit(limit))
         with self.engine.connect() as c:
             return [dict(row._mapping) for row in c.execute(query)]
@@ -104,8 +120,10 @@ class ReviewQueue:
             failed = c.execute(count.where(*self._where(base), p.outcome == "error")).scalar_one()
             reviewed = c.execute(sa.select(sa.func.count(sa.distinct(r.pair_id))).select_from(
                 schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base))).scalar_one()
+            # per verdict: everyone's for an admin, a reviewer's own otherwise
+            own = [] if f.all_verdicts else [r.reviewer == (f.viewer or "")]
             by_verdict = c.execute(sa.select(r.verdict, sa.func.count()).select_from(
-                schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base))
+                schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base), *own)
                 .group_by(r.verdict)).all()
             # what the acceptance verdict waits for: changed, comparable pairs
             needing = [*self._where(base), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
@@ -141,9 +159,14 @@ class ReviewQueue:
     # -- claims -------------------------------------------------------------------------
 
     def claim_next(self, reviewer: str, f: Filters | None = None) -> int | None:
-        """Claim the most urgent unreviewed pair nobody else holds; its id, or None."""
+        """Claim the most urgent unreviewed pair nobody else holds; its id, or None.
+
+        With ``f.second``: the most urgent pair someone else has judged and ``reviewer``
+        has not (a second, blind review)."""
+        second = bool(f and f.second)
         f = Filters(run_id=f.run_id if f else None, outcome=f.outcome if f else None,
-                    suggested=f.suggested if f else None, signal=f.signal if f else None, unreviewed=True)
+                    suggested=f.suggested if f else None, signal=f.signal if f else None,
+                    unreviewed=not second, second=second, viewer=reviewer)
         p = schema.pairs.c
         now = datetime.now(UTC)
         free = sa.or_(p.claimed_until.is_(None), p.claimed_until < now, p.claimed_by == reviewer)
@@ -183,13 +206,18 @@ class ReviewQueue:
         except ValueError:
             raise InputError(f"unknown verdict {verdict!r}; one of {', '.join(v.value for v in Verdict)}") from None
         side: Side | None = None
-        if checked is Verdict.FACTUAL:
+        if checked.directional:
+            # the side the verdict goes against: wrong (factual), worse (minor), not the better (improvement)
+            what = "wrong" if checked is Verdict.FACTUAL else "worse"
             try:
                 side = Side(wrong_side or "")
             except ValueError:
-                raise InputError("a factual verdict says which side is wrong: baseline or candidate") from None
+                raise InputError(f"a {checked.value} verdict says which side is {what}: baseline or candidate") \
+                    from None
             if side is Side.REPLICA:
-                raise InputError("a factual verdict says which side is wrong: baseline or candidate")
+                raise InputError(f"a {checked.value} verdict says which side is {what}: baseline or candidate")
+        elif wrong_side:
+            raise InputError(f"a {checked.value} verdict names no side")
         if not reviewer.strip():
             raise InputError("a verdict needs the reviewer's name")
         if len(note) > 10_000:

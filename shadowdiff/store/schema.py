@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0009"
+SCHEMA_VERSION = "0010"
 
 metadata = MetaData()
 
@@ -122,15 +122,29 @@ reviews = Table(
     Column("pair_id", Integer, ForeignKey("pairs.id", ondelete="CASCADE"), nullable=False),
     Column("reviewer", String(255), nullable=False),
     Column("verdict", String(16), nullable=False),
-    Column("wrong_side", String(16)),          # for a factual verdict: which side is wrong
+    # the side the verdict goes against (0010: every directional verdict has one):
+    # factual: the wrong side; minor: the worse side; improvement: the worse side (the other is better)
+    Column("wrong_side", String(16)),
     Column("note", Text, nullable=False, server_default=""),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_reviews_pair", "pair_id"),
 )
 
+# Reviewer identities (0010): a token per reviewer, kept as its SHA-256 digest.
+reviewers = Table(
+    "reviewers", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("token_digest", String(64), nullable=False, unique=True),
+    Column("admin", Boolean, nullable=False, server_default=text("false")),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+)
+
 secrets = Table(
     "secrets", metadata,
-    Column("name", String(64), primary_key=True),   # blind_key: the review UI's A/B order
+    # blind_key: the review UI's A/B order; session_key (0010): signs reviewers' sessions
+    Column("name", String(64), primary_key=True),
     Column("value", Text, nullable=False),
 )
 

@@ -75,10 +75,10 @@ def test_verdicts_are_never_overwritten(store: Store) -> None:
     queue = ReviewQueue(store)
     target = queue.page(Filters(run_id=run))[0]["id"]
     queue.add_review(target, "ana", "factual", "candidate", "43 is wrong")
-    queue.add_review(target, "bob", "minor", note="rounding?")
+    queue.add_review(target, "bob", "minor", "baseline", note="rounding?")
     reviews = queue.reviews(target)
     assert [(r.reviewer, r.verdict, r.wrong_side) for r in reviews] == [
-        ("ana", Verdict.FACTUAL, Side.CANDIDATE), ("bob", Verdict.MINOR, None)]
+        ("ana", Verdict.FACTUAL, Side.CANDIDATE), ("bob", Verdict.MINOR, Side.BASELINE)]
     row = queue.page(Filters(run_id=run))[0]
     assert (row["reviews"], row["verdicts"]) == (2, 2)  # a disagreement, visible
     exported = list(queue.export(run))

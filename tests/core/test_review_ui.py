@@ -23,6 +23,7 @@ from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
+from shadowdiff.store.reviewers import Reviewers
 from tests.core.factories import fill, pair
 from tests.servers import free_port, serve_app, wait_ready
 
@@ -273,19 +274,22 @@ def test_sign_out_forgets_the_session_and_the_name(ui: tuple[str, Store, str]) -
 
 
 def test_a_voided_session_can_still_sign_out(ui: tuple[str, Store, str]) -> None:
-    """After the token changes, the old cookies open nothing, show no name as signed
-    in, and can still be cleared."""
-    base, _, _ = ui
-    csrf = csrf_of(signed_in(base).get("/").text)
-    stale = httpx.Client(base_url=base, cookies={"shadowdiff_review": "from-an-old-token",
-                                                 "shadowdiff_reviewer": "ana"})
-    assert stale.get("/").status_code == 401
-    login = stale.get("/login").text
+    """After a reviewer's token is reissued, their old session opens nothing, shows no
+    name as signed in, and can still be cleared from a page open before."""
+    base, store, _ = ui
+    _, token = Reviewers(store).add("cleo")
+    client = httpx.Client(base_url=base)
+    assert client.post("/login", data={"token": token}).status_code == 303
+    csrf = csrf_of(client.get("/").text)
+    Reviewers(store).reissue("cleo")
+    assert client.get("/").status_code == 401
+    login = client.get("/login").text
     assert "reviewing as" not in login and 'id="signout"' not in login
-    assert 'value="ana"' in login                           # the name is offered again
-    response = stale.post("/logout", data={"csrf": csrf})
+    response = client.post("/logout", data={"csrf": csrf})
     assert response.status_code == 303
     assert_cookies_cleared(response)
+    stranger = httpx.Client(base_url=base, cookies={"shadowdiff_review": "r.1.forged"})
+    assert stranger.post("/logout", data={"csrf": csrf}).status_code == 403   # another session's CSRF token
 
 
 def assert_cookies_cleared(response: httpx.Response) -> None:
@@ -384,7 +388,8 @@ def test_serve_mounts_the_ui_under_review(start_simulator: Any, start_proxy: Any
     assert first
     page = client.get(f"/pairs/{first.group(1)}")
     assert page.status_code == 200 and "Explain topic" in page.text
-    verdict = client.post(f"/pairs/{first.group(1)}/verdict", data={"csrf": csrf_of(page.text), "verdict": "minor"})
+    verdict = client.post(f"/pairs/{first.group(1)}/verdict", data={"csrf": csrf_of(page.text), "verdict": "minor",
+                                                                     "side": "A"})
     assert verdict.status_code == 303
     assert "1 minor" in client.get("/").text
     assert httpx.get(url + "/v1/models").status_code == 200           # the proxy still proxies
