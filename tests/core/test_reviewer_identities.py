@@ -1,0 +1,233 @@
+"""Reviewer identities over real HTTP, on SQLite and PostgreSQL: tokens the server
+issues, the reveal and "my reviews" tied to them, admin-only exports, a side for every
+directional verdict, second blind reviews, and the origin check."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from shadowdiff.records import Side
+from shadowdiff.review.app import build_review_app
+from shadowdiff.review.auth import same_origin
+from shadowdiff.review.blind import Blinding
+from shadowdiff.store import Store
+from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.store.reviewers import Reviewers
+from tests.core.factories import fill
+from tests.core.test_review_ui import TOKEN, csrf_of, pair_ids, signed_in
+from tests.servers import serve_app
+
+UI = tuple[str, Store, str]
+
+
+@pytest.fixture
+def ui(store: Store) -> Iterator[UI]:
+    run = fill(store)
+    with serve_app(build_review_app(store, TOKEN)) as url:
+        yield url + "/review", store, run
+
+
+def as_reviewer(base: str, store: Store, name: str, admin: bool = False) -> httpx.Client:
+    _, token = Reviewers(store).add(name, admin=admin)
+    client = httpx.Client(base_url=base, headers={"accept": "text/html"})
+    response = client.post("/login", data={"token": token, "reviewer": "someone else"})
+    assert response.status_code == 303, response.text
+    return client
+
+
+def judge(client: httpx.Client, pair_id: int, verdict: str, side: str | None = None, note: str = "",
+          **extra: str) -> httpx.Response:
+    html = client.get(f"/pairs/{pair_id}").text
+    data = {"csrf": csrf_of(html), "verdict": verdict, "note": note, **extra}
+    if side:
+        data["side"] = side
+    return client.post(f"/pairs/{pair_id}/verdict", data=data)
+
+
+def test_an_issued_token_names_its_reviewer_whatever_is_typed(ui: UI) -> None:
+    base, store, run = ui
+    cleo = as_reviewer(base, store, "cleo")
+    assert "reviewing as cleo" in cleo.get("/").text
+    pid = pair_ids(store, run)["k1"]
+    page = cleo.get(f"/pairs/{pid}").text
+    assert 'name="reviewer"' not in page                  # no name to type: the server's
+    assert judge(cleo, pid, "wording", reviewer="mallory").status_code == 303
+    assert [r.reviewer for r in ReviewQueue(store).reviews(pid)] == ["cleo"]
+    # scripts: the same token as a header
+    _, token = Reviewers(store).add("dan")
+    api = httpx.Client(base_url=base, headers={"authorization": f"Bearer {token}"})
+    assert api.post(f"/pairs/{pid}/verdict", data={"verdict": "wording", "reviewer": "cleo"}).status_code == 303
+    assert [r.reviewer for r in ReviewQueue(store).reviews(pid)] == ["cleo", "dan"]
+
+
+def test_one_reviewer_cannot_see_anothers_reveal_verdicts_or_export(ui: UI) -> None:
+    base, store, run = ui
+    ana, bob = as_reviewer(base, store, "ana"), as_reviewer(base, store, "bob")
+    pid = pair_ids(store, run)["k2"]
+    wrong = Blinding(store.secret("blind_key")).letter(Side.CANDIDATE, pid)
+    assert judge(ana, pid, "factual", wrong, note="ana-says-43-is-wrong").status_code == 303
+    assert 'id="revealed"' in ana.get(f"/pairs/{pid}").text
+    page = bob.get(f"/pairs/{pid}").text
+    assert 'id="revealed"' not in page and "ana-says" not in page      # before bob's own verdict: blind
+    queue = bob.get("/?verdict=factual").text
+    assert f"/pairs/{pid}" not in queue                                   # ana's verdict filters nothing for bob
+    assert "1 factual" not in bob.get("/").text
+    for path in ("/export.csv", "/export.jsonl"):
+        assert bob.get(path).status_code == 403
+        assert "export" not in re.sub(r"<form.*?</form>", "", bob.get("/").text.split("<main>")[0], flags=re.S)
+    assert judge(bob, pid, "wording").status_code == 303
+    page = bob.get(f"/pairs/{pid}").text
+    assert 'id="revealed"' in page and "bob: <strong>wording" in page
+    assert "ana-says" not in page and "ana:" not in page                 # his reveal shows his verdicts only
+    assert "≠" not in bob.get("/").text                                    # nor whether others disagree
+    # "my reviews": the pairs bob judged, with his verdict
+    mine = bob.get("/?mine=1").text
+    assert f"/pairs/{pid}" in mine and "wording" in mine and mine.count("/pairs/") == 1
+
+
+def test_an_admin_reads_every_verdict_and_exports(ui: UI) -> None:
+    base, store, run = ui
+    ana, boss = as_reviewer(base, store, "ana"), as_reviewer(base, store, "boss", admin=True)
+    pid = pair_ids(store, run)["k2"]
+    assert judge(ana, pid, "minor", "A", note="ana-note").status_code == 303
+    assert "ana-note" in boss.get("/export.csv").text
+    assert "reviewing as boss (admin)" in boss.get("/").text
+    assert "≠" not in boss.get("/").text
+    assert judge(boss, pid, "equivalent").status_code == 303
+    page = boss.get(f"/pairs/{pid}").text
+    assert "ana-note" in page and "boss: <strong>equivalent" in page
+    assert "≠" in boss.get("/").text                                       # two verdicts that differ
+
+
+def test_the_shared_token_is_one_reviewer_who_may_not_take_a_registered_name(ui: UI) -> None:
+    base, store, run = ui
+    Reviewers(store).add("cleo")
+    client = httpx.Client(base_url=base)
+    refused = client.post("/login", data={"token": TOKEN, "reviewer": "cleo"})
+    assert refused.status_code == 400 and "token of their own" in refused.text
+    assert client.post("/login", data={"token": TOKEN, "reviewer": ""}).status_code == 400
+    admin = signed_in(base, "ana")
+    assert admin.get("/export.csv").status_code == 200                     # the shared token is the admin's
+    pid = pair_ids(store, run)["k1"]
+    taken = judge(admin, pid, "wording", reviewer="cleo")
+    assert taken.status_code == 400 and "token of their own" in taken.json()["error"]
+
+
+def test_revoked_and_reissued_tokens_open_nothing(ui: UI) -> None:
+    base, store, _ = ui
+    reviewers = Reviewers(store)
+    _, token = reviewers.add("eve")
+    client = httpx.Client(base_url=base)
+    assert client.post("/login", data={"token": token}).status_code == 303
+    assert client.get("/").status_code == 200
+    reviewers.revoke("eve")
+    assert client.get("/").status_code == 401
+    assert httpx.get(base + "/", headers={"authorization": f"Bearer {token}"}).status_code == 401
+    assert httpx.post(base + "/login", data={"token": token}).status_code == 401
+    _, fresh = reviewers.reissue("eve")
+    assert client.get("/").status_code == 401                               # the old session stays ended
+    assert httpx.get(base + "/", headers={"x-review-token": fresh}).status_code == 200
+    assert httpx.get(base + "/", headers={"x-review-token": token}).status_code == 401
+
+
+@pytest.mark.parametrize(("verdict", "letter_side", "stored"), [
+    ("factual", "candidate", "candidate"), ("minor", "baseline", "baseline"),
+    ("improvement", "candidate", "baseline"),       # the candidate better: the verdict goes against the baseline
+    ("improvement", "baseline", "candidate")])
+def test_every_directional_verdict_has_a_side(ui: UI, verdict: str, letter_side: str, stored: str) -> None:
+    base, store, run = ui
+    client = as_reviewer(base, store, "ana")
+    pid = pair_ids(store, run)["k4"]
+    letter = Blinding(store.secret("blind_key")).letter(Side(letter_side), pid)
+    api = httpx.Client(base_url=base, cookies=client.cookies)
+    html = api.get(f"/pairs/{pid}").text
+    no_side = api.post(f"/pairs/{pid}/verdict", data={"csrf": csrf_of(html), "verdict": verdict})
+    assert no_side.status_code == 400 and "A or B" in no_side.json()["error"]
+    assert "baseline" not in no_side.text and "candidate" not in no_side.text     # in the page's terms
+    assert ReviewQueue(store).reviews(pid) == []
+    assert judge(client, pid, verdict, letter).status_code == 303
+    (review,) = ReviewQueue(store).reviews(pid)
+    assert review.wrong_side == Side(stored)
+    words = {"factual": f"{letter_side} wrong", "minor": f"{letter_side} worse",
+             "improvement": f"{letter_side} better"}[verdict]
+    assert words in client.get(f"/pairs/{pid}").text
+
+
+def test_a_side_left_checked_means_nothing_for_an_undirected_verdict(ui: UI) -> None:
+    base, store, run = ui
+    client = as_reviewer(base, store, "ana")
+    pid = pair_ids(store, run)["k1"]
+    assert judge(client, pid, "wording", "A").status_code == 303
+    (review,) = ReviewQueue(store).reviews(pid)
+    assert review.wrong_side is None
+
+
+def test_a_second_blind_review_goes_to_someone_else(ui: UI) -> None:
+    base, store, run = ui
+    ana, bob = as_reviewer(base, store, "ana"), as_reviewer(base, store, "bob")
+    first = ReviewQueue(store).page(Filters(run_id=run, unreviewed=True))[0]["id"]
+    assert judge(ana, first, "wording").status_code == 303
+
+    def claim(client: httpx.Client, query: str) -> str:
+        html = client.get(f"/?{query}").text
+        response = client.post(f"/next?{query}", data={"csrf": csrf_of(html)})
+        assert response.status_code == 303
+        return response.headers["location"]
+
+    assert claim(bob, "second=1").endswith(f"/pairs/{first}")             # judged by ana, not by bob
+    assert "Nothing+left" in claim(ana, "second=1")                        # never her own pair again
+    assert judge(bob, first, "minor", "A").status_code == 303
+    assert "Nothing+left" in claim(as_reviewer(base, store, "cy"), "second=1")   # two reviews: done
+    assert not claim(bob, "").endswith(f"/pairs/{first}")                  # the plain queue: unreviewed pairs
+
+
+def test_the_origin_check_compares_scheme_host_and_port(ui: UI) -> None:
+    base, store, run = ui
+    client = as_reviewer(base, store, "ana")
+    pid = pair_ids(store, run)["k1"]
+    html = client.get(f"/pairs/{pid}").text
+    own = base.removesuffix("/review")
+    host, port = own.removeprefix("http://").split(":")
+    for origin in (own.replace("http://", "https://"), f"http://{host}:{int(port) + 1}", "http://evil.example"):
+        response = client.post(f"/pairs/{pid}/verdict", headers={"origin": origin},
+                               data={"csrf": csrf_of(html), "verdict": "wording"})
+        assert response.status_code == 403, origin
+    assert ReviewQueue(store).reviews(pid) == []
+    ok = client.post(f"/pairs/{pid}/verdict", headers={"origin": own}, data={"csrf": csrf_of(html),
+                                                                              "verdict": "wording"})
+    assert ok.status_code == 303
+    assert same_origin("https://a.example", "https://A.example:443")
+    assert not same_origin("https://a.example", "http://a.example:443")
+    assert not same_origin("http://[bad", "http://a.example")
+
+
+def test_the_reviewers_command(store: Store) -> None:
+    location = store.engine.url.render_as_string(hide_password=False) if store.dialect == "postgresql" \
+        else str(store.engine.url.database)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "shadowdiff", "reviewers", *args], capture_output=True,
+                              text=True, timeout=60)
+
+    added = cli("add", location, "Zoë Ng", "--admin")
+    assert added.returncode == 0, added.stderr
+    token = added.stdout.strip()
+    assert token.startswith("sdr_") and "Zoë Ng (admin)" in added.stderr
+    assert Reviewers(store).by_token(token).name == "Zoë Ng"            # type: ignore[union-attr]
+    again = cli("add", location, "Zoë Ng")
+    assert again.returncode != 0 and "already a reviewer" in again.stderr
+    assert cli("add", location, "x" * 300).returncode != 0
+    listed = cli("list", location)
+    assert "Zoë Ng\tadmin\tactive" in listed.stdout and token not in listed.stdout
+    assert cli("revoke", location, "Zoë Ng").returncode == 0
+    assert Reviewers(store).by_token(token) is None
+    assert "revoked" in cli("list", location).stdout
+    new = cli("token", location, "Zoë Ng")
+    assert new.returncode == 0 and Reviewers(store).by_token(new.stdout.strip()) is not None
+    assert cli("revoke", location, "nobody").returncode != 0
