@@ -112,7 +112,8 @@ def test_walk_the_queue_with_the_keyboard_and_see_the_export(page: Any, site: tu
         walked.append(pid)
         assert page.locator("#revealed").count() == 0   # blind until the verdict
         if step == 0:
-            page.keyboard.press("b")                     # factual, B is wrong
+            page.keyboard.press("5")                     # factual...
+            page.keyboard.press("b")                     # ...B is wrong
         else:
             page.keyboard.press("2")                     # wording
         page.keyboard.press("Control+Enter")
@@ -180,3 +181,59 @@ def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) ->
     path = output_dir() / "review-pair.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+def sign_in_as(page: Any, base: str, token: str) -> None:
+    """Sign in with a reviewer's own token: no name to type."""
+    page.goto(base + "/login")
+    page.fill("input[name=token]", token)
+    page.click("button[type=submit]")
+    page.wait_for_url(base + "/")
+
+
+def test_reviewers_with_their_own_tokens_review_blind_twice(browser: Any, site: tuple[str, Store, str]) -> None:
+    """Two reviewers, each with a token the server issued: the second reviews the first's
+    pair blind, sees neither her verdict nor her note, nor the export, and his reveal
+    shows his own verdict only."""
+    from shadowdiff.store.reviewers import Reviewers
+
+    base, store, run = site
+    _, ana_token = Reviewers(store).add("ana")
+    _, bob_token = Reviewers(store).add("bob")
+    pages = []
+    for token in (ana_token, bob_token):
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        pages.append(context.new_page())
+        pages[-1].set_default_timeout(10_000)
+        sign_in_as(pages[-1], base, token)
+    ana, bob = pages
+    assert "reviewing as ana" in ana.inner_text("header")
+    assert ana.locator("text=export CSV").count() == 0 and bob.locator("text=export CSV").count() == 0
+    ana.click("#next")
+    ana.wait_for_url("**/pairs/*")
+    pid = int(ana.url.rsplit("/", 1)[1].split("?")[0])
+    ana.keyboard.press("3")                              # minor...
+    ana.keyboard.press("a")                              # ...A is worse
+    ana.fill("textarea[name=note]", "ana-private-note")
+    ana.keyboard.press("Control+Enter")
+    ana.wait_for_selector("#revealed")
+    (review,) = ReviewQueue(store).reviews(pid)
+    assert (review.reviewer, review.verdict.value) == ("ana", "minor")
+    assert review.wrong_side == Blinding(store.secret("blind_key")).side("A", pid)
+
+    bob.check("#filter-second")
+    bob.click("button:has-text('Filter')")
+    bob.click("#next")
+    bob.wait_for_url(f"**/pairs/{pid}*")                 # the pair ana judged, for a second review
+    assert bob.locator("#revealed").count() == 0
+    assert "ana-private-note" not in bob.content()
+    bob.keyboard.press("2")                              # wording
+    bob.keyboard.press("Control+Enter")
+    bob.wait_for_selector("#revealed")
+    assert "bob" in bob.inner_text("#reviews") and "ana" not in bob.inner_text("#reviews")
+    assert "ana-private-note" not in bob.content()
+    response = bob.request.get(base + "/export.csv")
+    assert response.status == 403
+    assert [r.reviewer for r in ReviewQueue(store).reviews(pid)] == ["ana", "bob"]
+    for opened in pages:
+        opened.context.close()
