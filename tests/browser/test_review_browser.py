@@ -197,7 +197,7 @@ def test_reviewers_with_their_own_tokens_review_blind_twice(browser: Any, site: 
     shows his own verdict only."""
     from shadowdiff.store.reviewers import Reviewers
 
-    base, store, run = site
+    base, store, _ = site
     _, ana_token = Reviewers(store).add("ana")
     _, bob_token = Reviewers(store).add("bob")
     pages = []
