@@ -99,7 +99,8 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--label", multiple=True, metavar="KEY=VALUE",
         help="Recorded with the run: the conditions that move the noise floor (gpu=H100, vllm=0.34...).")
 @option("--review-token", default=None,
-        help="Serve the review UI under /review, opened by this token (at least 8 characters).")
+        help="Serve the review UI under /review; this token (at least 8 characters) is the admin's, and "
+             "reviewers sign in with their own (`shadowdiff reviewers add`).")
 @option("--alert-margin", default=0.05, show_default=True,
         help="Exported for the divergence alert: how far the divergence rate may rise above the noise floor.")
 @option("--deployment", default=None,

@@ -175,7 +175,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
 @click.command("review")
 @click.argument("store")
 @click.option("--token", envvar="SHADOWDIFF_REVIEW_TOKEN", show_envvar=True, default=None,
-              help="The token reviewers sign in with (default: a random one, printed).")
+              help="The shared (admin) token: single-reviewer mode, exports (default: a random one, printed). "
+                   "A team's reviewers get tokens of their own from `shadowdiff reviewers add`.")
 @click.option("--claim-ttl", default=600.0, show_default=True,
               help="Seconds a pair taken with 'next' stays reserved for its reviewer.")
 @click.option("--host", default="127.0.0.1", show_default=True)
