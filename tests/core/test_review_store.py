@@ -92,6 +92,9 @@ def test_verdicts_are_never_overwritten(store: Store) -> None:
     ("great", None, "unknown verdict 'great'"),
     ("factual", None, "says which side is wrong"),
     ("factual", "replica", "says which side is wrong"),
+    ("minor", None, "says which side is worse"),
+    ("improvement", "replica", "says which side is worse"),
+    ("wording", "candidate", "names no side"),
 ])
 def test_bad_verdicts_are_refused(store: Store, verdict: str, side: str | None, message: str) -> None:
     run = fill(store)
