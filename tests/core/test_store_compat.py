@@ -172,13 +172,15 @@ def test_an_old_store_is_reviewed_as_it_was(old_store: str) -> None:
                         HTTP.get(base + "/review/export.jsonl", headers=headers).text.splitlines()]
             assert sorted((v["key"], v["reviewer"], v["verdict"], v["wrong_side"], v["note"]) for v in verdicts) == [
                 ("a9ef7f76-1", "dave", "wording", None, ""), ("a9ef7f76-7", "dave", "wording", None, ""),
-                ("classification-3", "carol", "improvement", None, ""),
+                # every directional verdict names a side now (0010): improvement meant the
+                # candidate better (the baseline worse), minor the candidate slightly worse
+                ("classification-3", "carol", "improvement", "baseline", ""),
                 ("code-1", "alice", "factual", "candidate", "number flipped"),
                 ("extraction-1", "alice", "ambiguous", None, ""),
                 ("extraction-2", "bob", "factual", "baseline", "the candidate fixed it"),
                 ("summarization-1", "alice", "wording", None, ""),
-                ("summarization-1", "bob", "minor", None, "disagree"),
-                ("translation-1", "bob", "minor", None, "repeated word")]
+                ("summarization-1", "bob", "minor", "candidate", "disagree"),
+                ("translation-1", "bob", "minor", "candidate", "repeated word")]
             queue = HTTP.get(base + "/review/", headers=headers)
             assert queue.status_code == 200
             for verdict in verdicts:
