@@ -87,7 +87,7 @@ class ReviewQueue:
         reviews = sa.select(sa.func.count()).where(r.pair_id == p.id).scalar_subquery()
         verdicts = sa.select(sa.func.count(sa.distinct(r.verdict))).where(r.pair_id == p.id).scalar_subquery()
         query = (sa.select(p.id, p.key, p.run_id, p.category, p.outcome, p.similarity, p.suggested, p.priority,
-                           p.signals, p.claimed_by, p.claimed_until, p.judge_verdict,
+                           p.signals, p.claimed_by, p.claimed_until, p.judge_verdict, p.judge_wrong_side,
                            reviews.label("reviews"), verdicts.label("verdicts"))
                  .where(*self._where(f)).order_by(p.priority.desc(), p.id).offset(offset).limit(limit))
         with self.engine.connect() as c:

@@ -99,8 +99,10 @@ CASES = [
     Case("reasoning", {"text": "391", "reasoning": "17 * 23 = 391"}, {"text": "391", "reasoning": "17*23 is 391"},
          judge=("equivalent", None, "the same final answer"), kinds=("reasoning",)),
     Case("reasoning-cut", {"text": "", "reasoning": "First, 17 * 20", "finish_reason": "length"},
-         {"text": "", "reasoning": "First, 17 * 3", "refusal": "I cannot.", "finish_reason": "length"},
-         kinds=("reasoning", "refusal")),
+         {"text": "", "reasoning": "First, 17 * 3", "finish_reason": "length"}, kinds=("reasoning",)),
+    Case("reasoning-refusal", {"text": "", "reasoning": "First, 17 * 20", "finish_reason": "length"},
+         {"text": "", "reasoning": "First, 17 * 3", "refusal": "I cannot.", "finish_reason": "stop"},
+         kinds=("refusal", "truncation")),
     Case("divergence-near-tie", {"text": "The capital is Paris, of course.", "tokens": ["The", " capital", " is",
                                                                                        " Paris"]},
          {"text": "The capital is Lyon, of course.", "tokens": ["The", " capital", " is", " Lyon"]},
@@ -180,7 +182,7 @@ def swapped_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
     def a_is_baseline(self: Blinding, pair_id: int) -> bool:
         # in store 1 x is the baseline, in store 2 the candidate
-        return x_is_a[pair_id] != (self._key == swapped_key)
+        return bool(x_is_a[pair_id] != (self._key == swapped_key))
 
     monkeypatch.setattr(Blinding, "a_is_baseline", a_is_baseline)
     yield one, two
@@ -250,3 +252,31 @@ def test_no_page_names_a_side_before_the_verdict(swapped_stores: tuple[Store, St
         shown = re.sub(r"<style.*?</style>|<script.*?</script>|<form.*?</form>|<select.*?</select>|"
                        r'title="[^"]*"', "", html, flags=re.DOTALL)
         assert not re.search(r"baseline|candidate|improvement", shown, re.IGNORECASE), (path, shown)
+
+
+@pytest.mark.parametrize(("signal", "a_baseline", "b_baseline"), [
+    ({"kind": "numbers", "value": {"baseline_only": ["42"], "candidate_only": ["43"]},
+      "reason": "only the baseline says 42; only the candidate says 43"},
+     "only A says 42; only B says 43", "only A says 43; only B says 42"),
+    # a length stored before 0.2: the candidate's length over the baseline's
+    ({"kind": "length", "value": 1.9, "reason": "the candidate is 1.90x the baseline's length"},
+     "B is 1.90x as long", "A is 1.90x as long"),
+    ({"kind": "length", "value": 0.0, "reason": "the candidate is 0.00x the baseline's length"},
+     "B is empty", "A is empty"),
+    ({"kind": "choices", "value": {"baseline": 1, "candidate": 3},
+      "reason": "1 choices on the baseline, 3 on the candidate"},
+     "1 and 3 choices", "1 and 3 choices"),
+    # what this version does not know, or cannot read: a neutral text, never the stored reason
+    ({"kind": "tone", "value": {"baseline": "warm"}, "reason": "the baseline is warmer than the candidate"},
+     "the answers differ (tone): see them below", "the answers differ (tone): see them below"),
+    ({"kind": "numbers", "value": None, "reason": "only the baseline says 1"},
+     "the answers differ (numbers): see them below", "the answers differ (numbers): see them below"),
+    ({"kind": "refusal", "value": {"side": "neither"}, "reason": "only the neither refuses"},
+     "the answers differ (refusal): see them below", "the answers differ (refusal): see them below"),
+    ({"kind": "reasoning", "value": None, "reason": "the baseline thinks longer"},
+     "the reasoning differs", "the reasoning differs"),
+])
+def test_old_and_unknown_signals_are_shown_blind(signal: dict[str, Any], a_baseline: str, b_baseline: str) -> None:
+    from shadowdiff.review.blind import blind_reason
+
+    assert (blind_reason(signal, True), blind_reason(signal, False)) == (a_baseline, b_baseline)
