@@ -7,8 +7,10 @@ or user input, shown as text, never as markup. Database calls are synchronous an
 in Starlette's thread pool.
 
 Until a reviewer has given a verdict on a pair, nothing on its page says which side
-is which: the sides are letters (``shadowdiff.review.blind``), signal and judge reasons
-are rewritten to letters, and error texts (which name hosts) wait for the reveal.
+is which: the sides are letters (``shadowdiff.review.blind``), signal reasons are
+rebuilt A first and the judge's in its letters (the page's), the queue shows the
+judge's suggestion as the pair page does, and error texts (which name hosts) wait for
+the reveal.
 """
 
 from __future__ import annotations
@@ -309,7 +311,7 @@ def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed:
     """The judge's suggestion as the reviewer may see it (``judge_text``).
 
     The judge saw the answers as A and B in this page's order (``shadowdiff.judge``), so
-    its reason is shown in its own letters. Reasons stored before 0.2 name the sides
+    its reason is shown in its own letters. Reasons stored by earlier builds name the sides
     instead: ``blind`` turns those words into this page's letters.
     """
     verdict = row["judge_verdict"]

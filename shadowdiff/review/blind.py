@@ -4,7 +4,12 @@ A reviewer who knows which answer is the candidate's reads it differently; so th
 sides are shown as A and B in an order that is random per pair, stable (the same on
 every visit, in ``serve`` and in ``review``), and not derivable from anything a
 reviewer holds: it comes from a key the store made for itself (``secrets``), not
-from the shared review token.
+from the shared review token. The LLM judge sees the answers in the same order, so
+its letters are the page's.
+
+Letters alone are not enough: whatever else a page shows before the verdict (signal
+reasons, the judge's suggestion, the marks) must read the same whichever side A is,
+or its order or wording would name the side (issue 18; tests/core/test_blind_pages.py).
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ _SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNOREC
 def blind(text: str, a_is_baseline: bool) -> str:
     """Replace the side names in a text with the letters the reviewer sees.
 
-    Only for texts whose order and wording name no side (the judge's reasons stored
-    before 0.2, in side names): swapping words for letters keeps the order, and a
-    baseline-first sentence would give the side away by it (``blind_reason``)."""
+    For the judge's reasons stored by earlier builds, which name the sides. Not for a
+    signal's reason: swapping words for letters keeps its baseline-first order, which
+    alone gives the side away (``blind_reason`` rebuilds those instead)."""
     def letter(m: re.Match[str]) -> str:
         is_baseline = m.group(1).lower() == "baseline"
         return ("A" if is_baseline == a_is_baseline else "B") + (m.group(2) or "")

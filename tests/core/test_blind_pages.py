@@ -258,7 +258,7 @@ def test_no_page_names_a_side_before_the_verdict(swapped_stores: tuple[Store, St
     ({"kind": "numbers", "value": {"baseline_only": ["42"], "candidate_only": ["43"]},
       "reason": "only the baseline says 42; only the candidate says 43"},
      "only A says 42; only B says 43", "only A says 43; only B says 42"),
-    # a length stored before 0.2: the candidate's length over the baseline's
+    # a length stored by earlier builds: the candidate's length over the baseline's
     ({"kind": "length", "value": 1.9, "reason": "the candidate is 1.90x the baseline's length"},
      "B is 1.90x as long", "A is 1.90x as long"),
     ({"kind": "length", "value": 0.0, "reason": "the candidate is 0.00x the baseline's length"},
