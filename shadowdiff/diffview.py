@@ -29,7 +29,25 @@ def word_diff(a: str, b: str) -> tuple[Segments, Segments]:
     The common head and tail are set aside first; a differing middle of more than
     ``MAX_DIFF_CELLS`` words times words is marked whole, as the diff's time and memory
     grow with that product (60,000 words of reasoning each side would take seconds and
-    gigabytes, in the review UI's process)."""
+    gigabytes, in the review UI's process).
+
+    Where several alignments are as short, the diff breaks the tie by the order of its
+    arguments; so it is always run with the lesser text first and mirrored back: the
+    marks are the same whichever side a text is on (a blind reviewer could otherwise
+    tell the baseline by them, and the report would mark a pair differently swapped)."""
+    if b < a:
+        right, left = _word_diff(b, a)
+        return _mirror(left), _mirror(right)
+    return _word_diff(a, b)
+
+
+def _mirror(segments: Segments) -> Segments:
+    """The segments with deletions as insertions and insertions as deletions."""
+    swap = {"del": "ins", "ins": "del", "same": "same"}
+    return [(swap[kind], text) for kind, text in segments]
+
+
+def _word_diff(a: str, b: str) -> tuple[Segments, Segments]:
     wa, wb = _WORDS.findall(a), _WORDS.findall(b)
     head, tail = common_ends(wa, wb)
     left: Segments = [("same", "".join(wa[:head]))] if head else []

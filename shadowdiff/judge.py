@@ -2,10 +2,14 @@
 
 For each pair changed in substance (``near`` or ``divergent``) the judge sees the prompt and the
 two answers as A and B, in an order that is random per pair but stable (judges favour
-a position; a fixed baseline-first order would bias every call the same way). It must
-answer with one JSON object; what it says is stored as the pair's *suggested* verdict
-and reason, shown to reviewers beside the signals. It never counts toward PASS: the
-acceptance verdict reads people's verdicts only.
+a position; a fixed baseline-first order would bias every call the same way). The order
+is the review page's own (``Blinding``, keyed by the store's secret), so the judge's
+letters are the reviewer's: its reason is stored as it wrote it, in letters, and shown
+as it is; an order anyone could compute (it once was a hash of the pair's key) would
+let a reviewer map its letters to the sides. It must answer with one JSON object; what
+it says is stored as the pair's *suggested* verdict (on the real sides) and reason,
+shown to reviewers beside the signals. It never counts toward PASS: the acceptance
+verdict reads people's verdicts only.
 
 An answer that is not the JSON asked for is counted and left unjudged, not guessed at;
 a judge that is down or erroring is retried (``shadowdiff.client``), then reported.
@@ -14,7 +18,6 @@ a judge that is down or erroring is retried (``shadowdiff.client``), then report
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 from collections import Counter
@@ -30,6 +33,7 @@ from shadowdiff.client import Caller, Upstream
 from shadowdiff.compare import render
 from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.records import Side, Verdict
+from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store, StoredPair, schema
 from shadowdiff.store.review import NEEDS_REVIEW, ReviewQueue
 
@@ -53,7 +57,6 @@ In the reason, call the answers "Answer A" and "Answer B"."""
 
 _JUDGED = {"equivalent", "wording", "minor", "ambiguous", "factual"}
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)   # reasoning models' scratchpad
-_ANSWER_NAME = re.compile(r"\banswer\s+([AB])\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class JudgeSettings:
 class Judgement:
     verdict: Verdict
     worse_side: Side | None     # factual: the wrong side; minor and improvement: the worse one
-    reason: str                 # with the sides named "the baseline" / "the candidate"
+    reason: str                 # as the judge wrote it: the answers are A and B, in the review page's order
 
 
 @dataclass
@@ -88,11 +91,6 @@ class JudgeTally:
 
     def problem(self, text: str) -> None:
         self.first_problem = self.first_problem or text
-
-
-def a_is_baseline(pair_key: str) -> bool:
-    """The judge's A/B order for a pair: random-looking, stable across runs."""
-    return hashlib.sha256(pair_key.encode()).digest()[0] % 2 == 0
 
 
 def _cut(text: str, limit: int) -> str:
@@ -136,8 +134,9 @@ def parse_judgement(content: str, baseline_first: bool) -> Judgement:
     def side_of(letter: str) -> Side:
         return Side.BASELINE if (letter.upper() == "A") == baseline_first else Side.CANDIDATE
 
-    # "Answer A" becomes the side it was, so the review UI can blind it its own way
-    reason = _ANSWER_NAME.sub(lambda m: f"the {side_of(m.group(1)).value}", str(data.get("reason") or ""))[:2000]
+    # kept in the judge's letters, which are the review page's: rewriting "Answer A" to
+    # side names left its other mentions ("B is worse. A is wrong") in letters anyway
+    reason = str(data.get("reason") or "")[:2000]
     if verdict not in (Verdict.MINOR, Verdict.FACTUAL):
         return Judgement(verdict, None, reason)
     worse = data.get("worse")
@@ -163,6 +162,7 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
                     progress: Callable[[], object] | None = None) -> JudgeTally:
     """Ask the judge about every pair changed in substance of ``run_id`` not judged yet."""
     queue = ReviewQueue(store)
+    blinding = Blinding(store.secret("blind_key"))
     tally = JudgeTally()
     # The judge is not one of the compared sides; REPLICA is only the label its answers carry.
     upstream = Upstream(Side.REPLICA, settings.url, settings.model, settings.api_key)
@@ -179,7 +179,7 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
                 pair = await asyncio.to_thread(queue.pair, pair_id)
                 if pair is None:
                     return
-                order = a_is_baseline(pair["key"])
+                order = blinding.a_is_baseline(pair_id)
                 answer = await caller.call(upstream, "/v1/chat/completions", {
                     "messages": messages(pair, order, settings.max_chars), "temperature": 0,
                     "max_tokens": settings.max_tokens})

@@ -75,12 +75,7 @@ def numbers(a: str, b: str) -> Signal | None:
     only_a, only_b = sorted((na - nb).elements()), sorted((nb - na).elements())
     if not only_a and not only_b:
         return None
-    parts = []
-    if only_a:
-        parts.append(f"only the baseline says {', '.join(only_a[:6])}")
-    if only_b:
-        parts.append(f"only the candidate says {', '.join(only_b[:6])}")
-    return Signal("numbers", {"baseline_only": only_a, "candidate_only": only_b}, "; ".join(parts))
+    return _signal("numbers", {"baseline_only": only_a, "candidate_only": only_b})
 
 
 # -- structured output ----------------------------------------------------------------
@@ -136,12 +131,11 @@ def structured(a: str, b: str, tool_calls_a: Sequence[Any] | None = None,
     if ja is _NOT_JSON and jb is _NOT_JSON:
         return None
     if ja is _NOT_JSON or jb is _NOT_JSON:
-        side = "baseline" if ja is not _NOT_JSON else "candidate"
-        return Signal("structured", {"parses": side}, f"only the {side}'s answer is valid JSON")
+        return _signal("structured", {"parses": "baseline" if ja is not _NOT_JSON else "candidate"})
     paths = _diff_paths(ja, jb)
     if not paths:
         return None
-    return Signal("structured", {"paths": paths[:20]}, f"the JSON differs at {', '.join(paths[:5])}")
+    return _signal("structured", {"paths": paths[:20]})
 
 
 def _call_changes(ca: list[Any], cb: list[Any]) -> list[str]:
@@ -237,7 +231,7 @@ def label(a: str, b: str) -> Signal | None:
     la, lb = _label_of(a), _label_of(b)
     if la is None or lb is None or la == lb:
         return None
-    return Signal("label", {"baseline": la, "candidate": lb}, f"the baseline answers {la!r}, the candidate {lb!r}")
+    return _signal("label", {"baseline": la, "candidate": lb})
 
 
 # -- code -----------------------------------------------------------------------------
@@ -248,8 +242,7 @@ def code(a: str, b: str) -> Signal | None:
     cb = [normalize(m.group(2)) for m in _FENCE.finditer(b) if m.group(1) not in ("", "json", "text")]
     if (not ca and not cb) or ca == cb:
         return None
-    return Signal("code", {"blocks": [len(ca), len(cb)]},
-                  f"the code differs ({len(ca)} block(s) in the baseline, {len(cb)} in the candidate)")
+    return _signal("code", {"blocks": [len(ca), len(cb)]})
 
 
 # -- endings ----------------------------------------------------------------------------
@@ -258,10 +251,7 @@ def truncation(finish_a: str | None, finish_b: str | None) -> Signal | None:
     """A changed finish reason: one side hit the token limit, or stopped otherwise."""
     if finish_a == finish_b:
         return None
-    cut = [side for side, finish in (("baseline", finish_a), ("candidate", finish_b)) if finish == "length"]
-    reason = (f"the {cut[0]} was cut at the token limit" if len(cut) == 1
-              else f"the baseline finished with {finish_a}, the candidate with {finish_b}")
-    return Signal("truncation", {"baseline": finish_a, "candidate": finish_b}, reason)
+    return _signal("truncation", {"baseline": finish_a, "candidate": finish_b})
 
 
 # -- repetition -------------------------------------------------------------------------
@@ -283,9 +273,7 @@ def repetition(a: str, b: str) -> Signal | None:
     only_a, only_b = sorted(ra - rb), sorted(rb - ra)
     if not only_a and not only_b:
         return None
-    side = "candidate" if only_b else "baseline"
-    return Signal("repetition", {"baseline_only": only_a[:5], "candidate_only": only_b[:5]},
-                  f"the {side} repeats {', '.join(repr(x) for x in (only_b or only_a)[:3])}")
+    return _signal("repetition", {"baseline_only": only_a[:5], "candidate_only": only_b[:5]})
 
 
 # -- refusals ---------------------------------------------------------------------------
@@ -298,33 +286,107 @@ def refusal(a: str, b: str) -> Signal | None:
     ra, rb = bool(_REFUSAL.search(a[:400])), bool(_REFUSAL.search(b[:400]))
     if ra == rb:
         return None
-    side = "baseline" if ra else "candidate"
-    return Signal("refusal", {"side": side}, f"only the {side} refuses")
+    return _signal("refusal", {"side": "baseline" if ra else "candidate"})
 
 
 # -- size and position --------------------------------------------------------------------
 
-def length(a: str, b: str, low: float = 0.8, high: float = 1.25) -> Signal | None:
-    if not a:
+def length(a: str, b: str, high: float = 1.25) -> Signal | None:
+    """One answer more than ``high`` times as long as the other (an empty one included:
+    whichever side it is on, so that the signal says nothing of the side)."""
+    shorter, longer = sorted((len(a), len(b)))
+    if longer <= shorter * high:
         return None
-    ratio = len(b) / len(a)
-    if low <= ratio <= high:
-        return None
-    return Signal("length", round(ratio, 3), f"the candidate is {ratio:.2f}x the baseline's length")
+    return _signal("length", {"baseline": len(a), "candidate": len(b)})
 
 
-def divergence(comparison: Comparison, margin: float | None, near_tie: float = 0.5) -> Signal | None:
-    """Where the answers part, and how sure the baseline was there."""
+_NEAR_TIE = 0.5
+
+
+def divergence(comparison: Comparison, margin: float | None) -> Signal | None:
+    """Where the answers part, and how sure the baseline was there (its top-1/top-2
+    margin: the reason does not say whose, as that would name a side)."""
     if comparison.first_char is None:
         return None
-    value: dict[str, Any] = {"char": comparison.first_char, "token": comparison.first_token, "margin": margin}
-    where = f"token {comparison.first_token}" if comparison.first_token is not None \
-        else f"character {comparison.first_char}"
-    if margin is None:
-        return Signal("divergence", value, f"the answers part at {where}")
-    kind = "a near-tie: likely benign numerics" if margin < near_tie else "a confident change"
-    return Signal("divergence", value,
-                  f"the answers part at {where}, where the top-1/top-2 margin was {margin:.2f} ({kind})")
+    return _signal("divergence", {"char": comparison.first_char, "token": comparison.first_token, "margin": margin})
+
+
+# -- reasons ---------------------------------------------------------------------------------
+
+SIDES = ("baseline", "candidate")
+_NAMES = ("the baseline", "the candidate")
+
+
+def _signal(kind: str, value: Any) -> Signal:
+    return Signal(kind, value, explain(kind, value))
+
+
+def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, str] = _NAMES) -> str:
+    """A signal's reason, from its value alone: the side ``first`` is named first, as
+    ``names[0]``, the other second, as ``names[1]``. The words are the same whichever
+    side comes first (the review UI passes the page's order and letters, so that
+    neither the order nor the wording points at the baseline; the stored reason is the
+    baseline first, for reports). ``KeyError``, ``TypeError`` or ``ValueError`` for a
+    kind or value it does not know."""
+    order = (first, SIDES[1 - SIDES.index(first)])   # ValueError for another side
+
+    def pick(suffix: str = "") -> tuple[Any, Any]:
+        return value[order[0] + suffix], value[order[1] + suffix]
+
+    def name(side: str) -> str:
+        return names[order.index(side)]
+
+    if kind == "numbers":
+        return "; ".join(f"only {n} says {', '.join(map(str, xs[:6]))}" for n, xs in zip(names, pick("_only"),
+                                                                                    strict=True) if xs)
+    if kind == "label":
+        x, y = pick()
+        return f"{names[0]} answers {x!r}, {names[1]} {y!r}"
+    if kind == "code":
+        x, y = (value["blocks"][SIDES.index(side)] for side in order)
+        return f"the code differs ({x} block(s) in {names[0]}, {y} in {names[1]})"
+    if kind == "truncation":
+        finishes = pick()
+        cut = [n for n, finish in zip(names, finishes, strict=True) if finish == "length"]
+        return (f"{cut[0]} was cut at the token limit" if len(cut) == 1
+                else f"{names[0]} finished with {finishes[0]}, {names[1]} with {finishes[1]}")
+    if kind == "repetition":
+        return "; ".join(f"{n} repeats {', '.join(repr(x) for x in xs[:3])}" for n, xs in zip(names, pick("_only"),
+                                                                                          strict=True) if xs)
+    if kind == "refusal":
+        return f"only {name(value['side'])} refuses"
+    if kind == "structured" and "parses" in value:
+        return f"only {name(value['parses'])}'s answer is valid JSON"
+    if kind == "structured" and not value.get("tool_calls"):
+        return f"the JSON differs at {', '.join(value['paths'][:5])}"
+    if kind == "length":
+        if isinstance(value, int | float):
+            # stored by earlier builds (issue 18 changed it): the candidate's length over the baseline's
+            x, y = (1.0, float(value)) if first == "baseline" else (float(value), 1.0)
+            counts = ""
+        else:
+            x, y = pick()
+            counts = f"{names[0]} has {x:,} characters, {names[1]} {y:,}"
+        if not min(x, y):
+            return counts or f"{names[0] if not x else names[1]} is empty"
+        longer = names[0] if x > y else names[1]
+        return (counts + "; " if counts else "") + f"{longer} is {max(x, y) / min(x, y):.2f}x as long"
+    if kind == "choices" and "differ" in value:
+        differ = value["differ"]
+        return f"choice{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ))} differ" \
+               f"{'' if len(differ) > 1 else 's'}"
+    if kind == "choices":
+        # the counts in order of size, not of side: they give no side away even unblinded
+        x, y = sorted(pick())
+        return f"{x} and {y} choices"
+    if kind == "divergence":
+        where = f"token {value['token']}" if value["token"] is not None else f"character {value['char']}"
+        if value["margin"] is None:
+            return f"the answers part at {where}"
+        margin = float(value["margin"])
+        sure = "a near-tie: likely benign numerics" if margin < _NEAR_TIE else "a confident change"
+        return f"the answers part at {where}, where the top-1/top-2 margin was {margin:.2f} ({sure})"
+    raise KeyError(kind)
 
 
 # -- triage ----------------------------------------------------------------------------------
@@ -369,38 +431,40 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
 
 
 def reasoning_only(base: Answer, cand: Answer) -> Signal | None:
-    """The thinking changed while the final answer (text and tool calls) did not: still a
-    change, reviewed after the changes a user sees."""
+    """The thinking changed while the final answer (text, tool calls, refusal) did not:
+    still a change, reviewed after the changes a user sees."""
     if (base.reasoning or None) == (cand.reasoning or None) or normalize(base.text) != normalize(cand.text):
         return None
-    if call_keys(base.tool_calls) != call_keys(cand.tool_calls):
+    if call_keys(base.tool_calls) != call_keys(cand.tool_calls) or (base.refusal or None) != (cand.refusal or None):
         return None
-    if not (base.text or base.tool_calls or base.refusal):
-        return Signal("reasoning", None, "the reasoning differs; both answers were cut off inside it")
-    return Signal("reasoning", None, "only the reasoning differs; the final answer is the same")
+    # both sides looked at: "cut off inside it" read from the baseline alone named the side
+    # that refused when the other had nothing
+    if not any(x.text or x.tool_calls or x.refusal for x in (base, cand)):
+        return Signal("reasoning", None, REASONING_REASONS[0])
+    return Signal("reasoning", None, REASONING_REASONS[1])
+
+
+# a reasoning signal's reasons: the value holds nothing to rebuild them from, and they name no side
+REASONING_REASONS = ("the reasoning differs; both answers were cut off inside it",
+                     "only the reasoning differs; the final answer is the same")
 
 
 def refused(base: Answer, cand: Answer) -> Signal | None:
     """The server's own refusal field (``message.refusal``), set on one side only."""
     if bool(base.refusal) == bool(cand.refusal):
         return None
-    side = "baseline" if base.refusal else "candidate"
-    return Signal("refusal", {"side": side}, f"only the {side} refuses")
+    return _signal("refusal", {"side": "baseline" if base.refusal else "candidate"})
 
 
 def choices(base: Answer, cand: Answer) -> Signal | None:
     """Answers with several choices: how many, and which differ."""
     a, b = base.choices, cand.choices
     if len(a) != len(b):
-        # the counts in order of size, not of side, so that a blind reviewer cannot tell the sides by them
-        return Signal("choices", {"baseline": len(a), "candidate": len(b)},
-                      f"{min(len(a), len(b))} and {max(len(a), len(b))} choices")
+        return _signal("choices", {"baseline": len(a), "candidate": len(b)})
     differ = [x.index for x, y in zip(a, b, strict=True) if render([x]) != render([y])]
     if not [i for i in differ if i]:
         return None
-    which = ", ".join(map(str, differ))
-    return Signal("choices", {"differ": differ}, f"choice{'s' if len(differ) > 1 else ''} {which} differ"
-                  f"{'' if len(differ) > 1 else 's'}")
+    return _signal("choices", {"differ": differ})
 
 
 _CHOICE_HEADER = re.compile(r"^--- choice \d+ ---$", re.M)

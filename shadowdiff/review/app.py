@@ -7,8 +7,10 @@ or user input, shown as text, never as markup. Database calls are synchronous an
 in Starlette's thread pool.
 
 Until a reviewer has given a verdict on a pair, nothing on its page says which side
-is which: the sides are letters (``shadowdiff.review.blind``), signal and judge reasons
-are rewritten to letters, and error texts (which name hosts) wait for the reveal.
+is which: the sides are letters (``shadowdiff.review.blind``), signal reasons are
+rebuilt A first and the judge's in its letters (the page's), the queue shows the
+judge's suggestion as the pair page does, and error texts (which name hosts) wait for
+the reveal.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from shadowdiff.records import Side, Verdict
 from shadowdiff.reports import spreadsheet_safe
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth, Identity, same_origin
-from shadowdiff.review.blind import Blinding, blind
+from shadowdiff.review.blind import Blinding, blind, blind_reason, judge_text
 from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
@@ -209,6 +211,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         rows = queue.page(f, offset=offset, limit=50)
         for row in rows:
             row["signal_kinds"] = sorted({s["kind"] for s in row["signals"] or [] if s["kind"] != "divergence"})
+            # the judge's word as on the pair page: the raw one beside it would give the side away
+            verdict, worse = row.pop("judge_verdict"), row.pop("judge_wrong_side")
+            row["judge"] = judge_text(verdict, worse, blinding.a_is_baseline(row["id"])) if verdict else ""
         return page("queue.html", request, rows=rows, signal_kinds=SIGNAL_KINDS, counts=queue.counts(f),
                     runs=store.runs(), f=f, offset=offset, query=query_without(request, "offset", "message"),
                     message=request.query_params.get("message"))
@@ -231,7 +236,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         revealed = bool(who.name) and any(r.reviewer == who.name for r in reviews)
         reviews = [r for r in reviews if who.admin or r.reviewer == who.name]
         before, after = queue.neighbours(pair_id, filters(request))
-        signals = [{"kind": s["kind"], "reason": blind(s["reason"], a_is_baseline)} for s in pair["signals"] or []]
+        signals = [{"kind": s["kind"], "reason": blind_reason(s, a_is_baseline)} for s in pair["signals"] or []]
         return page("pair.html", request, pair=pair, sides=sides, asked=request_view(pair["request"]),
                     signals=signals, reviews=reviews,
                     revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
@@ -383,20 +388,17 @@ def _bounded_int(text: str | None) -> int:
 
 
 def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed: bool) -> dict[str, Any] | None:
-    """The judge's suggestion as the reviewer may see it.
+    """The judge's suggestion as the reviewer may see it (``judge_text``).
 
-    Before the reveal, ``improvement`` (the baseline is worse) and ``minor`` (the
-    candidate is worse) are both shown as "minor, <letter> worse": the word alone
-    would say which side is the candidate.
+    The judge saw the answers as A and B in this page's order (``shadowdiff.judge``), so
+    its reason is shown in its own letters. Reasons stored by earlier builds name the sides
+    instead: ``blind`` turns those words into this page's letters.
     """
     verdict = row["judge_verdict"]
     if not verdict:
         return None
     a_is_baseline = blinding.a_is_baseline(pair_id)
-    worse = row["judge_wrong_side"]
-    shown = verdict if revealed or verdict != Verdict.IMPROVEMENT.value else Verdict.MINOR.value
-    return {"verdict": shown, "worse": blinding.letter(worse, pair_id) if worse else None,
-            "wrong_word": "wrong" if verdict == Verdict.FACTUAL.value else "worse",
+    return {"text": judge_text(verdict, row["judge_wrong_side"], a_is_baseline, revealed),
             "reason": blind(row["judge_reason"] or "", a_is_baseline)}
 
 

@@ -4,7 +4,12 @@ A reviewer who knows which answer is the candidate's reads it differently; so th
 sides are shown as A and B in an order that is random per pair, stable (the same on
 every visit, in ``serve`` and in ``review``), and not derivable from anything a
 reviewer holds: it comes from a key the store made for itself (``secrets``), not
-from the shared review token.
+from the shared review token. The LLM judge sees the answers in the same order, so
+its letters are the page's.
+
+Letters alone are not enough: whatever else a page shows before the verdict (signal
+reasons, the judge's suggestion, the marks) must read the same whichever side A is,
+or its order or wording would name the side (issue 18; tests/core/test_blind_pages.py).
 """
 
 from __future__ import annotations
@@ -12,19 +17,63 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from typing import Any
 
-from shadowdiff.records import Side
+from shadowdiff.records import Side, Verdict
+from shadowdiff.signals import REASONING_REASONS, explain
 
 _SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNORECASE)
 
 
 def blind(text: str, a_is_baseline: bool) -> str:
-    """Replace the side names in a signal's reason with the letters the reviewer sees."""
+    """Replace the side names in a text with the letters the reviewer sees.
+
+    For the judge's reasons stored by earlier builds, which name the sides. Not for a
+    signal's reason: swapping words for letters keeps its baseline-first order, which
+    alone gives the side away (``blind_reason`` rebuilds those instead)."""
     def letter(m: re.Match[str]) -> str:
         is_baseline = m.group(1).lower() == "baseline"
         return ("A" if is_baseline == a_is_baseline else "B") + (m.group(2) or "")
 
     return _SIDE_WORDS.sub(letter, text)
+
+
+def blind_reason(signal: dict[str, Any], a_is_baseline: bool) -> str:
+    """A signal's reason as the reviewer may read it: rebuilt from its value, A first,
+    in words that are the same whichever side A is (``signals.explain``).
+
+    The stored reason is not blinded word for word: it names the baseline first, and
+    the order alone would give the side away. A kind or value this version does not
+    know gets a neutral text, never the stored reason."""
+    kind, value = str(signal.get("kind")), signal.get("value")
+    if kind == "reasoning":
+        reason = signal.get("reason")
+        return reason if reason in REASONING_REASONS else "the reasoning differs"
+    if kind == "structured" and isinstance(value, dict) and value.get("tool_calls"):
+        # built side-free when stored (values in sorted order, counts by size): shown as it is
+        return str(signal.get("reason") or "the tool calls differ")
+    try:
+        reason = explain(kind, value, "baseline" if a_is_baseline else "candidate", ("A", "B"))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        reason = ""
+    return reason or f"the answers differ ({kind}): see them below"
+
+
+def judge_text(verdict: str, worse: str | None, a_is_baseline: bool, revealed: bool = False) -> str:
+    """The judge's suggested verdict as a reviewer may see it before the reveal, on the
+    pair page and in the queue alike: "minor (B worse)", "factual (A wrong)".
+
+    ``improvement`` (the baseline is worse) is shown as minor with the worse letter:
+    the word alone would say which side is the candidate. Once ``revealed``, the
+    judge's own word is shown."""
+    shown = Verdict.MINOR.value if verdict == Verdict.IMPROVEMENT.value and not revealed else verdict
+    if not worse:
+        return shown
+    return f"{shown} ({_letter(worse, a_is_baseline)} {'wrong' if verdict == Verdict.FACTUAL.value else 'worse'})"
+
+
+def _letter(side: Side | str, a_is_baseline: bool) -> str:
+    return "A" if (Side(side) is Side.BASELINE) == a_is_baseline else "B"
 
 
 class Blinding:
@@ -36,7 +85,7 @@ class Blinding:
 
     def letter(self, side: Side | str, pair_id: int) -> str:
         """The letter ``side`` (baseline or candidate) has on this pair's page."""
-        return "A" if (Side(side) is Side.BASELINE) == self.a_is_baseline(pair_id) else "B"
+        return _letter(side, self.a_is_baseline(pair_id))
 
     def side(self, letter: str, pair_id: int) -> Side:
         """The side behind ``letter`` on this pair's page."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from shadowdiff.diffview import answer_diff, sides_diff
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shadowdiff.diffview import CallView, ChoiceView, Segments, answer_diff, sides_diff, word_diff
 from shadowdiff.records import Answer, Choice, Side
 
 
@@ -57,3 +61,46 @@ def test_the_request_view_takes_odd_stored_requests() -> None:
                                           {"function": {"name": "f", "arguments": "{}"}}]},
                                       {"role": "user", "content": "x"}]})
     assert view.messages == [("assistant", "hi"), ("assistant", "<tool_call>f {}</tool_call>"), ("user", "x")]
+
+
+_TEXTS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "42", " ", ", ", "\n", "."]), max_size=12).map("".join)
+
+
+def _mirror(segments: Segments | None) -> Segments | None:
+    swap = {"del": "ins", "ins": "del", "same": "same"}
+    return None if segments is None else [(swap[kind], text) for kind, text in segments]
+
+
+def _mirrored(views: list[ChoiceView]) -> list[ChoiceView]:
+    return [replace(v, reasoning=_mirror(v.reasoning), text=_mirror(v.text), refusal=_mirror(v.refusal),
+                    tool_calls=[CallView(_mirror(c.name) or [], _mirror(c.arguments) or []) for c in v.tool_calls])
+            for v in views]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, _TEXTS)
+def test_swapped_texts_are_marked_as_the_mirror_image(a: str, b: str) -> None:
+    """Ties in the diff are broken alike whichever text comes first: a text's marks do not
+    say which side it is on (issue 18: one pair's highlighting changed when swapped)."""
+    left, right = word_diff(a, b)
+    assert word_diff(b, a) == (_mirror(right), _mirror(left))
+    assert "".join(t for _, t in left) == a and "".join(t for _, t in right) == b
+
+
+_CHOICES = st.lists(st.builds(
+    Choice, st.integers(0, 2), _TEXTS, st.none() | _TEXTS, st.none() | _TEXTS,
+    st.none() | st.lists(st.builds(call, st.sampled_from(["f", "g"]), _TEXTS), max_size=2)), max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.none() | _CHOICES, st.none() | _CHOICES)
+def test_swapped_answers_are_marked_as_the_mirror_image(a: list[Choice] | None, b: list[Choice] | None) -> None:
+    left, right = answer_diff(a, b)
+    assert answer_diff(b, a) == (_mirrored(right), _mirrored(left))
+
+
+def test_two_swapped_words_keep_the_same_word_on_either_side() -> None:
+    left, right = word_diff("alpha beta", "beta alpha")
+    assert word_diff("beta alpha", "alpha beta") == (_mirror(right), _mirror(left))
+    kept = {text for segments in (left, right) for kind, text in segments if kind == "same" and text.strip()}
+    assert len(kept) == 1   # one word kept, the same one in both texts

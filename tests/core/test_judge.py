@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -18,7 +19,7 @@ from starlette.routing import Route
 
 from shadowdiff.acceptance import Decision, acceptance
 from shadowdiff.errors import InputError
-from shadowdiff.judge import a_is_baseline, parse_judgement
+from shadowdiff.judge import JudgeSettings, judge_run, parse_judgement
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
 from tests.core.test_acceptance import make_run, run_report
@@ -44,8 +45,9 @@ class FakeJudge:
         if self.mode == "chatty":
             content = "They look the same to me."
         elif "43" in a or "43" in b:
-            content = '```json\n{"verdict": "factual", "worse": "%s", "reason": "43 is wrong"}\n```' % (
-                "A" if "43" in a else "B")
+            letter = "A" if "43" in a else "B"
+            said = {"verdict": "factual", "worse": letter, "reason": f"Answer {letter} says 43: {letter} is wrong"}
+            content = f"```json\n{json.dumps(said)}\n```"
         else:
             content = json.dumps({"verdict": "wording", "worse": None, "reason": "same content"})
         return JSONResponse({"id": "chatcmpl-judge", "object": "chat.completion", "created": 0,
@@ -159,9 +161,11 @@ def test_replies_map_back_to_the_real_sides(reply: str, baseline_first: bool,
     assert (judgement.verdict, judgement.worse_side) == expected
 
 
-def test_the_reason_names_the_real_sides() -> None:
-    reply = '{"verdict": "factual", "worse": "B", "reason": "Answer B says 43; answer A says 42."}'
-    assert parse_judgement(reply, False).reason == "the baseline says 43; the candidate says 42."
+def test_the_reason_is_kept_in_the_judges_letters() -> None:
+    """The judge's letters are the review page's (same order): rewriting "Answer B" to a
+    side name, as before, left "B is worse" in letters and mixed the two."""
+    reply = '{"verdict": "factual", "worse": "B", "reason": "Answer B says 43; A is right. B is wrong."}'
+    assert parse_judgement(reply, False).reason == "Answer B says 43; A is right. B is wrong."
 
 
 @pytest.mark.parametrize(("reply", "message"), [
@@ -177,10 +181,33 @@ def test_replies_out_of_format_are_refused(reply: str, message: str) -> None:
         parse_judgement(reply, True)
 
 
-def test_the_order_shown_to_the_judge_varies_but_is_stable() -> None:
-    orders = [a_is_baseline(f"pair-{i}") for i in range(40)]
-    assert set(orders) == {True, False}
-    assert orders == [a_is_baseline(f"pair-{i}") for i in range(40)]
+def test_the_judge_sees_the_review_pages_order(tmp_path: Path, judge_server: tuple[str, FakeJudge]) -> None:
+    """The judge's A is the review page's A on every pair (both come from the store's
+    secret, not from the pair's key that the page shows), so its reason in letters and
+    its worse side read the same on the page; and the order varies across pairs."""
+    from shadowdiff.review.blind import Blinding
+    from shadowdiff.store.review import Filters, ReviewQueue
+    from tests.core.factories import pair
+
+    url, fake = judge_server
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.create_run("replay", {})
+        store.add_pairs(run, [pair(f"k{i}", f"Pair {i}: the total is 42.", f"Pair {i}: the total is 43.")
+                              for i in range(16)])
+        tally = asyncio.run(judge_run(store, run, JudgeSettings(url, "judge-model")))
+        assert tally.judged == {"factual": 16}
+        blinding = Blinding(store.secret("blind_key"))
+        queue = ReviewQueue(store)
+        for row in queue.page(Filters(run_id=run)):
+            stored = queue.pair(row["id"])
+            assert stored is not None and stored["judge_wrong_side"] == "candidate"
+            letter = blinding.letter(Side.CANDIDATE, row["id"])
+            assert stored["judge_reason"] == f"Answer {letter} says 43: {letter} is wrong"
+        orders = {"43" in r["messages"][-1]["content"].split("ANSWER B:")[1] for r in fake.requests}
+        assert orders == {True, False}
+    finally:
+        store.close()
 
 
 def test_the_judge_sees_the_whole_answer(tmp_path: Path) -> None:

@@ -6,10 +6,14 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shadowdiff import signals
-from shadowdiff.compare import compare
-from shadowdiff.signals import triage
+from shadowdiff.compare import compare, compare_answers
+from shadowdiff.records import Answer, Choice, Side
+from shadowdiff.review.blind import blind_reason
+from shadowdiff.signals import triage, triage_answers
 
 
 def test_a_changed_figure_with_its_unit() -> None:
@@ -134,6 +138,8 @@ def test_code_truncation_refusal_length() -> None:
     assert signals.refusal("Sure, here it is.", "I'm sorry, I can't help with that.") is not None
     assert signals.length("a" * 100, "a" * 40) is not None
     assert signals.length("a" * 100, "a" * 95) is None
+    assert signals.length("", "a") is not None and signals.length("a", "") is not None   # either side empty
+    assert signals.length("a" * 4, "a" * 5) is None and signals.length("a" * 5, "a" * 4) is None  # 1.25x: not yet
 
 
 def test_triage_orders_a_number_before_code_before_wording() -> None:
@@ -143,3 +149,64 @@ def test_triage_orders_a_number_before_code_before_wording() -> None:
     wording = ("It is usually fine.", "It is typically fine.")
     wording_triage = triage(*wording, compare(*wording))
     assert number.priority > code_triage.priority > wording_triage.priority
+
+
+_PIECES = st.sampled_from([
+    "The total is 42.", "The total is 43 dollars.", "Label: yes", "Label: no", "yes", "the the", "on on",
+    "I'm sorry, I can't help with that.", '{"a": 1}', '{"a": 2, "b": [1]}', "```python\nx = 1\n```",
+    "```js\ny()\n```", "Some words here.", "\n", "x" * 40, "",
+])
+_TEXT = st.lists(_PIECES, max_size=4).map(" ".join)
+_CALLS = st.none() | st.lists(st.builds(
+    lambda name, args: {"id": "c", "type": "function", "function": {"name": name, "arguments": args}},
+    st.sampled_from(["f", "g"]), st.sampled_from(["{}", '{"unit": "c"}', '{"unit": 1}', "raw"])), max_size=2)
+_ANSWER = st.fixed_dictionaries({
+    "text": _TEXT, "finish_reason": st.sampled_from([None, "stop", "length", "tool_calls"]),
+    "reasoning": st.none() | st.sampled_from(["17 * 23 = 391", "17 * 23 = 381", ""]),
+    "refusal": st.none() | st.sampled_from(["I won't.", ""]), "tool_calls": _CALLS,
+    "others": st.sampled_from([(), (Choice(1, "Blue."),), (Choice(1, "Teal."),)]),
+})
+
+
+def _mirrored(value: Any) -> Any:
+    """A signal's value as the swapped pair has it: baseline and candidate exchanged."""
+    swap = {"baseline": "candidate", "candidate": "baseline", "baseline_only": "candidate_only",
+            "candidate_only": "baseline_only"}
+    if not isinstance(value, dict):
+        return value
+    out = {swap.get(k, k): v for k, v in value.items()}
+    for key in ("side", "parses"):
+        if key in out:
+            out[key] = swap[out[key]]
+    if "blocks" in out:
+        out["blocks"] = out["blocks"][::-1]
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ANSWER, _ANSWER, st.none() | st.floats(0, 3))
+def test_every_signal_fires_whichever_side_is_the_baseline(x: dict[str, Any], y: dict[str, Any],
+                                                           margin: float | None) -> None:
+    """Issue 18: which signals fire, the suggestion and the priority do not depend on which
+    answer is the baseline; the values are each other's mirror; and the reasons the review
+    page shows (A first) are the same sentence when the same answer is A."""
+    def triaged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+        base, cand = Answer(Side.BASELINE, "m", **first), Answer(Side.CANDIDATE, "m", **second)
+        return triage_answers(base, cand, compare_answers(base, cand), margin)
+
+    forward, backward = triaged(x, y), triaged(y, x)
+    assert (forward["suggested"], forward["priority"]) == (backward["suggested"], backward["priority"])
+    assert [s["kind"] for s in forward["signals"]] == [s["kind"] for s in backward["signals"]]
+    for f, b in zip(forward["signals"], backward["signals"], strict=True):
+        assert _mirrored(f["value"]) == b["value"], f["kind"]
+        # x is A: the baseline on the forward page, the candidate on the backward one
+        assert blind_reason(f, True) == blind_reason(b, False), f["kind"]
+        assert blind_reason(f, False) == blind_reason(b, True), f["kind"]
+
+
+def test_stored_reasons_name_the_baseline_first_for_reports() -> None:
+    found = signals.repetition("the the cat", "a cat cat")
+    assert found is not None and found.reason == "the baseline repeats 'the the'; the candidate repeats 'cat cat'"
+    found = signals.length("a" * 10, "a" * 19)
+    assert found is not None and found.reason == (
+        "the baseline has 10 characters, the candidate 19; the candidate is 1.90x as long")
