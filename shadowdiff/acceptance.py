@@ -69,6 +69,20 @@ _WORDS = {
 }
 
 
+# Each verdict from the candidate's side in the reports' tables, in the order of ``STANDING``.
+VERDICT_LABELS = {
+    "factual": "factual: the candidate wrong (a regression: fails the run)",
+    "improvement_baseline": "improvement: the baseline better",
+    "minor": "minor: the candidate slightly worse",
+    "ambiguous": "ambiguous",
+    "wording": "wording only",
+    "equivalent": "equivalent",
+    "minor_baseline": "minor: the baseline slightly worse",
+    "improvement": "improvement: the candidate better",
+    BASELINE_WRONG: "factual: the baseline wrong, the candidate right (not a regression)",
+}
+
+
 def oriented(verdict: str, wrong_side: str | None) -> str:
     """A stored verdict (and the side it goes against) as a key of ``Acceptance.verdicts``."""
     checked = Verdict(verdict)
@@ -121,6 +135,10 @@ class Acceptance:
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "pruned_unreviewed": self.pruned_unreviewed, "factual": self.factual,
                 "reasons": self.reasons, "thresholds": self.thresholds, "agreement": self.agreement.as_json()}
+
+    def verdict_rows(self) -> list[tuple[str, int]]:
+        """Reviewed pairs by the verdict that stands, in words, least favourable to the candidate first."""
+        return [(VERDICT_LABELS[key], self.verdicts.get(key, 0)) for key in STANDING]
 
     def text(self) -> str:
         v = self.verdicts
