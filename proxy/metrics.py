@@ -32,7 +32,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from shadowdiff.compare import Outcome
-from shadowdiff.records import Side
+from shadowdiff.records import Side, Verdict, side_against
 from shadowdiff.signals import SIGNAL_KINDS
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted")
 SIMILARITY_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
 POSITION_BUCKETS = (0, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
-VERDICTS = ("equivalent", "wording", "minor", "ambiguous", "factual", "improvement")
+# the side a verdict goes against: baseline or candidate for a directional one, none for the others
 WRONG_SIDES = ("baseline", "candidate", "none")
 
 
@@ -194,12 +194,30 @@ class StateCollector(Collector):
                                 "in the store without a verdict yet (store-wide: aggregate with max).",
                                 value=float(depth))
         family = GaugeMetricFamily("shadowdiff_review_verdicts", "Verdicts on pairs from live traffic in the "
-                                   "store, by verdict and the side a factual verdict says is wrong "
+                                   "store, by verdict and the side it goes against: the wrong side of a factual "
+                                   "verdict, the worse side of a minor or improvement one (improvement, "
+                                   "wrong_side=baseline: the candidate is better); none for the others "
                                    "(store-wide: aggregate with max).", labels=("verdict", "wrong_side"))
-        for verdict in VERDICTS:
-            for wrong in (WRONG_SIDES if verdict == "factual" else ("none",)):
-                family.add_metric((verdict, wrong), float(verdicts.get((verdict, wrong), 0)))
+        for (verdict, wrong), n in verdict_series(verdicts).items():
+            family.add_metric((verdict, wrong), float(n))
         yield family
+
+
+def verdict_series(verdicts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    """The verdicts series from the store's counts by (verdict, wrong side or "none"): one
+    per verdict and side it may go against, zeros included."""
+    series = dict.fromkeys(((v.value, wrong) for v in Verdict
+                            for wrong in (WRONG_SIDES[:2] if v.directional else WRONG_SIDES[2:])), 0)
+    for (verdict, wrong), n in verdicts.items():
+        try:
+            # a minor or improvement verdict stored without a side (older stores) counts under the side it meant
+            side = side_against(Verdict(verdict), None if wrong == "none" else wrong)
+        except ValueError:
+            continue    # nothing this version wrote: no series of its own, and never a failed scrape
+        key = (verdict, side.value if side else "none")
+        if key in series:
+            series[key] += n
+    return series
 
 
 def exposition(metrics: ProxyMetrics, state: StateCollector) -> bytes:

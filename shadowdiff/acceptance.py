@@ -6,6 +6,16 @@ differ in substance (``near`` or ``divergent``, decoded deterministically) needs
 person's verdict; one ``factual`` verdict against the candidate fails the run, and
 until enough pairs are reviewed the run is incomplete. An LLM judge's suggestion
 never counts - only a person's verdict does.
+
+The verdicts are counted from the candidate's side: each directional verdict
+(``factual``, ``minor``, ``improvement``) names the side it goes against, and is
+counted under its own name when that is the candidate (``factual``: the candidate
+wrong, ``minor``: slightly worse; ``improvement``: the candidate better, so against the
+baseline) and under ``<verdict>_baseline`` for the same verdict about the baseline
+(``factual_baseline``: the baseline wrong and the candidate right; ``minor_baseline``:
+the baseline slightly worse; ``improvement_baseline``: the baseline better). When
+reviewers disagree on a pair, the verdict least favourable to the candidate stands,
+in the order of ``STANDING``.
 """
 
 from __future__ import annotations
@@ -17,7 +27,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from shadowdiff.records import Side, Verdict
+from shadowdiff.agreement import Agreement, agreement_of
+from shadowdiff.records import Side, Verdict, side_against
 from shadowdiff.store import DROPPED, NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
 from shadowdiff.store.members import STALE_AFTER, RunMembers
 from shadowdiff.store.prune import pruned_counts
@@ -32,11 +43,57 @@ _UNFINISHED = {
              f"`shadowdiff close STORE --run RUN` once it has been silent for {STALE_AFTER:.0f} s",
     "compare": "the comparison did not finish: run `shadowdiff compare` again",
 }
-BASELINE_WRONG = "factual_baseline"   # pairs whose factual verdicts all say the baseline is wrong
+BASELINE_WRONG = "factual_baseline"   # the baseline factually wrong, the candidate right
 
-# When reviewers disagree, the most serious verdict stands.
-_SEVERITY = {Verdict.FACTUAL: 5, Verdict.MINOR: 4, Verdict.AMBIGUOUS: 3, Verdict.WORDING: 2,
-             Verdict.IMPROVEMENT: 1, Verdict.EQUIVALENT: 0}
+# A verdict from the candidate's side (the keys of ``Acceptance.verdicts``): a directional
+# one by the side it goes against, under its own name when that is the candidate's loss.
+_ORIENTED = {
+    (Verdict.FACTUAL, Side.CANDIDATE): "factual", (Verdict.FACTUAL, Side.BASELINE): BASELINE_WRONG,
+    (Verdict.MINOR, Side.CANDIDATE): "minor", (Verdict.MINOR, Side.BASELINE): "minor_baseline",
+    (Verdict.IMPROVEMENT, Side.BASELINE): "improvement", (Verdict.IMPROVEMENT, Side.CANDIDATE): "improvement_baseline",
+}
+# When reviewers disagree on a pair, the verdict least favourable to the candidate stands:
+# this order, from the worst for the candidate to the best.
+STANDING = ("factual", "improvement_baseline", "minor", "ambiguous", "wording", "equivalent", "minor_baseline",
+            "improvement", BASELINE_WRONG)
+_SEVERITY = {name: len(STANDING) - i for i, name in enumerate(STANDING)}
+# Each count in words (one, many), in the order the report prints them.
+_WORDS = {
+    "factual": ("factual regression", "factual regressions"),
+    "improvement_baseline": ("pair where the baseline is better", "pairs where the baseline is better"),
+    "minor": ("minor regression", "minor regressions"),
+    "improvement": ("improvement", "improvements"),
+    "minor_baseline": ("pair where the baseline is slightly worse", "pairs where the baseline is slightly worse"),
+    BASELINE_WRONG: ("pair where the baseline is factually wrong and the candidate right",
+                     "pairs where the baseline is factually wrong and the candidate right"),
+}
+
+
+# Each verdict from the candidate's side in the reports' tables, in the order of ``STANDING``.
+VERDICT_LABELS = {
+    "factual": "factual: the candidate wrong (a regression: fails the run)",
+    "improvement_baseline": "improvement: the baseline better",
+    "minor": "minor: the candidate slightly worse",
+    "ambiguous": "ambiguous",
+    "wording": "wording only",
+    "equivalent": "equivalent",
+    "minor_baseline": "minor: the baseline slightly worse",
+    "improvement": "improvement: the candidate better",
+    BASELINE_WRONG: "factual: the baseline wrong, the candidate right (not a regression)",
+}
+
+
+def oriented(verdict: str, wrong_side: str | None) -> str:
+    """A stored verdict (and the side it goes against) as a key of ``Acceptance.verdicts``."""
+    checked = Verdict(verdict)
+    side = side_against(checked, wrong_side)
+    return checked.value if side is None else _ORIENTED[checked, side]
+
+
+def counted(n: int, key: str) -> str:
+    """``n`` pairs of a verdict key, in words: "1 minor regression", "2 improvements"."""
+    one, many = _WORDS[key]
+    return f"{n} {one if n == 1 else many}"
 
 
 class Decision(IntEnum):
@@ -60,13 +117,14 @@ class Acceptance:
     compared: int = 0         # comparable pairs both sides answered: the evidence a PASS needs
     dropped: int = 0          # of needs_review: pairs a proxy compared but could not store (never reviewable)
     sampled: int = 0
-    disagreements: int = 0
+    disagreements: int = 0    # pairs where two different reviewers' verdicts differ
     suggested_unreviewed: dict[str, int] = field(default_factory=dict)
     judge_unreviewed: dict[str, int] = field(default_factory=dict)   # the LLM judge's suggestions
     pruned_unreviewed: int = 0   # of the unreviewed, deleted by retention: they can no longer be reviewed
     factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
     reasons: list[str] = field(default_factory=list)
     thresholds: dict[str, float] = field(default_factory=dict)   # what the decision was made with
+    agreement: Agreement = field(default_factory=lambda: agreement_of(()))   # between reviewers
 
     def as_json(self) -> dict[str, Any]:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
@@ -76,20 +134,24 @@ class Acceptance:
                 "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "pruned_unreviewed": self.pruned_unreviewed, "factual": self.factual,
-                "reasons": self.reasons, "thresholds": self.thresholds}
+                "reasons": self.reasons, "thresholds": self.thresholds, "agreement": self.agreement.as_json()}
+
+    def verdict_rows(self) -> list[tuple[str, int]]:
+        """Reviewed pairs by the verdict that stands, in words, least favourable to the candidate first."""
+        return [(VERDICT_LABELS[key], self.verdicts.get(key, 0)) for key in STANDING]
 
     def text(self) -> str:
         v = self.verdicts
         lines = [
             f"{self.identical} identical, {self.equivalent + v.get('equivalent', 0)} equivalent, "
-            f"{v.get('wording', 0)} wording-only, {v.get('minor', 0)} minor, {v.get('ambiguous', 0)} ambiguous, "
-            f"{v.get('factual', 0)} factual regressions, {v.get('improvement', 0)} improvements, "
+            f"{v.get('wording', 0)} wording-only, {v.get('ambiguous', 0)} ambiguous, "
             f"{self.unreviewed} unreviewed" + (f", {self.errors} errors" if self.errors else "")
             + (f", {self.skipped} skipped lines" if self.skipped else ""),
+            "against the candidate: " + ", ".join(
+                counted(v.get(k, 0), k) for k in ("factual", "improvement_baseline", "minor")),
+            "for the candidate: " + ", ".join(
+                counted(v.get(k, 0), k) for k in ("improvement", "minor_baseline", BASELINE_WRONG)),
         ]
-        if v.get(BASELINE_WRONG):
-            lines.append(f"{v[BASELINE_WRONG]} pairs where the baseline is factually wrong and the candidate right "
-                         "(not regressions)")
         if self.suggested_unreviewed:
             lines.append("unreviewed, by suggestion: " + ", ".join(
                 f"{n} {k}" for k, n in sorted(self.suggested_unreviewed.items(), key=lambda kv: -kv[1])))
@@ -99,12 +161,12 @@ class Acceptance:
         if self.pruned_unreviewed:
             lines.append(f"{self.pruned_unreviewed} of the unreviewed pairs were deleted by retention (shadowdiff "
                          "prune, serve --retain) before anyone gave a verdict: they can no longer be reviewed")
-        if self.disagreements:
-            lines.append(f"{self.disagreements} pairs have reviewers who disagree (the most serious verdict counts)")
         lines.append(f"verdict: {self.decision.name}" + (f" - {'; '.join(self.reasons)}" if self.reasons else ""))
         for f in self.factual:
             lines.append(f"  factual regression: pair {f['key']} (id {f['pair_id']}), the candidate is wrong "
                          f"according to {f['reviewer']}" + (f": {f['note']}" if f["note"] else ""))
+        if agreement := self.agreement.text():
+            lines.append(agreement)
         return "\n".join(lines)
 
 
@@ -180,21 +242,17 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
             result.pruned_unreviewed += n
         elif outcome == "equivalent" and comparable:
             result.equivalent += n
-    by_pair: dict[int, set[Verdict]] = {}
-    against_candidate: set[int] = set()
+    by_pair: dict[int, set[str]] = {}
     for review in reviews:
-        by_pair.setdefault(review.pair_id, set()).add(Verdict(review.verdict))
-        if review.verdict == Verdict.FACTUAL.value and review.wrong_side == Side.CANDIDATE.value:
-            against_candidate.add(review.pair_id)
+        kind = oriented(review.verdict, review.wrong_side)
+        by_pair.setdefault(review.pair_id, set()).add(kind)
+        if kind == "factual":
             result.factual.append({"pair_id": review.pair_id, "key": review.key,
                                    "reviewer": review.reviewer, "note": review.note})
-    for pair_id, kinds in by_pair.items():
-        result.disagreements += len(kinds) > 1
-        verdict = max(kinds, key=lambda v: _SEVERITY[v]).value
-        # "factual regressions" are the candidate's; the baseline's wrong facts are counted apart
-        if verdict == Verdict.FACTUAL.value and pair_id not in against_candidate:
-            verdict = BASELINE_WRONG
-        verdicts[verdict] += 1
+    result.agreement = agreement_of(reviews)
+    result.disagreements = len(result.agreement.disagreements)
+    for kinds in by_pair.values():
+        verdicts[max(kinds, key=_SEVERITY.__getitem__)] += 1
     result.verdicts = dict(verdicts)
     result.suggested_unreviewed = dict(suggested)
     result.judge_unreviewed = dict(judged)

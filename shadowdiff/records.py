@@ -38,6 +38,24 @@ class Verdict(StrEnum):
         return self in (Verdict.MINOR, Verdict.FACTUAL, Verdict.IMPROVEMENT)
 
 
+# What a directional verdict stored without a side meant: before every directional
+# verdict named one (issue 18), only ``factual`` did; ``minor`` said the candidate was
+# slightly worse and ``improvement`` that it was better (so against the baseline).
+# Migration 0010 fills these in; reading them the same way keeps any row it missed right.
+# A ``factual`` verdict always named its side; one without (written by hand) is read as
+# against the candidate: a fact is wrong somewhere, and failing the run is the safe reading.
+_SIDE_BEFORE_SIDES = {Verdict.MINOR: Side.CANDIDATE, Verdict.IMPROVEMENT: Side.BASELINE,
+                      Verdict.FACTUAL: Side.CANDIDATE}
+
+
+def side_against(verdict: Verdict, wrong_side: str | None) -> Side | None:
+    """The side a stored verdict goes against (``reviews.wrong_side``: the wrong side of a
+    ``factual``, the worse of a ``minor`` or an ``improvement``); None for one naming no side."""
+    if not verdict.directional:
+        return None
+    return Side(wrong_side) if wrong_side else _SIDE_BEFORE_SIDES[verdict]
+
+
 @dataclass(frozen=True)
 class Choice:
     """One choice of an answer: everything the model generated for it.

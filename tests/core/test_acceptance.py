@@ -55,7 +55,7 @@ def test_incomplete_until_reviewed_then_pass(tmp_path: Path) -> None:
     assert result.suggested_unreviewed == {"factual": 2, "wording": 1}
     queue = ReviewQueue(store)
     queue.add_review(ids["drift"], "ana", "wording")
-    queue.add_review(ids["flip"], "ana", "minor", note="rounding, both fine")
+    queue.add_review(ids["flip"], "ana", "minor", "candidate", note="rounding, both fine")
     assert acceptance(store, run, min_reviewed=0.6).decision is Decision.PASS
     queue.add_review(ids["label"], "ana", "ambiguous")
     result = acceptance(store, run)
@@ -64,7 +64,9 @@ def test_incomplete_until_reviewed_then_pass(tmp_path: Path) -> None:
     store.close()
     answer = run_report(tmp_path)
     assert answer.returncode == 0
-    assert "1 identical, 0 equivalent, 1 wording-only, 1 minor, 1 ambiguous, 0 factual regressions" in answer.stdout
+    assert "1 identical, 0 equivalent, 1 wording-only, 1 ambiguous, 0 unreviewed" in answer.stdout
+    assert ("against the candidate: 0 factual regressions, 0 pairs where the baseline is better, 1 minor regression"
+            in answer.stdout)
     assert "verdict: PASS" in answer.stdout
 
 
@@ -72,7 +74,7 @@ def test_one_factual_verdict_fails_the_run_and_names_the_pair(tmp_path: Path) ->
     store, run, ids = make_run(tmp_path)
     queue = ReviewQueue(store)
     queue.add_review(ids["flip"], "bob", "factual", "candidate", "43 is wrong, 42 is right")
-    queue.add_review(ids["flip"], "ana", "wording")  # a disagreement: the most serious verdict stands
+    queue.add_review(ids["flip"], "ana", "wording")  # a disagreement: the least favourable verdict stands
     queue.add_review(ids["label"], "ana", "factual", "baseline", "the baseline was wrong here")
     result = acceptance(store, run, min_reviewed=0)
     assert result.decision is Decision.FAIL
@@ -161,7 +163,8 @@ def test_factual_verdicts_against_the_baseline_are_not_regressions(tmp_path: Pat
     result = acceptance(store, run)
     assert result.decision is Decision.FAIL
     assert result.verdicts == {"factual": 1, "factual_baseline": 1, "wording": 1}
-    assert "1 factual regressions" in result.text() and "1 pairs where the baseline is factually wrong" in result.text()
+    assert "against the candidate: 1 factual regression," in result.text()
+    assert "1 pair where the baseline is factually wrong and the candidate right" in result.text()
 
 
 def test_options_out_of_range_are_usage_errors(tmp_path: Path) -> None:
@@ -187,7 +190,7 @@ def test_counts_on_every_database(store: Store) -> None:
     queue.add_review(other_ids["flip"], "ana", "factual", "candidate", "in the other run")
     queue.add_review(ids["space2"], "ana", "equivalent")
     queue.add_review(ids["drift"], "ana", "wording")
-    queue.add_review(ids["drift"], "bob", "minor")
+    queue.add_review(ids["drift"], "bob", "minor", "candidate")
     queue.set_judge(ids["flip0"], "factual", "candidate", "43 is wrong")
     queue.set_judge(ids["flip1"], "equivalent", None, "the same")
 
@@ -288,3 +291,88 @@ def test_a_run_closed_by_force_passes_only_if_its_proxies_moved_on(tmp_path: Pat
     assert "closed by --force" in result.text()
     assert members.join("prod", {}, "a", "host", 1).run_id != run      # it was alive: it moved on
     assert acceptance(store, run).decision is Decision.PASS
+
+
+# Every verdict from the candidate's side, least favourable to the candidate first, as
+# the README states it (written out here, not read from the code, so that they can differ):
+# key -> the verdict and the side it goes against, as a reviewer gives them.
+STANDING_ORDER = {
+    "factual": ("factual", "candidate"),                    # the candidate wrong: fails the run
+    "improvement_baseline": ("improvement", "candidate"),   # the baseline better
+    "minor": ("minor", "candidate"),                        # the candidate slightly worse
+    "ambiguous": ("ambiguous", None),
+    "wording": ("wording", None),
+    "equivalent": ("equivalent", None),
+    "minor_baseline": ("minor", "baseline"),                # the baseline slightly worse
+    "improvement": ("improvement", "baseline"),             # the candidate better
+    "factual_baseline": ("factual", "baseline"),            # the baseline wrong, the candidate right
+}
+
+
+def flips(n: int) -> dict[str, tuple[str, str]]:
+    """``n`` pairs that each need a verdict (a number changed)."""
+    return {f"flip{i}": (f"The total is {i} dollars.", f"The total is {i + 1} dollars.") for i in range(n)}
+
+
+def test_every_directional_verdict_counts_by_its_side(store: Store) -> None:
+    run, ids = add_run(store, flips(9))
+    queue = ReviewQueue(store)
+    for (key, (verdict, side)), pair in zip(STANDING_ORDER.items(), ids.values(), strict=True):
+        queue.add_review(pair, "ana", verdict, side, note=key)
+    result = acceptance(store, run)
+    assert result.verdicts == dict.fromkeys(STANDING_ORDER, 1)
+    assert result.decision is Decision.FAIL and [f["note"] for f in result.factual] == ["factual"]
+    text = result.text()
+    assert "0 identical, 1 equivalent, 1 wording-only, 1 ambiguous, 0 unreviewed" in text
+    assert ("against the candidate: 1 factual regression, 1 pair where the baseline is better, 1 minor regression"
+            in text)
+    assert ("for the candidate: 1 improvement, 1 pair where the baseline is slightly worse, 1 pair where the baseline "
+            "is factually wrong and the candidate right") in text
+
+
+def test_only_a_factual_verdict_against_the_candidate_fails(store: Store) -> None:
+    """The baseline better, the candidate slightly worse: counted against the candidate,
+    but only a fact it gets wrong fails the run."""
+    run, ids = add_run(store, flips(3))
+    queue = ReviewQueue(store)
+    for pair, (verdict, side) in zip(ids.values(), [("improvement", "candidate"), ("minor", "candidate"),
+                                                   ("factual", "baseline")], strict=True):
+        queue.add_review(pair, "ana", verdict, side)
+    result = acceptance(store, run)
+    assert result.decision is Decision.PASS, result.text()
+    assert result.verdicts == {"improvement_baseline": 1, "minor": 1, "factual_baseline": 1}
+    assert "2 pairs where the baseline" not in result.text()
+    assert "1 pair where the baseline is better, 1 minor regression" in result.text()
+
+
+def test_when_reviewers_disagree_the_verdict_least_favourable_to_the_candidate_stands(store: Store) -> None:
+    order = list(STANDING_ORDER)
+    cases = [(worse, better) for i, worse in enumerate(order) for better in order[i + 1:]]
+    run, ids = add_run(store, flips(len(cases)))
+    queue = ReviewQueue(store)
+    for pair, (worse, better) in zip(ids.values(), cases, strict=True):
+        # the more favourable verdict first, then the other by someone else: order of writing is no tie-break
+        queue.add_review(pair, "ana", *STANDING_ORDER[better])
+        queue.add_review(pair, "bob", *STANDING_ORDER[worse])
+    result = acceptance(store, run, min_reviewed=0)
+    # each key stands on as many pairs as there are keys after it in the order
+    assert result.verdicts == {key: len(order) - 1 - i for i, key in enumerate(order) if i < len(order) - 1}
+    assert result.disagreements == len(cases)
+    assert len(result.factual) == len(order) - 1
+
+
+def test_minor_and_improvement_without_a_side_read_as_they_meant(store: Store) -> None:
+    """Rows written before every directional verdict had a side (and missed by migration
+    0010): minor meant the candidate slightly worse, improvement the candidate better."""
+    import sqlalchemy as sa
+
+    from shadowdiff.store import schema
+
+    run, ids = add_run(store, flips(2))
+    with store.engine.begin() as c:
+        for pair, verdict in zip(ids.values(), ("minor", "improvement"), strict=True):
+            c.execute(schema.reviews.insert().values(pair_id=pair, reviewer="old", verdict=verdict, wrong_side=None,
+                                                     note="", created_at=sa.func.now()))
+    result = acceptance(store, run)
+    assert result.verdicts == {"minor": 1, "improvement": 1}
+    assert result.decision is Decision.PASS

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -166,3 +167,33 @@ def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Pat
     fences = [t.content for t in tokens if t.type == "fence"]
     assert sum(FENCED in f for f in fences) >= 3
     assert any("one ```` two" in f for f in fences)
+
+
+FORMULAS = ('=HYPERLINK("http://x","y")', "+1", "-2+3", "@SUM(A1:A9)", "\t=1", "\r=1")
+
+
+def test_pairs_csv_guards_every_text_cell_a_spreadsheet_would_run(store: Store, tmp_path: Path) -> None:
+    """Keys, categories, prompts, finish reasons and error bodies come from logs and
+    servers nobody vetted: each comes out of pairs.csv with a leading quote; numbers,
+    negative ones included, stay numbers."""
+    run = store.create_run("replay", {})
+    made = []
+    for i, formula in enumerate(FORMULAS):
+        failed = Answer(Side.CANDIDATE, "m", error=formula, status=500, finish_reason=formula)
+        made.append(_pair(formula, i, Answer(Side.BASELINE, "m", "An answer.", formula), failed, category=formula,
+                          prompt=formula))
+    made.append(replace(_pair("numbers", 9, "The total is 42.", "The total is 43."), margin=-0.5))
+    store.add_pairs(run, made)
+    store.finish_run(run)
+    write_reports(store, run, tmp_path)
+    with (tmp_path / "pairs.csv").open(newline="", encoding="utf-8") as f:
+        rows = {row["seq"]: row for row in csv.DictReader(f)}
+    for i, formula in enumerate(FORMULAS):
+        row = rows[str(i)]
+        for column in ("key", "category", "prompt", "baseline_finish_reason", "candidate_finish_reason",
+                       "candidate_error"):
+            assert row[column] == "'" + formula, (column, row[column])
+    assert rows["9"]["margin"] == "-0.5"                       # a number, not text
+    assert 0 < float(rows["9"]["similarity"]) < 1
+    cells = [cell for row in rows.values() for cell in row.values()]
+    assert not [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or (c.startswith("-") and c != "-0.5")]

@@ -223,3 +223,42 @@ def test_a_killed_workers_in_flight_requests_leave_the_sum(tmp_path: Path) -> No
     finally:
         survivor.kill()
         survivor.wait()
+
+
+def test_verdicts_are_labelled_by_the_side_they_go_against(tmp_path: Path) -> None:
+    """Every directional verdict by its side (improvement, wrong_side=baseline: the
+    candidate better), zeros included; one from an older store without a side counts
+    under the side it meant (minor: the candidate, improvement: the baseline)."""
+    import sqlalchemy as sa
+
+    from proxy.metrics import StateCollector
+    from proxy.store_health import LastKnown
+    from shadowdiff.store import schema
+    from shadowdiff.store.review import serve_review_state
+    from tests.core.test_acceptance import flips
+    from tests.core.test_reports import _pair
+
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    store.add_pairs(run, [_pair(key, i, *texts) for i, (key, texts) in enumerate(flips(5).items())])
+    ids = [p["id"] for p in store.pairs(run)]
+    queue = ReviewQueue(store)
+    queue.add_review(ids[0], "ana", "improvement", "baseline")
+    queue.add_review(ids[1], "ana", "improvement", "candidate")
+    queue.add_review(ids[2], "ana", "minor", "baseline")
+    with store.engine.begin() as c:
+        for pair, verdict in ((ids[3], "minor"), (ids[4], "improvement")):
+            c.execute(schema.reviews.insert().values(pair_id=pair, reviewer="old", verdict=verdict, wrong_side=None,
+                                                     note="", created_at=sa.func.now()))
+    collector = StateCollector(version="t", baseline="b", candidate="c", margin=0.1,
+                               review=LastKnown(lambda: serve_review_state(store), name="test-review"))
+    (family,) = [f for f in collector.collect() if f.name == "shadowdiff_review_verdicts"]
+    series = {(s.labels["verdict"], s.labels["wrong_side"]): s.value for s in family.samples}
+    store.close()
+    assert series == {
+        ("equivalent", "none"): 0, ("wording", "none"): 0, ("ambiguous", "none"): 0,
+        ("factual", "baseline"): 0, ("factual", "candidate"): 0,
+        ("minor", "baseline"): 1, ("minor", "candidate"): 1,
+        ("improvement", "baseline"): 2, ("improvement", "candidate"): 1,
+    }
+    assert "the worse side of a minor or improvement one" in family.documentation

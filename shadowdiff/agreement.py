@@ -1,0 +1,140 @@
+"""Inter-reviewer agreement: do two people reviewing the same pair blind give the same verdict?
+
+A verdict is compared with its side (``minor/candidate`` is not ``minor/baseline``),
+and reviews by the same reviewer are one rater's. For each pair, rater 1 is its
+first review and rater 2 the first later review by someone else; Cohen's kappa over
+those two columns is the agreement beyond what chance would give from how often each
+rater column uses each category. With exactly two reviewers this is the classic
+Cohen's kappa; with reviewers who rotate it is Cohen's kappa over first-vs-second
+review. Chance agreement of 100 % (both columns use one and the same category) leaves
+kappa undefined: it is reported as such, never divided out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from shadowdiff.records import Verdict, side_against
+
+LISTED = 20   # disagreements listed in the text (the terminal); summary.json and the reports list them all
+
+
+@dataclass(frozen=True)
+class Kappa:
+    items: int
+    observed: float | None     # share of items both raters put in the same category
+    expected: float | None     # that share by chance, from each rater's own category shares
+    kappa: float | None        # None: no items, or chance agreement is already 100 %
+
+
+def cohens_kappa(ratings: Sequence[tuple[str, str]]) -> Kappa:
+    """Cohen's kappa of two raters: one (rater 1's category, rater 2's) per item.
+
+    kappa = (p_o - p_e) / (1 - p_e), computed in fractions so that p_e = 1 is seen exactly."""
+    n = len(ratings)
+    if not n:
+        return Kappa(0, None, None, None)
+    observed = Fraction(sum(a == b for a, b in ratings), n)
+    first, second = Counter(a for a, _ in ratings), Counter(b for _, b in ratings)
+    expected = sum((Fraction(first[c] * second[c], n * n) for c in first), Fraction(0))
+    kappa = None if expected == 1 else (observed - expected) / (1 - expected)
+    return Kappa(n, float(observed), float(expected), None if kappa is None else float(kappa))
+
+
+@dataclass(frozen=True)
+class Rating:
+    reviewer: str
+    label: str      # the verdict with the side it goes against: "minor/candidate", "wording"
+    note: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"reviewer": self.reviewer, "verdict": self.label, "note": self.note}
+
+
+def label(verdict: str, wrong_side: str | None) -> str:
+    """A review's category for agreement: its verdict, with its side when it names one."""
+    checked = Verdict(verdict)
+    side = side_against(checked, wrong_side)
+    return checked.value if side is None else f"{checked.value}/{side.value}"
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    pair_id: int
+    key: str
+    reviews: tuple[Rating, ...]    # every review of the pair, oldest first
+
+    def as_json(self) -> dict[str, Any]:
+        return {"pair_id": self.pair_id, "key": self.key, "reviews": [r.as_json() for r in self.reviews]}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    reviewed: int                    # pairs with at least one review
+    twice: Kappa                     # over the pairs reviewed by two different reviewers
+    disagreements: tuple[Disagreement, ...]   # pairs where two different reviewers' verdicts differ
+
+    def as_json(self) -> dict[str, Any]:
+        return {"reviewed": self.reviewed, "reviewed_twice": self.twice.items, "observed": self.twice.observed,
+                "expected": self.twice.expected, "kappa": self.twice.kappa,
+                "disagreements": [d.as_json() for d in self.disagreements]}
+
+    @property
+    def kappa_text(self) -> str:
+        """Agreement in words: observed, chance, kappa (or why there is none)."""
+        k = self.twice
+        if not k.items or k.observed is None or k.expected is None:
+            return "no pair has two reviews by different reviewers"
+        figures = (f"{k.items} {'pair' if k.items == 1 else 'pairs'} reviewed twice, observed agreement "
+                   f"{_pct(k.observed)}, by chance {_pct(k.expected)}")
+        if k.kappa is None:
+            return figures + ", Cohen's kappa undefined (every review compared gives the same verdict: agreement " \
+                             "by chance is already 100 %)"
+        return figures + f", Cohen's kappa {k.kappa:.2f}"
+
+    def text(self) -> str:
+        """For the terminal: empty when nobody reviewed anything."""
+        if not self.reviewed:
+            return ""
+        lines = [f"inter-reviewer agreement (first review against the first by someone else): {self.kappa_text}"]
+        if self.disagreements:
+            lines.append(f"reviewers disagree on {len(self.disagreements)} "
+                         f"{'pair' if len(self.disagreements) == 1 else 'pairs'} (the verdict least favourable "
+                         "to the candidate counts):")
+            for d in self.disagreements[:LISTED]:
+                lines.append(f"  pair {d.key} (id {d.pair_id}): " + "; ".join(
+                    f"{r.reviewer} {r.label}" + (f" ({_one_line(r.note)})" if r.note else "") for r in d.reviews))
+            if len(self.disagreements) > LISTED:
+                lines.append(f"  ... and {len(self.disagreements) - LISTED} more (all in summary.json and the reports)")
+        return "\n".join(lines)
+
+
+def agreement_of(reviews: Iterable[Any]) -> Agreement:
+    """Agreement over review rows (``pair_id``, ``key``, ``reviewer``, ``verdict``,
+    ``wrong_side``, ``note``) in the order they were written."""
+    by_pair: dict[int, list[Rating]] = {}
+    keys: dict[int, str] = {}
+    for row in reviews:
+        by_pair.setdefault(row.pair_id, []).append(Rating(row.reviewer, label(row.verdict, row.wrong_side), row.note))
+        keys[row.pair_id] = row.key
+    ratings, disagreements = [], []
+    for pair_id, pair_reviews in by_pair.items():
+        first = pair_reviews[0]
+        second = next((r for r in pair_reviews[1:] if r.reviewer != first.reviewer), None)
+        if second is not None:
+            ratings.append((first.label, second.label))
+        if any(a.reviewer != b.reviewer and a.label != b.label for a in pair_reviews for b in pair_reviews):
+            disagreements.append(Disagreement(pair_id, keys[pair_id], tuple(pair_reviews)))
+    return Agreement(len(by_pair), cohens_kappa(ratings), tuple(disagreements))
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
