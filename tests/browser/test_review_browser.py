@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from shadowdiff.reports import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
@@ -197,7 +198,7 @@ def test_reviewers_with_their_own_tokens_review_blind_twice(browser: Any, site: 
     shows his own verdict only."""
     from shadowdiff.store.reviewers import Reviewers
 
-    base, store, _ = site
+    base, store, run = site
     _, ana_token = Reviewers(store).add("ana")
     _, bob_token = Reviewers(store).add("bob")
     pages = []
@@ -235,5 +236,21 @@ def test_reviewers_with_their_own_tokens_review_blind_twice(browser: Any, site: 
     response = bob.request.get(base + "/export.csv")
     assert response.status == 403
     assert [r.reviewer for r in ReviewQueue(store).reviews(pid)] == ["ana", "bob"]
+
+    # both agree on two more pairs; the report shows their agreement and the pair they differ on
+    queue = ReviewQueue(store)
+    others = [r["id"] for r in queue.page(Filters(run_id=run, unreviewed=True))][:2]
+    for other in others:
+        for name in ("ana", "bob"):
+            queue.add_review(other, name, "wording")
+    report = output_dir().resolve() / "agreement-report"
+    write_reports(store, run, report)
+    bob.goto((report / "report.html").as_uri())
+    agreement = bob.inner_text("h3:has-text('Agreement') + p")
+    assert "3 pairs reviewed twice" in agreement and "Cohen's kappa" in agreement
+    differ = bob.inner_text("table.disagreements")
+    assert "ana: minor" in differ and "bob: wording" in differ and "ana-private-note" in differ
+    assert bob.locator("table.disagreements tr").count() == 2    # the header and the one pair
+    bob.screenshot(path=str(output_dir() / "report-agreement.png"), full_page=True)
     for opened in pages:
         opened.context.close()
