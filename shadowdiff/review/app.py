@@ -15,9 +15,6 @@ the reveal.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -44,10 +41,10 @@ from starlette.routing import Route
 from shadowdiff.diffview import sides_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
-from shadowdiff.reports import spreadsheet_safe
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth, Identity, same_origin
 from shadowdiff.review.blind import Blinding, blind, blind_reason, judge_text
+from shadowdiff.review.export import csv_export, jsonl_export
 from shadowdiff.review.nostore import NoStore
 from shadowdiff.review.ratelimit import Lockout, SignInLimit
 from shadowdiff.signals import SIGNAL_KINDS
@@ -311,22 +308,12 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return RedirectResponse(f"{prefix}/?{urlencode({'message': left})}", status_code=303)
         return RedirectResponse(f"{prefix}/pairs/{pair_id}", status_code=303)
 
-    # Exports are made whole before their first byte is sent (``ReviewQueue.export``):
-    # a database error is then the 503 below, never a 200 with a file cut short.
+    # whole before their first byte is sent: a database error is the 503 below (review.export)
     def export_csv(request: Request) -> Response:
-        rows = queue.export(request.query_params.get("run") or None)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, _EXPORT_COLUMNS)
-        writer.writeheader()
-        writer.writerows({k: spreadsheet_safe(v) for k, v in row.items()} for row in rows)
-        return Response(buffer.getvalue(), media_type="text/csv; charset=utf-8",
-                        headers={"content-disposition": "attachment; filename=verdicts.csv"})
+        return csv_export(queue.export(request.query_params.get("run") or None), _EXPORT_COLUMNS)
 
     def export_jsonl(request: Request) -> Response:
-        rows = queue.export(request.query_params.get("run") or None)
-        return Response("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
-                        media_type="application/x-ndjson",
-                        headers={"content-disposition": "attachment; filename=verdicts.jsonl"})
+        return jsonl_export(queue.export(request.query_params.get("run") or None))
 
     def in_thread(handler: Callable[[Request], Response]) -> Handler:
         async def wrapper(request: Request) -> Response:

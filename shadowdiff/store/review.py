@@ -11,6 +11,7 @@ who disagree are both kept and shown.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -271,13 +272,11 @@ class ReviewQueue:
         with self.engine.connect() as c:
             return [_review(r) for r in c.execute(query)]
 
-    def export(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """Every verdict with its pair's key, outcome and suggestion, oldest first.
-
-        All read before any is returned: an export is whole or an error, never a file
-        cut short by a database error after its first rows were sent (verdicts are
-        written by people: at 100,000 this list takes about 100 MB, see README).
-        """
+    def export(self, run_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every verdict with its pair's key, outcome and suggestion, oldest first; read in
+        batches (on PostgreSQL through a server-side cursor), so that memory does not grow
+        with their number. A database error can come part-way: the review UI writes the
+        whole export out before sending any of it (``shadowdiff.review.export``)."""
         if run_id is not None:
             _check_text("the run filter", run_id, MAX_FILTER)
         p, r = schema.pairs.c, schema.reviews.c
@@ -287,10 +286,10 @@ class ReviewQueue:
         if run_id:
             query = query.where(p.run_id == run_id)
         with self.engine.connect() as c:
-            rows = [dict(row._mapping) for row in c.execute(query)]
-        for out in rows:
-            out["created_at"] = out["created_at"].isoformat()
-        return rows
+            for row in c.execution_options(yield_per=1000).execute(query):
+                out = dict(row._mapping)
+                out["created_at"] = out["created_at"].isoformat()
+                yield out
 
     def set_judge(self, pair_id: int, verdict: str, worse_side: str | None, reason: str) -> None:
         with self.engine.begin() as c:

@@ -196,6 +196,11 @@ def test_an_export_that_fails_part_way_is_a_503_not_a_cut_file(served: Served,
         assert "not answering" in response.text and "k2" not in response.text
     monkeypatch.undo()
     assert {path: client.get(path).text for path in whole} == whole
+    # spilled to disk past its memory bound, the same file, and its length said
+    monkeypatch.setattr("shadowdiff.review.export.IN_MEMORY", 64)
+    for path, text in whole.items():
+        response = client.get(path)
+        assert response.text == text and int(response.headers["content-length"]) == len(text.encode())
 
 
 def test_an_export_over_a_locked_postgresql_store_is_a_503(tmp_path: Any) -> None:
