@@ -16,12 +16,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from shadowdiff.store import Store
+from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from tests.core.factories import pair
 from tests.servers import free_port, wait_ready
@@ -36,9 +37,12 @@ def fill(location: str, reviews: int) -> None:
         store.add_pairs(run, [pair(f"k{i}", f"The total is {i} dollars.", f"The total is {i + 1} dollars.")
                               for i in range(start, min(start + 1000, reviews))])
     ids = [row["id"] for row in ReviewQueue(store).page(_all(run), limit=reviews)]
-    queue = ReviewQueue(store)
-    for pair_id in ids:
-        queue.add_review(pair_id, "reviewer-name", "wording", note="n" * 200)
+    now = datetime.now(UTC)
+    # written in bulk (add_review's one transaction a verdict would take minutes on PostgreSQL)
+    with store.engine.begin() as c:
+        c.execute(schema.reviews.insert(), [{"pair_id": pair_id, "reviewer": "reviewer-name", "verdict": "wording",
+                                             "wrong_side": None, "note": "n" * 200, "created_at": now}
+                                            for pair_id in ids])
     store.close()
 
 
