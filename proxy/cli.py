@@ -22,7 +22,7 @@ import click
 
 from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
 from shadowdiff.errors import ConfigError
-from shadowdiff.options import click_error, parse_labels
+from shadowdiff.options import click_error, parse_labels, transport_click_options
 from shadowdiff.records import Side
 from shadowdiff.store.prune import parse_duration
 
@@ -122,6 +122,7 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
              "10 minutes; reviewed pairs, runs and their outcome counts are kept (default: keep every pair).")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
+@transport_click_options
 @option("--host", default="127.0.0.1", show_default=True)
 @option("--port", default=8080, show_default=True)
 @option("--log-level", default="warning", show_default=True,

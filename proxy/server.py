@@ -32,7 +32,7 @@ from proxy.app import ProxyApp, build_app
 from proxy.protocol import TargetKeepingProtocol
 from proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
 from shadowdiff.errors import ConfigError
-from shadowdiff.listen import bind
+from shadowdiff.listen import bind, check_forwarded, transport_options
 
 SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
 
@@ -56,11 +56,13 @@ def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
         "log_level": log_level, "log_config": _log_config(settings, log_level), "access_log": False,
         "server_header": False, "date_header": False,
         "lifespan": "on",
-        # no X-Forwarded-* rewriting of the scope: it costs on every request, and the
-        # proxy forwards headers as they came anyway
-        "proxy_headers": False,
         "http": TargetKeepingProtocol,   # a target's empty query is forwarded too
         "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
+        # TLS, and X-Forwarded-* rewriting of the scope (the client's scheme and address)
+        # only with --forwarded-allow-ips: it costs on every request, and only the review
+        # UI looks (its cookies' Secure flag, its sign-in limit); the proxy forwards the
+        # headers as they came either way. In the workers' config too: each loads them.
+        **transport_options(settings.tls_cert, settings.tls_key, check_forwarded(settings.forwarded_allow_ips)),
     }
 
 
@@ -100,7 +102,7 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
         # the workers' run would get a new name at every start, which no later --retain prunes
         raise ConfigError("--retain with --workers needs --deployment NAME: the runs it prunes are that name's")
     sock = bind(host, port)      # before the banner: a busy port is one error line, not a banner and a failure
-    print(f"shadowdiff serve: http://{host}:{port} -> {public_url(settings.primary)} "
+    print(f"shadowdiff serve: {settings.scheme}://{host}:{port} -> {public_url(settings.primary)} "
           f"({settings.primary_side.value}){shadow}"
           + (f", {workers} workers" if workers > 1 else ""), file=sys.stderr, flush=True)
     if workers == 1:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shadowdiff.errors import ConfigError
+from shadowdiff.listen import check_forwarded, check_tls
 from shadowdiff.records import Side
 from shadowdiff.redact import DEFAULT_PATTERNS, check_patterns
 
@@ -90,6 +91,9 @@ class ProxySettings:
     store_timeout: float = 10.0            # any one database call of the proxy (PostgreSQL), at most
     retain: float | None = None            # seconds: prune the deployment's older pairs (None: keep every pair)
     retain_every: float = 600.0            # seconds between those prunes
+    tls_cert: str | None = None            # serve HTTPS with this certificate (PEM)...
+    tls_key: str | None = None             # ...and its key
+    forwarded_allow_ips: str | None = None   # proxies whose X-Forwarded-Proto/-For are believed (None: none)
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -118,6 +122,13 @@ class ProxySettings:
                                   f"most {most:g}, got {value!r}")
         if self.retain is not None and not 0 < self.retain < math.inf:
             raise ConfigError("--retain must be longer than zero")
+        check_tls(self.tls_cert, self.tls_key)
+        check_forwarded(self.forwarded_allow_ips)
+
+    @property
+    def scheme(self) -> str:
+        """How clients reach the proxy itself: https with --tls-cert."""
+        return "https" if self.tls_cert else "http"
 
     @property
     def shadow_side(self) -> Side:

@@ -20,8 +20,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
-from shadowdiff.listen import bind
-from shadowdiff.options import Finite, NoDecisionUsage, click_error, side_by_side_option
+from shadowdiff.listen import bind, check_forwarded, check_tls, transport_options
+from shadowdiff.options import Finite, NoDecisionUsage, click_error, side_by_side_option, transport_click_options
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 from shadowdiff.store.members import RunMembers, StillRunning, describe
@@ -179,9 +179,11 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                    "A team's reviewers get tokens of their own from `shadowdiff reviewers add`.")
 @click.option("--claim-ttl", default=600.0, show_default=True,
               help="Seconds a pair taken with 'next' stays reserved for its reviewer.")
+@transport_click_options
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8090, show_default=True)
-def review(store: str, token: str | None, claim_ttl: float, host: str, port: int) -> None:
+def review(store: str, token: str | None, claim_ttl: float, host: str, port: int, tls_cert: str | None,
+           tls_key: str | None, forwarded_allow_ips: str | None) -> None:
     """Serve the blind side-by-side review UI for the pairs in STORE."""
     import uvicorn
 
@@ -189,6 +191,11 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
 
     if token is not None and len(token) < 8:
         raise click.UsageError("--token must be at least 8 characters")
+    try:
+        check_tls(tls_cert, tls_key)
+        transport = transport_options(tls_cert, tls_key, check_forwarded(forwarded_allow_ips))
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
     generated = token is None
     token = token or secrets.token_urlsafe(18)
     try:
@@ -198,10 +205,12 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
     try:
         app = build_review_app(opened, token, claim_ttl=claim_ttl)
         sock = bind(host, port)    # before the address and token: a busy port prints neither
-        print(f"shadowdiff review: http://{host}:{port}/review/", file=sys.stderr, flush=True)
+        print(f"shadowdiff review: {'https' if tls_cert else 'http'}://{host}:{port}/review/", file=sys.stderr,
+              flush=True)
         if generated:
             print(f"sign in with the token {token}", file=sys.stderr, flush=True)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False,
+                                **transport)
         uvicorn.Server(config).run(sockets=[sock])
     except ShadowdiffError as exc:
         raise click_error(exc) from exc

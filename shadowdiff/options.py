@@ -90,3 +90,18 @@ def parse_labels(items: Iterable[str]) -> dict[str, str]:
 def note(message: str) -> None:
     """A ``note:`` line on stderr: something the user should know that is not an error."""
     click.echo(f"note: {message}", err=True)
+
+
+def transport_click_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--tls-cert``, ``--tls-key`` and ``--forwarded-allow-ips`` (with their ``SHADOWDIFF_*``
+    variables), for the commands that serve the review UI: ``serve`` and ``review``.
+    Checked by ``shadowdiff.listen.check_tls`` and ``check_forwarded``."""
+    f = click.option("--forwarded-allow-ips", metavar="IPS", default=None, envvar="SHADOWDIFF_FORWARDED_ALLOW_IPS",
+                     show_envvar=True,
+                     help="Proxies (addresses or networks, comma-separated; '*' for any) whose X-Forwarded-Proto "
+                          "and X-Forwarded-For are believed, e.g. an ingress that terminates TLS (default: "
+                          "none).")(f)
+    f = click.option("--tls-key", metavar="FILE", default=None, envvar="SHADOWDIFF_TLS_KEY", show_envvar=True,
+                     help="The private key of --tls-cert (PEM, unencrypted).")(f)
+    return click.option("--tls-cert", metavar="FILE", default=None, envvar="SHADOWDIFF_TLS_CERT", show_envvar=True,
+                        help="Serve HTTPS with this certificate (PEM, the chain after it); needs --tls-key.")(f)

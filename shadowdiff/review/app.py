@@ -15,12 +15,9 @@ the reveal.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
@@ -30,6 +27,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -37,17 +35,18 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Route
 
 from shadowdiff.diffview import sides_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
-from shadowdiff.reports import spreadsheet_safe
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth, Identity, same_origin
 from shadowdiff.review.blind import Blinding, blind, blind_reason, judge_text
+from shadowdiff.review.export import csv_export, jsonl_export
+from shadowdiff.review.nostore import NoStore
+from shadowdiff.review.ratelimit import Lockout, SignInLimit
 from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
@@ -73,10 +72,12 @@ Handler = Callable[[Request], Awaitable[Response]]
 log = logging.getLogger("shadowdiff.review")
 
 
-def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0) -> Starlette:
+def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0,
+                     sign_in_limit: SignInLimit | None = None) -> Starlette:
     """The review UI for ``store``, mounted at ``prefix``; ``token`` (the shared, admin
     token) opens it, as do the reviewers' own tokens (``shadowdiff reviewers``)."""
     reviewers = Reviewers(store)
+    limit = sign_in_limit or SignInLimit()
     auth = Auth(token, reviewers, store.secret("session_key"))
     blinding = Blinding(store.secret("blind_key"))
     queue = ReviewQueue(store, claim_ttl=claim_ttl)
@@ -110,10 +111,27 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         response.set_cookie(REVIEWER_COOKIE, quote(reviewer[:255]), max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict", path=prefix, secure=request.url.scheme == "https")
 
+    def wants_html(request: Request) -> bool:
+        return "text/html" in request.headers.get("accept", "")
+
+    def locked_out(request: Request, lockout: Lockout) -> Response:
+        headers = {"retry-after": str(lockout.seconds)}
+        if wants_html(request):
+            response: Response = page("login.html", request, status=429, error=lockout.message())
+            response.headers.update(headers)
+            return response
+        return JSONResponse({"error": lockout.message()}, status_code=429, headers=headers)
+
     def guarded(handler: Handler, admin: bool = False) -> Handler:
         async def wrapper(request: Request) -> Response:
+            # a token in a header is a sign-in of its own: limited like the form's
+            presented = _header_token(request)
+            if presented and (lockout := limit.locked(_client(request))):
+                return locked_out(request, lockout)
             who = await run_in_threadpool(auth.identify, request.headers, request.cookies, _reviewer(request))
             if who is None:
+                if presented:
+                    limit.failed(_client(request))
                 if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
                     return RedirectResponse(f"{prefix}/login", status_code=303)
                 return JSONResponse({"error": "a review token is required"}, status_code=401)
@@ -144,13 +162,18 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         return page("login.html", request)
 
     async def login_post(request: Request) -> Response:
+        client = _client(request)
+        if lockout := limit.locked(client):
+            return locked_out(request, lockout)
         form = await request.form(max_files=0)
         origin = request.headers.get("origin")
         if origin and origin != "null" and not same_origin(origin, own_origin(request)):
             return page("login.html", request, status=403, error="this form did not come from the review UI")
         opened = await run_in_threadpool(auth.sign_in, _text(form, "token"))
         if opened is None:
+            limit.failed(client)
             return page("login.html", request, status=401, error="wrong token")
+        limit.succeeded(client)
         who, session = opened
         typed = _text(form, "reviewer")
         if who.shared:
@@ -279,32 +302,18 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         reviewer = who.name or _text(form, "reviewer").strip() or "anonymous"
         pair_id = await run_in_threadpool(queue.claim_next, reviewer, filters(request))
         if pair_id is None:
-            return RedirectResponse(f"{prefix}/?{urlencode({'message': 'Nothing left to review.'})}",
-                                    status_code=303)
+            left = "Nothing left to review." if filters(request).outcome else (
+                "Nothing left that needs a verdict (equivalent and failed pairs are handed out when "
+                "the outcome filter asks for them).")
+            return RedirectResponse(f"{prefix}/?{urlencode({'message': left})}", status_code=303)
         return RedirectResponse(f"{prefix}/pairs/{pair_id}", status_code=303)
 
+    # whole before their first byte is sent: a database error is the 503 below (review.export)
     def export_csv(request: Request) -> Response:
-        rows = queue.export(request.query_params.get("run") or None)
-
-        def lines() -> Iterator[str]:
-            buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, _EXPORT_COLUMNS)
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: spreadsheet_safe(v) for k, v in row.items()})
-                yield buffer.getvalue()
-                buffer.seek(0)
-                buffer.truncate()
-            yield buffer.getvalue()
-
-        return StreamingResponse(lines(), media_type="text/csv; charset=utf-8",
-                                 headers={"content-disposition": "attachment; filename=verdicts.csv"})
+        return csv_export(queue.export(request.query_params.get("run") or None), _EXPORT_COLUMNS)
 
     def export_jsonl(request: Request) -> Response:
-        rows = queue.export(request.query_params.get("run") or None)
-        return StreamingResponse((json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
-                                 media_type="application/x-ndjson",
-                                 headers={"content-disposition": "attachment; filename=verdicts.jsonl"})
+        return jsonl_export(queue.export(request.query_params.get("run") or None))
 
     def in_thread(handler: Callable[[Request], Response]) -> Handler:
         async def wrapper(request: Request) -> Response:
@@ -334,8 +343,16 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         return PlainTextResponse("The store is not answering (slow or down); try again in a moment.",
                                  status_code=503, headers={"Retry-After": "5"})
 
-    return Starlette(routes=routes, exception_handlers={OperationalError: store_unavailable,
-                                                        PoolTimeout: store_unavailable})
+    async def input_refused(request: Request, exc: Exception) -> Response:
+        # what the store refuses (a NUL byte, a name or filter too long): the reviewer's to fix
+        status = 403 if isinstance(exc, _Forbidden) else 400
+        if wants_html(request):
+            return page("message.html", request, status=status, message=str(exc))
+        return JSONResponse({"error": str(exc)}, status_code=status)
+
+    return Starlette(routes=routes, middleware=[Middleware(NoStore)],
+                     exception_handlers={OperationalError: store_unavailable, PoolTimeout: store_unavailable,
+                                         InputError: input_refused})
 
 
 class _Forbidden(InputError):
@@ -344,6 +361,18 @@ class _Forbidden(InputError):
 
 def _reviewer(request: Request) -> str:
     return unquote(request.cookies.get(REVIEWER_COOKIE, ""))
+
+
+def _client(request: Request) -> str | None:
+    # (the client's address from X-Forwarded-For when the server trusts the proxy that sent it)
+    return request.client.host if request.client else None
+
+
+def _header_token(request: Request) -> bool:
+    """Whether the request offers a review token in a header (not another scheme's
+    Authorization, e.g. an ingress's Basic)."""
+    scheme, _, _ = request.headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" or "x-review-token" in request.headers
 
 
 def _text(form: FormData, name: str) -> str:

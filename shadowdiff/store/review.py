@@ -21,8 +21,24 @@ import sqlalchemy as sa
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, StoredPair, schema
+from shadowdiff.store.reviewers import check_name
 
 NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
+MAX_NOTE = 10_000
+# a filter longer than any value its column holds (keys, categories: 255) selects nothing
+MAX_FILTER = 255
+# the filters as the UI's query string names them, for messages a reviewer can act on
+_FILTER_NAMES = {"run_id": "run", "outcome": "outcome", "suggested": "suggested", "signal": "signal",
+                 "verdict": "verdict"}
+
+
+def _check_text(what: str, value: str, most: int) -> None:
+    """``InputError`` for text no column can take: PostgreSQL refuses a NUL byte anywhere
+    in a statement's parameters, and a value longer than its column (a 500, not an answer)."""
+    if "\x00" in value:
+        raise InputError(f"{what} contains a NUL byte (\\0), which the store cannot hold")
+    if len(value) > most:
+        raise InputError(f"{what} is longer than {most:,} characters ({len(value):,})")
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,13 @@ class Filters:
     second: bool = False          # only pairs judged by someone else and not ``viewer``: a second blind review
     viewer: str | None = None     # who is asking: the verdict filter reads their verdicts...
     all_verdicts: bool = True     # ...or everyone's (an admin)
+
+    def __post_init__(self) -> None:
+        # (here, so that no caller can hand the database what it would fail on)
+        for name, shown in _FILTER_NAMES.items():
+            value = getattr(self, name)
+            if value is not None:
+                _check_text(f"the {shown} filter", value, MAX_FILTER)
 
 
 def _review(row: Any) -> Review:
@@ -162,7 +185,11 @@ class ReviewQueue:
         """Claim the most urgent unreviewed pair nobody else holds; its id, or None.
 
         With ``f.second``: the most urgent pair someone else has judged and ``reviewer``
-        has not (a second, blind review)."""
+        has not (a second, blind review). Either way only pairs that need a verdict
+        (changed in substance, comparable: what the acceptance verdict waits for) unless
+        the filter names an outcome: equivalent and failed pairs go to a reviewer who
+        asks for them."""
+        reviewer = check_name(reviewer)
         second = bool(f and f.second)
         f = Filters(run_id=f.run_id if f else None, outcome=f.outcome if f else None,
                     suggested=f.suggested if f else None, signal=f.signal if f else None,
@@ -170,7 +197,8 @@ class ReviewQueue:
         p = schema.pairs.c
         now = datetime.now(UTC)
         free = sa.or_(p.claimed_until.is_(None), p.claimed_until < now, p.claimed_by == reviewer)
-        candidates = (sa.select(p.id).where(*self._where(f), free)
+        needed = [] if f.outcome else [p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
+        candidates = (sa.select(p.id).where(*self._where(f), *needed, free)
                       # a reviewer's own claim first (CASE: NULLs sort first on PostgreSQL)
                       .order_by(sa.case((p.claimed_by == reviewer, 1), else_=0).desc(), p.priority.desc(), p.id))
         until = now + timedelta(seconds=self.claim_ttl)
@@ -191,6 +219,7 @@ class ReviewQueue:
         return None
 
     def release(self, pair_id: int, reviewer: str) -> None:
+        reviewer = check_name(reviewer)
         p = schema.pairs.c
         with self.engine.begin() as c:
             c.execute(schema.pairs.update().where(p.id == pair_id, p.claimed_by == reviewer)
@@ -218,10 +247,8 @@ class ReviewQueue:
                 raise InputError(f"a {checked.value} verdict says which side is {what}: baseline or candidate")
         elif wrong_side:
             raise InputError(f"a {checked.value} verdict names no side")
-        if not reviewer.strip():
-            raise InputError("a verdict needs the reviewer's name")
-        if len(note) > 10_000:
-            raise InputError("the note is longer than 10,000 characters")
+        reviewer = check_name(reviewer)
+        _check_text("the note", note, MAX_NOTE)
         now = datetime.now(UTC)
         with self.engine.begin() as c:
             # (on PostgreSQL the pair is locked against deletion until the verdict is in: a
@@ -232,13 +259,13 @@ class ReviewQueue:
             if c.execute(exists).first() is None:
                 raise InputError(f"no pair {pair_id}")
             review_id = c.execute(schema.reviews.insert().values(
-                pair_id=pair_id, reviewer=reviewer.strip()[:255], verdict=checked.value,
+                pair_id=pair_id, reviewer=reviewer, verdict=checked.value,
                 wrong_side=side.value if side else None, note=note, created_at=now)).inserted_primary_key
             c.execute(schema.pairs.update().where(schema.pairs.c.id == pair_id,
                                                   schema.pairs.c.claimed_by == reviewer)
                       .values(claimed_by=None, claimed_until=None))
         assert review_id is not None
-        return Review(int(review_id[0]), pair_id, reviewer.strip(), checked, side, note, now)
+        return Review(int(review_id[0]), pair_id, reviewer, checked, side, note, now)
 
     def reviews(self, pair_id: int) -> list[Review]:
         query = schema.reviews.select().where(schema.reviews.c.pair_id == pair_id).order_by(schema.reviews.c.id)
@@ -246,7 +273,12 @@ class ReviewQueue:
             return [_review(r) for r in c.execute(query)]
 
     def export(self, run_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every verdict with its pair's key, outcome and suggestion, oldest first."""
+        """Every verdict with its pair's key, outcome and suggestion, oldest first; read in
+        batches (on PostgreSQL through a server-side cursor), so that memory does not grow
+        with their number. A database error can come part-way: the review UI writes the
+        whole export out before sending any of it (``shadowdiff.review.export``)."""
+        if run_id is not None:
+            _check_text("the run filter", run_id, MAX_FILTER)
         p, r = schema.pairs.c, schema.reviews.c
         query = (sa.select(r.id, r.pair_id, p.run_id, p.key, p.category, p.outcome, p.similarity, p.suggested,
                            p.judge_verdict, r.reviewer, r.verdict, r.wrong_side, r.note, r.created_at)
@@ -254,7 +286,7 @@ class ReviewQueue:
         if run_id:
             query = query.where(p.run_id == run_id)
         with self.engine.connect() as c:
-            for row in c.execute(query):
+            for row in c.execution_options(yield_per=1000).execute(query):
                 out = dict(row._mapping)
                 out["created_at"] = out["created_at"].isoformat()
                 yield out
