@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hmac
 import logging
 import os
 import signal
@@ -151,6 +152,10 @@ class ProxyApp:
             from shadowdiff.review.app import build_review_app
 
             self.review = build_review_app(self.reads, s.review_token, prefix=REVIEW_PREFIX)
+            if s.metrics_token is None:
+                log.warning("the review UI is on and /metrics is open: anyone who can reach this port can follow "
+                            "the verdicts (shadowdiff_review_verdicts) as reviewers give them, which unblinds a "
+                            "second review; set --metrics-token, or keep reviewers to /review/")
         self.state = StateCollector(
             version=__version__, baseline=s.name_of(Side.BASELINE), candidate=s.name_of(Side.CANDIDATE),
             margin=s.alert_margin, review=review)
@@ -279,6 +284,14 @@ class ProxyApp:
 
     async def _metrics(self, request: Request) -> Response:
         assert self.state is not None and self.admin_pool is not None
+        token = self.settings.metrics_token
+        if token is not None:
+            scheme, _, given = request.headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode("utf-8", "surrogatepass"),
+                                                                    token.encode()):
+                return Response("a metrics token is required (--metrics-token)\n", status_code=401,
+                                headers={"www-authenticate": 'Bearer realm="shadowdiff metrics"'},
+                                media_type="text/plain")
         # on a thread of its own: rendering takes a while, and the store's figures may
         # wait (at most a second) for a read
         body = await asyncio.get_running_loop().run_in_executor(self.admin_pool, exposition, self.metrics,

@@ -101,6 +101,9 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--review-token", default=None,
         help="Serve the review UI under /review; this token (at least 8 characters) is the admin's, and "
              "reviewers sign in with their own (`shadowdiff reviewers add`).")
+@option("--metrics-token", default=None,
+        help="Answer /metrics only to `Authorization: Bearer` this token (at least 8 characters). Set it when "
+             "reviewers can reach this port: the review series follow verdicts as they are given.")
 @option("--alert-margin", default=0.05, show_default=True,
         help="Exported for the divergence alert: how far the divergence rate may rise above the noise floor.")
 @option("--deployment", default=None,

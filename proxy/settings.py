@@ -80,6 +80,7 @@ class ProxySettings:
     drain_timeout: float = 30.0
     labels: dict[str, str] = field(default_factory=dict)  # recorded with the run (model pair, GPU...)
     review_token: str | None = None        # opens the review UI under /review (None: no UI)
+    metrics_token: str | None = None       # /metrics only with this bearer token (None: open)
     alert_margin: float = 0.05             # exported for the divergence alert: allowed rise above the noise floor
     deployment: str | None = None          # processes with this name (and these settings) share one run
     # Below the upstreams' own keep-alive (vLLM's uvicorn, llama.cpp's, SGLang's: 5 s), so
@@ -110,6 +111,8 @@ class ProxySettings:
         check_patterns(self.redact)
         if self.review_token is not None and len(self.review_token) < 8:
             raise ConfigError("--review-token must be at least 8 characters")
+        if self.metrics_token is not None and len(self.metrics_token) < 8:
+            raise ConfigError("--metrics-token must be at least 8 characters")
         if self.deployment is not None and not 0 < len(self.deployment) <= 255:
             raise ConfigError("--deployment must be 1 to 255 characters")
         if self.store_queue < 1 or self.store_queue_bytes < 1:

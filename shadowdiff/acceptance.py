@@ -261,7 +261,9 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
     if result.factual:
         result.decision = Decision.FAIL
-        result.reasons.append(f"{len(result.factual)} factual regression(s) against the candidate")
+        # pairs, as the counts are: two reviewers calling one pair factual is one regression
+        pairs = len({f["pair_id"] for f in result.factual})
+        result.reasons.append(f"{pairs} factual regression(s) against the candidate")
     else:
         if reviewed_share < min_reviewed:
             result.decision = Decision.INCOMPLETE

@@ -1,25 +1,27 @@
 """Inter-reviewer agreement: do two people reviewing the same pair blind give the same verdict?
 
 A verdict is compared with its side (``minor/candidate`` is not ``minor/baseline``),
-and reviews by the same reviewer are one rater's. For each pair, rater 1 is its
-first review and rater 2 the first later review by someone else; Cohen's kappa over
-those two columns is the agreement beyond what chance would give from how often each
-rater column uses each category. With exactly two reviewers this is the classic
-Cohen's kappa; with reviewers who rotate it is Cohen's kappa over first-vs-second
-review. Chance agreement of 100 % (both columns use one and the same category) leaves
-kappa undefined: it is reported as such, never divided out.
+and reviews by the same reviewer are one rater's. Each pair reviewed by two different
+people gives one item: its first review and the first later review by someone else.
+When those items involve exactly two reviewers, each reviewer is a rater column - the
+classic Cohen's kappa of two raters, whose chance agreement comes from each person's
+own habits. With more reviewers, who rotate, the columns are the first and the second
+review: Cohen's kappa over first-vs-second review. Chance agreement of 100 % (both
+columns use one and the same category) leaves kappa undefined: it is reported as
+such, never divided out.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 from shadowdiff.records import Verdict, side_against
 
+FEW = 10      # below this many pairs reviewed twice, kappa is said to be rough
 LISTED = 20   # disagreements listed in the text (the terminal); summary.json and the reports list them all
 
 
@@ -29,6 +31,7 @@ class Kappa:
     observed: float | None     # share of items both raters put in the same category
     expected: float | None     # that share by chance, from each rater's own category shares
     kappa: float | None        # None: no items, or chance agreement is already 100 %
+    raters: tuple[str, ...] = ()   # the two reviewers, when the columns are people; else none
 
 
 def cohens_kappa(ratings: Sequence[tuple[str, str]]) -> Kappa:
@@ -79,9 +82,17 @@ class Agreement:
     disagreements: tuple[Disagreement, ...]   # pairs where two different reviewers' verdicts differ
 
     def as_json(self) -> dict[str, Any]:
-        return {"reviewed": self.reviewed, "reviewed_twice": self.twice.items, "observed": self.twice.observed,
+        return {"reviewed": self.reviewed, "reviewed_twice": self.twice.items, "raters": list(self.twice.raters),
+                "observed": self.twice.observed,
                 "expected": self.twice.expected, "kappa": self.twice.kappa,
                 "disagreements": [d.as_json() for d in self.disagreements]}
+
+    @property
+    def columns(self) -> str:
+        """What the two rater columns are, in words."""
+        if self.twice.raters:
+            return "two reviewers, each a rater"
+        return "each pair's first review against the first later one by someone else"
 
     @property
     def kappa_text(self) -> str:
@@ -89,18 +100,20 @@ class Agreement:
         k = self.twice
         if not k.items or k.observed is None or k.expected is None:
             return "no pair has two reviews by different reviewers"
-        figures = (f"{k.items} {'pair' if k.items == 1 else 'pairs'} reviewed twice, observed agreement "
+        who = f"between {k.raters[0]} and {k.raters[1]}, " if k.raters else ""
+        figures = (f"{k.items} {'pair' if k.items == 1 else 'pairs'} reviewed twice, {who}observed agreement "
                    f"{_pct(k.observed)}, by chance {_pct(k.expected)}")
         if k.kappa is None:
             return figures + ", Cohen's kappa undefined (every review compared gives the same verdict: agreement " \
                              "by chance is already 100 %)"
-        return figures + f", Cohen's kappa {k.kappa:.2f}"
+        few = f" (from {k.items} pairs: too few to read much into)" if k.items < FEW else ""
+        return figures + f", Cohen's kappa {k.kappa:.2f}{few}"
 
     def text(self) -> str:
         """For the terminal: empty when nobody reviewed anything."""
         if not self.reviewed:
             return ""
-        lines = [f"inter-reviewer agreement (first review against the first by someone else): {self.kappa_text}"]
+        lines = [f"inter-reviewer agreement ({self.columns}): {self.kappa_text}"]
         if self.disagreements:
             lines.append(f"reviewers disagree on {len(self.disagreements)} "
                          f"{'pair' if len(self.disagreements) == 1 else 'pairs'} (the verdict least favourable "
@@ -121,15 +134,23 @@ def agreement_of(reviews: Iterable[Any]) -> Agreement:
     for row in reviews:
         by_pair.setdefault(row.pair_id, []).append(Rating(row.reviewer, label(row.verdict, row.wrong_side), row.note))
         keys[row.pair_id] = row.key
-    ratings, disagreements = [], []
+    items: list[tuple[Rating, Rating]] = []
+    disagreements = []
     for pair_id, pair_reviews in by_pair.items():
         first = pair_reviews[0]
         second = next((r for r in pair_reviews[1:] if r.reviewer != first.reviewer), None)
         if second is not None:
-            ratings.append((first.label, second.label))
+            items.append((first, second))
         if any(a.reviewer != b.reviewer and a.label != b.label for a in pair_reviews for b in pair_reviews):
             disagreements.append(Disagreement(pair_id, keys[pair_id], tuple(pair_reviews)))
-    return Agreement(len(by_pair), cohens_kappa(ratings), tuple(disagreements))
+    people = sorted({r.reviewer for item in items for r in item})
+    if len(people) == 2:
+        # two people: each is a column, whichever of them reviewed a pair first
+        ratings = [(a.label, b.label) if a.reviewer == people[0] else (b.label, a.label) for a, b in items]
+        kappa = replace(cohens_kappa(ratings), raters=tuple(people))
+    else:
+        kappa = cohens_kappa([(a.label, b.label) for a, b in items])
+    return Agreement(len(by_pair), kappa, tuple(disagreements))
 
 
 def _pct(value: float) -> str:

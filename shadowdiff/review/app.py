@@ -42,7 +42,7 @@ from shadowdiff.diffview import sides_diff
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
-from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, Auth, Identity, same_origin
+from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Auth, Identity, same_origin
 from shadowdiff.review.blind import Blinding, blind, blind_reason, judge_text
 from shadowdiff.review.export import csv_export, jsonl_export
 from shadowdiff.review.nostore import NoStore
@@ -62,7 +62,6 @@ VERDICT_HELP = {
 }
 # what the side asked with a directional verdict is, in the reviewer's words
 SIDE_QUESTION = {"factual": "wrong", "minor": "worse", "improvement": "better"}
-SESSION_SECONDS = 7 * 24 * 3600
 _MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are simply not there
 _EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
                    "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
@@ -167,13 +166,16 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return locked_out(request, lockout)
         form = await request.form(max_files=0)
         origin = request.headers.get("origin")
-        if origin and origin != "null" and not same_origin(origin, own_origin(request)):
+        # (login has no CSRF token, as nobody is signed in yet; an opaque "null" origin -
+        # a sandboxed frame - is refused too, so no page can sign a browser in as another)
+        if origin and not same_origin(origin, own_origin(request)):
             return page("login.html", request, status=403, error="this form did not come from the review UI")
         opened = await run_in_threadpool(auth.sign_in, _text(form, "token"))
         if opened is None:
             limit.failed(client)
             return page("login.html", request, status=401, error="wrong token")
-        limit.succeeded(client)
+        # (a success forgets no failure: else a reviewer could guess at another's token
+        # nine times between sign-ins of their own, without limit)
         who, session = opened
         typed = _text(form, "reviewer")
         if who.shared:
@@ -273,7 +275,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             who = identity(request)
             # an issued identity's name is the server's; only the shared token's holder types one
             reviewer = check_name(_text(form, "reviewer") or who.name) if who.shared else who.name
-            if who.shared and reviewer != who.name and await run_in_threadpool(reviewers.by_name, reviewer) is not None:
+            if who.shared and await run_in_threadpool(reviewers.by_name, reviewer) is not None:
                 raise InputError(f"{reviewer!r} is a reviewer with a token of their own")
             verdict = _text(form, "verdict")
             # "wrong" is the field's name from before every directional verdict had a side
@@ -420,15 +422,19 @@ def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed:
     """The judge's suggestion as the reviewer may see it (``judge_text``).
 
     The judge saw the answers as A and B in this page's order (``shadowdiff.judge``), so
-    its reason is shown in its own letters. Reasons stored by earlier builds name the sides
-    instead: ``blind`` turns those words into this page's letters.
+    its reason is shown in its own letters. Reasons stored by earlier builds named the
+    sides, and their letters followed another order, computable from the pair's key:
+    they wait for the reveal (``shadowdiff judge --redo`` asks again).
     """
     verdict = row["judge_verdict"]
     if not verdict:
         return None
     a_is_baseline = blinding.a_is_baseline(pair_id)
-    return {"text": judge_text(verdict, row["judge_wrong_side"], a_is_baseline, revealed),
-            "reason": blind(row["judge_reason"] or "", a_is_baseline)}
+    reason = row["judge_reason"] or ""
+    if not row.get("judge_blind") and not revealed:
+        reason = ("(the reason is shown after your verdict: it was given before the judge saw the answers in "
+                  "this page's order)") if reason else ""
+    return {"text": judge_text(verdict, row["judge_wrong_side"], a_is_baseline, revealed), "reason": reason}
 
 
 __all__ = ["Verdict", "blind", "build_review_app"]

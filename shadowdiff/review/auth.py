@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from shadowdiff.store.reviewers import Reviewers, digest
+from shadowdiff.errors import InputError
+from shadowdiff.store.reviewers import Reviewers, check_name, digest
 
+SESSION_SECONDS = 7 * 24 * 3600          # a reviewer's session lasts a week, on the server too
 SESSION_COOKIE = "shadowdiff_review"
 REVIEWER_COOKIE = "shadowdiff_reviewer"     # the typed name, in single-reviewer mode only
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -73,8 +76,9 @@ class Auth:
         reviewer = self.reviewers.by_token(token)
         if reviewer is None:
             return None
-        session = f"r.{reviewer.id}.{self._mac('reviewer', str(reviewer.id), reviewer.token_digest)}"
-        return Identity(reviewer.name, reviewer.admin, False), session
+        issued = str(int(time.time()))
+        mac = self._mac("reviewer", str(reviewer.id), issued, reviewer.token_digest)
+        return Identity(reviewer.name, reviewer.admin, False), f"r.{reviewer.id}.{issued}.{mac}"
 
     def identify(self, headers: Mapping[str, str], cookies: Mapping[str, str], typed_name: str = "") -> Identity | None:
         """Who sent this request (a database read: call it off the event loop), or None.
@@ -83,23 +87,37 @@ class Auth:
         token = self.header_token(headers)
         if token is not None:
             if self.shared_token_ok(token):
-                return Identity(typed_name, True, True)
+                return Identity(self._typed(typed_name), True, True)
             reviewer = self.reviewers.by_token(token)
             return Identity(reviewer.name, reviewer.admin, False) if reviewer is not None else None
         session = cookies.get(SESSION_COOKIE, "")
         if hmac.compare_digest(session.encode("utf-8", "surrogatepass"), self._shared_session.encode()):
-            return Identity(typed_name, True, True)
-        kind, _, rest = session.partition(".")
-        reviewer_id, _, mac = rest.partition(".")
-        if kind != "r" or not reviewer_id.isascii() or not reviewer_id.isdigit() or len(reviewer_id) > 10:
+            return Identity(self._typed(typed_name), True, True)
+        parts = session.split(".")
+        if len(parts) != 4:
             return None
+        kind, reviewer_id, issued, mac = parts
+        if kind != "r" or not _canonical_number(reviewer_id) or not _canonical_number(issued):
+            return None
+        if not 0 <= time.time() - int(issued) <= SESSION_SECONDS:
+            return None   # expired (or from the future): sign in again
         reviewer = self.reviewers.by_id(int(reviewer_id))
         if reviewer is None or not reviewer.active:
             return None
-        expected = self._mac("reviewer", str(reviewer.id), reviewer.token_digest)
+        expected = self._mac("reviewer", str(reviewer.id), issued, reviewer.token_digest)
         if not hmac.compare_digest(mac.encode("utf-8", "surrogatepass"), expected.encode()):
             return None
         return Identity(reviewer.name, reviewer.admin, False)
+
+    def _typed(self, name: str) -> str:
+        """The name a shared-token holder typed, if they may use it: a valid name that
+        no registered reviewer holds (the cookie that carries it is theirs to edit, so it
+        is checked on every request, not only at sign-in); else none."""
+        try:
+            name = check_name(name)
+        except InputError:
+            return ""
+        return "" if self.reviewers.by_name(name) is not None else name
 
     @staticmethod
     def header_token(headers: Mapping[str, str]) -> str | None:
@@ -127,6 +145,11 @@ class Auth:
             return False
         return form_value is not None and hmac.compare_digest(
             form_value.encode("utf-8", "surrogatepass"), self.csrf(cookies).encode())
+
+
+def _canonical_number(text: str) -> bool:
+    """A decimal number as ``str(int(...))`` writes it: one spelling per value."""
+    return 0 < len(text) <= 12 and text.isascii() and text.isdigit() and str(int(text)) == text
 
 
 def same_origin(a: str, b: str) -> bool:

@@ -79,11 +79,6 @@ class SignInLimit:
             while len(self._clients) > self.max_clients:
                 self._clients.popitem(last=False)
 
-    def succeeded(self, client: str | None) -> None:
-        """A right token: the client's own mistakes are forgotten (the overall count is not)."""
-        with self._lock:
-            self._clients.pop(_key(client), None)
-
     def _until(self, failures: deque[float], limit: int, now: float) -> float:
         """Seconds until ``failures`` (at most ``limit`` kept) fall below ``limit`` in the window."""
         if len(failures) < limit:

@@ -294,7 +294,7 @@ class ReviewQueue:
     def set_judge(self, pair_id: int, verdict: str, worse_side: str | None, reason: str) -> None:
         with self.engine.begin() as c:
             c.execute(schema.pairs.update().where(schema.pairs.c.id == pair_id).values(
-                judge_verdict=verdict, judge_wrong_side=worse_side, judge_reason=reason))
+                judge_verdict=verdict, judge_wrong_side=worse_side, judge_reason=reason, judge_blind=True))
 
 
 def serve_review_state(store: Store) -> tuple[int, dict[tuple[str, str], int]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -48,8 +49,11 @@ def check_name(name: str) -> str:
         raise InputError("a reviewer needs a name")
     if len(name) > MAX_NAME:
         raise InputError(f"a reviewer's name is at most {MAX_NAME} characters ({len(name)} given)")
-    if any(ch == "\x00" or (ord(ch) < 32 and ch not in "\t") for ch in name):
-        raise InputError("a reviewer's name cannot hold control characters (NUL, line breaks)")
+    # control characters (NUL, line breaks, DEL) and invisible format characters (bidi
+    # overrides, zero-width joiners), with which one name could pass for another
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in name):
+        raise InputError("a reviewer's name cannot hold control or invisible characters (NUL, line breaks, "
+                         "bidi overrides, zero-width spaces)")
     return name
 
 

@@ -83,6 +83,7 @@ pairs = Table(
     Column("judge_verdict", String(16)),
     Column("judge_wrong_side", String(16)),   # factual: the wrong side; minor/improvement: the worse one
     Column("judge_reason", Text),
+    Column("judge_blind", Boolean),           # (0010) true: the judge saw the page's A/B order; null: before
     UniqueConstraint("run_id", "key", name="uq_pairs_run_key"),
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
     Index("ix_pairs_run_seq", "run_id", "seq"),

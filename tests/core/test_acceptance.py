@@ -70,6 +70,17 @@ def test_incomplete_until_reviewed_then_pass(tmp_path: Path) -> None:
     assert "verdict: PASS" in answer.stdout
 
 
+def test_two_reviewers_calling_one_pair_factual_are_one_regression(tmp_path: Path) -> None:
+    store, run, ids = make_run(tmp_path)
+    queue = ReviewQueue(store)
+    queue.add_review(ids["flip"], "bob", "factual", "candidate")
+    queue.add_review(ids["flip"], "ana", "factual", "candidate")
+    result = acceptance(store, run, min_reviewed=0)
+    assert result.decision is Decision.FAIL and result.verdicts["factual"] == 1
+    assert result.reasons[0].startswith("1 factual regression(s)") and len(result.factual) == 2
+    store.close()
+
+
 def test_one_factual_verdict_fails_the_run_and_names_the_pair(tmp_path: Path) -> None:
     store, run, ids = make_run(tmp_path)
     queue = ReviewQueue(store)

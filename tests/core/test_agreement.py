@@ -82,6 +82,28 @@ def test_raters_are_a_pairs_first_review_and_the_first_later_one_by_someone_else
     ]
 
 
+def test_with_two_reviewers_each_is_a_rater_whoever_came_first() -> None:
+    """The classic two-rater kappa: Ana's column against Bo's, not first against second
+    review (a hostile review's case: by hand p_o = 1/2, p_e = 3/8, kappa = 0.20; first
+    against second would give p_e = 1/2 and kappa 0)."""
+    agreement = agreement_of([
+        review(1, "Ana", "factual", "candidate"), review(1, "Bo", "wording"),
+        review(2, "Ana", "wording"), review(2, "Bo", "wording"),
+        review(3, "Bo", "factual", "candidate"), review(3, "Ana", "factual", "candidate"),
+        review(4, "Bo", "wording"), review(4, "Ana", "factual", "candidate"),
+    ])
+    k = agreement.twice
+    assert (k.items, k.raters) == (4, ("Ana", "Bo"))
+    assert k.observed == pytest.approx(0.5) and k.expected == pytest.approx(3 / 8)
+    assert k.kappa == pytest.approx(0.2)
+    assert "between Ana and Bo" in agreement.text() and "too few to read much into" in agreement.text()
+    assert agreement.as_json()["raters"] == ["Ana", "Bo"]
+    # a third reviewer: the columns are first and second review again
+    three = agreement_of([review(1, "Ana", "wording"), review(1, "Bo", "wording"),
+                          review(2, "Cy", "wording"), review(2, "Ana", "wording")])
+    assert three.twice.raters == () and "first review against" in three.text()
+
+
 def test_a_reviewer_changing_their_mind_is_no_disagreement() -> None:
     agreement = agreement_of([review(1, "ana", "wording"), review(1, "ana", "minor", "candidate")])
     assert agreement.disagreements == () and agreement.twice.items == 0

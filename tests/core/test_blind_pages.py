@@ -26,7 +26,7 @@ from shadowdiff.records import Answer, Choice, Pair, Side, Verdict
 from shadowdiff.review.app import VERDICT_HELP, build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.signals import SIGNAL_KINDS, triage_answers
-from shadowdiff.store import Store
+from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from tests.servers import serve_app
 
@@ -179,6 +179,10 @@ def swapped_stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
             x_is_a[row["id"]] = row["key"].endswith("-0")
             if case.judge and row["outcome"] in ("near", "divergent"):
                 queue.set_judge(row["id"], *_judged(case, x_is_baseline, x_is_a[row["id"]]))
+                if case.legacy:   # judged before 0010: the judge's order was not the page's
+                    with store.engine.begin() as c:
+                        c.execute(schema.pairs.update().where(schema.pairs.c.id == row["id"])
+                                  .values(judge_blind=None))
 
     def a_is_baseline(self: Blinding, pair_id: int) -> bool:
         # in store 1 x is the baseline, in store 2 the candidate
@@ -252,6 +256,17 @@ def test_no_page_names_a_side_before_the_verdict(swapped_stores: tuple[Store, St
         shown = re.sub(r"<style.*?</style>|<script.*?</script>|<form.*?</form>|<select.*?</select>|"
                        r'title="[^"]*"', "", html, flags=re.DOTALL)
         assert not re.search(r"baseline|candidate|improvement", shown, re.IGNORECASE), (path, shown)
+    # a reason the judge gave before it saw the page's order waits for the reveal whole:
+    # its bare letters followed sha256(key), which anyone can compute from the page
+    phrases = {"repetition-one": "repeats a word", "refusal-text": "refuses while"}
+    assert sorted(phrases) == sorted(c.key for c in CASES if c.legacy and c.judge)
+    seen = 0
+    for path, html in pages.items():
+        for key, phrase in phrases.items():
+            if "/pairs/" in path and re.search(rf"<title>[^<]*{key}-\d", html):
+                seen += 1
+                assert "shown after your verdict" in html and phrase not in html, path
+    assert seen >= len(phrases)
 
 
 @pytest.mark.parametrize(("signal", "a_baseline", "b_baseline"), [

@@ -21,7 +21,7 @@ from shadowdiff.compare import compare_answers
 from shadowdiff.records import Side
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding, blind
-from shadowdiff.store import Store
+from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
 from tests.core.factories import fill, pair
@@ -468,6 +468,8 @@ def test_nothing_on_the_page_names_a_side_before_the_verdict(sqlite_store: Store
     pid = ReviewQueue(sqlite_store).page(_all(run))[0]["id"]
     ReviewQueue(sqlite_store).set_judge(pid, "improvement", "baseline",
                                         "the baseline is a little worse than the candidate")
+    with sqlite_store.engine.begin() as c:    # as stored before 0010: the judge's order was not the page's
+        c.execute(schema.pairs.update().where(schema.pairs.c.id == pid).values(judge_blind=None))
     with serve_app(build_review_app(sqlite_store, TOKEN)) as url:
         client = signed_in(url + "/review")
         html = client.get(f"/pairs/{pid}").text
@@ -475,7 +477,7 @@ def test_nothing_on_the_page_names_a_side_before_the_verdict(sqlite_store: Store
         before = re.sub(r"<style.*?</style>|<script.*?</script>|<form.*?</form>", "", html, flags=re.DOTALL)
         assert not re.search(r"baseline|candidate|improvement", before, re.IGNORECASE), before
         judge = before.split('id="judge"')[1].split("</p>")[0]
-        assert "minor" in judge and "is a little worse than" in judge
+        assert "minor" in judge and "is a little worse than" not in judge and "after your verdict" in judge
         letter = Blinding(sqlite_store.secret("blind_key")).letter(Side.BASELINE, pid)
         assert f"({letter} worse)" in html
         csrf = csrf_of(html)

@@ -231,3 +231,65 @@ def test_the_reviewers_command(store: Store) -> None:
     new = cli("token", location, "Zoë Ng")
     assert new.returncode == 0 and Reviewers(store).by_token(new.stdout.strip()) is not None
     assert cli("revoke", location, "nobody").returncode != 0
+
+
+def test_the_shared_token_never_takes_a_registered_name_from_its_cookie(ui: UI) -> None:
+    """The name cookie of single-reviewer mode is the browser's to edit: a registered
+    reviewer's name in it names nobody, so it neither writes as them nor opens their reveal."""
+    base, store, run = ui
+    _, token = Reviewers(store).add("Ana Lima")
+    ana = httpx.Client(base_url=base)
+    assert ana.post("/login", data={"token": token}).status_code == 303
+    pid = pair_ids(store, run)["k2"]
+    assert judge(ana, pid, "wording").status_code == 303
+    shared = signed_in(base, "mallory")
+    shared.cookies.set("shadowdiff_reviewer", "Ana%20Lima", path="/review")
+    page = shared.get(f"/pairs/{pid}").text
+    assert 'id="revealed"' not in page and "reviewing as Ana" not in page
+    forged = shared.post(f"/pairs/{pid}/verdict", data={"csrf": csrf_of(page), "verdict": "factual", "side": "A"})
+    assert forged.status_code == 400
+    script = httpx.post(f"{base}/pairs/{pid}/verdict", data={"verdict": "wording"},
+                        headers={"authorization": f"Bearer {TOKEN}", "cookie": "shadowdiff_reviewer=Ana%20Lima"})
+    assert script.status_code == 400
+    named = httpx.post(f"{base}/pairs/{pid}/verdict", data={"verdict": "wording", "reviewer": "Ana Lima"},
+                       headers={"authorization": f"Bearer {TOKEN}"})
+    assert named.status_code == 400 and "token of their own" in named.json()["error"]
+    assert [r.reviewer for r in ReviewQueue(store).reviews(pid)] == ["Ana Lima"]
+
+
+def test_sessions_expire_and_have_one_spelling(ui: UI, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    base, store, _ = ui
+    _, token = Reviewers(store).add("dan")
+    client = httpx.Client(base_url=base)
+    assert client.post("/login", data={"token": token}).status_code == 303
+    session = client.cookies["shadowdiff_review"]
+    _, reviewer_id, issued, mac = session.split(".")
+    for forged in (f"r.0{reviewer_id}.{issued}.{mac}", f"r.{reviewer_id}.0{issued}.{mac}",
+                   f"{session}.extra", f"r.{reviewer_id}.{int(issued) + 1}.{mac}"):
+        assert httpx.get(base + "/", cookies={"shadowdiff_review": forged}).status_code == 401, forged
+    assert httpx.get(base + "/", cookies={"shadowdiff_review": session}).status_code == 200
+    week = 7 * 24 * 3600
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + week + 60)   # the server's clock, a week on
+    assert httpx.get(base + "/", cookies={"shadowdiff_review": session}).status_code == 401
+
+
+def test_sign_in_from_an_opaque_origin_is_refused(ui: UI) -> None:
+    """A sandboxed frame posts with Origin: null; signing a browser in as someone else from
+    there is refused (the UI's own form sends its real origin)."""
+    base, store, _ = ui
+    _, token = Reviewers(store).add("eve")
+    refused = httpx.post(base + "/login", data={"token": token}, headers={"origin": "null"})
+    assert refused.status_code == 403 and "shadowdiff_review=" not in str(refused.headers.get_list("set-cookie"))
+    own = base.removesuffix("/review")
+    assert httpx.post(base + "/login", data={"token": token}, headers={"origin": own}).status_code == 303
+
+
+@pytest.mark.parametrize("name", ["ad\u202emin", "ana\u200b", "bob\x7f", "x\u2066y"])
+def test_names_that_could_pass_for_another_are_refused(store: Store, name: str) -> None:
+    from shadowdiff.errors import InputError
+
+    with pytest.raises(InputError, match="invisible"):
+        Reviewers(store).add(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from shadowdiff.records import Side
@@ -262,3 +264,25 @@ def test_verdicts_are_labelled_by_the_side_they_go_against(tmp_path: Path) -> No
         ("improvement", "baseline"): 2, ("improvement", "candidate"): 1,
     }
     assert "the worse side of a minor or improvement one" in family.documentation
+
+
+def test_a_metrics_token_closes_metrics_to_reviewers(start_simulator: Start, start_proxy: Start,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """With the review UI on the same port, the verdict series would let a reviewer follow
+    another's verdicts: --metrics-token closes /metrics to all but the scraper, and
+    without it serve says so once."""
+    baseline = start_simulator()
+    with caplog.at_level(logging.WARNING, logger="shadowdiff.proxy"):
+        url, _ = start_proxy(primary=baseline, shadow=start_simulator(), review_token="review-token-x",
+                             metrics_token="metrics-token-x")
+    assert not [r for r in caplog.records if "/metrics is open" in r.getMessage()]
+    refused = httpx.get(url + "/metrics")
+    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+    assert httpx.get(url + "/metrics", headers={"authorization": "Bearer wrong-token"}).status_code == 401
+    scraped = httpx.get(url + "/metrics", headers={"authorization": "Bearer metrics-token-x"})
+    assert scraped.status_code == 200 and "shadowdiff_review_verdicts" in scraped.text
+    assert httpx.get(url + "/healthz").status_code == 200           # probes need no token
+    with caplog.at_level(logging.WARNING, logger="shadowdiff.proxy"):
+        url, _ = start_proxy(primary=baseline, shadow=start_simulator(), review_token="review-token-x")
+    assert [r for r in caplog.records if "/metrics is open" in r.getMessage()]
+    assert httpx.get(url + "/metrics").status_code == 200

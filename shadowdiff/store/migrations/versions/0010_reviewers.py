@@ -8,6 +8,11 @@ against). Verdicts written before said a side only for ``factual``; ``minor`` me
 "the candidate is slightly worse" and ``improvement`` "the candidate is better", so
 their sides are filled in with what they meant.
 
+The judge now sees each pair in its review page's order, so its reasons can be shown
+in their own letters; reasons stored before named the sides, with letters in another
+order, so they are told apart (``judge_blind`` is null) and kept from the page until
+the reveal.
+
 Revision ID: 0010
 Revises: 0009
 """
@@ -26,6 +31,7 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.add_column("pairs", sa.Column("judge_blind", sa.Boolean))
     op.create_table(
         "reviewers",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -46,3 +52,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute("DELETE FROM secrets WHERE name = 'session_key'")
     op.drop_table("reviewers")
+    with op.batch_alter_table("pairs") as batch:
+        batch.drop_column("judge_blind")
