@@ -301,7 +301,13 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         except InputError as exc:
             return JSONResponse({"error": str(exc)}, status_code=403 if isinstance(exc, _Forbidden) else 400)
         who = identity(request)
-        reviewer = who.name or _text(form, "reviewer").strip() or "anonymous"
+        try:
+            reviewer = who.name or check_name(_text(form, "reviewer") or "anonymous")
+            if who.shared and await run_in_threadpool(reviewers.by_name, reviewer) is not None:
+                # (a claim shows as "with NAME" and comes back to NAME first: not a registered one's)
+                raise InputError(f"{reviewer!r} is a reviewer with a token of their own")
+        except InputError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
         pair_id = await run_in_threadpool(queue.claim_next, reviewer, filters(request))
         if pair_id is None:
             left = "Nothing left to review." if filters(request).outcome else (
@@ -431,9 +437,10 @@ def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed:
         return None
     a_is_baseline = blinding.a_is_baseline(pair_id)
     reason = row["judge_reason"] or ""
-    if not row.get("judge_blind") and not revealed:
-        reason = ("(the reason is shown after your verdict: it was given before the judge saw the answers in "
-                  "this page's order)") if reason else ""
+    if not row.get("judge_blind") and reason:
+        reason = (f"{reason} (given before the judge saw the answers in this page's order: its letters may be "
+                  "the other way round)") if revealed else ("(the reason is shown after your verdict: it was given "
+                                                            "before the judge saw the answers in this page's order)")
     return {"text": judge_text(verdict, row["judge_wrong_side"], a_is_baseline, revealed), "reason": reason}
 
 

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
+from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store, StoredPair, schema
 from shadowdiff.store.reviewers import check_name
 
@@ -73,6 +74,10 @@ class Filters:
             value = getattr(self, name)
             if value is not None:
                 _check_text(f"the {shown} filter", value, MAX_FILTER)
+        # a kind, and only a kind: the filter matches the stored signals as text, which hold
+        # the real sides (their values and reasons), so any other pattern would look them up
+        if self.signal is not None and self.signal not in SIGNAL_KINDS:
+            raise InputError(f"the signal filter must be one of {', '.join(SIGNAL_KINDS)}, not {self.signal!r}")
 
 
 def _review(row: Any) -> Review:

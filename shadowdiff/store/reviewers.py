@@ -43,8 +43,12 @@ def digest(token: str) -> str:
 
 
 def check_name(name: str) -> str:
-    """A reviewer's name as stored, or ``InputError`` saying what is wrong with it."""
-    name = name.strip()
+    """A reviewer's name as stored, or ``InputError`` saying what is wrong with it.
+
+    In one spelling: NFKC (a full-width "Ａna" is "Ana") with runs of spaces as one, as
+    HTML shows them. (Letters of other scripts that look alike, a Cyrillic "А", stay
+    apart: telling those from a real name is beyond a normal form.)"""
+    name = " ".join(unicodedata.normalize("NFKC", name).split())
     if not name:
         raise InputError("a reviewer needs a name")
     if len(name) > MAX_NAME:

@@ -293,3 +293,35 @@ def test_names_that_could_pass_for_another_are_refused(store: Store, name: str) 
 
     with pytest.raises(InputError, match="invisible"):
         Reviewers(store).add(name)
+
+
+@pytest.mark.parametrize("pattern", ["%only the baseline says%", '%"baseline_only": ["4%', "numbers%", "_umbers"])
+def test_the_signal_filter_takes_a_kind_and_nothing_that_could_look_up_a_side(ui: UI, pattern: str) -> None:
+    """The filter matches the stored signals as text, which hold the real sides: a pattern
+    in it would tell a reviewer which letter is the baseline (a second hostile review
+    did, for any pair). Only a signal kind is taken."""
+    base, store, _ = ui
+    client = as_reviewer(base, store, "ana")
+    html = client.get("/").text
+    for response in (client.get("/", params={"signal": pattern}),
+                     client.post("/next", params={"signal": pattern}, data={"csrf": csrf_of(html)})):
+        assert response.status_code == 400 and "must be one of" in response.text
+    assert "/pairs/" in client.get("/", params={"signal": "numbers"}).text
+
+
+def test_the_shared_token_claims_under_no_registered_name(ui: UI) -> None:
+    base, store, run = ui
+    Reviewers(store).add("Ana")
+    claimed = httpx.post(base + "/next", data={"reviewer": "Ana"}, headers={"x-review-token": TOKEN})
+    assert claimed.status_code == 400 and "token of their own" in claimed.json()["error"]
+    assert {r["claimed_by"] for r in ReviewQueue(store).page(Filters(run_id=run))} == {None}
+    assert httpx.post(base + "/next", data={"reviewer": "Mo"}, headers={"x-review-token": TOKEN}).status_code == 303
+
+
+def test_names_have_one_spelling(store: Store) -> None:
+    from shadowdiff.errors import InputError
+
+    reviewers = Reviewers(store)
+    assert reviewers.add("  Ａna   Lima ")[0].name == "Ana Lima"       # full-width letters, runs of spaces
+    with pytest.raises(InputError, match="already a reviewer"):
+        reviewers.add("Ana Lima")
