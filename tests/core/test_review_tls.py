@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import ssl
 import subprocess
 import sys
@@ -23,12 +22,12 @@ from shadowdiff.store import Store
 from tests.core.factories import fill
 from tests.core.test_review_ui import TOKEN
 from tests.servers import free_port
-
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+from tests.tools import tool
 
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tool("openssl", "apt-get install openssl")     # skipped without it, except under CI
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
