@@ -59,6 +59,8 @@ class Reading:
     last: float | None = None                    # ... of the last generated token, of any kind
     tokens: list[str] | None = None
     margins: list[float | None] | None = None
+    pieces: int = 0                              # streamed deltas that carried generated output, every choice
+    arrivals: int = 0                            # calls of ``_arrived`` (how ``pieces`` tells a delta with output)
     error: str | None = None                     # an error event after the 200, a malformed frame
     done: bool = False                           # [DONE] seen
 
@@ -142,6 +144,7 @@ def _arrived(reading: Reading, at: float | None, *, answer: bool) -> None:
     """A generated token arrived at ``at`` (None: now; an answer token if ``answer``):
     one clock reading, so that an answer without thinking has the same two times."""
     now = time.perf_counter() if at is None else at
+    reading.arrivals += 1
     reading.first = reading.first or now
     if answer:
         reading.first_answer = reading.first_answer or now
@@ -162,6 +165,7 @@ def read_chunk(reading: Reading, chunk: dict[str, Any], at: float | None = None)
         index = _index(choice.get("index", 0), "a choice's index", MAX_CHOICES)
         part = reading.of(index)
         delta = choice.get("delta")
+        before = reading.arrivals
         if isinstance(delta, dict):
             _fold(reading, part, delta, "content", at)
             if delta.get("tool_calls"):
@@ -169,6 +173,8 @@ def read_chunk(reading: Reading, chunk: dict[str, Any], at: float | None = None)
                 _read_tool_call_deltas(part, delta["tool_calls"])
         else:
             _fold(reading, part, choice, "text", at)   # a completions chunk
+        if reading.arrivals != before:   # this delta carried generated output
+            reading.pieces += 1
         if choice.get("finish_reason") is not None:
             part.finish_reason = _finish_reason(choice["finish_reason"])
         if index == 0:
@@ -444,7 +450,24 @@ def timed(answer: Answer, started: float, first: float | None, first_answer: flo
 def finished(base: Answer, reading: Reading) -> Answer:
     """``base`` with everything a finished reading holds: every choice, usage, logprobs."""
     first, *others = reading.read()
+    count, source = output_tokens(reading, len(others) + 1)
     return replace(base, text=first.text, reasoning=first.reasoning, refusal=first.refusal,
                    tool_calls=first.tool_calls, finish_reason=first.finish_reason, others=tuple(others),
-                   prompt_tokens=reading.prompt_tokens, completion_tokens=reading.completion_tokens,
+                   prompt_tokens=reading.prompt_tokens, completion_tokens=count, token_source=source,
                    reasoning_tokens=reading.reasoning_tokens, tokens=reading.tokens, margins=reading.margins)
+
+
+def output_tokens(reading: Reading, choices: int) -> tuple[int | None, str | None]:
+    """The answer's output token count and where it came from (``records.TOKEN_SOURCES``).
+
+    vLLM says it in ``usage``; other engines do not always (llama.cpp's server sends no
+    usage chunk in a stream). Then, for one choice, the logprobs' tokens when they were
+    asked for (exact), else the streamed pieces that carried output (a lower bound: one
+    piece may hold several tokens)."""
+    if reading.completion_tokens is not None:
+        return reading.completion_tokens, "usage"
+    if reading.tokens and choices == 1:    # (the logprobs are read for the first choice only)
+        return len(reading.tokens), "logprobs"
+    if reading.pieces:
+        return reading.pieces, "stream"
+    return None, None

@@ -74,6 +74,15 @@ class Choice:
     finish_reason: str | None = None
 
 
+# Where an answer's output token count came from, and how exact each is.
+TOKEN_SOURCES = {
+    "usage": "the server's usage: exact",
+    "logprobs": "the logprobs' token list: exact",
+    "tokenizer": "the text tokenized again by the server: exact for the text, not for stop tokens",
+    "stream": "the streamed pieces counted: a lower bound, exact where a server sends one token a piece (vLLM)",
+}
+
+
 @dataclass(frozen=True)
 class Answer:
     """One side's answer to one request, with how it went on the wire.
@@ -105,6 +114,15 @@ class Answer:
     ttfat: float | None = None             # seconds to the first answer token (text, tool call, refusal): after
                                            # the thinking; None when every choice was cut off inside it
     ttlt: float | None = None              # seconds to the last generated token (streamed answers only)
+    # where completion_tokens came from (``TOKEN_SOURCES``): the server's usage (exact), the
+    # logprobs' tokens (exact), the streamed pieces (a lower bound: a server may send several
+    # tokens in one piece; exact for vLLM, which sends one), or the server's tokenizer
+    token_source: str | None = None
+
+    def __post_init__(self) -> None:
+        # a count without a source is the server's (stored before 0011, or made by hand)
+        if self.token_source is None and self.completion_tokens is not None:
+            object.__setattr__(self, "token_source", "usage")
 
     @property
     def ok(self) -> bool:

@@ -114,6 +114,26 @@ def _direction(ratio: float, higher_is_faster: bool) -> str:
     return "candidate faster" if (ratio > 1) == higher_is_faster else "candidate slower"
 
 
+def token_sources_text(s: Summary) -> str | None:
+    """Where each side's output token counts came from, in words; None when every count
+    was the server's usage (vLLM's case: nothing to say)."""
+    parts = []
+    for side, st in s.sides.items():
+        sources = st.get("token_sources") or {}
+        if set(sources) <= {"usage"}:
+            continue
+        parts.append(f"{side}: " + ", ".join(f"{n} {_SOURCE_WORDS.get(source, source)}"
+                                              for source, n in sorted(sources.items(), key=lambda kv: -kv[1])))
+    if not parts:
+        return None
+    return "; ".join(parts) + " (usage and logprobs are exact; streamed pieces a lower bound where a server " \
+                              "sends several tokens in one)"
+
+
+_SOURCE_WORDS = {"usage": "from usage", "logprobs": "from the logprobs' tokens", "stream": "from streamed pieces",
+                 "tokenizer": "by the server's tokenizer", "none": "not counted (no usage, logprobs or stream)"}
+
+
 def speed_rows(s: Summary) -> list[dict[str, str]]:
     """Each speed figure of both sides at p50, and its candidate/baseline ratio with the
     direction in words: a ratio is never shown without saying which way is better."""
@@ -155,6 +175,8 @@ def summary_text(s: Summary) -> str:
         if undecoded:
             lines.append("  answers with no inter-token latency or tokens/s (not streamed, one token, or every "
                          "token in one read): " + ", ".join(undecoded))
+        if counted := token_sources_text(s):
+            lines.append(f"  output token counts: {counted}")
     if s.skipped:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
     if s.dropped:
@@ -192,7 +214,8 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     env.filters.update(pct=_pct, num=_num, ms=_ms, fenced=_fenced, code=_code)
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
-               "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary)}
+               "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary),
+               "token_sources": token_sources_text(summary)}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
             for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown), **context):

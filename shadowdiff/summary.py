@@ -49,6 +49,10 @@ class SideStats:
     inter_token_latency_p50: float | None = None
     inter_token_latency_p95: float | None = None
     tokens_per_second_p50: float | None = None
+    # where the answers' output token counts came from (records.TOKEN_SOURCES), and how
+    # many answers had none: an engine without usage in its streams (llama.cpp's server)
+    # is counted from its logprobs or its streamed pieces
+    token_sources: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -177,6 +181,8 @@ def summarize(store: Store, run_id: str) -> Summary:
                 stats.errors += 1
                 continue
             stats.output_tokens += answer.completion_tokens or 0
+            source = answer.token_source or "none"
+            stats.token_sources[source] = stats.token_sources.get(source, 0) + 1
             stats.decoded += answer.inter_token_latency is not None
     stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes["error"]
     if seen := store.counts(run_id):

@@ -544,6 +544,7 @@ def _answer_row(pair_id: int, a: Answer) -> dict[str, Any]:
         "attempts": a.attempts, "tokens": a.tokens, "margins": a.margins, "tool_calls": a.tool_calls,
         "reasoning": a.reasoning, "refusal": a.refusal, "reasoning_tokens": a.reasoning_tokens,
         "other_choices": [asdict(c) for c in a.others] or None, "choice_count": len(a.choices),
+        "token_source": a.token_source,
     })
 
 
@@ -554,5 +555,5 @@ def _answer(row: Any) -> Answer:
         ttlt=row.ttlt, duration=row.duration, status=row.status, error=row.error, attempts=row.attempts,
         tokens=row.tokens, margins=row.margins, tool_calls=row.tool_calls, reasoning=row.reasoning,
         refusal=row.refusal, reasoning_tokens=row.reasoning_tokens,
-        others=tuple(Choice(**c) for c in row.other_choices or ()),
+        others=tuple(Choice(**c) for c in row.other_choices or ()), token_source=row.token_source,
     )

@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0010"
+SCHEMA_VERSION = "0011"
 
 metadata = MetaData()
 
@@ -105,6 +105,7 @@ answers = Table(
     Column("ttft", Float),
     Column("ttfat", Float),           # to the first answer token, after any thinking
     Column("ttlt", Float),            # to the last generated token (0007): streamed answers only
+    Column("token_source", String(16)),   # (0011) where completion_tokens came from: usage, logprobs, stream
     Column("choice_count", Integer),  # completion_tokens counts them all: tokens/s is per choice
     Column("duration", Float),
     Column("attempts", Integer, nullable=False),

@@ -168,3 +168,47 @@ def test_a_body_with_more_tool_calls_than_the_bound_is_malformed_like_a_stream()
                          "finish_reason": "tool_calls"}]}
     reading = read_answer(json.dumps(body).encode(), False)
     assert reading.error is not None and "tool calls" in reading.error
+
+
+def _chunk(content: str | None = None, *, index: int = 0, finish: str | None = None,
+           logprobs: Any = None, usage: Any = None) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": index, "delta": {} if content is None else {"content": content},
+                              "finish_reason": finish}
+    if logprobs is not None:
+        choice["logprobs"] = logprobs
+    chunk: dict[str, Any] = {"choices": [choice]}
+    if usage is not None:
+        chunk["usage"] = usage
+    return chunk
+
+
+def _streamed(*chunks: dict[str, Any]) -> Answer:
+    reading = parse.Reading()
+    for at, chunk in enumerate(chunks):
+        parse.read_chunk(reading, chunk, at=1.0 + at)
+    return parse.timed(finished(Answer(Side.CANDIDATE, "m"), reading), 0.0, reading.first, reading.first_answer,
+                       10.0, reading.last)
+
+
+def test_output_tokens_come_from_usage_then_logprobs_then_the_streamed_pieces() -> None:
+    """llama.cpp's server sends no usage chunk in a stream (issue 19): the count then
+    comes from the logprobs' tokens, else from the pieces that carried output, and the
+    answer says which."""
+    usage = _streamed(_chunk("Hel"), _chunk("lo"), _chunk(finish="stop"),
+                      {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+    assert (usage.completion_tokens, usage.token_source) == (2, "usage")
+    tokens = [{"token": t, "logprob": -0.1, "top_logprobs": []} for t in ("Hel", "lo", "!")]
+    logprobs = _streamed(_chunk("Hel", logprobs={"content": tokens[:1]}),
+                         _chunk("lo!", logprobs={"content": tokens[1:]}), _chunk(finish="stop"))
+    assert (logprobs.completion_tokens, logprobs.token_source) == (3, "logprobs")   # 2 pieces, 3 tokens
+    pieces = _streamed(_chunk(""), _chunk("Hel"), _chunk("lo"), _chunk(" there"), _chunk(finish="stop"))
+    assert (pieces.completion_tokens, pieces.token_source) == (3, "stream")        # empty deltas carry nothing
+    assert pieces.inter_token_latency == pytest.approx(1.0)                          # pieces at 2, 3, 4 s
+    # several choices: the logprobs are the first choice's, so every choice's pieces count
+    two = _streamed(_chunk("a", logprobs={"content": tokens[:1]}), _chunk("b", index=1), _chunk("c", index=1))
+    assert (two.completion_tokens, two.token_source) == (3, "stream")
+    nothing = _streamed(_chunk(finish="stop"))
+    assert (nothing.completion_tokens, nothing.token_source) == (None, None)
+    body = parse.read_body({"choices": [{"index": 0, "message": {"content": "Hi"}, "finish_reason": "stop"}]})
+    assert finished(Answer(Side.BASELINE, "m"), body).token_source is None         # a body without usage: unknown
+    assert Answer(Side.BASELINE, "m", completion_tokens=4).token_source == "usage"  # a count made elsewhere

@@ -197,3 +197,25 @@ def test_pairs_csv_guards_every_text_cell_a_spreadsheet_would_run(store: Store, 
     assert 0 < float(rows["9"]["similarity"]) < 1
     cells = [cell for row in rows.values() for cell in row.values()]
     assert not [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or (c.startswith("-") and c != "-0.5")]
+
+
+def test_the_reports_say_where_output_token_counts_came_from(store: Store, tmp_path: Path) -> None:
+    """A side whose server sent no usage (llama.cpp's streams) is counted from its logprobs
+    or its streamed pieces: every report says which, and how exact (issue 19)."""
+    run = store.create_run("replay", {})
+    base = Answer(Side.BASELINE, "m", "One two three.", "stop", completion_tokens=4, ttft=0.1, ttlt=0.4, duration=0.5)
+    cand = Answer(Side.CANDIDATE, "m", "One two four.", "stop", completion_tokens=3, token_source="stream",
+                  ttft=0.1, ttlt=0.3, duration=0.4)
+    other = replace(cand, text="One two five.", token_source="logprobs")
+    store.add_pairs(run, [_pair("k1", 1, base, cand), _pair("k2", 2, base, other)])
+    paths = write_reports(store, run, tmp_path / "out")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["sides"]["candidate"]["token_sources"] == {"stream": 1, "logprobs": 1}
+    assert summary["sides"]["baseline"]["token_sources"] == {"usage": 2}
+    line = next(x for x in paths.summary_text.splitlines() if "output token counts" in x)
+    assert "candidate: 1 from streamed pieces, 1 from the logprobs' tokens" in line or \
+        "candidate: 1 from the logprobs' tokens, 1 from streamed pieces" in line
+    assert "baseline" not in line and "lower bound" in line
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert 'id="token-sources"' in html and "from streamed pieces" in html
+    assert "from streamed pieces" in (tmp_path / "out" / "report.md").read_text()
