@@ -219,3 +219,15 @@ def test_the_reports_say_where_output_token_counts_came_from(store: Store, tmp_p
     html = (tmp_path / "out" / "report.html").read_text()
     assert 'id="token-sources"' in html and "from streamed pieces" in html
     assert "from streamed pieces" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_server_without_a_version_endpoint_is_reported_as_unknown(store: Store, tmp_path: Path) -> None:
+    """llama.cpp's server has no /version: the reports say "unknown", not nothing (issue 19)."""
+    run = store.create_run("replay", {"sides": {"baseline": {"url": "http://a:8000", "model": "m"},
+                                                "candidate": {"url": "http://b:8080", "model": "smol-q8"}},
+                                      "versions": {"baseline": "0.34.0", "candidate": None}})
+    store.add_pairs(run, [_pair("k1", 1, "Same.", "Same.")])
+    write_reports(store, run, tmp_path / "out")
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / "out" / name).read_text()
+        assert "version unknown (no /version)" in text and "0.34.0" in text, name
