@@ -1,0 +1,88 @@
+"""serve in front of an engine that is not vLLM, shaped as llama.cpp's OpenAI server
+answers (``llama_cpp.server``, issue 19): no ``/health``, no ``/version``, a minimal
+``/v1/models``, streams without a usage chunk. The proxy is ready, passes the stream on
+to the official ``openai`` client, and counts the answers' tokens from their pieces.
+(The real engine's tier is ``tests/realengine``; this one pins the shapes.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from shadowdiff.records import Side
+from shadowdiff.store import Store
+from tests.proxy.test_mirroring import settled
+from tests.servers import serve_app
+
+
+def llama_like(alias: str, words: list[str]) -> Starlette:
+    """A server with llama.cpp's OpenAI shapes: it streams ``words``, no usage chunk."""
+    async def models(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "me",
+                                                         "permissions": []}]})
+
+    async def chat(request: Request) -> Response:
+        body = await request.json()
+        head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": alias}
+        if not body.get("stream"):
+            return JSONResponse({**head, "object": "chat.completion", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "".join(words)}, "logprobs": None,
+                 "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": len(words),
+                                                      "total_tokens": 5 + len(words)}})
+
+        def event(delta: dict[str, Any], finish: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return "data: " + json.dumps({**head, "choices": [choice]}) + "\r\n\r\n"   # its CRLF line ends
+
+        async def events() -> AsyncIterator[str]:
+            yield event({"role": "assistant"})
+            for word in words:
+                await asyncio.sleep(0.01)    # a token at a time, as a CPU engine decodes
+                yield event({"content": word})
+            yield event({}, "stop")
+            yield "data: [DONE]\r\n\r\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def test_serve_in_front_of_an_engine_without_health_version_or_stream_usage(start_proxy: Any,
+                                                                            tmp_path: Path) -> None:
+    f16 = llama_like("smol-f16", ["The", " answer", " is", " 406", "."])
+    q8 = llama_like("smol-q8", ["The", " answer", " is", " 391", "."])
+    with serve_app(f16) as primary, serve_app(q8) as shadow:
+        assert httpx.get(primary + "/health").status_code == 404
+        url, app = start_proxy(primary=primary, shadow=shadow, shadow_model="smol-q8",
+                               store=str(tmp_path / "s"), keep_rate=1.0)
+        ready = httpx.get(url + "/readyz")
+        assert ready.status_code == 200, ready.text         # /v1/models stands in for /health
+        client = openai.OpenAI(base_url=url + "/v1", api_key="none")
+        streamed = client.chat.completions.create(model="smol-f16", messages=[{"role": "user", "content": "17*23?"}],
+                                                  temperature=0, stream=True)
+        text = "".join(c.choices[0].delta.content or "" for c in streamed if c.choices)
+        assert text == "The answer is 406."
+        plain = client.chat.completions.create(model="smol-f16", messages=[{"role": "user", "content": "17*23?"}],
+                                               temperature=0)
+        assert plain.choices[0].message.content == "The answer is 406." and plain.usage is not None
+        settled(app)
+    store = Store.open(tmp_path / "s")
+    try:
+        pairs = list(store.pairs(store.latest_run().id))    # type: ignore[union-attr]
+        sources = sorted((a.token_source, a.completion_tokens) for p in pairs for a in p.answers.values())
+        # the streamed pair: 5 pieces each, counted from the stream; the plain one: usage
+        assert sources == [("stream", 5), ("stream", 5), ("usage", 5), ("usage", 5)]
+        streamed_pair = next(p for p in pairs if p.answers[Side.BASELINE].token_source == "stream")
+        assert streamed_pair.answers[Side.BASELINE].inter_token_latency is not None
+    finally:
+        store.close()
