@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -86,3 +88,27 @@ def test_serve_in_front_of_an_engine_without_health_version_or_stream_usage(star
         assert streamed_pair.answers[Side.BASELINE].inter_token_latency is not None
     finally:
         store.close()
+
+
+def test_replay_and_report_against_an_engine_without_version_or_stream_usage(tmp_path: Path) -> None:
+    """A replay of two llama.cpp-shaped servers: the preflight takes their minimal
+    /v1/models and missing /version, and the report has counts, speed and "version unknown"."""
+    log = tmp_path / "prompts.txt"
+    log.write_text("What is 17 times 23?\nName a prime.\n")
+    f16 = llama_like("smol-f16", ["17", " *", " 23", " =", " 406"])
+    q8 = llama_like("smol-q8", ["17", " *", " 23", " =", " 391"])
+    with serve_app(f16) as baseline, serve_app(q8) as candidate:
+        result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", baseline,
+                                 "--candidate", candidate, "--out", str(tmp_path / "out")],
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    for side in ("baseline", "candidate"):
+        stats = summary["sides"][side]
+        assert stats["output_tokens"] == 10 and set(stats["token_sources"]) <= {"stream", "logprobs"}
+        assert stats["errors"] == 0 and stats["tokens_per_second_p50"] and stats["ttft_p50"]
+    assert summary["speedup"] is not None                       # speed from the stream alone
+    assert summary["settings"]["versions"] == {"baseline": None, "candidate": None}
+    assert summary["outcomes"]["divergent"] + summary["outcomes"]["near"] == 2
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "version unknown (no /version)" in html
