@@ -7,6 +7,8 @@
   line, and the body's bytes exactly as they came off the socket (event streams included);
 * ``exchanges.json``: for each NAME, the request that was sent (method, path, JSON body).
 
+``read(NAME)`` takes a capture apart again, for tests that replay it.
+
 What the captures show, and how they differ from vLLM, is in README.md beside them.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ import httpx
 
 from tests.realengine import engine, models, serve
 
-HERE = Path(__file__).parent
+DATA = Path(__file__).parent / "core" / "data" / "llamacpp"
 MODEL = "smol-f16"
 ASK = [{"role": "user", "content": "What is 17 times 23?"}]
 GREEDY = {"model": MODEL, "messages": ASK, "temperature": 0, "max_tokens": 12}
@@ -66,6 +69,28 @@ EXCHANGES: dict[str, tuple[str, str, dict[str, Any] | None]] = {
 }
 
 
+@dataclass(frozen=True)
+class Captured:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def events(self) -> list[bytes]:
+        """An event stream's ``data:`` payloads, in order (``[DONE]`` included)."""
+        return [frame.removeprefix(b"data: ") for frame in self.body.split(b"\n\n") if frame]
+
+
+def read(name: str, directory: Path = DATA) -> Captured:
+    """A capture written by ``capture``, taken apart again."""
+    head, _, body = (directory / f"{name}.http").read_bytes().partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = [(name.lower(), value) for name, _, value in (line.partition(": ") for line in lines)]
+    return Captured(int(status_line.split()[1]), headers, body)
+
+
 def raw(response: httpx.Response, body: bytes) -> bytes:
     head = f"HTTP/1.1 {response.status_code} {response.reason_phrase}\r\n".encode()
     head += b"".join(name + b": " + value + b"\r\n" for name, value in response.headers.raw)
@@ -89,4 +114,4 @@ def capture(directory: Path) -> None:
 
 
 if __name__ == "__main__":
-    capture(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "core" / "data" / "llamacpp")
+    capture(Path(sys.argv[1]) if len(sys.argv) > 1 else DATA)
