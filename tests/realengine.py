@@ -150,12 +150,11 @@ class Models:
     q8_0: Path   # quantized from f16
 
 
-def models(python: Path) -> Models:
-    """The model at its three precisions, made with the llama.cpp of ``python``'s environment."""
+def models(python: Path, version: str = VERSION) -> Models:
+    """The model at its three precisions, made with the llama.cpp of ``python``'s environment
+    (llama-cpp-python ``version``)."""
     directory = home() / "models"
     found = Models(*(directory / f"{STEM}.{kind}.gguf" for kind in ("Q4_1", "F16", "Q8_0")))
-    version = subprocess.run([str(python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
-                             capture_output=True, text=True, check=True).stdout.strip()
     # the quantizer's output may change with llama.cpp: files made by another version are redone
     stamp = f"{MODEL_WHEEL} {MODEL_SHA256}; quantized by llama-cpp-python {version}\n"
     try:
@@ -251,7 +250,7 @@ def smollm2(llamacpp_python: Path) -> Models:
     """SmolLM2-135M-Instruct as Q4_1, F16 and Q8_0 GGUF files (made on first use)."""
     try:
         return models(llamacpp_python)
-    except (BuildError, subprocess.CalledProcessError) as exc:
+    except BuildError as exc:
         _unavailable(f"the {STEM} models", exc)
         raise
 
