@@ -213,6 +213,16 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                                    secure=request.url.scheme == "https")
         return response
 
+    async def writing_as(who: Identity, typed: str) -> str:
+        """The name a verdict or a claim is written under: an issued identity's is the
+        server's; only the shared token's holder types one, and never a registered one."""
+        if not who.shared:
+            return who.name
+        name = check_name(typed)
+        if await run_in_threadpool(reviewers.by_name, name) is not None:
+            raise InputError(f"{name!r} is a reviewer with a token of their own")
+        return name
+
     def identity(request: Request) -> Identity:
         who: Identity = request.scope["shadowdiff.identity"]
         return who
@@ -273,10 +283,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         try:
             form = await form_of(request)
             who = identity(request)
-            # an issued identity's name is the server's; only the shared token's holder types one
-            reviewer = check_name(_text(form, "reviewer") or who.name) if who.shared else who.name
-            if who.shared and await run_in_threadpool(reviewers.by_name, reviewer) is not None:
-                raise InputError(f"{reviewer!r} is a reviewer with a token of their own")
+            reviewer = await writing_as(who, _text(form, "reviewer") or who.name)
             verdict = _text(form, "verdict")
             # "wrong" is the field's name from before every directional verdict had a side
             letter = (_text(form, "side") or _text(form, "wrong")).strip().upper()
@@ -302,10 +309,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return JSONResponse({"error": str(exc)}, status_code=403 if isinstance(exc, _Forbidden) else 400)
         who = identity(request)
         try:
-            reviewer = who.name or check_name(_text(form, "reviewer") or "anonymous")
-            if who.shared and await run_in_threadpool(reviewers.by_name, reviewer) is not None:
-                # (a claim shows as "with NAME" and comes back to NAME first: not a registered one's)
-                raise InputError(f"{reviewer!r} is a reviewer with a token of their own")
+            # (a claim shows as "with NAME" and comes back to NAME first: never a registered one's)
+            reviewer = await writing_as(who, who.name or _text(form, "reviewer") or "anonymous")
         except InputError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         pair_id = await run_in_threadpool(queue.claim_next, reviewer, filters(request))
