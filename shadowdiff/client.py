@@ -30,7 +30,7 @@ import orjson
 
 from shadowdiff import arrivals
 from shadowdiff.compare import wants_stream
-from shadowdiff.parse import EventStream, Reading, finished, read_body, read_event, timed
+from shadowdiff.parse import EventStream, Reading, finished, read_body, read_event, timed, unfinished
 from shadowdiff.records import Answer, Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -182,6 +182,8 @@ class Caller:
                     break
             if not reading.done:
                 raise _Retryable(replace(failed, error="the stream ended without [DONE]"))
+            if (cut := unfinished(reading)) is not None:
+                raise _Retryable(replace(failed, error=cut))
         return _answer(failed, reading, clock.sent or called, ended or time.perf_counter())
 
 

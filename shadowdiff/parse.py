@@ -417,13 +417,33 @@ def read_answer(raw: bytes, stream: bool) -> Reading:
 def _read_answer(raw: bytes, stream: bool) -> Reading:
     if stream:
         reading = read_stream(raw)
-        if reading.error is None and not reading.done:
-            reading.error = "the stream ended without [DONE]"
+        if reading.error is None:
+            reading.error = "the stream ended without [DONE]" if not reading.done else unfinished(reading)
         return reading
     try:
         return read_body(orjson.loads(raw))
     except orjson.JSONDecodeError:
         return Reading(error=f"malformed response body: {raw[:200]!r}")
+
+
+def unfinished(reading: Reading) -> str | None:
+    """Why a stream that ended in [DONE] is still not a whole answer, or None.
+
+    vLLM, OpenAI and the engines measured here end every choice of a stream with a
+    chunk that carries its finish reason. A choice without one was cut short by the
+    server: llama.cpp's server ends a running stream that way, with [DONE], when another
+    request arrives (unless started with ``--interrupt_requests false``). Its text is a
+    prefix, not an answer: compared, it would look like a truncation the model made.
+    """
+    if not reading.choices:
+        return "the stream ended without a choice"
+    cut = [index for index, part in sorted(reading.choices.items()) if part.finish_reason is None]
+    if not cut:
+        return None
+    which = "choice" if len(cut) == 1 else "choices"
+    return (f"the stream ended without a finish reason for {which} {', '.join(map(str, cut[:8]))}: "
+            "cut short by the server (llama.cpp's server does this when another request arrives, "
+            "unless started with --interrupt_requests false)")
 
 
 def answer_from(base: Answer, reading: Reading, status: int, started: float, first: float | None,

@@ -120,8 +120,25 @@ def test_tool_call_arguments_are_a_string_from_bodies_and_streams() -> None:
                                                      "function": {"name": "f", "arguments": ""}}]
     assert answer(body({"a": 1}), False).tool_calls[0]["function"]["arguments"] == '{"a": 1}'   # type: ignore[index]
     streamed = stream({"choices": [{"index": 0, "delta": {"tool_calls": [
-        {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": None}}]}}]})
+        {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": None}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
     assert answer(streamed, True).tool_calls == answer(body(None), False).tool_calls
+
+
+def test_a_stream_that_ends_in_done_without_a_finish_reason_was_cut_short() -> None:
+    """llama.cpp's server ends a running stream with [DONE] and no finish chunk when
+    another request arrives (tests/core/data/llamacpp/README.md): its text is a prefix."""
+    cut = read_answer(stream(_chunk("The answer"), _chunk(" is")), True)
+    assert cut.error is not None and "without a finish reason for choice 0" in cut.error
+    assert "--interrupt_requests false" in cut.error
+    # with n = 2, the choice that did not finish is named; one that did is not enough
+    one = read_answer(stream(_chunk("a", finish="stop"), _chunk("b", index=1)), True)
+    assert one.error is not None and "for choice 1:" in one.error
+    assert read_answer(stream(_chunk("a", finish="stop"), _chunk("b", index=1, finish="length")), True).error is None
+    assert read_answer(stream(), True).error == "the stream ended without a choice"
+    # a body's missing finish reason is not a cut (nothing streams); its answer stands
+    body = {"choices": [{"index": 0, "message": {"content": "x"}}]}
+    assert read_answer(json.dumps(body).encode(), False).error is None
 
 
 def test_a_null_reasoning_beside_reasoning_content() -> None:
@@ -156,7 +173,8 @@ def test_streamed_tool_call_names_are_joined_and_an_empty_reasoning_gives_way() 
         {"choices": [{"index": 0, "delta": {"reasoning": "", "reasoning_content": "391"}}]},
         {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "x", "function": {"name": "get_"}}]}}]},
         {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "weather",
-                                                                                    "arguments": "{}"}}]}}]}), True)
+                                                                                    "arguments": "{}"}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}), True)
     assert got.reasoning == "391" and got.tool_calls is not None
     assert got.tool_calls[0]["function"] == {"name": "get_weather", "arguments": "{}"}
 
