@@ -21,7 +21,16 @@ from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
 from shadowdiff.errors import InputError, ShadowdiffError
-from shadowdiff.options import Finite, NoDecisionUsage, NumberOr, note, parse_labels, side_by_side_option
+from shadowdiff.options import (
+    Finite,
+    NoDecisionUsage,
+    NumberOr,
+    extra_body_option,
+    note,
+    parse_extra_body,
+    parse_labels,
+    side_by_side_option,
+)
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
@@ -135,13 +144,14 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--gate", is_flag=True,
               help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
                    "3 no decision (the run could not be made).")
+@extra_body_option
 @side_by_side_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
-           redact: tuple[str, ...], side_by_side: int | None, gate: bool) -> None:
+           redact: tuple[str, ...], extra_body: tuple[str, ...], side_by_side: int | None, gate: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -157,7 +167,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             replica=Upstream(Side.REPLICA, replica, replica_model or baseline_model, api_key) if replica else None,
             fmt=logs.LogFormat(fmt) if fmt else None, turn=turn,
             endpoint=logs.CHAT if endpoint == "chat" else logs.COMPLETIONS, concurrency=concurrency,
-            overrides=Overrides(temperature, max_tokens, stream, logprobs),
+            overrides=Overrides(temperature, max_tokens, stream, logprobs, parse_extra_body(extra_body)),
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
         )
@@ -258,7 +268,8 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                     f"({last.settings.get('format')}, turn {last.settings.get('turn')}); "
                     "resume needs the same log, format and turn")
             # Pairs made under other sides or settings would be mixed into one run silently.
-            changed = [key for key in _SAME_ON_RESUME if key in last.settings and last.settings[key] != recorded[key]]
+            changed = [key for key in _SAME_ON_RESUME
+                       if key in last.settings and _as_now(key, last.settings[key]) != recorded[key]]
             if changed:
                 raise ShadowdiffError(f"--resume: {', '.join(changed)} differ from the run being resumed; resume "
                                       "with the same options, or start a new run without --resume")
@@ -272,6 +283,12 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
     elif store.latest_run("replay") is not None:
         click.echo("this store already holds a run; starting a new one (--resume continues the last)", err=True)
     return store.create_run("replay", recorded)
+
+
+def _as_now(key: str, value: Any) -> Any:
+    """A recorded setting as this version records it: runs made before --extra-body
+    recorded no ``extra`` (they sent none)."""
+    return {"extra": {}, **value} if key == "overrides" and isinstance(value, dict) else value
 
 
 def _closing_line(tally: Tally) -> str:
@@ -350,9 +367,10 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
                    "(after its retries).")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the figures as JSON here.")
+@extra_body_option
 def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_model: str | None,
           api_key: str | None, levels: list[int], prompts: Path | None, requests: int, max_tokens: int,
-          timeout: float, out: Path | None) -> None:
+          timeout: float, out: Path | None, extra_body: tuple[str, ...]) -> None:
     """Throughput and latency of both sides at each concurrency, and the candidate's speedup.
 
     Each side is measured alone, one after the other, with the same prompts at
@@ -367,7 +385,8 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
             log=prompts or logs.bundled_workload(),
             baseline=Upstream(Side.BASELINE, baseline, baseline_model, api_key),
             candidate=Upstream(Side.CANDIDATE, candidate, candidate_model, api_key),
-            overrides=Overrides(temperature=0.0, max_tokens=max_tokens, stream=True, logprobs=0), timeout=timeout)
+            overrides=Overrides(temperature=0.0, max_tokens=max_tokens, stream=True, logprobs=0,
+                                extra=parse_extra_body(extra_body)), timeout=timeout)
         fmt = logs.detect(settings.log)
         settings = check_sides(settings, fmt, warn=note)
 

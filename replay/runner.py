@@ -45,9 +45,12 @@ class Overrides:
     max_tokens: int | None = 256
     stream: bool = True
     logprobs: int = 2
+    # fields sent in every request over the log's (``--extra-body``): what an engine needs
+    # that vLLM does not, e.g. llama.cpp's repeat_penalty 1.0 for argmax decoding
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def apply(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
-        out = dict(body)
+        out = {**body, **self.extra}
         if self.temperature == 0:
             # vLLM refuses greedy n > 1 ("n must be 1 when using greedy sampling", 0.34's
             # sampling_params.py), and greedy choices would all be one; a kept or other

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -85,6 +86,38 @@ def parse_labels(items: Iterable[str]) -> dict[str, str]:
             raise ConfigError(f"--label expects KEY=VALUE, got {item!r}")
         labels[key] = value
     return labels
+
+
+# Fields replay sets itself, from its own options: --extra-body may not change them behind
+# those options' backs (the run's settings would say one thing and the requests another).
+OWN_FIELDS = {"temperature": "--temperature", "max_tokens": "--max-tokens", "max_completion_tokens": "--max-tokens",
+              "stream": "--stream/--no-stream", "stream_options": "--stream/--no-stream", "logprobs": "--logprobs",
+              "top_logprobs": "--logprobs", "n": "--temperature (greedy replays send n = 1)",
+              "model": "--baseline-model/--candidate-model", "messages": "the log", "prompt": "the log"}
+
+
+def parse_extra_body(items: Iterable[str]) -> dict[str, Any]:
+    """``--extra-body FIELD=JSON`` options as a dict (``ConfigError`` for a malformed one,
+    or for a field replay sets from an option of its own)."""
+    extra = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--extra-body expects FIELD=JSON, got {item!r}")
+        if key in OWN_FIELDS:
+            raise ConfigError(f"--extra-body cannot set {key!r}: it comes from {OWN_FIELDS[key]}")
+        try:
+            extra[key] = json.loads(value)
+        except ValueError:
+            raise ConfigError(f"--extra-body {key}: {value!r} is not JSON (a string is written in quotes: "
+                              f"{key}='\"{value}\"')") from None
+    return extra
+
+
+extra_body_option = click.option(
+    "--extra-body", "extra_body", multiple=True, metavar="FIELD=JSON",
+    help="A field sent in every request's body, over the log's (repeatable; the value is JSON): what an engine "
+         "needs beyond the OpenAI fields, e.g. repeat_penalty=1.0 for greedy decoding on llama.cpp's server.")
 
 
 def note(message: str) -> None:

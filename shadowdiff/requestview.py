@@ -17,7 +17,7 @@ MAX_SHOWN = 64          # messages or tools shown; the rest are counted
 MAX_CHARS = 20_000      # of one message or one tool's schema
 # the request fields that decide how the answer is decoded, in the order shown
 DECODING = ("temperature", "top_p", "top_k", "min_p", "seed", "n", "max_tokens", "max_completion_tokens", "stop",
-            "presence_penalty", "frequency_penalty", "repetition_penalty")
+            "presence_penalty", "frequency_penalty", "repetition_penalty", "repeat_penalty")   # (the last: llama.cpp's)
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,8 @@ def test_mt_bench_replays_without_edits(sides: dict[Side, str], tmp_path: Path) 
     assert {c["category"] for c in summary["categories"]} == {
         "writing", "roleplay", "reasoning", "math", "coding", "extraction", "stem", "humanities"}
     assert set(summary["sides"]) == {"baseline", "candidate", "replica"}
-    assert summary["settings"]["overrides"] == {"temperature": 0.0, "max_tokens": 256, "stream": True, "logprobs": 2}
+    assert summary["settings"]["overrides"] == {"temperature": 0.0, "max_tokens": 256, "stream": True, "logprobs": 2,
+                                                "extra": {}}
     # the reports and their formats
     base_texts = json.loads((out / "baseline.texts.json").read_text())
     cand_texts = json.loads((out / "candidate.texts.json").read_text())
@@ -218,6 +219,34 @@ def test_cli_errors_are_clear(sides: dict[Side, str], tmp_path: Path) -> None:
                                 text=True, timeout=60)
         assert result.returncode == 3, (args, result.stderr)
         assert message in result.stderr
+
+
+def test_extra_body_fields_are_sent_and_recorded(sides: dict[Side, str], tmp_path: Path) -> None:
+    """--extra-body: an engine's own fields (llama.cpp's repeat_penalty) in every request,
+    over the log's, recorded with the run; never one of replay's own fields."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"messages": [{"role": "user", "content": "Hi"}], "repeat_penalty": 1.3}) + "\n")
+    result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
+                             "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "out"),
+                             "--extra-body", "repeat_penalty=1.0", "--extra-body", 'stop=["\\n\\n"]'],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    store = Store.open(tmp_path / "out")
+    run = store.latest_run("replay")
+    assert run is not None and run.settings["overrides"]["extra"] == {"repeat_penalty": 1.0, "stop": ["\n\n"]}
+    [pair] = list(store.pairs(run.id))
+    assert pair["request"]["repeat_penalty"] == 1.0 and pair["request"]["stop"] == ["\n\n"]
+    store.close()
+    for command in ("replay", "bench"):
+        for value, message in (("temperature=1", "it comes from --temperature"),
+                               ("seed=seven", "is not JSON"), ("=1", "expects FIELD=JSON")):
+            args = [str(log)] if command == "replay" else []
+            result = subprocess.run([sys.executable, "-m", "shadowdiff", command, *args, "--baseline",
+                                     sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE],
+                                     "--out", str(tmp_path / "o2"), "--extra-body", value],
+                                    capture_output=True, text=True, timeout=60)
+            assert result.returncode != 0 and message in result.stderr, (command, value, result.stderr)
+            assert "Traceback" not in result.stderr
 
 
 def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) -> None:
