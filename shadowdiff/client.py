@@ -32,6 +32,7 @@ from shadowdiff import arrivals
 from shadowdiff.compare import wants_stream
 from shadowdiff.parse import EventStream, Reading, finished, read_body, read_event, timed, unfinished
 from shadowdiff.records import Answer, Side
+from shadowdiff.tokencount import TokenCounter
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _ERROR_BODY_LIMIT = 2000
@@ -92,10 +93,12 @@ class Caller:
     """Sends requests to upstreams through one shared HTTP client."""
 
     def __init__(self, client: httpx.AsyncClient, retry: RetryPolicy = RetryPolicy(),
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, *, count_tokens: bool = True) -> None:
         self.client = client
         self.retry = retry
         self.timeout = timeout   # seconds for one attempt, whole (None: the client's own timeouts only)
+        # answers the server gave no count for are counted by its tokenizer (shadowdiff.tokencount)
+        self.counter = TokenCounter(client) if count_tokens else None
 
     async def call(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
         """The upstream's answer to ``body`` at ``path`` (never raises for upstream trouble)."""
@@ -104,7 +107,10 @@ class Caller:
         attempt = 1
         while True:
             try:
-                return replace(await self._attempt(upstream, path, body), attempts=attempt)
+                answer = await self._attempt(upstream, path, body)
+                if self.counter is not None and answer.completion_tokens is None:
+                    answer = await self._counted(upstream, body, answer)
+                return replace(answer, attempts=attempt)
             except _Failed as failed:
                 if not failed.retryable or attempt >= self.retry.attempts:
                     return replace(failed.answer, attempts=attempt)
@@ -119,6 +125,14 @@ class Caller:
             # httpx's own timeouts bound each read, so a slow drip never ends (issue 15)
             raise _Retryable(Answer(upstream.side, upstream.model or body.get("model"),
                                     error=f"timed out: no whole answer within {self.timeout:g} s")) from exc
+
+    async def _counted(self, upstream: Upstream, body: dict[str, Any], answer: Answer) -> Answer:
+        assert self.counter is not None
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await self.counter.count(upstream.url, body.get("model"), answer, self._headers(upstream))
+        except TimeoutError:
+            return answer
 
     def _headers(self, upstream: Upstream) -> dict[str, str]:
         return {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}

@@ -27,9 +27,13 @@ from tests.proxy.test_mirroring import settled
 from tests.servers import serve_app
 
 
-def llama_like(alias: str, words: list[str]) -> Starlette:
-    """A server with llama.cpp's OpenAI shapes: it streams ``words``, no usage chunk."""
+def llama_like(alias: str, words: list[str], *, usage: bool = True, tokenizer: bool = True) -> Starlette:
+    """A server with llama.cpp's OpenAI shapes: it streams ``words``, no usage chunk; its
+    ``/extras/tokenize/count`` counts words (``tokenizer``). ``usage=False``: its bodies
+    carry no usage either, as some engines' do. ``app.state.models`` counts the calls of
+    ``/v1/models``, which takes llama.cpp's model lock."""
     async def models(request: Request) -> Response:
+        request.app.state.models += 1
         return JSONResponse({"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "me",
                                                          "permissions": []}]})
 
@@ -37,10 +41,11 @@ def llama_like(alias: str, words: list[str]) -> Starlette:
         body = await request.json()
         head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": alias}
         if not body.get("stream"):
+            counts = {"usage": {"prompt_tokens": 5, "completion_tokens": len(words),
+                                "total_tokens": 5 + len(words)}} if usage else {}
             return JSONResponse({**head, "object": "chat.completion", "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": "".join(words)}, "logprobs": None,
-                 "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": len(words),
-                                                      "total_tokens": 5 + len(words)}})
+                 "finish_reason": "stop"}], **counts})
 
         def event(delta: dict[str, Any], finish: str | None = None) -> str:
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -56,7 +61,16 @@ def llama_like(alias: str, words: list[str]) -> Starlette:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
-    return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])])
+    async def count(request: Request) -> Response:
+        body = await request.json()
+        return JSONResponse({"count": len(body["input"].split())})
+
+    routes = [Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])]
+    if tokenizer:
+        routes.append(Route("/extras/tokenize/count", count, methods=["POST"]))
+    app = Starlette(routes=routes)
+    app.state.models = 0
+    return app
 
 
 def test_serve_in_front_of_an_engine_without_health_version_or_stream_usage(start_proxy: Any,
@@ -67,8 +81,13 @@ def test_serve_in_front_of_an_engine_without_health_version_or_stream_usage(star
         assert httpx.get(primary + "/health").status_code == 404
         url, app = start_proxy(primary=primary, shadow=shadow, shadow_model="smol-q8",
                                store=str(tmp_path / "s"), keep_rate=1.0)
-        ready = httpx.get(url + "/readyz")
-        assert ready.status_code == 200, ready.text         # /v1/models stands in for /health
+        asked = f16.state.models
+        for _ in range(3):
+            ready = httpx.get(url + "/readyz")
+            assert ready.status_code == 200, ready.text     # a 404 for /health: up, since it answers
+        # never /v1/models: llama.cpp's takes the model lock (it would wait behind every
+        # generation, and --interrupt_requests would cut the stream a user is reading)
+        assert f16.state.models == asked
         client = openai.OpenAI(base_url=url + "/v1", api_key="none")
         streamed = client.chat.completions.create(model="smol-f16", messages=[{"role": "user", "content": "17*23?"}],
                                                   temperature=0, stream=True)
@@ -112,3 +131,24 @@ def test_replay_and_report_against_an_engine_without_version_or_stream_usage(tmp
     assert summary["outcomes"]["divergent"] + summary["outcomes"]["near"] == 2
     html = (tmp_path / "out" / "report.html").read_text()
     assert "version unknown (no /version)" in html
+
+
+def test_answers_without_any_count_are_counted_by_the_servers_tokenizer(tmp_path: Path) -> None:
+    """Bodies without usage and no logprobs asked: the count comes from the server's
+    tokenizer route (llama.cpp's /extras/tokenize/count), said so; a server without one
+    leaves the count unknown, and the replay still runs."""
+    log = tmp_path / "prompts.txt"
+    log.write_text("What is 17 times 23?\nName a prime.\n")
+    words = ["17", " *", " 23", " =", " 406"]
+    with (serve_app(llama_like("smol-f16", words, usage=False)) as baseline,
+          serve_app(llama_like("smol-q8", [*words, " !"], usage=False, tokenizer=False)) as candidate):
+        result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", baseline,
+                                 "--candidate", candidate, "--out", str(tmp_path / "out"), "--no-stream",
+                                 "--logprobs", "0"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["sides"]["baseline"]["output_tokens"] == 10          # 5 words, twice, by the tokenizer
+    assert summary["sides"]["baseline"]["token_sources"] == {"tokenizer": 2}
+    assert not summary["sides"]["candidate"]["output_tokens"]
+    assert summary["sides"]["candidate"]["token_sources"] == {"none": 2}
+    assert "tokenizer" in (tmp_path / "out" / "report.md").read_text()

@@ -1,0 +1,101 @@
+"""Counting an answer's output tokens with the server's own tokenizer, when nothing else can.
+
+An answer's token count comes from the server's usage, else from its logprobs, else from
+its streamed pieces (``parse.output_tokens``). An answer with none of these - a body
+without usage, from an engine that leaves it out - is counted here by sending its text
+back to the server's tokenizer: exact for the text, though not for tokens that leave no
+text (an end-of-sequence token, a stop string) nor where the engine would have chosen a
+different split of the same text. ``token_source`` says ``tokenizer``.
+
+Two shapes are known, and tried in this order once per server (what answered is kept):
+vLLM's ``POST /tokenize`` ``{"model", "prompt", "add_special_tokens": false}`` →
+``{"count": N, ...}``, and llama.cpp's ``POST /extras/tokenize/count`` ``{"model",
+"input"}`` → ``{"count": N}`` (tests/core/data/llamacpp/README.md). A server with neither
+leaves the count unknown, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from shadowdiff.records import Answer, Choice
+
+log = logging.getLogger("shadowdiff.tokencount")
+
+# (path, the body for a text and a model); the answer's "count" is read from either
+ROUTES: tuple[tuple[str, Any], ...] = (
+    ("/tokenize", lambda text, model: {"model": model, "prompt": text, "add_special_tokens": False}),
+    ("/extras/tokenize/count", lambda text, model: {"model": model, "input": text}),
+)
+_NONE = -1   # a server none of the routes answered
+
+
+def _root(url: str) -> str:
+    """A side's base URL without the ``/v1`` OpenAI clients take: the tokenizer routes sit beside it."""
+    base = url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base
+
+
+def _output(choice: Choice) -> str:
+    """What a choice generated, as one text: its reasoning, text, refusal and tool calls."""
+    functions = [call.get("function") or {} for call in choice.tool_calls or ()]
+    calls = "".join((f.get("name") or "") + (f.get("arguments") or "") for f in functions)
+    return (choice.reasoning or "") + choice.text + (choice.refusal or "") + calls
+
+
+class TokenCounter:
+    """Asks each server's tokenizer for the counts its answers lacked (one per answer)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self._route: dict[str, int] = {}            # a server's root: the index in ROUTES that answered
+        self._probing: dict[str, asyncio.Lock] = {}
+
+    async def count(self, url: str, model: str | None, answer: Answer, headers: dict[str, str]) -> Answer:
+        """``answer`` with its output tokens counted by the server at ``url``, if it had no
+        count and has output; else ``answer`` unchanged. Never raises for the server."""
+        if answer.error is not None or answer.completion_tokens is not None:
+            return answer
+        texts = [text for text in map(_output, answer.choices) if text]
+        if not texts:
+            return answer
+        root = _root(url)
+        counts = []
+        for text in texts:
+            counted = await self._count(root, model, text, headers)
+            if counted is None:
+                return answer
+            counts.append(counted)
+        return replace(answer, completion_tokens=sum(counts), token_source="tokenizer")
+
+    async def _count(self, root: str, model: str | None, text: str, headers: dict[str, str]) -> int | None:
+        known = self._route.get(root)
+        if known is None:
+            # the first answer of a server finds its route; the others wait for it
+            async with self._probing.setdefault(root, asyncio.Lock()):
+                known = self._route.get(root)
+                if known is None:
+                    for index in range(len(ROUTES)):
+                        counted = await self._ask(root, index, model, text, headers)
+                        if counted is not None:
+                            self._route[root] = index
+                            return counted
+                    self._route[root] = _NONE
+                    log.info("%s has no tokenizer route shadowdiff knows (%s): answers without usage have no "
+                             "token count", root, ", ".join(path for path, _ in ROUTES))
+                    return None
+        return None if known == _NONE else await self._ask(root, known, model, text, headers)
+
+    async def _ask(self, root: str, index: int, model: str | None, text: str, headers: dict[str, str]) -> int | None:
+        path, body = ROUTES[index]
+        try:
+            response = await self.client.post(root + path, json=body(text, model), headers=headers)
+            count = response.json().get("count") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None

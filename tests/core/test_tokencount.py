@@ -1,0 +1,71 @@
+"""Counting an answer's tokens with the server's tokenizer (shadowdiff.tokencount), against
+the simulator's vLLM-shaped /tokenize on loopback; llama.cpp's route is tested against the
+real engine (tests/test_realengine_engines.py) and a llama-shaped server (tests/proxy/test_other_engines.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from shadowdiff.records import Answer, Choice, Side
+from shadowdiff.tokencount import TokenCounter
+from simulator.app import build_app
+from simulator.settings import SimulatorSettings
+from tests.servers import serve_app
+
+MODEL = "Qwen/Qwen3-8B"
+
+
+def test_vllm_tokenize_counts_every_choice_once_and_leaves_counted_answers_alone() -> None:
+    with serve_app(build_app(SimulatorSettings(served_model_names=(MODEL,)))) as url:
+        def direct(text: str) -> int:
+            response = httpx.post(url + "/tokenize", json={"model": MODEL, "prompt": text,
+                                                           "add_special_tokens": False})
+            count: int = response.json()["count"]
+            return count
+
+        async def count(answer: Answer, base: str) -> Answer:
+            async with httpx.AsyncClient() as client:
+                return await TokenCounter(client).count(base, MODEL, answer, {})
+
+        two = Answer(Side.BASELINE, MODEL, text="The answer is 391.",
+                     others=(Choice(1, "Three hundred and ninety-one.", None, None, None, "stop"),))
+        counted = asyncio.run(count(two, url + "/v1"))      # a base URL with /v1, as OpenAI clients take
+        assert counted.token_source == "tokenizer"
+        assert counted.completion_tokens == direct("The answer is 391.") + direct("Three hundred and ninety-one.")
+        assert counted.completion_tokens and counted.completion_tokens > 2
+        given = Answer(Side.BASELINE, MODEL, text="x", completion_tokens=7)
+        assert asyncio.run(count(given, url)) is given
+        assert asyncio.run(count(Answer(Side.BASELINE, MODEL, text=""), url)).completion_tokens is None
+        failed = Answer(Side.BASELINE, MODEL, text="x", error="HTTP 500")
+        assert asyncio.run(count(failed, url)) is failed
+
+
+def test_a_server_without_a_tokenizer_or_down_leaves_the_count_unknown() -> None:
+    async def count(transport: httpx.BaseTransport | httpx.AsyncBaseTransport) -> Answer:
+        async with httpx.AsyncClient(transport=transport) as client:   # type: ignore[arg-type]
+            counter = TokenCounter(client)
+            answer = Answer(Side.CANDIDATE, "m", text="some text")
+            first = await counter.count("http://host:8000", "m", answer, {})
+            assert await counter.count("http://host:8000", "m", answer, {}) == first   # the route is not asked again
+            return first
+
+    asked: list[str] = []
+
+    def missing(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+    assert asyncio.run(count(httpx.MockTransport(missing))).completion_tokens is None
+    assert asked == ["/tokenize", "/extras/tokenize/count"]          # each route tried once, then never
+
+    def garbage(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"count": "many"} if request.url.path == "/tokenize" else [1, 2])
+
+    assert asyncio.run(count(httpx.MockTransport(garbage))).completion_tokens is None
+
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    assert asyncio.run(count(httpx.MockTransport(down))).completion_tokens is None
