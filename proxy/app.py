@@ -301,22 +301,22 @@ class ProxyApp:
 
 async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds: float = 2.0) -> str | None:
     """What is wrong with an upstream's ``/health`` (vLLM's, SGLang's, TGI's), or None when
-    it answers 200. A server without one (llama.cpp's OpenAI server: 404) is asked for
-    ``/v1/models`` instead, which every OpenAI-compatible server answers."""
+    it answers 200.
+
+    A server without one (404 or 405: llama.cpp's OpenAI server) is taken as up because it
+    answered HTTP at all; nothing else is asked of it. Its other routes are no fit for a
+    probe: llama.cpp's ``/v1/models`` takes the model's lock, so it waits behind every
+    generation (a busy server would look down) and, with ``--interrupt_requests`` (its
+    default), ends the stream a user is reading. The server loads its model before it
+    listens, so an answer means the model is there."""
     base = base_url.rstrip("/")
-    path = "/health"
     try:
-        async with session.get(base + path, timeout=aiohttp.ClientTimeout(total=seconds)) as r:
-            if r.status in (404, 405):
-                path = "/v1/models"
-                async with session.get(base + path, timeout=aiohttp.ClientTimeout(total=seconds)) as models:
-                    return None if models.status == 200 else f"has no /health and answered /v1/models with " \
-                                                              f"{models.status}"
-            return None if r.status == 200 else f"answered /health with {r.status}"
+        async with session.get(base + "/health", timeout=aiohttp.ClientTimeout(total=seconds)) as r:
+            return None if r.status in (200, 404, 405) else f"answered /health with {r.status}"
     except TimeoutError:
-        return f"did not answer {path} within {seconds:g} s"
+        return f"did not answer /health within {seconds:g} s"
     except aiohttp.ClientError as exc:
-        return f"did not answer {path}: {failure_text(exc)}"
+        return f"did not answer /health: {failure_text(exc)}"
 
 
 async def _bounded(call: Callable[[], object], seconds: float, what: str) -> None:
