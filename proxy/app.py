@@ -301,22 +301,19 @@ class ProxyApp:
 
 async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds: float = 2.0) -> str | None:
     """What is wrong with an upstream's ``/health`` (vLLM's, SGLang's, TGI's), or None when
-    it answers 200. A server without one (llama.cpp's OpenAI server: 404) is asked for
-    ``/v1/models`` instead, which every OpenAI-compatible server answers."""
-    base = base_url.rstrip("/")
-    path = "/health"
+    it answers 200. A server without one (llama.cpp's OpenAI server: 404) is up, answering
+    HTTP, and that is all a probe may ask of it: nothing more without disturbing it.
+    llama-cpp-python serves ``/v1/models`` under the lock its generation holds, so asking
+    there waited for the answer being generated (a 503 after 2 s) and, at the server's
+    defaults (``--interrupt_requests``), ended that answer's stream on the spot: each
+    readiness probe cut a client's answer short (tests/test_realengine_e2e.py)."""
     try:
-        async with session.get(base + path, timeout=aiohttp.ClientTimeout(total=seconds)) as r:
-            if r.status in (404, 405):
-                path = "/v1/models"
-                async with session.get(base + path, timeout=aiohttp.ClientTimeout(total=seconds)) as models:
-                    return None if models.status == 200 else f"has no /health and answered /v1/models with " \
-                                                              f"{models.status}"
-            return None if r.status == 200 else f"answered /health with {r.status}"
+        async with session.get(base_url.rstrip("/") + "/health", timeout=aiohttp.ClientTimeout(total=seconds)) as r:
+            return None if r.status in (200, 404, 405) else f"answered /health with {r.status}"
     except TimeoutError:
-        return f"did not answer {path} within {seconds:g} s"
+        return f"did not answer /health within {seconds:g} s"
     except aiohttp.ClientError as exc:
-        return f"did not answer {path}: {failure_text(exc)}"
+        return f"did not answer /health: {failure_text(exc)}"
 
 
 async def _bounded(call: Callable[[], object], seconds: float, what: str) -> None:

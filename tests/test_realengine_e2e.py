@@ -29,7 +29,7 @@ from shadowdiff.records import TOKEN_SOURCES, Answer, Side
 from shadowdiff.store import STORE_FILE, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from tests.proxy.test_mirroring import wait_for
-from tests.realengine import Server
+from tests.realengine import Models, Server, serve
 from tests.servers import free_port, stop, wait_ready
 
 pytestmark = pytest.mark.realengine
@@ -241,7 +241,7 @@ def openai_client(base: str) -> openai.OpenAI:
 
 def test_serve_is_transparent_to_the_openai_client(f16: Server, q8: Server, tmp_path: Path) -> None:
     with proxy(tmp_path, f16, "--shadow", q8.url, "--shadow-model", q8.model) as url:
-        ready = httpx.get(url + "/readyz", timeout=30)   # though llama.cpp has no /health
+        ready = httpx.get(url + "/readyz", timeout=30)   # llama.cpp has no /health (404): it is up
         assert ready.status_code == 200, ready.text
 
         def ask(base: str, stream: bool) -> str:
@@ -268,3 +268,25 @@ def test_serve_is_transparent_to_the_openai_client(f16: Server, q8: Server, tmp_
         check_counted(baseline, f16)
         check_counted(candidate, q8)
 
+
+def test_readiness_probes_leave_a_default_llamacpp_stream_alone(llamacpp_python: Path, smollm2: Models,
+                                                                tmp_path: Path) -> None:
+    """llama.cpp as it starts by default (``--interrupt_requests`` on) behind ``serve``: a
+    probe of ``/readyz`` while a client's answer streams through the proxy neither ends
+    that answer early nor finds the primary unready. (llama-cpp-python serves ``/v1/models``
+    under the lock its generation holds: a request there waits for the answer being
+    generated, and by default ends its stream on the spot, without a finish chunk.)"""
+    interrupting = ("--interrupt_requests", "true")   # the server's default, after the fixtures' "false"
+    with serve(llamacpp_python, smollm2.f16, "smol-f16", tmp_path / "f16.log", *interrupting) as f16, \
+            proxy(tmp_path, f16) as url:
+        direct = openai_client(f16.url).chat.completions.create(model=f16.model, messages=QUESTION, temperature=0,
+                                                                 max_tokens=64)
+        chunks = iter(openai_client(url).chat.completions.create(model=f16.model, messages=QUESTION, temperature=0,
+                                                                 max_tokens=64, stream=True))
+        first = next(chunks)   # generation has begun, and holds the model's lock
+        ready = httpx.get(url + "/readyz", timeout=30)
+        rest = list(chunks)
+    assert ready.status_code == 200, ready.text
+    text = "".join(c.choices[0].delta.content or "" for c in (first, *rest) if c.choices)
+    finish = [c.choices[0].finish_reason for c in rest if c.choices and c.choices[0].finish_reason]
+    assert (text, finish) == (direct.choices[0].message.content, [direct.choices[0].finish_reason])

@@ -68,7 +68,7 @@ def test_serve_in_front_of_an_engine_without_health_version_or_stream_usage(star
         url, app = start_proxy(primary=primary, shadow=shadow, shadow_model="smol-q8",
                                store=str(tmp_path / "s"), keep_rate=1.0)
         ready = httpx.get(url + "/readyz")
-        assert ready.status_code == 200, ready.text         # /v1/models stands in for /health
+        assert ready.status_code == 200, ready.text         # a 404 from /health: the server is up
         client = openai.OpenAI(base_url=url + "/v1", api_key="none")
         streamed = client.chat.completions.create(model="smol-f16", messages=[{"role": "user", "content": "17*23?"}],
                                                   temperature=0, stream=True)
