@@ -1,0 +1,199 @@
+"""The study "Did Q8_0 make SmolLM2-135M-Instruct dumber?", reproduced with one command.
+
+    .venv/bin/python study/llamacpp_smollm2.py     # build (cached), serve, replay, bench, review, report
+
+A real engine and a real model, nothing simulated: llama.cpp's OpenAI server
+(llama-cpp-python, built once per machine and cached, tests/realengine.py) serving
+SmolLM2-135M-Instruct as F16 (the baseline: the shipped weights in 16 bits), as Q8_0
+(the candidate: 8-bit weights, llama.cpp's own quantizer) and as F16 again with flash
+attention (the replica: the noise floor, tests/realengine.md). The 80 MT-Bench first
+turns (examples/mt_bench_questions.jsonl), greedy (temperature 0 and llama.cpp's
+``repeat_penalty`` 1.0: its default 1.1 applies even at temperature 0), 256 tokens.
+Then ``shadowdiff bench`` of F16 against Q8_0 on this CPU. Results go to
+``study/llamacpp-smollm2/``: the store (``shadowdiff.sqlite``), the reports, bench.json,
+and the verdicts given by reading the changed pairs of the first 20 prompts
+(``study/llamacpp-smollm2-verdicts.json``), stored and exported (verdicts.jsonl).
+RESULTS.md is the table the README shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import realengine  # noqa: E402  (the repository's root, added above)
+
+OUT = ROOT / "study" / "llamacpp-smollm2"
+QUESTIONS = ROOT / "examples" / "mt_bench_questions.jsonl"
+MAX_TOKENS = 256
+# one request at a time per server, as llama.cpp's server works; and never a stream cut
+# short by the next request (its --interrupt_requests default)
+OPTIONS = ("--interrupt_requests", "false")
+REVIEWER = "study"
+VERDICTS = ROOT / "study" / "llamacpp-smollm2-verdicts.json"   # kept apart: a rerun replaces OUT
+
+
+def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "shadowdiff", *args]
+    print("+ shadowdiff " + " ".join(args), file=sys.stderr, flush=True)
+    started = time.monotonic()
+    result = subprocess.run(command, text=True, stdout=subprocess.PIPE)
+    print(f"  ({time.monotonic() - started:.0f} s, exit {result.returncode})", file=sys.stderr, flush=True)
+    return result
+
+
+def run(out: Path) -> None:
+    python = realengine.engine()
+    models = realengine.models(python)
+    if out.exists():
+        shutil.rmtree(out / "run", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    logs = out / "server-logs"
+    logs.mkdir(exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        f16, q8, replica = (stack.enter_context(realengine.serve(python, path, alias, logs / f"{name}.log",
+                                                                  *OPTIONS, *extra))
+                            for name, path, alias, extra in (
+                                ("f16", models.f16, "smol-f16", ()),
+                                ("q8_0", models.q8_0, "smol-q8", ()),
+                                ("f16-flash-attn", models.f16, "smol-f16", realengine.REPLICA_OPTIONS)))
+        replayed = shadowdiff(
+            "replay", str(QUESTIONS), "--baseline", f16.url, "--candidate", q8.url, "--replica", replica.url,
+            "--out", str(out / "run"), "--max-tokens", str(MAX_TOKENS), "--concurrency", "1",
+            "--extra-body", "repeat_penalty=1.0", "--side-by-side", "all",
+            "--label", "engine=llama-cpp-python " + realengine.VERSION, "--label", "model=SmolLM2-135M-Instruct",
+            "--label", "replica=--flash_attn true", "--label", f"cpu={os.cpu_count()} cores, --n_threads 1")
+        if replayed.returncode != 0:
+            raise SystemExit(f"the replay failed (exit {replayed.returncode})")
+        (out / "replay.txt").write_text(replayed.stdout)
+        benched = shadowdiff(
+            "bench", "--baseline", f16.url, "--candidate", q8.url, "--prompts", str(QUESTIONS),
+            "--concurrency", "1", "--requests", "16", "--max-tokens", "128",
+            "--extra-body", "repeat_penalty=1.0", "--out", str(out / "bench.json"))
+        if benched.returncode != 0:
+            raise SystemExit(f"the bench failed (exit {benched.returncode})")
+        (out / "bench.txt").write_text(benched.stdout)
+
+
+def answers_digest(baseline: str, candidate: str) -> str:
+    """What a verdict was given about: the two texts the reviewer read."""
+    return hashlib.sha256((baseline + "\0" + candidate).encode()).hexdigest()[:16]
+
+
+def apply_verdicts(out: Path, verdicts: Path) -> None:
+    """Store the reviewer's verdicts (``{key: {"verdict", "side"?, "note", "answers_sha256"}}``)
+    through the review queue the review UI uses, then export every verdict the store holds,
+    as the UI's /review/export.jsonl does. A verdict is stored only on the very answers it
+    was given about: if a rerun's answers differ (another llama.cpp, another CPU), it is
+    left out and said so, never attached to texts nobody read."""
+    from shadowdiff.records import Side
+    from shadowdiff.store import Store
+    from shadowdiff.store.review import ReviewQueue
+
+    wanted = json.loads(verdicts.read_text())
+    store = Store.open(out / "run")
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        queue = ReviewQueue(store)
+        pairs = {pair.row["key"]: pair for pair in store.pairs(run.id)}
+        done = {row["key"] for row in queue.export(run.id) if row["reviewer"] == REVIEWER}
+        for key, verdict in wanted.items():
+            pair = pairs[key]
+            read = answers_digest(pair.answers[Side.BASELINE].text, pair.answers[Side.CANDIDATE].text)
+            if read != verdict["answers_sha256"]:
+                print(f"verdict on {key} not stored: the answers differ from those reviewed", file=sys.stderr)
+            elif key not in done:
+                queue.add_review(pair.row["id"], REVIEWER, verdict["verdict"], verdict.get("side"),
+                                 verdict.get("note", ""))
+        with (out / "verdicts.jsonl").open("w") as export:
+            for row in queue.export(run.id):
+                export.write(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        store.close()
+
+
+def results(out: Path) -> str:
+    """RESULTS.md: the tables the README shows, from what the run stored and measured."""
+    from collections import Counter
+
+    from shadowdiff.store import Store
+
+    summary = json.loads((out / "run" / "summary.json").read_text())
+    bench = json.loads((out / "bench.json").read_text()) if (out / "bench.json").exists() else None
+    store = Store.open(out / "run")
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        pairs = [pair.row for pair in store.pairs(run.id)]
+    finally:
+        store.close()
+    outcomes, noise = summary["outcomes"], summary["noise"]
+    lines = ["| outcome | Q8_0 vs F16 | F16 + flash attention vs F16 (noise floor) |", "|---|---|---|"]
+    for outcome in ("identical", "equivalent", "near", "divergent", "error"):
+        lines.append(f"| {outcome} | {outcomes.get(outcome, 0)} | {noise.get(outcome, 0)} |")
+    lines.append(f"| changed (not identical) | {summary['changed_rate']:.1%} | {summary['noise_rate']:.1%} |")
+    lines.append(f"| changed in substance (near + divergent) | {summary['substantive_rate']:.1%} | "
+                 f"{summary['noise_substantive_rate']:.1%} |")
+    signals = Counter(signal["kind"] for pair in pairs for signal in pair["signals"] or ())
+    suggested = Counter(pair["suggested"] for pair in pairs if pair["suggested"])
+    positions = sorted(pair["first_token"] for pair in pairs if pair["first_token"] is not None)
+    text = ["## Outcomes (80 MT-Bench first turns, greedy, 256 tokens)", "", *lines, "",
+            "## Signals found (pairs with each)", "",
+            ", ".join(f"{kind} {n}" for kind, n in signals.most_common()) or "none", "",
+            "Suggested verdicts (triage, before review): "
+            + (", ".join(f"{kind} {n}" for kind, n in suggested.most_common()) or "none"), "",
+            "First divergent token, changed pairs: " + (", ".join(map(str, positions)) or "none"), ""]
+    sides = summary["sides"]
+    text += ["## Speed during the replay (p50 per request)", "", "| side | output tokens | token sources | "
+             "tokens/s | TTFT |", "|---|---|---|---|---|"]
+    for side in ("baseline", "candidate", "replica"):
+        if side in sides:
+            stats = sides[side]
+            tps, ttft = stats.get("tokens_per_second_p50"), stats.get("ttft_p50")
+            text.append(f"| {side} | {stats['output_tokens']} | {stats.get('token_sources')} | "
+                        f"{tps and round(tps, 1)} | {ttft and round(ttft, 3)} s |")
+    if bench is not None:
+        text += ["", "## `shadowdiff bench` (each side alone, concurrency 1, 128 tokens)", "",
+                 "```json", json.dumps(bench, indent=1)[:4000], "```"]
+    verdicts = out / "verdicts.jsonl"
+    if verdicts.exists():
+        rows = [json.loads(line) for line in verdicts.read_text().splitlines()]
+        counted = Counter(row["verdict"] + (f" (against the {row['wrong_side']})" if row["wrong_side"] else "")
+                          for row in rows)
+        text += ["", f"## Reviewed: {len(rows)} pairs of the first 20 prompts", "",
+                 ", ".join(f"{kind} {n}" for kind, n in counted.most_common())]
+    text += ["", "Acceptance: " + json.dumps(summary.get("acceptance", {}).get("decision"))]
+    return "\n".join(text) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS,
+                        help="verdicts to store (JSON: pair key -> verdict, side, note, the answers' digest), "
+                             "then export (default: the study's own, given by reading the pairs)")
+    parser.add_argument("--skip-run", action="store_true", help="only --verdicts and the reports, on the stored run")
+    args = parser.parse_args()
+    if not args.skip_run:
+        run(args.out)
+    if args.verdicts.exists():
+        apply_verdicts(args.out, args.verdicts)
+    reported = shadowdiff("report", str(args.out / "run"), "--side-by-side", "all")
+    (args.out / "report.txt").write_text(reported.stdout)
+    (args.out / "RESULTS.md").write_text(results(args.out))
+
+
+if __name__ == "__main__":
+    main()
