@@ -53,11 +53,13 @@ def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def run(out: Path) -> None:
+STEPS = ("replay", "bench")
+
+
+def run(out: Path, steps: set[str]) -> None:
+    """The replay and the bench (``steps``) against three llama.cpp servers started here."""
     python = realengine.engine()
     models = realengine.models(python)
-    if out.exists():
-        shutil.rmtree(out / "run", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "server-logs"
     logs.mkdir(exist_ok=True)
@@ -68,22 +70,27 @@ def run(out: Path) -> None:
                                 ("f16", models.f16, "smol-f16", ()),
                                 ("q8_0", models.q8_0, "smol-q8", ()),
                                 ("f16-flash-attn", models.f16, "smol-f16", realengine.REPLICA_OPTIONS)))
-        replayed = shadowdiff(
-            "replay", str(QUESTIONS), "--baseline", f16.url, "--candidate", q8.url, "--replica", replica.url,
-            "--out", str(out / "run"), "--max-tokens", str(MAX_TOKENS), "--concurrency", "1",
-            "--extra-body", "repeat_penalty=1.0", "--side-by-side", "all",
-            "--label", "engine=llama-cpp-python " + realengine.VERSION, "--label", "model=SmolLM2-135M-Instruct",
-            "--label", "replica=--flash_attn true", "--label", f"cpu={os.cpu_count()} cores, --n_threads 1")
-        if replayed.returncode != 0:
-            raise SystemExit(f"the replay failed (exit {replayed.returncode})")
-        (out / "replay.txt").write_text(replayed.stdout)
-        benched = shadowdiff(
-            "bench", "--baseline", f16.url, "--candidate", q8.url, "--prompts", str(QUESTIONS),
-            "--concurrency", "1", "--requests", "16", "--max-tokens", "128",
-            "--extra-body", "repeat_penalty=1.0", "--out", str(out / "bench.json"))
-        if benched.returncode != 0:
-            raise SystemExit(f"the bench failed (exit {benched.returncode})")
-        (out / "bench.txt").write_text(benched.stdout)
+        if "replay" in steps:
+            shutil.rmtree(out / "run", ignore_errors=True)
+            replayed = shadowdiff(
+                "replay", str(QUESTIONS), "--baseline", f16.url, "--candidate", q8.url, "--replica", replica.url,
+                "--out", str(out / "run"), "--max-tokens", str(MAX_TOKENS), "--concurrency", "1",
+                "--extra-body", "repeat_penalty=1.0", "--side-by-side", "all",
+                "--label", "engine=llama-cpp-python " + realengine.VERSION,
+                "--label", "model=SmolLM2-135M-Instruct", "--label", "replica=--flash_attn true",
+                "--label", f"cpu={os.cpu_count()} cores, --n_threads 1")
+            if replayed.returncode != 0:
+                raise SystemExit(f"the replay failed (exit {replayed.returncode})")
+            (out / "replay.txt").write_text(replayed.stdout)
+        if "bench" in steps:
+            # each side alone, one after the other: measure it on an otherwise idle machine
+            benched = shadowdiff(
+                "bench", "--baseline", f16.url, "--candidate", q8.url, "--prompts", str(QUESTIONS),
+                "--concurrency", "1", "--requests", "16", "--max-tokens", "128",
+                "--extra-body", "repeat_penalty=1.0", "--out", str(out / "bench.json"))
+            if benched.returncode != 0:
+                raise SystemExit(f"the bench failed (exit {benched.returncode})")
+            (out / "bench.txt").write_text(benched.stdout)
 
 
 def answers_digest(baseline: str, candidate: str) -> str:
@@ -184,10 +191,14 @@ def main() -> None:
     parser.add_argument("--verdicts", type=Path, default=VERDICTS,
                         help="verdicts to store (JSON: pair key -> verdict, side, note, the answers' digest), "
                              "then export (default: the study's own, given by reading the pairs)")
-    parser.add_argument("--skip-run", action="store_true", help="only --verdicts and the reports, on the stored run")
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help="which of replay,bench to run (none: '' - only the verdicts and the reports)")
     args = parser.parse_args()
-    if not args.skip_run:
-        run(args.out)
+    steps = {step for step in args.steps.split(",") if step}
+    if steps - set(STEPS):
+        parser.error(f"--steps: one or more of {', '.join(STEPS)}")
+    if steps:
+        run(args.out, steps)
     if args.verdicts.exists():
         apply_verdicts(args.out, args.verdicts)
     reported = shadowdiff("report", str(args.out / "run"), "--side-by-side", "all")
