@@ -138,7 +138,7 @@ def results(out: Path) -> str:
     from shadowdiff.store import Store
 
     summary = json.loads((out / "run" / "summary.json").read_text())
-    bench = json.loads((out / "bench.json").read_text()) if (out / "bench.json").exists() else None
+    bench = (out / "bench.txt").read_text() if (out / "bench.txt").exists() else None
     store = Store.open(out / "run")
     try:
         run = store.latest_run("replay")
@@ -172,8 +172,8 @@ def results(out: Path) -> str:
             text.append(f"| {side} | {stats['output_tokens']} | {stats.get('token_sources')} | "
                         f"{tps and round(tps, 1)} | {ttft and round(ttft, 3)} s |")
     if bench is not None:
-        text += ["", "## `shadowdiff bench` (each side alone, concurrency 1, 128 tokens)", "",
-                 "```json", json.dumps(bench, indent=1)[:4000], "```"]
+        text += ["", "## `shadowdiff bench` (each side alone, concurrency 1, 16 requests of 128 tokens)", "",
+                 "```", bench.rstrip(), "```"]
     verdicts = out / "verdicts.jsonl"
     if verdicts.exists():
         rows = [json.loads(line) for line in verdicts.read_text().splitlines()]
