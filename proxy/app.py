@@ -303,20 +303,32 @@ async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds:
     """What is wrong with an upstream's ``/health`` (vLLM's, SGLang's, TGI's), or None when
     it answers 200.
 
-    A server without one (404 or 405: llama.cpp's OpenAI server) is taken as up because it
-    answered HTTP at all; nothing else is asked of it. Its other routes are no fit for a
-    probe: llama.cpp's ``/v1/models`` takes the model's lock, so it waits behind every
-    generation (a busy server would look down) and, with ``--interrupt_requests`` (its
-    default), ends the stream a user is reading. The server loads its model before it
-    listens, so an answer means the model is there."""
+    A server without one (404 or 405: llama-cpp-python's OpenAI server) is asked ``GET
+    /v1/chat/completions`` instead: an OpenAI server has that route for POST only, so it
+    answers 405 (or another 4xx) without doing any work; a URL that is not an OpenAI
+    server's base (another web server, a base ending in ``/v1``) answers 404. Never
+    ``/v1/models``: llama-cpp-python answers it under the lock its generation holds, so a
+    probe waited behind every generation (a busy server looked down) and, with
+    ``--interrupt_requests`` (its default), ended the stream a user was reading."""
     base = base_url.rstrip("/")
+    path = "/health"
+    timeout = aiohttp.ClientTimeout(total=seconds)
     try:
-        async with session.get(base + "/health", timeout=aiohttp.ClientTimeout(total=seconds)) as r:
-            return None if r.status in (200, 404, 405) else f"answered /health with {r.status}"
+        async with session.get(base + path, timeout=timeout) as r:
+            if r.status == 200:
+                return None
+            if r.status not in (404, 405):
+                return f"answered /health with {r.status}"
+        path = "/v1/chat/completions"
+        async with session.get(base + path, timeout=timeout) as route:
+            if route.status == 404:
+                return ("has no /health and answered GET /v1/chat/completions with 404: not an OpenAI-compatible "
+                        "server's base URL (give it without /v1)")
+            return None if route.status < 500 else f"has no /health and answered GET {path} with {route.status}"
     except TimeoutError:
-        return f"did not answer /health within {seconds:g} s"
+        return f"did not answer {path} within {seconds:g} s"
     except aiohttp.ClientError as exc:
-        return f"did not answer /health: {failure_text(exc)}"
+        return f"did not answer {path}: {failure_text(exc)}"
 
 
 async def _bounded(call: Callable[[], object], seconds: float, what: str) -> None:

@@ -109,6 +109,30 @@ def test_serve_in_front_of_an_engine_without_health_version_or_stream_usage(star
         store.close()
 
 
+def test_a_primary_url_that_is_no_openai_servers_base_is_not_ready(start_proxy: Any, tmp_path: Path,
+                                                                  caplog: Any) -> None:
+    """A 404 for /health alone does not make a server ready: another web server, or a base
+    URL ending in /v1, answers 404 for everything. GET /v1/chat/completions tells them
+    apart from a server without /health (405: the route is there, for POST)."""
+    def nothing(request: Request) -> Response:
+        return JSONResponse({"detail": "Not Found"}, status_code=404)
+
+    stranger = Starlette(routes=[Route("/{path:path}", nothing)])
+    f16 = llama_like("smol-f16", ["ok"])
+    with serve_app(stranger) as other, serve_app(f16) as engine:
+        for primary in (other, engine + "/v1"):
+            with caplog.at_level("WARNING", logger="shadowdiff.proxy"):
+                url, _ = start_proxy(primary=primary, store=str(tmp_path / f"s{len(primary)}"))
+            ready = httpx.get(url + "/readyz")
+            assert ready.status_code == 503, ready.text
+            assert "not an OpenAI-compatible server's base URL" in ready.json()["detail"]
+            assert "not an OpenAI-compatible server's base URL" in caplog.text   # said at start-up too
+            caplog.clear()
+        url, _ = start_proxy(primary=engine, store=str(tmp_path / "right"))
+        assert httpx.get(url + "/readyz").status_code == 200
+    assert f16.state.models == 0
+
+
 def test_replay_and_report_against_an_engine_without_version_or_stream_usage(tmp_path: Path) -> None:
     """A replay of two llama.cpp-shaped servers: the preflight takes their minimal
     /v1/models and missing /version, and the report has counts, speed and "version unknown"."""
