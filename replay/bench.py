@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import httpx
@@ -43,6 +44,9 @@ class Level:
     ttft_p95: float | None
     latency_p50: float | None
     latency_p95: float | None
+    # where the output token counts came from (``records.TOKEN_SOURCES``: "usage" from vLLM;
+    # "stream" pieces from a server that sends no usage, a lower bound), answers per source
+    token_sources: dict[str, int] = field(default_factory=dict)
 
     @property
     def requests_per_second(self) -> float:
@@ -92,7 +96,8 @@ async def measure(caller: Caller, upstream: Upstream, records: list[logs.LogReco
     durations = [a.duration for a in ok if a.duration is not None]
     return Level(upstream.side.value, concurrency, len(answers), len(answers) - len(ok), seconds,
                  sum(a.completion_tokens or 0 for a in ok), _percentile(ttfts, 50), _percentile(ttfts, 95),
-                 _percentile(durations, 50), _percentile(durations, 95))
+                 _percentile(durations, 50), _percentile(durations, 95),
+                 dict(Counter(a.token_source or "none" for a in ok)))
 
 
 def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[int], requests: int,

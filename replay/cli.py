@@ -271,7 +271,8 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
             changed = [key for key in _SAME_ON_RESUME
                        if key in last.settings and _as_now(key, last.settings[key]) != recorded[key]]
             if changed:
-                raise ShadowdiffError(f"--resume: {', '.join(changed)} differ from the run being resumed; resume "
+                named = [_OPTIONS_OF.get(key, key) for key in changed]
+                raise ShadowdiffError(f"--resume: {', '.join(named)} differ from the run being resumed; resume "
                                       "with the same options, or start a new run without --resume")
             for key in ("versions", "labels"):
                 if last.settings.get(key, recorded[key]) != recorded[key]:
@@ -283,6 +284,12 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
     elif store.latest_run("replay") is not None:
         click.echo("this store already holds a run; starting a new one (--resume continues the last)", err=True)
     return store.create_run("replay", recorded)
+
+
+# what a recorded setting is made of, in options
+_OPTIONS_OF = {"overrides": "overrides (--temperature, --max-tokens, --stream, --logprobs, --extra-body)",
+               "thresholds": "thresholds (--near, --difflib)", "sides": "sides (the URLs and models)",
+               "redact": "--redact", "endpoint": "--endpoint"}
 
 
 def _as_now(key: str, value: Any) -> Any:
@@ -398,10 +405,17 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
     except ShadowdiffError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(bench_module.table(results))
+    inexact = sorted({r.side for r in results if set(r.token_sources) - {"usage", "logprobs"}})
+    if inexact:
+        note(f"the output token counts of the {' and the '.join(inexact)} are not the server's own (no usage): "
+             "counted from the stream's pieces, a lower bound where a piece holds several tokens (llama.cpp's "
+             "server joins the tokens of a multi-byte character), so tokens/s may be understated; the sources "
+             "are in --out's token_sources")
     if out is not None:
         out.write_text(json.dumps({"baseline": {"url": baseline, "model": settings.baseline.model},
                                    "candidate": {"url": candidate, "model": settings.candidate.model},
                                    "versions": settings.servers, "max_tokens": max_tokens,
+                                   "extra_body": settings.overrides.extra,
                                    "levels": [r.as_json() for r in results],
                                    "ratios": bench_module.ratios(results)}, indent=2) + "\n")
     if any(r.errors for r in results):

@@ -24,6 +24,7 @@ from shadowdiff.arrivals import http_client
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.parse import CUT_SHORT
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.redact import Redactor, check_patterns
 from shadowdiff.signals import triage_off_loop
@@ -145,6 +146,7 @@ class Replay:
         self._redactor = Redactor(settings.redact)
         self._listener = listener or (lambda _: None)
         self._warn = warn or (lambda _: None)
+        self._cut: set[Side] = set()   # the sides that have cut a stream short (said once each)
 
     async def run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
@@ -216,6 +218,7 @@ class Replay:
                 self._warn(f"line {record.line}: the pair could not be made ({type(exc).__name__}: {exc}); "
                            "recorded as an error")
                 pair = self._failed(record, exc)
+            self._say_if_cut(record, pair)
             if self._stopped is not None:
                 continue        # the writer gave up: take what is queued, so that nothing waits on us
             # compared on the true answers; stored redacted; handed over in a thread, since
@@ -226,6 +229,17 @@ class Replay:
                 self._stopped = exc
                 continue
             self._count(pair)
+
+    def _say_if_cut(self, record: logs.LogRecord, pair: Pair) -> None:
+        """Once per side: it cuts streams short (llama.cpp's server at its defaults, when
+        requests overlap). Each such answer is an error; retries cut other streams in turn."""
+        for side, answer in pair.answers.items():
+            if side not in self._cut and answer.error is not None and answer.error.startswith(CUT_SHORT):
+                self._cut.add(side)
+                self._warn(f"line {record.line}: the {side.value} cut a stream short (no finish reason), which "
+                           "llama.cpp's server does to a running stream when another request arrives: start it "
+                           "with --interrupt_requests false, or replay with --concurrency 1 (retries do not help "
+                           "while requests overlap); such answers are errors, not compared")
 
     def _failed(self, record: logs.LogRecord, exc: Exception) -> Pair:
         return self._error_pair(record, f"shadowdiff could not make this pair: {type(exc).__name__}: {exc}"[:500],

@@ -96,21 +96,38 @@ OWN_FIELDS = {"temperature": "--temperature", "max_tokens": "--max-tokens", "max
               "model": "--baseline-model/--candidate-model", "messages": "the log", "prompt": "the log"}
 
 
+# ... and fields that must not be recorded with the run (the store keeps no credentials
+# nor who a request was for), or that are a client library's, not a server's
+REFUSED_FIELDS = {"api_key": "--api-key", "user": "nothing: the store keeps no user",
+                  "extra_body": "nothing: give each field as FIELD=JSON, e.g. --extra-body repeat_penalty=1.0"}
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON knows")
+
+
 def parse_extra_body(items: Iterable[str]) -> dict[str, Any]:
     """``--extra-body FIELD=JSON`` options as a dict (``ConfigError`` for a malformed one,
-    or for a field replay sets from an option of its own)."""
-    extra = {}
+    for a field given twice, for a field replay sets from an option of its own, and for
+    NaN or infinities, which no server's JSON parser takes)."""
+    extra: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--extra-body expects FIELD=JSON, got {item!r}")
-        if key in OWN_FIELDS:
-            raise ConfigError(f"--extra-body cannot set {key!r}: it comes from {OWN_FIELDS[key]}")
+        # (a field that differs from one of ours only in case or spaces is a slip, not a field)
+        near = key.strip().lower()
+        if near in OWN_FIELDS:
+            raise ConfigError(f"--extra-body cannot set {key!r}: it comes from {OWN_FIELDS[near]}")
+        if near in REFUSED_FIELDS:
+            raise ConfigError(f"--extra-body cannot set {key!r}: use {REFUSED_FIELDS[near]}")
+        if key in extra:
+            raise ConfigError(f"--extra-body {key} is given twice")
         try:
-            extra[key] = json.loads(value)
+            extra[key] = json.loads(value, parse_constant=_no_constant)
         except ValueError:
             raise ConfigError(f"--extra-body {key}: {value!r} is not JSON (a string is written in quotes: "
-                              f"{key}='\"{value}\"')") from None
+                              f"{key}='\"{value}\"'; NaN and infinities are not JSON)") from None
     return extra
 
 

@@ -426,6 +426,9 @@ def _read_answer(raw: bytes, stream: bool) -> Reading:
         return Reading(error=f"malformed response body: {raw[:200]!r}")
 
 
+CUT_SHORT = "the stream ended without a finish reason"   # how ``unfinished``'s errors begin
+
+
 def unfinished(reading: Reading) -> str | None:
     """Why a stream that ended in [DONE] is still not a whole answer, or None.
 
@@ -441,7 +444,7 @@ def unfinished(reading: Reading) -> str | None:
     if not cut:
         return None
     which = "choice" if len(cut) == 1 else "choices"
-    return (f"the stream ended without a finish reason for {which} {', '.join(map(str, cut[:8]))}: "
+    return (f"{CUT_SHORT} for {which} {', '.join(map(str, cut[:8]))}: "
             "cut short by the server (llama.cpp's server does this when another request arrives, "
             "unless started with --interrupt_requests false)")
 

@@ -12,6 +12,14 @@ vLLM's ``POST /tokenize`` ``{"model", "prompt", "add_special_tokens": false}`` â
 ``{"count": N, ...}``, and llama.cpp's ``POST /extras/tokenize/count`` ``{"model",
 "input"}`` â†’ ``{"count": N}`` (tests/core/data/llamacpp/README.md). A server with neither
 leaves the count unknown, as before.
+
+A server's tokenizer is given one chance: a call that fails, times out (``ASK_TIMEOUT``)
+or answers a count that cannot be this text's (none, negative, zero for some text, more
+than one token per byte) makes the server's answers go uncounted for the rest of the
+run, with one warning, rather than hold every answer up. (llama-cpp-python answers
+``/extras/tokenize/count`` under the lock its generation holds: with its
+``--interrupt_requests`` on, the call would cut a running stream. Its bodies always carry
+usage, so the route is only asked of answers that had none.)
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ ROUTES: tuple[tuple[str, Any], ...] = (
     ("/extras/tokenize/count", lambda text, model: {"model": model, "input": text}),
 )
 _NONE = -1   # a server none of the routes answered
+ASK_TIMEOUT = 10.0   # seconds for one tokenizer call: a count is worth little next to a replay held up
 
 
 def _root(url: str) -> str:
@@ -74,28 +83,37 @@ class TokenCounter:
         return replace(answer, completion_tokens=sum(counts), token_source="tokenizer")
 
     async def _count(self, root: str, model: str | None, text: str, headers: dict[str, str]) -> int | None:
-        known = self._route.get(root)
-        if known is None:
-            # the first answer of a server finds its route; the others wait for it
-            async with self._probing.setdefault(root, asyncio.Lock()):
-                known = self._route.get(root)
-                if known is None:
-                    for index in range(len(ROUTES)):
-                        counted = await self._ask(root, index, model, text, headers)
-                        if counted is not None:
-                            self._route[root] = index
-                            return counted
-                    self._route[root] = _NONE
-                    log.info("%s has no tokenizer route shadowdiff knows (%s): answers without usage have no "
-                             "token count", root, ", ".join(path for path, _ in ROUTES))
-                    return None
-        return None if known == _NONE else await self._ask(root, known, model, text, headers)
+        # the first answer of a server finds its route; the others wait for it
+        async with self._probing.setdefault(root, asyncio.Lock()):
+            known = self._route.get(root)
+            if known is None:
+                for index in range(len(ROUTES)):
+                    counted = await self._ask(root, index, model, text, headers)
+                    if counted is not None:
+                        self._route[root] = index
+                        return counted
+                self._route[root] = _NONE
+                log.warning("%s: no tokenizer route shadowdiff knows answered (%s): its answers without usage have "
+                            "no token count", root, ", ".join(path for path, _ in ROUTES))
+                return None
+        if known == _NONE:
+            return None
+        counted = await self._ask(root, known, model, text, headers)
+        if counted is None and self._route.get(root) != _NONE:
+            self._route[root] = _NONE
+            log.warning("%s: its tokenizer (%s) failed or answered a count that cannot be right: its answers "
+                        "without usage have no token count from now on", root, ROUTES[known][0])
+        return counted
 
     async def _ask(self, root: str, index: int, model: str | None, text: str, headers: dict[str, str]) -> int | None:
         path, body = ROUTES[index]
         try:
-            response = await self.client.post(root + path, json=body(text, model), headers=headers)
+            async with asyncio.timeout(ASK_TIMEOUT):
+                response = await self.client.post(root + path, json=body(text, model), headers=headers)
             count = response.json().get("count") if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
+        except (httpx.HTTPError, ValueError, AttributeError, TimeoutError):
             return None
-        return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+        if not isinstance(count, int) or isinstance(count, bool):
+            return None
+        # a token is at least one byte of text (byte-level BPE), and some text is some tokens
+        return count if 0 < count <= len(text.encode()) else None

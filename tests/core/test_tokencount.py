@@ -5,9 +5,13 @@ real engine (tests/test_realengine_engines.py) and a llama-shaped server (tests/
 from __future__ import annotations
 
 import asyncio
+import time
+from typing import Any
 
 import httpx
+import pytest
 
+from shadowdiff import tokencount
 from shadowdiff.records import Answer, Choice, Side
 from shadowdiff.tokencount import TokenCounter
 from simulator.app import build_app
@@ -69,3 +73,50 @@ def test_a_server_without_a_tokenizer_or_down_leaves_the_count_unknown() -> None
         raise httpx.ConnectError("refused")
 
     assert asyncio.run(count(httpx.MockTransport(down))).completion_tokens is None
+
+
+def test_a_tokenizer_that_hangs_or_talks_nonsense_is_given_up_after_one_try(monkeypatch: pytest.MonkeyPatch,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """One call's wait at most, then the server's answers go uncounted (one warning), so a
+    replay is never held up answer after answer; counts no text can have are refused."""
+    monkeypatch.setattr(tokencount, "ASK_TIMEOUT", 0.2)
+    asked: list[str] = []
+
+    async def run(respond: Any, answers: int) -> list[int | None]:
+        async def handler(request: httpx.Request) -> httpx.Response:
+            asked.append(request.url.path)
+            return await respond(request)
+
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            counter = TokenCounter(client)
+            return [(await counter.count("http://host:8000", "m", Answer(Side.BASELINE, "m", text="four words of text"),
+                                         {})).completion_tokens for _ in range(answers)]
+
+    async def hang(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(30)
+        raise AssertionError("not reached")
+
+    started = time.monotonic()
+    assert asyncio.run(run(hang, 5)) == [None] * 5
+    assert time.monotonic() - started < 5 and len(asked) == 2   # each route tried once, in 0.2 s each
+    assert "no tokenizer route" in caplog.text
+
+    for count in (10 ** 30, 0, -1, 2.5):
+        asked.clear()
+
+        async def nonsense(request: httpx.Request, count: Any = count) -> httpx.Response:
+            return httpx.Response(200, json={"count": count})
+
+        assert asyncio.run(run(nonsense, 3)) == [None] * 3, count
+        assert len(asked) == 2, count
+
+    # a route that worked and then fails: given up from there, with a warning
+    calls = iter([4, 4, 500])
+
+    async def flaky(request: httpx.Request) -> httpx.Response:
+        value = next(calls, 4)
+        return httpx.Response(value, json={}) if value == 500 else httpx.Response(200, json={"count": value})
+
+    asked.clear()
+    assert asyncio.run(run(flaky, 5)) == [4, 4, None, None, None]
+    assert len(asked) == 3 and "failed or answered a count that cannot be right" in caplog.text

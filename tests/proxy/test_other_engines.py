@@ -27,11 +27,13 @@ from tests.proxy.test_mirroring import settled
 from tests.servers import serve_app
 
 
-def llama_like(alias: str, words: list[str], *, usage: bool = True, tokenizer: bool = True) -> Starlette:
+def llama_like(alias: str, words: list[str], *, usage: bool = True, tokenizer: bool = True,
+               cut: bool = False) -> Starlette:
     """A server with llama.cpp's OpenAI shapes: it streams ``words``, no usage chunk; its
     ``/extras/tokenize/count`` counts words (``tokenizer``). ``usage=False``: its bodies
-    carry no usage either, as some engines' do. ``app.state.models`` counts the calls of
-    ``/v1/models``, which takes llama.cpp's model lock."""
+    carry no usage either, as some engines' do. ``cut=True``: its streams end in [DONE]
+    without a finish chunk, as llama.cpp's does to a stream another request interrupts.
+    ``app.state.models`` counts the calls of ``/v1/models``, which takes llama.cpp's model lock."""
     async def models(request: Request) -> Response:
         request.app.state.models += 1
         return JSONResponse({"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "me",
@@ -56,7 +58,8 @@ def llama_like(alias: str, words: list[str], *, usage: bool = True, tokenizer: b
             for word in words:
                 await asyncio.sleep(0.01)    # a token at a time, as a CPU engine decodes
                 yield event({"content": word})
-            yield event({}, "stop")
+            if not cut:
+                yield event({}, "stop")
             yield "data: [DONE]\r\n\r\n"
 
         return StreamingResponse(events(), media_type="text/event-stream")
@@ -176,3 +179,33 @@ def test_answers_without_any_count_are_counted_by_the_servers_tokenizer(tmp_path
     assert not summary["sides"]["candidate"]["output_tokens"]
     assert summary["sides"]["candidate"]["token_sources"] == {"none": 2}
     assert "tokenizer" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_replay_against_a_server_that_cuts_streams_says_so_once_and_compares_none(tmp_path: Path) -> None:
+    log = tmp_path / "prompts.txt"
+    log.write_text("".join(f"Question {i}?\n" for i in range(4)))
+    with (serve_app(llama_like("smol-f16", ["The", " answer"])) as baseline,
+          serve_app(llama_like("smol-q8", ["The", " answer"], cut=True)) as candidate):
+        result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", baseline,
+                                 "--candidate", candidate, "--out", str(tmp_path / "out"), "--retries", "1"],
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr     # nothing could be compared
+    assert result.stderr.count("the candidate cut a stream short") == 1, result.stderr
+    assert "--interrupt_requests false" in result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["outcomes"]["error"] == 4 and summary["sides"]["candidate"]["errors"] == 4
+
+
+def test_bench_against_an_engine_without_usage_says_its_counts_are_the_streams(tmp_path: Path) -> None:
+    with (serve_app(llama_like("smol-f16", ["The", " answer", " is", " 406"])) as baseline,
+          serve_app(llama_like("smol-q8", ["The", " answer", " is", " 391"])) as candidate):
+        result = subprocess.run([sys.executable, "-m", "shadowdiff", "bench", "--baseline", baseline, "--candidate",
+                                 candidate, "--concurrency", "1", "--requests", "2", "--max-tokens", "8",
+                                 "--extra-body", "repeat_penalty=1.0", "--out", str(tmp_path / "b.json")],
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads((tmp_path / "b.json").read_text())
+    assert [level["token_sources"] for level in figures["levels"]] == [{"stream": 2}, {"stream": 2}]
+    assert [level["output_tokens"] for level in figures["levels"]] == [8, 8]
+    assert figures["extra_body"] == {"repeat_penalty": 1.0}
+    assert "not the server's own" in result.stderr and "baseline and the candidate" in result.stderr

@@ -46,6 +46,9 @@ def test_both_sides_at_each_level_with_ratios(start_simulator: Callable[..., str
         assert 0 < level["output_tokens"] <= 6 * 16
         assert level["ttft_p50"] <= level["ttft_p95"] and level["latency_p50"] <= level["latency_p95"]
         assert level["tokens_per_second"] > 0
+        assert level["token_sources"] == {"usage": 6}      # vLLM's usage: exact, no note
+    assert figures["extra_body"] == {}
+    assert "not the server's own" not in result.stderr
     assert [r["concurrency"] for r in figures["ratios"]] == [1, 4]
     # a warm-up wave of `concurrency` requests, then the measured ones, per level
     assert served(base) == served(cand) == (1 + 6) + (4 + 6)

@@ -238,14 +238,19 @@ def test_extra_body_fields_are_sent_and_recorded(sides: dict[Side, str], tmp_pat
     assert pair["request"]["repeat_penalty"] == 1.0 and pair["request"]["stop"] == ["\n\n"]
     store.close()
     for command in ("replay", "bench"):
-        for value, message in (("temperature=1", "it comes from --temperature"),
-                               ("seed=seven", "is not JSON"), ("=1", "expects FIELD=JSON")):
+        for values, message in ((["temperature=1"], "it comes from --temperature"),
+                                ([" Temperature=1"], "it comes from --temperature"),
+                                (["seed=seven"], "is not JSON"), (["=1"], "expects FIELD=JSON"),
+                                (["seed=NaN"], "NaN and infinities"), (["seed=-Infinity"], "NaN and infinities"),
+                                (["seed=1", "seed=2"], "given twice"), (["api_key=\"sk-1\""], "use --api-key"),
+                                (['extra_body={"repeat_penalty": 1.0}'], "give each field as FIELD=JSON")):
             args = [str(log)] if command == "replay" else []
+            options = [part for value in values for part in ("--extra-body", value)]
             result = subprocess.run([sys.executable, "-m", "shadowdiff", command, *args, "--baseline",
                                      sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE],
-                                     "--out", str(tmp_path / "o2"), "--extra-body", value],
+                                     "--out", str(tmp_path / "o2"), *options],
                                     capture_output=True, text=True, timeout=60)
-            assert result.returncode != 0 and message in result.stderr, (command, value, result.stderr)
+            assert result.returncode != 0 and message in result.stderr, (command, values, result.stderr)
             assert "Traceback" not in result.stderr
 
 
@@ -381,10 +386,12 @@ def test_resume_refuses_another_log(sides: dict[Side, str], tmp_path: Path) -> N
         run_replay(replay_settings(second, sides), out, None, resume=True)
     # nor other sides or settings: their pairs would be mixed into the run
     without_replica = {k: v for k, v in sides.items() if k is not Side.REPLICA}
-    for other, differ in ((replay_settings(first, without_replica), "sides"),
-                          (replay_settings(first, sides, overrides=Overrides(max_tokens=8)), "overrides"),
-                          (replay_settings(first, sides, redact=("one",)), "redact")):
-        with pytest.raises(Exception, match=f"--resume: {differ} differ"):
+    for other, differ in ((replay_settings(first, without_replica), r"sides \(the URLs and models\)"),
+                          (replay_settings(first, sides, overrides=Overrides(max_tokens=8)),
+                           r"overrides \(--temperature, --max-tokens, --stream, --logprobs, --extra-body\)"),
+                          (replay_settings(first, sides, overrides=Overrides(extra={"seed": 1})), "--extra-body"),
+                          (replay_settings(first, sides, redact=("one",)), "--redact")):
+        with pytest.raises(Exception, match=f"--resume: .*{differ}.* differ"):
             run_replay(other, out, None, resume=True)
     run_replay(replay_settings(first, sides, labels={"gpu": "H100"}), out, None, resume=True)   # a note only
 
