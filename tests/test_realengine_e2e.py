@@ -241,7 +241,7 @@ def openai_client(base: str) -> openai.OpenAI:
 
 def test_serve_is_transparent_to_the_openai_client(f16: Server, q8: Server, tmp_path: Path) -> None:
     with proxy(tmp_path, f16, "--shadow", q8.url, "--shadow-model", q8.model) as url:
-        ready = httpx.get(url + "/readyz", timeout=30)   # llama.cpp has no /health (404): it is up
+        ready = httpx.get(url + "/readyz", timeout=30)   # no /health (404); GET /v1/chat/completions: 405
         assert ready.status_code == 200, ready.text
 
         def ask(base: str, stream: bool) -> str:
