@@ -27,6 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from shadowdiff import confidence
 from shadowdiff.agreement import Agreement, agreement_of
 from shadowdiff.records import Side, Verdict, side_against
 from shadowdiff.store import DROPPED, NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
@@ -134,7 +135,35 @@ class Acceptance:
                 "disagreements": self.disagreements,
                 "suggested_unreviewed": self.suggested_unreviewed, "judge_unreviewed": self.judge_unreviewed,
                 "pruned_unreviewed": self.pruned_unreviewed, "factual": self.factual,
-                "reasons": self.reasons, "thresholds": self.thresholds, "agreement": self.agreement.as_json()}
+                "reasons": self.reasons, "thresholds": self.thresholds, "agreement": self.agreement.as_json(),
+                "factual_rate_upper": self.factual_rate_upper}
+
+    @property
+    def factual_rate_upper(self) -> dict[str, Any] | None:
+        """How high the rate of factual regressions may still be, given the reviews: the
+        exact one-sided 95 % bound (Clopper–Pearson) from k factual verdicts against the
+        candidate in n reviewed pairs, and what it allows per compared prompt if the
+        unreviewed pairs changed in substance are like the reviewed ones (identical and
+        equivalent pairs carry no regression). None before any review."""
+        reviewed = sum(self.verdicts.values())
+        if not reviewed:
+            return None
+        k = self.verdicts.get("factual", 0)
+        upper = confidence.rate_upper(k, reviewed)
+        per_prompt = upper * self.needs_review / self.compared if self.compared else None
+        return {"factual": k, "reviewed": reviewed, "upper": upper, "confidence": confidence.CONFIDENCE,
+                "per_compared_prompt_upper": per_prompt}
+
+    def bound_text(self) -> str | None:
+        bound = self.factual_rate_upper
+        if bound is None:
+            return None
+        line = (f"{bound['factual']} factual in {bound['reviewed']} reviewed: the rate among pairs changed in "
+                f"substance may still be up to {bound['upper'] * 100:.1f} % (95 %, exact)")
+        if bound["per_compared_prompt_upper"] is not None:
+            line += (f", {bound['per_compared_prompt_upper'] * 100:.1f} % of all compared prompts if the unreviewed "
+                     "are like the reviewed")
+        return line + f"; {confidence.reviews_needed(0.05)} reviews without one bound it below 5 %"
 
     def verdict_rows(self) -> list[tuple[str, int]]:
         """Reviewed pairs by the verdict that stands, in words, least favourable to the candidate first."""
@@ -161,6 +190,8 @@ class Acceptance:
         if self.pruned_unreviewed:
             lines.append(f"{self.pruned_unreviewed} of the unreviewed pairs were deleted by retention (shadowdiff "
                          "prune, serve --retain) before anyone gave a verdict: they can no longer be reviewed")
+        if bound := self.bound_text():
+            lines.append(bound)
         lines.append(f"verdict: {self.decision.name}" + (f" - {'; '.join(self.reasons)}" if self.reasons else ""))
         for f in self.factual:
             lines.append(f"  factual regression: pair {f['key']} (id {f['pair_id']}), the candidate is wrong "

@@ -166,6 +166,10 @@ def summary_text(s: Summary) -> str:
         lines.append(f"noise floor (replica vs baseline) changed: {_pct(s.noise_rate)}, in substance: "
                      f"{_pct(s.noise_substantive_rate)}")
         lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
+        if (excess := s.excess_divergence) is not None:
+            lines.append(f"excess over the noise floor, the same prompts paired: {excess['estimate'] * 100:+.1f} "
+                         f"points (95 % interval {excess['low'] * 100:+.1f} to {excess['high'] * 100:+.1f}, "
+                         "Newcombe's paired method)")
     if "baseline" in s.sides and "candidate" in s.sides:
         lines.append("speed per request, p50 (candidate/baseline):")
         lines += [f"  {r['label']}: baseline {r['baseline']}, candidate {r['candidate']}: {r['ratio']}"

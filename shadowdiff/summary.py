@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from shadowdiff import confidence
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
 from shadowdiff.store import DROPPED, NOT_COMPARED, Store
@@ -92,6 +93,10 @@ class Summary:
     dropped: dict[str, int] = field(default_factory=dict)
     pruned: int = 0                       # stored pairs deleted by retention since (never reviewed ones)
     metric: str = METRIC
+    # comparable pairs both the candidate and the replica answered, as a paired table: changed
+    # (not identical) on both, the candidate only, the replica only, neither; None for a run
+    # whose pairs are sampled (serve keeps identical ones at --keep-rate) or has no replica
+    paired: list[int] | None = None
 
     @property
     def changed_rate(self) -> float | None:
@@ -123,6 +128,13 @@ class Summary:
         return _rate(self.noise, SUBSTANTIVE) if self.noise else None
 
     @property
+    def excess_divergence(self) -> dict[str, Any] | None:
+        """The candidate's changed rate minus the noise floor's on the same prompts, with a
+        95 % interval fit for paired proportions (``confidence.paired_difference``)."""
+        interval = confidence.paired_difference(*self.paired) if self.paired else None
+        return interval.as_json() if interval is not None else None
+
+    @property
     def ratios(self) -> dict[str, float | None]:
         """Candidate over baseline for each of ``RATIOS`` (None where a side has no figure)."""
         base, cand = self.sides.get("baseline", {}), self.sides.get("candidate", {})
@@ -140,6 +152,7 @@ class Summary:
         out["substantive_rate"] = self.substantive_rate
         out["noise_rate"] = self.noise_rate
         out["noise_substantive_rate"] = self.noise_substantive_rate
+        out["excess_divergence"] = self.excess_divergence
         out["ratios"] = self.ratios
         out["speedup"] = self.speedup
         return out
@@ -156,6 +169,7 @@ def summarize(store: Store, run_id: str) -> Summary:
     not_compared: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
     total = comparable = 0
+    paired = [0, 0, 0, 0]
     for pair in store.pairs(run_id):
         total += 1
         outcome = pair["outcome"]
@@ -166,6 +180,9 @@ def summarize(store: Store, run_id: str) -> Summary:
             comparable_outcomes[outcome] += 1
             if pair["noise_outcome"]:
                 noise[pair["noise_outcome"]] += 1
+                if "error" not in (outcome, pair["noise_outcome"]):
+                    changed, floor = outcome != "identical", pair["noise_outcome"] != "identical"
+                    paired[0 if changed and floor else 1 if changed else 2 if floor else 3] += 1
             if outcome in ("near", "divergent") and similarity is not None:
                 bins[_bin(similarity)] += 1
         row = categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
@@ -187,7 +204,9 @@ def summarize(store: Store, run_id: str) -> Summary:
     stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes["error"]
     if seen := store.counts(run_id):
         # A serve run stores every changed comparable pair but keeps identical, sampled
-        # and failed ones at --keep-rate: the mix of outcomes comes from its counts.
+        # and failed ones at --keep-rate: the mix of outcomes comes from its counts (and
+        # its stored pairs are no paired sample of them).
+        paired = [0, 0, 0, 0]
         outcomes = Counter({o: 0 for o in OUTCOMES})
         comparable_outcomes = Counter({o: 0 for o in OUTCOMES})
         noise = Counter()
@@ -227,6 +246,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         not_compared=dict(not_compared),
         dropped=dict(dropped),
         pruned=sum(pruned_counts(store, run_id).values()),
+        paired=paired if any(paired) else None,
     )
 
 

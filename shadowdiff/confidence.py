@@ -1,0 +1,116 @@
+"""How sure a run's figures are: exact bounds on a rate and intervals on paired differences.
+
+A release gate on 20 prompts must say how little 20 prompts prove (issue 20):
+
+* ``rate_upper(k, n)``: the exact (Clopper–Pearson) one-sided upper bound of a rate after
+  ``k`` events in ``n`` trials, e.g. of factual regressions among reviewed pairs: 0 in 20
+  still allows up to 13.9 % at 95 %. It solves P(X ≤ k | n, p) = 1 − confidence for p, by
+  bisection on the binomial distribution (exact, no normal approximation), so it never
+  claims more than the data show (its coverage is at least the confidence).
+* ``paired_difference(...)``: the difference of two proportions measured on the same
+  prompts (the candidate's changed rate minus the replica's, the noise floor), with
+  Newcombe's interval for paired data ("method 10": Wilson score intervals of each
+  proportion, combined with the correlation of the pairs; Newcombe, Statistics in
+  Medicine 17, 1998, 2635–2650). A paired design: each prompt has both outcomes, so the
+  interval is narrower than for two independent samples when the outcomes go together.
+* ``reviews_needed(target)``: how many reviewed pairs without a factual regression bring
+  ``rate_upper`` to ``target``.
+
+Standard library only (``statistics.NormalDist`` for the normal quantile, ``math.lgamma``
+for the binomial terms): the functions are small and are checked against closed forms
+and by simulation of their coverage (tests/core/test_confidence.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+CONFIDENCE = 0.95
+
+
+def _binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, p), summed in log space (n may be large)."""
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 1.0 if k >= n else 0.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    head = math.lgamma(n + 1)
+    terms = [head - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q for i in range(k + 1)]
+    top = max(terms)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
+
+
+def rate_upper(k: int, n: int, confidence: float = CONFIDENCE) -> float:
+    """The exact one-sided upper confidence bound of a rate with ``k`` events in ``n``
+    trials (Clopper–Pearson). ``n`` = 0 bounds nothing: 1.0."""
+    if not 0 <= k <= n:
+        raise ValueError(f"{k} events in {n} trials")
+    if k == n:
+        return 1.0
+    alpha = 1.0 - confidence
+    if k == 0:   # the closed form of the same equation: (1 - p)^n = alpha
+        return 1.0 - float(alpha ** (1.0 / n))
+    low, high = k / n, 1.0
+    for _ in range(100):   # P(X <= k) falls as p rises: bisect for where it crosses alpha
+        middle = (low + high) / 2
+        if _binomial_cdf(k, n, middle) > alpha:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def reviews_needed(target: float, confidence: float = CONFIDENCE) -> int:
+    """How many reviewed pairs, none a factual regression, bound the regression rate
+    below ``target`` (the smallest n with ``rate_upper(0, n) <= target``)."""
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"a target rate is between 0 and 1, not {target}")
+    return math.ceil(math.log(1.0 - confidence) / math.log1p(-target))
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+    confidence: float = CONFIDENCE
+    method: str = "Newcombe's hybrid score interval for paired proportions (method 10)"
+
+    def as_json(self) -> dict[str, float | str]:
+        return {"estimate": self.estimate, "low": self.low, "high": self.high, "confidence": self.confidence,
+                "method": self.method}
+
+
+def _wilson(successes: int, n: int, z: float) -> tuple[float, float]:
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    scale = 1 + z * z / n
+    return max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale)
+
+
+def paired_difference(both: int, first_only: int, second_only: int, neither: int,
+                      confidence: float = CONFIDENCE) -> Interval | None:
+    """The difference of two proportions measured on the same ``n`` items, from the four
+    counts of the paired table: items where both events happened, only the first, only
+    the second, neither. Estimate (first_only − second_only) / n, two-sided interval at
+    ``confidence`` by Newcombe's method 10. None without items."""
+    a, b, c, d = both, first_only, second_only, neither
+    n = a + b + c + d
+    if min(a, b, c, d) < 0:
+        raise ValueError("a count is negative")
+    if n == 0:
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    p1, p2 = (a + b) / n, (a + c) / n
+    l1, u1 = _wilson(a + b, n, z)
+    l2, u2 = _wilson(a + c, n, z)
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = (a * d - b * c) / math.sqrt(margins) if margins else 0.0
+    delta = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    epsilon = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    theta = p1 - p2
+    return Interval(theta, max(-1.0, theta - delta), min(1.0, theta + epsilon), confidence)
