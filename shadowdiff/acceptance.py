@@ -154,6 +154,36 @@ class Acceptance:
         return {"factual": k, "reviewed": reviewed, "upper": upper, "confidence": confidence.CONFIDENCE,
                 "per_compared_prompt_upper": per_prompt}
 
+    def gate(self, excess: dict[str, Any] | None, max_excess: float | None, max_rate: float | None) -> None:
+        """The gates on how sure the run is (``report --max-excess-divergence``,
+        ``--max-factual-rate``): FAIL when the excess over the noise floor is surely above
+        its limit (the interval's lower bound exceeds it); INCOMPLETE, for a run that would
+        pass, while the regression rate may still be above its limit (more reviews decide)."""
+        if max_excess is not None:
+            self.thresholds["max_excess_divergence"] = max_excess
+            if excess is None:
+                self._incomplete("--max-excess-divergence needs a noise floor: replay with --replica")
+            elif excess["low"] > max_excess:
+                self.decision = Decision.FAIL
+                self.reasons.append(f"the candidate changes at least {excess['low'] * 100:.1f} points more answers "
+                                    f"than the noise floor (95 %), above --max-excess-divergence "
+                                    f"{max_excess * 100:g} points")
+        if max_rate is not None:
+            self.thresholds["max_factual_rate"] = max_rate
+            bound = self.factual_rate_upper
+            k, n = (bound["factual"], bound["reviewed"]) if bound else (0, 0)
+            upper = bound["upper"] if bound else 1.0
+            if upper > max_rate:
+                more = confidence.reviews_needed(max_rate, k) - n
+                self._incomplete(f"{k} factual in {n} reviewed allows a regression rate up to {upper * 100:.1f} %, "
+                                 f"above --max-factual-rate {max_rate * 100:g} %: {more} more reviewed pairs without "
+                                 "a factual regression would bring it below")
+
+    def _incomplete(self, reason: str) -> None:
+        if self.decision is not Decision.FAIL:
+            self.decision = Decision.INCOMPLETE
+        self.reasons.append(reason)
+
     def bound_text(self) -> str | None:
         bound = self.factual_rate_upper
         if bound is None:

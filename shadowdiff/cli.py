@@ -31,6 +31,7 @@ COMMANDS = {
     "reviewers": "shadowdiff.review.cli:reviewers",
     "close": "shadowdiff.commands:close",
     "prune": "shadowdiff.commands:prune_command",
+    "plan": "shadowdiff.commands:plan",
 }
 
 

@@ -144,10 +144,17 @@ class _ReportCommand(click.Command):
               help="Pairs that could not be compared, and log lines that made no pair, allowed.")
 @click.option("--min-compared", default=1, show_default=True, type=click.IntRange(min=1),
               help="Comparable pairs answered by both sides that PASS needs at least (the evidence).")
+@click.option("--max-excess-divergence", default=None, type=Finite(0.0, 1.0),
+              help="FAIL when the candidate surely changes more answers than the noise floor by more than this "
+                   "(0.1: 10 points): when the 95 % interval of the excess lies above it. Needs a replica.")
+@click.option("--max-factual-rate", default=None, type=Finite(0.0, 1.0, min_open=True, max_open=True),
+              help="INCOMPLETE (not PASS) while the reviews allow a factual regression rate above this "
+                   "(0.05: 5 %), by the exact 95 % bound; `shadowdiff plan` says how many reviews that takes.")
 @side_by_side_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
-           min_compared: int, side_by_side: int | None, judge: str | None, judge_model: str | None,
+           min_compared: int, max_excess_divergence: float | None, max_factual_rate: float | None,
+           side_by_side: int | None, judge: str | None, judge_model: str | None,
            judge_api_key: str | None, judge_concurrency: int) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
@@ -163,13 +170,31 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
         target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
                          else Path("."))
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
-                              min_compared=min_compared, side_by_side=side_by_side)
+                              min_compared=min_compared, side_by_side=side_by_side,
+                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
                f"{'' if run.finished_at else ', not finished'}{', ' + members if members else ''})")
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
     raise SystemExit(int(paths.acceptance.decision))
+
+
+@click.command("plan")
+@click.option("--max-factual-rate", "targets", multiple=True, type=Finite(0.0, 1.0, min_open=True, max_open=True),
+              help="A bound on the factual regression rate to plan for (repeatable; default 0.1, 0.05, 0.02, 0.01).")
+@click.option("--factual", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Factual regressions expected (or already found) among the reviewed pairs.")
+def plan(targets: tuple[float, ...], factual: int) -> None:
+    """How many reviewed pairs bound the factual regression rate below a target (exact,
+    one-sided 95 %): what `report --max-factual-rate` will ask for."""
+    from shadowdiff import confidence
+
+    click.echo("target rate  reviewed pairs needed" + (f" (with {factual} factual among them)" if factual else ""))
+    for target in targets or (0.1, 0.05, 0.02, 0.01):
+        click.echo(f"{target * 100:>10g} %  {confidence.reviews_needed(target, factual):,}")
+    click.echo("(pairs changed in substance that get a verdict; identical answers need none. Review them in the "
+               "order the queue gives, and the bound is about the kind reviewed first)")
 
 
 @click.command("review")

@@ -63,12 +63,25 @@ def rate_upper(k: int, n: int, confidence: float = CONFIDENCE) -> float:
     return high
 
 
-def reviews_needed(target: float, confidence: float = CONFIDENCE) -> int:
-    """How many reviewed pairs, none a factual regression, bound the regression rate
-    below ``target`` (the smallest n with ``rate_upper(0, n) <= target``)."""
+def reviews_needed(target: float, events: int = 0, confidence: float = CONFIDENCE) -> int:
+    """How many reviewed pairs, ``events`` of them factual regressions, bound the
+    regression rate at or below ``target``: the smallest n with ``rate_upper(events, n)
+    <= target`` (it falls as n grows)."""
     if not 0.0 < target < 1.0:
         raise ValueError(f"a target rate is between 0 and 1, not {target}")
-    return math.ceil(math.log(1.0 - confidence) / math.log1p(-target))
+    if events == 0:   # the closed form
+        return math.ceil(math.log(1.0 - confidence) / math.log1p(-target))
+    high = max(events + 1, 2)
+    while rate_upper(events, high, confidence) > target:
+        high *= 2
+    low = high // 2
+    while low < high:
+        middle = (low + high) // 2
+        if middle >= events and rate_upper(events, middle, confidence) <= target:
+            high = middle
+        else:
+            low = middle + 1
+    return high
 
 
 @dataclass(frozen=True)

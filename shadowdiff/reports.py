@@ -198,7 +198,8 @@ def summary_text(s: Summary) -> str:
 
 
 def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float = 1.0,
-                  max_errors: int = 0, min_compared: int = 1, side_by_side: int | None = SIDE_BY_SIDE) -> ReportPaths:
+                  max_errors: int = 0, min_compared: int = 1, side_by_side: int | None = SIDE_BY_SIDE,
+                  max_excess_divergence: float | None = None, max_factual_rate: float | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -207,6 +208,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     listed = changed + failed   # the pairs shown side by side: every stored one not identical
     shown = listed if side_by_side is None else min(listed, side_by_side)
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared)
+    verdict.gate(summary.excess_divergence, max_excess_divergence, max_factual_rate)
     with _atomic(out / "summary.json") as f:
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")

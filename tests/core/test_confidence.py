@@ -120,3 +120,39 @@ def test_a_run_reports_its_excess_divergence_and_the_bound_its_reviews_allow(tmp
     assert bound["factual"] == 0 and bound["reviewed"] == n and bound["upper"] == pytest.approx(rate_upper(0, n))
     assert f"0 factual in {n} reviewed: the rate among pairs changed in substance may still be up to " \
            f"{rate_upper(0, n) * 100:.1f} %" in report.stdout
+
+
+def test_reviews_needed_with_regressions_found() -> None:
+    needed = reviews_needed(0.05, 1)
+    assert needed == 93 and rate_upper(1, needed) <= 0.05 < rate_upper(1, needed - 1)
+    for k in (2, 5):
+        n = reviews_needed(0.1, k)
+        assert rate_upper(k, n) <= 0.1 < rate_upper(k, n - 1)
+
+
+def test_the_gates_on_how_sure_a_run_is(tmp_path: Path) -> None:
+    """report --max-excess-divergence fails only when the interval's lower bound is above
+    it; --max-factual-rate holds a run INCOMPLETE until enough reviews bound the rate;
+    `shadowdiff plan` says how many."""
+    out = tmp_path / "demo"
+    subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(out)], capture_output=True, timeout=300)
+    excess = json.loads((out / "summary.json").read_text())["excess_divergence"]
+
+    def report(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out), "--min-reviewed", "0",
+                               *options], capture_output=True, text=True, timeout=120)
+
+    assert report().returncode == 0                                    # nothing asked of the figures: PASS
+    above = report("--max-excess-divergence", f"{excess['high'] + 0.01:.2f}")
+    assert above.returncode == 0, above.stdout
+    within = report("--max-excess-divergence", f"{(excess['low'] + excess['estimate']) / 2:.2f}")
+    assert within.returncode == 0, within.stdout       # the estimate is above, but not surely: no FAIL
+    below = report("--max-excess-divergence", f"{excess['low'] - 0.01:.2f}")
+    assert below.returncode == 1 and "more answers than the noise floor" in below.stdout
+    bounded = report("--max-factual-rate", "0.05")
+    assert bounded.returncode == 2 and "59 more reviewed pairs without a factual regression" in bounded.stdout
+    plan = subprocess.run([sys.executable, "-m", "shadowdiff", "plan", "--max-factual-rate", "0.05"],
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0 and plan.stdout.splitlines()[1].split() == ["5", "%", "59"]
+    bad = report("--max-factual-rate", "0")
+    assert bad.returncode == 3 and "Traceback" not in bad.stderr
