@@ -193,7 +193,10 @@ class Acceptance:
         if bound["per_compared_prompt_upper"] is not None:
             line += (f", {bound['per_compared_prompt_upper'] * 100:.1f} % of all compared prompts if the unreviewed "
                      "are like the reviewed")
-        return line + f"; {confidence.reviews_needed(0.05)} reviews without one bound it below 5 %"
+        more = confidence.reviews_needed(0.05, bound["factual"]) - bound["reviewed"]
+        if more <= 0:
+            return line
+        return line + f"; {more} more reviewed pairs without a factual regression would bound it below 5 %"
 
     def verdict_rows(self) -> list[tuple[str, int]]:
         """Reviewed pairs by the verdict that stands, in words, least favourable to the candidate first."""
