@@ -122,7 +122,12 @@ def paired_difference(both: int, first_only: int, second_only: int, neither: int
     l1, u1 = _wilson(a + b, n, z)
     l2, u2 = _wilson(a + c, n, z)
     margins = (a + b) * (c + d) * (a + c) * (b + d)
-    phi = (a * d - b * c) / math.sqrt(margins) if margins else 0.0
+    # Newcombe's corrected phi (what makes it method 10, not 8): without it a table with
+    # no discordant pairs (every prompt agrees) has phi = 1 and an interval of no width
+    excess: float = a * d - b * c
+    if excess > 0:
+        excess = max(excess - n / 2, 0.0)
+    phi = excess / math.sqrt(margins) if margins else 0.0
     delta = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
     epsilon = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     theta = p1 - p2
