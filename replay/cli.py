@@ -25,6 +25,7 @@ from shadowdiff.options import (
     Finite,
     NoDecisionUsage,
     NumberOr,
+    confidence_gate_options,
     extra_body_option,
     note,
     parse_extra_body,
@@ -145,13 +146,15 @@ def _resume_command(ctx: click.Context) -> str:
               help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
                    "3 no decision (the run could not be made).")
 @extra_body_option
+@confidence_gate_options
 @side_by_side_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
-           redact: tuple[str, ...], extra_body: tuple[str, ...], side_by_side: int | None, gate: bool) -> None:
+           redact: tuple[str, ...], extra_body: tuple[str, ...], max_excess_divergence: float | None,
+           max_factual_rate: float | None, side_by_side: int | None, gate: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -171,7 +174,8 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
         )
-        verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side)
+        verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side,
+                             max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)
     except Interrupted as stopped:
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
@@ -201,7 +205,8 @@ class _NoDecision(click.ClickException):
 
 
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
-               side_by_side: int | None = SIDE_BY_SIDE) -> Acceptance:
+               side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
+               max_factual_rate: float | None = None) -> Acceptance:
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
 
     fmt = settings.fmt or logs.detect(settings.log)
@@ -230,7 +235,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         finally:
             bar.close()
         store.finish_run(run_id)
-        paths = write_reports(store, run_id, out, side_by_side=side_by_side)
+        paths = write_reports(store, run_id, out, side_by_side=side_by_side,
+                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)
         click.echo(_closing_line(tally), err=True)
         if not paths.acceptance.compared:   # say why here, not only in the reports
             for side, error in _first_errors(store, run_id).items():

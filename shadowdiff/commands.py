@@ -21,7 +21,14 @@ from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
 from shadowdiff.listen import bind, check_forwarded, check_tls, transport_options
-from shadowdiff.options import Finite, NoDecisionUsage, click_error, side_by_side_option, transport_click_options
+from shadowdiff.options import (
+    Finite,
+    NoDecisionUsage,
+    click_error,
+    confidence_gate_options,
+    side_by_side_option,
+    transport_click_options,
+)
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Run, Store
 from shadowdiff.store.members import RunMembers, StillRunning, describe
@@ -144,12 +151,7 @@ class _ReportCommand(click.Command):
               help="Pairs that could not be compared, and log lines that made no pair, allowed.")
 @click.option("--min-compared", default=1, show_default=True, type=click.IntRange(min=1),
               help="Comparable pairs answered by both sides that PASS needs at least (the evidence).")
-@click.option("--max-excess-divergence", default=None, type=Finite(0.0, 1.0),
-              help="FAIL when the candidate surely changes more answers than the noise floor by more than this "
-                   "(0.1: 10 points): when the 95 % interval of the excess lies above it. Needs a replica.")
-@click.option("--max-factual-rate", default=None, type=Finite(0.0, 1.0, min_open=True, max_open=True),
-              help="INCOMPLETE (not PASS) while the reviews allow a factual regression rate above this "
-                   "(0.05: 5 %), by the exact 95 % bound; `shadowdiff plan` says how many reviews that takes.")
+@confidence_gate_options
 @side_by_side_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,

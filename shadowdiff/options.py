@@ -131,6 +131,19 @@ def parse_extra_body(items: Iterable[str]) -> dict[str, Any]:
     return extra
 
 
+def confidence_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-excess-divergence`` and ``--max-factual-rate``: the gates on how sure a run
+    is (``Acceptance.gate``), for ``report`` and ``replay --gate``."""
+    f = click.option("--max-factual-rate", default=None, type=Finite(0.0, 1.0, min_open=True, max_open=True),
+                     help="INCOMPLETE (not PASS) while the reviews allow a factual regression rate above this "
+                          "(0.05: 5 %), by the exact 95 % bound; `shadowdiff plan` says how many reviews that "
+                          "takes.")(f)
+    return click.option("--max-excess-divergence", default=None, type=Finite(0.0, 1.0),
+                        help="FAIL when the candidate surely changes more answers than the noise floor by more "
+                             "than this (0.1: 10 points): when the 95 % interval of the excess lies above it. "
+                             "Needs a replica.")(f)
+
+
 extra_body_option = click.option(
     "--extra-body", "extra_body", multiple=True, metavar="FIELD=JSON",
     help="A field sent in every request's body, over the log's (repeatable; the value is JSON): what an engine "

@@ -447,3 +447,20 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
                                text=True, timeout=60)
         assert usage.returncode == 3, (bad, usage.stderr)
 
+
+
+def test_replay_gate_takes_the_confidence_gates(sides: dict[Side, str], tmp_path: Path) -> None:
+    """replay --gate decides as report does, with --max-excess-divergence and --max-factual-rate."""
+    def replay(out: str, *options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(MT_BENCH), "--baseline",
+                               sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--replica",
+                               sides[Side.REPLICA], "--out", str(tmp_path / out), "--max-tokens", "64", "--gate",
+                               *options], capture_output=True, text=True, timeout=300)
+
+    surely = replay("a", "--max-excess-divergence", "0.01")
+    excess = json.loads((tmp_path / "a" / "summary.json").read_text())["excess_divergence"]
+    assert excess["low"] > 0.01, excess
+    assert surely.returncode == 1 and "more answers than the noise floor" in surely.stdout
+    loose = replay("b", "--max-excess-divergence", "0.99", "--max-factual-rate", "0.05")
+    assert loose.returncode == 2                                  # unreviewed, and the bound not yet met
+    assert "59 more reviewed pairs without a factual regression" in loose.stdout
