@@ -174,10 +174,15 @@ class Acceptance:
             k, n = (bound["factual"], bound["reviewed"]) if bound else (0, 0)
             upper = bound["upper"] if bound else 1.0
             if upper > max_rate:
-                more = confidence.reviews_needed(max_rate, k) - n
+                more = self._more_reviews(max_rate)
                 self._incomplete(f"{k} factual in {n} reviewed allows a regression rate up to {upper * 100:.1f} %, "
                                  f"above --max-factual-rate {max_rate * 100:g} %: {more} more reviewed pairs without "
                                  "a factual regression would bring it below")
+
+    def _more_reviews(self, target: float) -> int:
+        """How many more reviewed pairs, none a factual regression, bound the rate at ``target``."""
+        reviewed = sum(self.verdicts.values())
+        return confidence.reviews_needed(target, self.verdicts.get("factual", 0)) - reviewed
 
     def _incomplete(self, reason: str) -> None:
         if self.decision is not Decision.FAIL:
@@ -193,7 +198,7 @@ class Acceptance:
         if bound["per_compared_prompt_upper"] is not None:
             line += (f", {bound['per_compared_prompt_upper'] * 100:.1f} % of all compared prompts if the unreviewed "
                      "are like the reviewed")
-        more = confidence.reviews_needed(0.05, bound["factual"]) - bound["reviewed"]
+        more = self._more_reviews(0.05)
         if more <= 0:
             return line
         return line + f"; {more} more reviewed pairs without a factual regression would bound it below 5 %"

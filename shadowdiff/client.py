@@ -47,12 +47,15 @@ class Upstream:
     model: str | None = None
     api_key: str | None = None
 
-    def endpoint(self, path: str) -> str:
+    @property
+    def root(self) -> str:
+        """The server's base URL: http://host:8000 whether given so or as http://host:8000/v1
+        (what OpenAI clients take). Routes beside the OpenAI ones (a tokenizer) hang off it."""
         base = self.url.rstrip("/")
-        # Accept both http://host:8000 and http://host:8000/v1 (what OpenAI clients take).
-        if base.endswith("/v1") and path.startswith("/v1/"):
-            base = base[:-3]
-        return base + path
+        return base[:-3] if base.endswith("/v1") else base
+
+    def endpoint(self, path: str) -> str:
+        return (self.root if path.startswith("/v1/") else self.url.rstrip("/")) + path
 
 
 @dataclass(frozen=True)
@@ -93,12 +96,12 @@ class Caller:
     """Sends requests to upstreams through one shared HTTP client."""
 
     def __init__(self, client: httpx.AsyncClient, retry: RetryPolicy = RetryPolicy(),
-                 timeout: float | None = None, *, count_tokens: bool = True) -> None:
+                 timeout: float | None = None) -> None:
         self.client = client
         self.retry = retry
         self.timeout = timeout   # seconds for one attempt, whole (None: the client's own timeouts only)
         # answers the server gave no count for are counted by its tokenizer (shadowdiff.tokencount)
-        self.counter = TokenCounter(client) if count_tokens else None
+        self.counter = TokenCounter(client)
 
     async def call(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
         """The upstream's answer to ``body`` at ``path`` (never raises for upstream trouble)."""
@@ -108,7 +111,7 @@ class Caller:
         while True:
             try:
                 answer = await self._attempt(upstream, path, body)
-                if self.counter is not None and answer.completion_tokens is None:
+                if answer.completion_tokens is None:
                     answer = await self._counted(upstream, body, answer)
                 return replace(answer, attempts=attempt)
             except _Failed as failed:
@@ -127,10 +130,9 @@ class Caller:
                                     error=f"timed out: no whole answer within {self.timeout:g} s")) from exc
 
     async def _counted(self, upstream: Upstream, body: dict[str, Any], answer: Answer) -> Answer:
-        assert self.counter is not None
-        try:
+        try:   # (each tokenizer call is bounded; this bounds an answer of many choices whole)
             async with asyncio.timeout(self.timeout):
-                return await self.counter.count(upstream.url, body.get("model"), answer, self._headers(upstream))
+                return await self.counter.count(upstream.root, body.get("model"), answer, self._headers(upstream))
         except TimeoutError:
             return answer
 

@@ -44,12 +44,6 @@ _NONE = -1   # a server none of the routes answered
 ASK_TIMEOUT = 10.0   # seconds for one tokenizer call: a count is worth little next to a replay held up
 
 
-def _root(url: str) -> str:
-    """A side's base URL without the ``/v1`` OpenAI clients take: the tokenizer routes sit beside it."""
-    base = url.rstrip("/")
-    return base[:-3] if base.endswith("/v1") else base
-
-
 def _output(choice: Choice) -> str:
     """What a choice generated, as one text: its reasoning, text, refusal and tool calls."""
     functions = [call.get("function") or {} for call in choice.tool_calls or ()]
@@ -65,15 +59,15 @@ class TokenCounter:
         self._route: dict[str, int] = {}            # a server's root: the index in ROUTES that answered
         self._probing: dict[str, asyncio.Lock] = {}
 
-    async def count(self, url: str, model: str | None, answer: Answer, headers: dict[str, str]) -> Answer:
-        """``answer`` with its output tokens counted by the server at ``url``, if it had no
-        count and has output; else ``answer`` unchanged. Never raises for the server."""
+    async def count(self, root: str, model: str | None, answer: Answer, headers: dict[str, str]) -> Answer:
+        """``answer`` with its output tokens counted by the server whose base URL is ``root``
+        (``Upstream.root``: without ``/v1``), if it had no count and has output; else
+        ``answer`` unchanged. Never raises for the server."""
         if answer.error is not None or answer.completion_tokens is not None:
             return answer
         texts = [text for text in map(_output, answer.choices) if text]
         if not texts:
             return answer
-        root = _root(url)
         counts = []
         for text in texts:
             counted = await self._count(root, model, text, headers)

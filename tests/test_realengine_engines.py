@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from shadowdiff.client import Upstream
 from shadowdiff.parse import read_answer
 from shadowdiff.records import Answer, Side
 from shadowdiff.tokencount import TokenCounter
@@ -57,7 +58,7 @@ def test_the_servers_tokenizer_counts_what_it_generated(f16: Server) -> None:
 
     async def count() -> Answer:
         async with httpx.AsyncClient(timeout=60) as client:
-            return await TokenCounter(client).count(f16.url + "/v1", f16.model,
+            return await TokenCounter(client).count(Upstream(Side.BASELINE, f16.url + "/v1").root, f16.model,
                                                     Answer(Side.BASELINE, f16.model, text=text), {})
 
     counted = asyncio.run(count())

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from shadowdiff import tokencount
+from shadowdiff.client import Upstream
 from shadowdiff.records import Answer, Choice, Side
 from shadowdiff.tokencount import TokenCounter
 from simulator.app import build_app
@@ -31,7 +32,7 @@ def test_vllm_tokenize_counts_every_choice_once_and_leaves_counted_answers_alone
 
         async def count(answer: Answer, base: str) -> Answer:
             async with httpx.AsyncClient() as client:
-                return await TokenCounter(client).count(base, MODEL, answer, {})
+                return await TokenCounter(client).count(Upstream(Side.BASELINE, base).root, MODEL, answer, {})
 
         two = Answer(Side.BASELINE, MODEL, text="The answer is 391.",
                      others=(Choice(1, "Three hundred and ninety-one.", None, None, None, "stop"),))
