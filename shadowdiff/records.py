@@ -171,6 +171,10 @@ class Pair:
     signals: list[dict[str, Any]] | None = None   # triage: what differs, with reasons
     suggested: str | None = None        # triage's suggested verdict
     priority: int = 0                   # triage's review priority (higher first)
+    score: dict[str, Any] | None = None        # the candidate's teacher-forced score of the baseline's answer
+    noise_score: dict[str, Any] | None = None  # the replica's (its noise floor)
+    grade: dict[str, Any] | None = None        # reference, grader and each side's correctness
+    flip: str | None = None                    # correct_to_wrong or wrong_to_correct (baseline to candidate)
 
 
 def prompt_text(body: dict[str, Any]) -> str:

@@ -532,6 +532,8 @@ def _pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
         "noise_outcome": noise.outcome.value if noise else None,
         "noise_similarity": noise.similarity if noise else None, "created_at": now,
         "signals": pair.signals, "suggested": pair.suggested, "priority": pair.priority,
+        "score": pair.score, "noise_score": pair.noise_score,
+        "token_agreement": (pair.score or {}).get("agreement"), "grade": pair.grade, "flip": pair.flip,
     })
 
 

@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0011"
+SCHEMA_VERSION = "0012"
 
 metadata = MetaData()
 
@@ -84,6 +84,14 @@ pairs = Table(
     Column("judge_wrong_side", String(16)),   # factual: the wrong side; minor/improvement: the worse one
     Column("judge_reason", Text),
     Column("judge_blind", Boolean),           # (0010) true: the judge saw the page's A/B order; null: before
+    # (0012) the candidate's and the replica's teacher-forced scores of the baseline's answer
+    # (shadowdiff.scoring), the candidate's token agreement alone, and the graded answers
+    # with the pair's flip (correct_to_wrong, wrong_to_correct; shadowdiff.grading)
+    Column("score", JSON),
+    Column("noise_score", JSON),
+    Column("token_agreement", Float),
+    Column("grade", JSON),
+    Column("flip", String(16)),
     UniqueConstraint("run_id", "key", name="uq_pairs_run_key"),
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
     Index("ix_pairs_run_seq", "run_id", "seq"),

@@ -70,6 +70,23 @@ def test_every_part_of_an_answer_is_kept(store: Store) -> None:
     assert loaded.answers[Side.BASELINE] == stored.answers[Side.BASELINE]   # one choice, no reasoning: as before
 
 
+def test_scores_and_grades_are_kept(store: Store) -> None:
+    """The teacher-forced scores, the grade and the flip come back as stored; the candidate's
+    agreement is a column of its own (the queue and the histogram read it)."""
+    score = {"agreement": 0.97, "tokens": 200, "first_disagreement": 14, "mean_drop": 0.01,
+             "max_drop": 2.5, "kl": 0.004, "cascade": False}
+    grade = {"reference": "42", "grader": "number", "baseline": True, "candidate": False, "replica": None}
+    run = store.create_run("replay", {})
+    assert store.add_pair(run, replace(pair("k1", 1), score=score, noise_score={"agreement": 1.0, "tokens": 200},
+                                       grade=grade, flip="correct_to_wrong"))
+    assert store.add_pair(run, pair("k2", 2))
+    first, second = store.pairs(run)
+    assert first["score"] == score and first["noise_score"] == {"agreement": 1.0, "tokens": 200}
+    assert first["token_agreement"] == 0.97
+    assert first["grade"] == grade and first["flip"] == "correct_to_wrong"
+    assert second["score"] is None and second["token_agreement"] is None and second["flip"] is None
+
+
 
 def test_a_nul_character_is_stored_as_a_replacement_character(store: Store) -> None:
     """PostgreSQL's text cannot hold NUL, which a model can write: the pair lands, on both backends alike."""
