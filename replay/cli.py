@@ -145,6 +145,10 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--gate", is_flag=True,
               help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
                    "3 no decision (the run could not be made).")
+@click.option("--score/--no-score", default=True, show_default=True,
+              help="Teacher-forced scoring: each greedy pair's baseline answer read token by token by the "
+                   "candidate (and the replica, and the baseline itself): token agreement, log-probability drops, "
+                   "KL. Costs a prefill per side per pair; servers that cannot score are said so once.")
 @extra_body_option
 @confidence_gate_options
 @side_by_side_option
@@ -154,7 +158,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
            redact: tuple[str, ...], extra_body: tuple[str, ...], max_excess_divergence: float | None,
-           max_factual_rate: float | None, side_by_side: int | None, gate: bool) -> None:
+           max_factual_rate: float | None, side_by_side: int | None, gate: bool, score: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -172,7 +176,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             endpoint=logs.CHAT if endpoint == "chat" else logs.COMPLETIONS, concurrency=concurrency,
             overrides=Overrides(temperature, max_tokens, stream, logprobs, parse_extra_body(extra_body)),
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
-            retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label),
+            retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label), score=score,
         )
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side,
                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)

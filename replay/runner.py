@@ -27,7 +27,8 @@ from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.parse import CUT_SHORT
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.redact import Redactor, check_patterns
-from shadowdiff.signals import triage_off_loop
+from shadowdiff.scoring import Scorer, score_pair
+from shadowdiff.signals import triage_off_loop, with_cascade
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
 
@@ -95,6 +96,7 @@ class ReplaySettings:
     redact: tuple[str, ...] = ()                 # patterns redacted from stored prompts and requests
     labels: dict[str, str] = field(default_factory=dict)   # what moves the noise floor: gpu=H100...
     servers: dict[str, str | None] = field(default_factory=dict)   # each side's vLLM version (/version)
+    score: bool = True        # teacher-forced scoring of the baseline's answers (shadowdiff.scoring)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -115,6 +117,7 @@ class ReplaySettings:
             "concurrency": self.concurrency, "overrides": asdict(self.overrides),
             "thresholds": asdict(self.thresholds), "timeout": self.timeout,
             "redact": list(self.redact), "labels": dict(self.labels), "versions": dict(self.servers),
+            "score": self.score,
         }
 
 
@@ -147,6 +150,7 @@ class Replay:
         self._listener = listener or (lambda _: None)
         self._warn = warn or (lambda _: None)
         self._cut: set[Side] = set()   # the sides that have cut a stream short (said once each)
+        self._scorer: Scorer | None = None
 
     async def run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
@@ -162,6 +166,7 @@ class Replay:
             # a connection for every request in flight: none waits for another's
             async with http_client(s.concurrency * len(s.upstreams) + 4, timeout) as client:
                 caller = Caller(client, s.retry, s.timeout)
+                self._scorer = Scorer(client, timeout=s.timeout) if s.score else None
                 workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
                 try:
                     await self._produce(queue, fmt)
@@ -292,12 +297,17 @@ class Replay:
         margin = None
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
+        scores: dict[str, Any] = {}
+        if self._scorer is not None:
+            changed = comparison.outcome in (Outcome.NEAR, Outcome.DIVERGENT)
+            scores = await score_pair(self._scorer, record.endpoint, body, by_side, self.settings.upstreams, changed)
+        triage = with_cascade(await triage_off_loop(base, cand, comparison, margin), scores.get("score"))
         return Pair(
             key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt,
             request=self._stored(body),
             comparison=comparison, answers=by_side, category=record.category,
             comparable=is_comparable(body),
-            margin=margin, noise=noise, **await triage_off_loop(base, cand, comparison, margin),
+            margin=margin, noise=noise, **triage, **scores,
         )
 
     def _count(self, pair: Pair) -> None:

@@ -29,6 +29,7 @@ from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_diff
 from shadowdiff.records import Side
 from shadowdiff.requestview import request_view
+from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from shadowdiff.summary import OUTCOMES, Summary, summarize
@@ -38,9 +39,10 @@ SIDE_BY_SIDE = 1000   # changed and failed pairs shown side by side in report.ht
 # per side in pairs.csv: ttft to the first token of any kind, ttfat to the first answer token
 ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",
                   "error")
+_PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char",
+                 "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity", "token_agreement")
 CSV_COLUMNS = [
-    "key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char", "first_token",
-    "length_ratio", "margin", "noise_outcome", "noise_similarity",
+    *_PAIR_COLUMNS,
     *(f"{side}_{col}" for side in ("baseline", "candidate", "replica")
       for col in ANSWER_COLUMNS),
     "prompt",
@@ -150,6 +152,38 @@ def speed_rows(s: Summary) -> list[dict[str, str]]:
     return rows
 
 
+def _agreement(tally: dict[str, Any] | None) -> str:
+    if not tally or tally["pooled"] is None:
+        return "—"
+    return f"{tally['pooled'] * 100:.2f} %"
+
+
+def token_agreement_lines(s: Summary) -> list[str]:
+    """The teacher-forced figures (shadowdiff.scoring), one sentence each."""
+    t, floor = s.token_agreement, s.noise_token_agreement
+    if t is None:
+        return []
+    lines = []
+    if t["pairs"]:
+        line = (f"token agreement (the candidate reading the baseline's answers, teacher-forced: the share of their "
+                f"tokens that are its own top choice): {_agreement(t)} of {t['tokens']:,} tokens in {t['pairs']} pairs")
+        if floor and floor["pairs"]:
+            line += f"; the replica's (noise floor) {_agreement(floor)}"
+        lines.append(line)
+        if t["kl_per_token"] is not None:
+            lines.append(f"  how far the probabilities moved: KL(baseline || candidate) {t['kl_per_token']:.4f} nats a "
+                         f"token (from the top-{TOP_K}), the baseline token's log-probability {t['mean_drop']:+.3f} "
+                         f"lower on average, {t['max_drop']:+.2f} at worst")
+        if t["cascades"]:
+            lines.append(f"  {t['cascades']} pairs changed in substance are cascades: the candidate agrees on "
+                         f"{CASCADE_AGREEMENT:.0%} or more of the baseline's tokens, so a near-tie, not a broad "
+                         "change, set the texts apart (reviewed after the others)")
+    if t["unscored"]:
+        lines.append(f"  {sum(t['unscored'].values())} pairs not scored: " + "; ".join(
+            f"{n} {why}" for why, n in list(t["unscored"].items())[:3]))
+    return lines
+
+
 def summary_text(s: Summary) -> str:
     """The summary as plain text (the terminal and the top of report.md)."""
     lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
@@ -170,6 +204,7 @@ def summary_text(s: Summary) -> str:
             lines.append(f"excess over the noise floor, the same prompts paired: {excess['estimate'] * 100:+.1f} "
                          f"points (95 % interval {excess['low'] * 100:+.1f} to {excess['high'] * 100:+.1f}, "
                          "Newcombe's paired method)")
+    lines += token_agreement_lines(s)
     if "baseline" in s.sides and "candidate" in s.sides:
         lines.append("speed per request, p50 (candidate/baseline):")
         lines += [f"  {r['label']}: baseline {r['baseline']}, candidate {r['candidate']}: {r['ratio']}"
@@ -256,8 +291,6 @@ def _write_pairs(store: Store, run_id: str, out: Path) -> None:
         cand_texts.write("\n]\n")
 
 
-_PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char",
-                 "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity")
 
 
 # A cell a spreadsheet would run as a formula (OWASP's CSV injection list): keys,
@@ -285,6 +318,7 @@ def _json_row(pair: StoredPair) -> dict[str, Any]:
     row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
     row["prompt"] = pair["prompt"]
     row["request"] = pair["request"]
+    row["score"], row["noise_score"] = pair["score"], pair["noise_score"]
     row["answers"] = {
         side.value: {"model": a.model, "text": a.text, "finish_reason": a.finish_reason,
                      "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens, "ttft": a.ttft,

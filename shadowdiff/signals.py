@@ -379,6 +379,9 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
         # the counts in order of size, not of side: they give no side away even unblinded
         x, y = sorted(pick())
         return f"{x} and {y} choices"
+    if kind == "cascade":
+        return (f"read token by token, the two models agree on {float(value['agreement']):.1%} of one answer's "
+                "tokens: the texts part after a near-tie, not a broad change")
     if kind == "divergence":
         where = f"token {value['token']}" if value["token"] is not None else f"character {value['char']}"
         if value["margin"] is None:
@@ -394,7 +397,8 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
 _PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "choices": 75, "code": 70,
              "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
 # every kind a signal can be, highest priority first (the review queue's filter, the metric's labels)
-SIGNAL_KINDS = (*sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence")
+SIGNAL_KINDS = (*sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence", "cascade")
+_CASCADE_LOWERS = 20   # a cascade is reviewed after the changes that are not one, of the same kind
 _FACTUAL = ("numbers", "label", "structured", "refusal")
 _MINOR = ("code", "truncation", "repetition", "length")
 Checker = Callable[[str, str], Signal | None]
@@ -428,6 +432,19 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
     else:
         suggested = "wording"
     return Triage(tuple(found), suggested, max(priority, 1))
+
+
+def with_cascade(fields: dict[str, Any], score: dict[str, Any] | None) -> dict[str, Any]:
+    """A pair's triage fields once teacher forcing has flagged it a cascade (``score``:
+    shadowdiff.scoring): a ``cascade`` signal, and a lower priority unless the suggested
+    verdict is factual (a near-tie can still fall on a digit: that is reviewed first)."""
+    if not score or not score.get("cascade") or fields.get("signals") is None:
+        return fields
+    signal = _signal("cascade", {"agreement": round(float(score["agreement"]), 4)})
+    priority = fields["priority"]
+    if fields.get("suggested") != "factual":
+        priority = max(priority - _CASCADE_LOWERS, 1)
+    return {**fields, "signals": [*fields["signals"], signal.as_json()], "priority": priority}
 
 
 def reasoning_only(base: Answer, cand: Answer) -> Signal | None:

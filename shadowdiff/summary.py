@@ -14,6 +14,7 @@ from typing import Any
 from shadowdiff import confidence
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Side
+from shadowdiff.scorestats import ScoreTally
 from shadowdiff.store import DROPPED, NOT_COMPARED, Store
 from shadowdiff.store.prune import pruned_counts
 
@@ -97,6 +98,10 @@ class Summary:
     # (not identical) on both, the candidate only, the replica only, neither; None for a run
     # whose pairs are sampled (serve keeps identical ones at --keep-rate) or has no replica
     paired: list[int] | None = None
+    # teacher-forced token agreement of the candidate with the baseline's answers, and of
+    # the replica (its noise floor): shadowdiff.scorestats; None for a run never scored
+    token_agreement: dict[str, Any] | None = None
+    noise_token_agreement: dict[str, Any] | None = None
 
     @property
     def changed_rate(self) -> float | None:
@@ -170,8 +175,11 @@ def summarize(store: Store, run_id: str) -> Summary:
     dropped: Counter[str] = Counter()
     total = comparable = 0
     paired = [0, 0, 0, 0]
+    scores, noise_scores = ScoreTally(), ScoreTally()
     for pair in store.pairs(run_id):
         total += 1
+        scores.add(pair["score"])
+        noise_scores.add(pair["noise_score"])
         outcome = pair["outcome"]
         outcomes[outcome] += 1
         similarity = pair["similarity"]
@@ -247,6 +255,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         dropped=dict(dropped),
         pruned=sum(pruned_counts(store, run_id).values()),
         paired=paired if any(paired) else None,
+        token_agreement=scores.as_json(), noise_token_agreement=noise_scores.as_json(),
     )
 
 

@@ -51,7 +51,7 @@ def _output(choice: Choice) -> str:
     return (choice.reasoning or "") + choice.text + (choice.refusal or "") + calls
 
 
-def _shown(root: str) -> str:
+def shown(root: str) -> str:
     """A base URL as a log line shows it: without credentials (as the client's errors do)."""
     return str(httpx.URL(root).copy_with(userinfo=b""))
 
@@ -93,7 +93,7 @@ class TokenCounter:
                         return counted
                 self._route[root] = _NONE
                 log.warning("%s: no tokenizer route shadowdiff knows answered (%s): its answers without usage have "
-                            "no token count", _shown(root), ", ".join(path for path, _ in ROUTES))
+                            "no token count", shown(root), ", ".join(path for path, _ in ROUTES))
                 return None
         if known == _NONE:
             return None
@@ -101,7 +101,7 @@ class TokenCounter:
         if counted is None and self._route.get(root) != _NONE:
             self._route[root] = _NONE
             log.warning("%s: its tokenizer (%s) failed or answered a count that cannot be right: its answers "
-                        "without usage have no token count from now on", _shown(root), ROUTES[known][0])
+                        "without usage have no token count from now on", shown(root), ROUTES[known][0])
         return counted
 
     async def _ask(self, root: str, index: int, model: str | None, text: str, headers: dict[str, str]) -> int | None:

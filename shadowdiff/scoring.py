@@ -1,0 +1,361 @@
+"""Teacher-forced scoring: how a server reads the baseline's own answer, token by token.
+
+Greedy outputs exaggerate a change: one near-tie decided the other way at token 5 makes
+the next 250 tokens differ, though the candidate would have agreed with the baseline
+everywhere else. Teacher forcing measures the disagreement itself: each scorer (the
+candidate, the replica, and the baseline itself) is given the prompt followed by the
+baseline's answer, generates nothing, and reports at each answer position the
+log-probability and rank of the baseline's token and its own top-k. From that, per pair:
+
+* ``agreement``: the share of the answer's tokens that are the scorer's own top-1;
+* ``first_disagreement``: the first answer position where they are not (0-based);
+* ``mean_drop`` / ``max_drop``: the baseline's log-probability of its own token minus the
+  scorer's, averaged and at worst (nats; positive: the scorer is less sure of it);
+* ``kl``: KL(baseline || scorer) per token, estimated from the two top-k lists (below);
+* ``baseline_agreement``: the same agreement of the baseline with itself. At temperature
+  0 it is 1.0; less says the baseline's answer was not its own greedy reading (batch
+  nondeterminism, or a request that sampled), and every figure is then less sure.
+
+Two engines are known, tried in this order once per server (what answered is kept):
+
+* vLLM: ``POST /tokenize`` with the chat messages (``add_generation_prompt``) for the
+  prompt's ids, and with the answer as a final assistant message
+  (``continue_final_message``) for the answer's, then ``POST /v1/completions`` with those
+  ids as the prompt, ``max_tokens`` 1 and ``prompt_logprobs`` k (the route vLLM's own
+  tests compare quantized models by). A completions prompt is tokenized as text.
+* llama.cpp's server (llama-cpp-python): ``POST /extras/tokenize`` for the ids, then
+  ``/v1/completions`` with ``echo`` and ``logprobs`` k over the ids. It renders no chat
+  template for a caller, so only completions prompts can be scored there; its echoed
+  logprobs line up with the tokens only when the prompt starts with the BOS token (it
+  drops that token and shifts by one otherwise), which is checked on every answer.
+
+Only greedy pairs whose answers are text are scored: an answer with reasoning or tool
+calls cannot be rebuilt from its text (the template renders them its own way). A pair
+that cannot be scored says why (``{"unscorable": reason}``); a server that cannot score
+at all says so once and is not asked again.
+
+The KL estimate: over the baseline's top-k tokens plus one bucket for everything else,
+a token missing from the scorer's top-k given the scorer's k-th probability (an upper
+bound on it, so the estimate leans low). It is a comparison between runs of the same k,
+not the full-vocabulary KL that llama.cpp's ``perplexity --kl-divergence`` computes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from shadowdiff.client import Upstream
+from shadowdiff.compare import is_comparable
+from shadowdiff.records import Answer, Side
+from shadowdiff.tokencount import shown
+
+log = logging.getLogger("shadowdiff.scoring")
+
+TOP_K = 10               # the top-k asked at each position (vLLM allows 20 by default)
+CASCADE_AGREEMENT = 0.99  # a changed pair agreeing on this share of tokens or more is a cascade
+GIVE_UP_AFTER = 3        # a server that failed this many pairs before scoring any is not asked again
+_FLOOR = 1e-12
+
+
+class CannotScore(Exception):
+    """Why one pair could not be scored by one server."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One answer position as a scorer read it."""
+
+    logprob: float           # the answer's token, under the scorer
+    rank: int                # its rank among the scorer's predictions (1: its own choice); k+1 below the top-k
+    top: dict[str, float]    # the scorer's top-k: token (id or text) to log-probability
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What is scored: the request (its endpoint and body) and the baseline's answer text."""
+
+    endpoint: str
+    body: dict[str, Any]
+    answer: str
+
+
+def scorable(endpoint: str, body: dict[str, Any], answer: Answer) -> str | None:
+    """Why a pair's baseline answer cannot be scored, or None when it can."""
+    if answer.error is not None:
+        return "the baseline has no answer"
+    if answer.reasoning or answer.tool_calls or answer.refusal:
+        return "the answer has reasoning, tool calls or a refusal, which its text cannot rebuild"
+    if not answer.text:
+        return "the answer is empty"
+    if endpoint.endswith("/completions") and not endpoint.endswith("/chat/completions") \
+            and not isinstance(body.get("prompt"), str):
+        return "the prompt is not one text (token ids or a list of prompts)"
+    if endpoint.endswith("/chat/completions") and not isinstance(body.get("messages"), list):
+        return "the request has no messages"
+    return None
+
+
+class _Engine:
+    """One engine's way of scoring: its tokenizer and its logprobs over a given prompt."""
+
+    name = ""
+
+    def __init__(self, client: httpx.AsyncClient, k: int) -> None:
+        self.client = client
+        self.k = k
+
+    async def steps(self, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+        raise NotImplementedError
+
+    async def _post(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        response = await self.client.post(url, json=body, headers=headers)
+        if response.status_code != 200:
+            raise CannotScore(f"{url.rsplit('/', 1)[-1]} answered {response.status_code}: "
+                              f"{_message(response)}")
+        try:
+            return response.json()
+        except ValueError:
+            raise CannotScore(f"{url} answered something that is not JSON") from None
+
+    @staticmethod
+    def _split(prompt: list[int], full: list[int]) -> list[int]:
+        if len(full) <= len(prompt) or full[:len(prompt)] != prompt:
+            raise CannotScore("the answer does not tokenize as a continuation of the prompt")
+        return full[len(prompt):]
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        error = response.json().get("error")
+        text = error.get("message") if isinstance(error, dict) else response.text
+    except (ValueError, AttributeError):
+        text = response.text
+    return " ".join(str(text).split())[:300]
+
+
+def _ids(data: Any, field: str = "tokens") -> list[int]:
+    tokens = data.get(field) if isinstance(data, dict) else None
+    if not isinstance(tokens, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+        raise CannotScore(f"the tokenizer answered no {field!r} list of ids")
+    return tokens
+
+
+class Vllm(_Engine):
+    """vLLM: /tokenize renders the chat template; ``prompt_logprobs`` read the given ids."""
+
+    name = "vllm"
+
+    async def steps(self, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+        url = upstream.root + "/tokenize"
+        model = upstream.model or job.body.get("model")
+        if job.endpoint.endswith("/chat/completions"):
+            chat = {"model": model, "messages": job.body["messages"], "add_special_tokens": False}
+            for field in ("tools", "chat_template_kwargs"):
+                if job.body.get(field) is not None:
+                    chat[field] = job.body[field]
+            prompt = _ids(await self._post(url, {**chat, "add_generation_prompt": True}, headers))
+            full = _ids(await self._post(url, {
+                **chat, "messages": [*job.body["messages"], {"role": "assistant", "content": job.answer}],
+                "add_generation_prompt": False, "continue_final_message": True}, headers))
+        else:
+            text = job.body["prompt"]
+            prompt = _ids(await self._post(url, {"model": model, "prompt": text}, headers))
+            full = _ids(await self._post(url, {"model": model, "prompt": text + job.answer}, headers))
+        answer = self._split(prompt, full)
+        data = await self._post(upstream.root + "/v1/completions", {
+            "model": model, "prompt": full, "max_tokens": 1, "temperature": 0, "prompt_logprobs": self.k}, headers)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        listed = (choices[0].get("prompt_logprobs") if isinstance(choices, list) and choices
+                  and isinstance(choices[0], dict) else None) or data.get("prompt_logprobs")
+        if not isinstance(listed, list) or len(listed) != len(full):
+            raise CannotScore("the server answered no prompt_logprobs for every prompt token")
+        return [self._step(listed[len(prompt) + i], token) for i, token in enumerate(answer)]
+
+    def _step(self, entry: Any, token: int) -> Step:
+        if not isinstance(entry, dict) or str(token) not in entry:
+            raise CannotScore("a prompt_logprobs entry lacks the prompt's own token")
+        try:
+            own = entry[str(token)]
+            top = {key: float(e["logprob"]) for key, e in entry.items() if int(e["rank"]) <= self.k}
+            return Step(float(own["logprob"]), int(own["rank"]), top)
+        except (TypeError, KeyError, ValueError):
+            raise CannotScore("a prompt_logprobs entry is not {id: {logprob, rank}}") from None
+
+
+class LlamaCpp(_Engine):
+    """llama-cpp-python's server: /extras/tokenize, and the echoed prompt's logprobs."""
+
+    name = "llama.cpp"
+
+    async def steps(self, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+        if job.endpoint.endswith("/chat/completions"):
+            raise CannotScore("llama.cpp's server renders no chat template for a caller: only completions "
+                              "prompts can be scored on it")
+        url = upstream.root + "/extras/tokenize"
+        model = upstream.model or job.body.get("model")
+        text = job.body["prompt"]
+        prompt = _ids(await self._post(url, {"model": model, "input": text}, headers))
+        full = _ids(await self._post(url, {"model": model, "input": text + job.answer}, headers))
+        self._split(prompt, full)   # the answer must tokenize as a continuation
+        data = await self._post(upstream.root + "/v1/completions", {
+            "model": model, "prompt": full, "max_tokens": 1, "temperature": 0, "echo": True,
+            "logprobs": self.k}, headers)
+        try:
+            logprobs = data["choices"][0]["logprobs"]
+            tokens, values, tops = logprobs["tokens"], logprobs["token_logprobs"], logprobs["top_logprobs"]
+        except (TypeError, KeyError, IndexError):
+            raise CannotScore("the server answered no echoed logprobs") from None
+        # one entry per prompt token after the first (the BOS it drops) and one generated
+        # token; any other count means the entries do not line up with the ids
+        if not (len(tokens) == len(values) == len(tops) == len(full)):
+            raise CannotScore("the echoed logprobs do not line up with the prompt's tokens (a prompt that "
+                              "does not start with the BOS token)")
+        at = slice(len(prompt) - 1, len(full) - 1)
+        if "".join(tokens[at]) != job.answer:
+            raise CannotScore("the echoed tokens are not the answer's text")
+        return [self._step(v, t, top) for v, t, top in zip(values[at], tokens[at], tops[at], strict=True)]
+
+    def _step(self, value: Any, token: str, top: Any) -> Step:
+        if not isinstance(value, int | float) or not isinstance(top, dict):
+            raise CannotScore("an echoed logprobs entry is empty")
+        listed = {str(t): float(lp) for t, lp in top.items()}
+        # the top-k by text (and the token itself, added last); its rank: one more than
+        # the listed tokens more likely than it
+        ranked = sorted(listed.values(), reverse=True)[:self.k]
+        rank = 1 + sum(1 for lp in ranked if lp > value)
+        return Step(float(value), rank if value >= ranked[-1] else self.k + 1, listed)
+
+
+def measure(steps: Sequence[Step], own: Sequence[Step] | None) -> dict[str, Any]:
+    """A scorer's figures for one answer, given its steps and the baseline's own (``own``)."""
+    n = len(steps)
+    agreed = sum(1 for s in steps if s.rank == 1)
+    first = next((i for i, s in enumerate(steps) if s.rank != 1), None)
+    out: dict[str, Any] = {"agreement": agreed / n, "tokens": n, "agreed": agreed, "first_disagreement": first}
+    if own is not None and len(own) == n:
+        drops = [b.logprob - s.logprob for b, s in zip(own, steps, strict=True)]
+        out["mean_drop"] = sum(drops) / n
+        out["max_drop"] = max(drops)
+        out["kl"] = sum(kl_estimate(b.top, s.top) for b, s in zip(own, steps, strict=True)) / n
+        out["baseline_agreement"] = sum(1 for b in own if b.rank == 1) / n
+    return out
+
+
+def kl_estimate(p: dict[str, float], q: dict[str, float]) -> float:
+    """KL(p || q) over p's listed tokens plus one bucket for the rest (module docstring)."""
+    if not p or not q:
+        return 0.0
+    q_floor = min(q.values())
+    total = 0.0
+    p_listed = q_listed = 0.0
+    for token, lp in p.items():
+        pp, lq = math.exp(lp), q.get(token, q_floor)
+        total += pp * (lp - lq)
+        p_listed += pp
+        q_listed += math.exp(lq)
+    p_rest, q_rest = max(1 - p_listed, 0.0), max(1 - q_listed, _FLOOR)
+    if p_rest > _FLOOR:
+        total += p_rest * (math.log(p_rest) - math.log(q_rest))
+    return max(total, 0.0)
+
+
+class Scorer:
+    """Scores the baseline's answers under each other side (and the baseline itself)."""
+
+    def __init__(self, client: httpx.AsyncClient, k: int = TOP_K, timeout: float | None = 60.0) -> None:
+        self.engines = (Vllm(client, k), LlamaCpp(client, k))
+        self.timeout = timeout
+        self._engine: dict[str, _Engine | None] = {}   # a server's root: the engine that scored (None: none can)
+        self._failures: dict[str, int] = {}
+        self._reason: dict[str, str] = {}
+        self._probing: dict[str, asyncio.Lock] = {}
+
+    async def score(self, job: Job, base: Upstream, others: Sequence[Upstream]) -> dict[Side, dict[str, Any]]:
+        """Each of ``others``' score of ``job``'s answer (``{"unscorable": why}`` where it
+        cannot be had); the baseline's own reading gives the drops and the KL."""
+        own_read, *reads = await asyncio.gather(self._steps(base, job), *(self._steps(u, job) for u in others))
+        own = own_read if isinstance(own_read, list) else None
+        out: dict[Side, dict[str, Any]] = {}
+        for upstream, read in zip(others, reads, strict=True):
+            if isinstance(read, str):
+                out[upstream.side] = {"unscorable": read}
+            else:
+                out[upstream.side] = {**measure(read, own), "engine": self._name(upstream)}
+                if own is None:
+                    out[upstream.side]["baseline_unscored"] = own_read
+        return out
+
+    def _name(self, upstream: Upstream) -> str:
+        engine = self._engine.get(upstream.root)
+        return engine.name if engine is not None else ""
+
+    async def _steps(self, upstream: Upstream, job: Job) -> list[Step] | str:
+        root = upstream.root
+        headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
+        if root in self._engine:
+            engine = self._engine[root]
+            if engine is None:
+                return self._reason[root]
+            try:
+                return await self._bounded(engine, upstream, job, headers)
+            except CannotScore as exc:
+                return str(exc)
+        async with self._probing.setdefault(root, asyncio.Lock()):   # the first pairs find the engine
+            if root in self._engine:
+                return await self._steps(upstream, job)
+            reasons = []
+            for engine in self.engines:
+                try:
+                    steps = await self._bounded(engine, upstream, job, headers)
+                except CannotScore as exc:
+                    reasons.append(f"{engine.name}: {exc}")
+                    continue
+                self._engine[root] = engine
+                return steps
+            reason = "; ".join(reasons)
+            self._failures[root] = self._failures.get(root, 0) + 1
+            if self._failures[root] >= GIVE_UP_AFTER:
+                self._engine[root] = None
+                self._reason[root] = f"the server cannot score answers ({reason})"
+                log.warning("%s: teacher-forced scoring failed on the first %d pairs, and is not asked again (%s)",
+                            shown(root), GIVE_UP_AFTER, reason)
+            return reason
+
+    async def _bounded(self, engine: _Engine, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await engine.steps(upstream, job, headers)
+        except TimeoutError:
+            raise CannotScore(f"no scores within {self.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise CannotScore(f"{type(exc).__name__}: {exc}") from None
+
+
+async def score_pair(scorer: Scorer, endpoint: str, body: dict[str, Any], answers: dict[Side, Answer],
+                     upstreams: Sequence[Upstream], changed: bool) -> dict[str, Any]:
+    """The ``score`` and ``noise_score`` fields of a pair: the candidate's and the replica's
+    reading of the baseline's answer, the candidate's flagged as a ``cascade`` when the
+    texts differ in substance (``changed``) though it agrees on ``CASCADE_AGREEMENT`` of
+    the tokens or more. Nothing for a pair that samples or lacks a candidate's answer."""
+    base, cand = answers.get(Side.BASELINE), answers.get(Side.CANDIDATE)
+    if base is None or cand is None or not cand.ok or not is_comparable(body):
+        return {}
+    by_side = {u.side: u for u in upstreams}
+    others = [by_side[s] for s in (Side.CANDIDATE, Side.REPLICA) if s in by_side and answers.get(s) is not None]
+    reason = scorable(endpoint, body, base)
+    found: dict[Side, dict[str, Any]]
+    if reason is not None:
+        found = {u.side: {"unscorable": reason} for u in others}
+    else:
+        found = await scorer.score(Job(endpoint, body, base.text), by_side[Side.BASELINE], others)
+    score = found.get(Side.CANDIDATE)
+    if score is not None and "agreement" in score:
+        score["cascade"] = bool(changed and float(score["agreement"]) >= CASCADE_AGREEMENT)
+    return {"score": score, "noise_score": found.get(Side.REPLICA)}
