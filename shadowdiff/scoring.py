@@ -204,20 +204,33 @@ class LlamaCpp(_Engine):
         prompt = _ids(await self._post(url, {"model": model, "input": text}, headers))
         full = _ids(await self._post(url, {"model": model, "input": text + job.answer}, headers))
         self._split(prompt, full)   # the answer must tokenize as a continuation
+        # its completions take text only: the same text it tokenized into ``full``
         data = await self._post(upstream.root + "/v1/completions", {
-            "model": model, "prompt": full, "max_tokens": 1, "temperature": 0, "echo": True,
+            "model": model, "prompt": text + job.answer, "max_tokens": 1, "temperature": 0, "echo": True,
             "logprobs": self.k}, headers)
         try:
             logprobs = data["choices"][0]["logprobs"]
             tokens, values, tops = logprobs["tokens"], logprobs["token_logprobs"], logprobs["top_logprobs"]
         except (TypeError, KeyError, IndexError):
             raise CannotScore("the server answered no echoed logprobs") from None
-        # one entry per prompt token after the first (the BOS it drops) and one generated
-        # token; any other count means the entries do not line up with the ids
-        if not (len(tokens) == len(values) == len(tops) == len(full)):
-            raise CannotScore("the echoed logprobs do not line up with the prompt's tokens (a prompt that "
-                              "does not start with the BOS token)")
-        at = slice(len(prompt) - 1, len(full) - 1)
+        if not (isinstance(tokens, list) and len(tokens) == len(values) == len(tops) and tokens
+                and all(isinstance(t, str) for t in tokens)):
+            raise CannotScore("the echoed logprobs are not lists of one length")
+        # The entries are the prompt's tokens, the BOS token left out wherever it is, then
+        # the generated token unless it was the end of the text. They line up with their
+        # logprobs only when the prompt starts with the BOS token: llama-cpp-python reads
+        # entry i's logprob from the distribution after token i otherwise (0.3.36, llama.py).
+        joined = "".join(tokens)
+        generated = 0 if joined.endswith(job.answer) else 1
+        if generated and not joined[:-len(tokens[-1]) or None].endswith(job.answer):
+            raise CannotScore("the echoed tokens do not end with the answer's text")
+        entries = len(tokens) - generated
+        if entries == len(full):
+            raise CannotScore("the prompt does not start with the BOS token, and llama-cpp-python's echoed "
+                              "logprobs are one token off for such prompts")
+        if entries != len(full) - full.count(full[0]):
+            raise CannotScore("the echoed logprobs do not line up with the prompt's tokens")
+        at = slice(entries - (len(full) - len(prompt)), entries)
         if "".join(tokens[at]) != job.answer:
             raise CannotScore("the echoed tokens are not the answer's text")
         return [self._step(v, t, top) for v, t, top in zip(values[at], tokens[at], tops[at], strict=True)]

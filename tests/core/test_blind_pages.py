@@ -25,7 +25,7 @@ from shadowdiff.compare import compare_answers, error_comparison
 from shadowdiff.records import Answer, Choice, Pair, Side, Verdict
 from shadowdiff.review.app import VERDICT_HELP, build_review_app
 from shadowdiff.review.blind import Blinding
-from shadowdiff.signals import SIGNAL_KINDS, triage_answers
+from shadowdiff.signals import SIGNAL_KINDS, triage_answers, with_cascade
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from tests.servers import serve_app
@@ -50,6 +50,7 @@ class Case:
     judge: tuple[str, str | None, str] | None = None
     legacy: bool = False
     kinds: tuple[str, ...] = field(default_factory=tuple)   # the signal kinds this case is there for
+    score: dict[str, Any] | None = None     # the teacher-forced score (a cascade), the same in both orders
 
 
 CASES = [
@@ -112,6 +113,10 @@ CASES = [
          judge=("wording", None, "same content"), kinds=("divergence",)),
     Case("highlight-tie", {"text": "alpha beta gamma"}, {"text": "beta alpha gamma"},
          judge=("wording", None, "reordered"), kinds=("divergence",)),
+    Case("cascade", {"text": "The test passed after we fixed the build."},
+         {"text": "The test passed once we fixed the build."},
+         judge=("wording", None, "same content"), kinds=("cascade",),
+         score={"agreement": 0.995, "tokens": 200, "agreed": 199, "cascade": True}),
     Case("equivalent", {"text": "Line one.\nLine two."}, {"text": "Line one.\n\nLine two."}),
     Case("identical", {"text": "Same answer."}, {"text": "Same answer."}),
     Case("error", {"text": "Fine."}, {"text": "", "error": "connection failed: host candidate-vllm:8001"}),
@@ -139,8 +144,8 @@ def _pair(case: Case, x_is_baseline: bool) -> Pair:
     ok = base.ok and cand.ok
     comparison = compare_answers(base, cand) if ok else error_comparison(base.finish_reason, cand.finish_reason)
     return Pair(case.key, 0, "/v1/chat/completions", f"prompt for {case.key}", {}, comparison,
-                {Side.BASELINE: base, Side.CANDIDATE: cand}, margin=case.margin,
-                **triage_answers(base, cand, comparison, case.margin))
+                {Side.BASELINE: base, Side.CANDIDATE: cand}, margin=case.margin, score=case.score,
+                **with_cascade(triage_answers(base, cand, comparison, case.margin), case.score))
 
 
 def _judged(case: Case, x_is_baseline: bool, x_is_a: bool = True) -> tuple[str, str | None, str]:

@@ -1,0 +1,165 @@
+"""Teacher-forced scoring (shadowdiff.scoring): the figures, and servers that cannot score.
+
+The figures are checked against hand computation; the failure paths against small
+servers on loopback that answer what real servers without the routes answer (404), or
+garbage, or nothing. Scoring on the simulator is in tests/replay/test_scoring_e2e.py, on
+llama.cpp in tests/test_realengine_scoring.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from shadowdiff.client import Upstream
+from shadowdiff.records import Answer, Side
+from shadowdiff.scoring import GIVE_UP_AFTER, Job, Scorer, Step, kl_estimate, measure, scorable, score_pair
+from tests.servers import serve_app
+
+CHAT = "/v1/chat/completions"
+BODY = {"messages": [{"role": "user", "content": "Hi"}], "temperature": 0}
+
+
+def test_kl_of_a_distribution_with_itself_is_zero_and_matches_the_exact_kl_when_all_is_listed() -> None:
+    p = {"a": math.log(0.7), "b": math.log(0.2), "c": math.log(0.1)}
+    q = {"a": math.log(0.5), "b": math.log(0.3), "c": math.log(0.2)}
+    assert kl_estimate(p, p) == 0.0
+    exact = sum(math.exp(lp) * (lp - q[t]) for t, lp in p.items())
+    assert kl_estimate(p, q) == pytest.approx(exact)
+
+
+def test_kl_of_top_k_lists_counts_the_rest_and_never_goes_negative() -> None:
+    """A token missing from the scorer's list gets the scorer's k-th probability (at most
+    what it has); the mass neither lists is one more bucket."""
+    p = {"a": math.log(0.6), "b": math.log(0.3)}              # rest 0.1
+    q = {"a": math.log(0.2), "c": math.log(0.5)}              # "b" not listed: at most 0.2
+    expected = 0.6 * math.log(0.6 / 0.2) + 0.3 * math.log(0.3 / 0.2) + 0.1 * math.log(0.1 / 0.6)
+    assert kl_estimate(p, q) == pytest.approx(expected)
+    assert kl_estimate({"a": 0.0}, {"a": 0.0}) == 0.0
+    assert kl_estimate({}, q) == 0.0
+
+
+def test_measure_counts_agreement_first_disagreement_and_drops() -> None:
+    top = {"x": -0.1}
+    base = [Step(-0.1, 1, top), Step(-0.2, 1, top), Step(-0.3, 1, top), Step(-0.1, 1, top)]
+    cand = [Step(-0.1, 1, top), Step(-1.5, 2, top), Step(-0.3, 1, top), Step(-4.0, 3, top)]
+    m = measure(cand, base)
+    assert (m["agreement"], m["tokens"], m["agreed"], m["first_disagreement"]) == (0.5, 4, 2, 1)
+    assert m["mean_drop"] == pytest.approx((0 + 1.3 + 0 + 3.9) / 4)
+    assert m["max_drop"] == pytest.approx(3.9)
+    assert m["baseline_agreement"] == 1.0
+    alone = measure(cand, None)   # no baseline reading: no drops, no KL
+    assert "kl" not in alone and alone["agreement"] == 0.5
+
+
+@pytest.mark.parametrize(("endpoint", "body", "answer", "why"), [
+    (CHAT, BODY, Answer(Side.BASELINE, "m", error="boom"), "no answer"),
+    (CHAT, BODY, Answer(Side.BASELINE, "m", "x", reasoning="think"), "reasoning"),
+    (CHAT, BODY, Answer(Side.BASELINE, "m", "", tool_calls=[{"id": "1"}]), "tool calls"),
+    (CHAT, BODY, Answer(Side.BASELINE, "m", ""), "empty"),
+    ("/v1/completions", {"prompt": [1, 2, 3]}, Answer(Side.BASELINE, "m", "x"), "not one text"),
+    (CHAT, {"prompt": "x"}, Answer(Side.BASELINE, "m", "x"), "no messages"),
+])
+def test_what_cannot_be_scored_says_why(endpoint: str, body: dict[str, Any], answer: Answer, why: str) -> None:
+    reason = scorable(endpoint, body, answer)
+    assert reason is not None and why in reason
+
+
+def _app(handler: Callable[[str, dict[str, Any]], Response], seen: list[str]) -> Starlette:
+    async def route(request: Request) -> Response:
+        seen.append(request.url.path)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = {}
+        return handler(request.url.path, body)
+    return Starlette(routes=[Route("/{path:path}", route, methods=["GET", "POST"])])
+
+
+def _score(url: str, pairs: int = 1, timeout: float = 10.0, base_url: str | None = None
+           ) -> list[dict[Side, dict[str, Any]]]:
+    base, cand = Upstream(Side.BASELINE, base_url or url, "m"), Upstream(Side.CANDIDATE, url, "m")
+    job = Job(CHAT, BODY, "Hello there.")
+
+    async def go() -> list[dict[Side, dict[str, Any]]]:
+        async with httpx.AsyncClient(timeout=10) as client:
+            scorer = Scorer(client, timeout=timeout)
+            return [await scorer.score(job, base, [cand]) for _ in range(pairs)]
+    return asyncio.run(go())
+
+
+def test_a_server_without_the_routes_is_given_up_after_a_few_pairs_and_asked_no_more() -> None:
+    """An OpenAI-compatible server that has no tokenizer route (404), as most engines
+    other than vLLM: each pair says why, and after GIVE_UP_AFTER pairs it is not asked again."""
+    seen: list[str] = []
+    with serve_app(_app(lambda path, body: JSONResponse({"detail": "Not Found"}, 404), seen)) as url, \
+            serve_app(_app(lambda path, body: JSONResponse({"detail": "Not Found"}, 404), [])) as base_url:
+        results = _score(url, pairs=GIVE_UP_AFTER + 3, base_url=base_url)
+    reasons = [r[Side.CANDIDATE]["unscorable"] for r in results]
+    assert all("tokenize answered 404" in why for why in reasons), reasons
+    assert not any("cannot score" in why for why in reasons[:GIVE_UP_AFTER])
+    assert all(why.startswith("the server cannot score answers") for why in reasons[GIVE_UP_AFTER:])
+    assert seen == ["/tokenize"] * GIVE_UP_AFTER   # (llama.cpp's route is not tried on a chat request)
+
+
+def test_garbage_from_the_tokenizer_or_the_logprobs_is_a_reason_not_a_crash() -> None:
+    def garbage(path: str, body: dict[str, Any]) -> Response:
+        if path == "/tokenize":
+            n = 3 if body.get("add_generation_prompt") else 5
+            return JSONResponse({"count": n, "tokens": list(range(n))})
+        if path == "/v1/completions":
+            return JSONResponse({"choices": [{"prompt_logprobs": [None, {"not": "an entry"}]}]})
+        return Response("<html>no</html>", 404)
+    with serve_app(_app(garbage, [])) as url:
+        [result] = _score(url)
+    assert "prompt_logprobs for every prompt token" in result[Side.CANDIDATE]["unscorable"]
+
+    def not_json(path: str, body: dict[str, Any]) -> Response:
+        return Response(b"\x00\xff not json", 200, media_type="application/json")
+    with serve_app(_app(not_json, [])) as url:
+        [result] = _score(url)
+    assert "not JSON" in result[Side.CANDIDATE]["unscorable"]
+
+
+def test_a_refused_prompt_logprobs_says_what_the_server_said() -> None:
+    """vLLM started with --max-logprobs below the top-k asked: its 400 message is the reason."""
+    def refusing(path: str, body: dict[str, Any]) -> Response:
+        if path == "/tokenize":
+            n = 3 if body.get("add_generation_prompt") else 5
+            return JSONResponse({"count": n, "tokens": list(range(n))})
+        return JSONResponse({"error": {"message": "Requested prompt logprobs of 10, which is greater than max "
+                                                  "allowed: 5", "type": "BadRequestError", "code": 400}}, 400)
+    with serve_app(_app(refusing, [])) as url:
+        [result] = _score(url)
+    why = result[Side.CANDIDATE]["unscorable"]
+    assert "completions answered 400" in why and "max allowed: 5" in why
+
+
+def test_a_server_that_never_answers_costs_the_timeout_not_the_run() -> None:
+    async def slow(request: Request) -> Response:
+        await asyncio.sleep(30)
+        return Response()
+    app = Starlette(routes=[Route("/{path:path}", slow, methods=["POST"])])
+    with serve_app(app) as url:
+        [result] = _score(url, timeout=0.3)
+    assert "no scores within 0.3 s" in result[Side.CANDIDATE]["unscorable"]
+
+
+def test_a_sampled_pair_or_a_failed_candidate_is_not_scored() -> None:
+    async def go(body: dict[str, Any], cand: Answer) -> dict[str, Any]:
+        async with httpx.AsyncClient() as client:
+            answers = {Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: cand}
+            ups = [Upstream(Side.BASELINE, "http://127.0.0.1:9"), Upstream(Side.CANDIDATE, "http://127.0.0.1:9")]
+            return await score_pair(Scorer(client), CHAT, body, answers, ups, changed=True)
+    assert asyncio.run(go({**BODY, "temperature": 0.7}, Answer(Side.CANDIDATE, "m", "y"))) == {}
+    assert asyncio.run(go(BODY, Answer(Side.CANDIDATE, "m", error="down"))) == {}
