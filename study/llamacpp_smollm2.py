@@ -53,7 +53,24 @@ def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
     return result
 
 
-STEPS = ("replay", "bench")
+STEPS = ("replay", "bench", "score")
+# SmolLM2-135M-Instruct's chat template (ChatML, with its default system prompt), as its
+# server renders a chat request: llama.cpp's server renders no template for a caller, so
+# the teacher-forced scoring step replays these texts as completions prompts
+SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+SCORE_MAX_TOKENS = 128
+
+
+def chatml_log(out: Path) -> Path:
+    """The MT-Bench first turns as completions prompts in the model's own template."""
+    path = out / "mt_bench_chatml.jsonl"
+    with QUESTIONS.open() as questions, path.open("w") as log:
+        for line in questions:
+            question = json.loads(line)
+            prompt = f"{SYSTEM}<|im_start|>user\n{question['turns'][0]}<|im_end|>\n<|im_start|>assistant\n"
+            log.write(json.dumps({"id": str(question["question_id"]), "category": question.get("category"),
+                                  "prompt": prompt}) + "\n")
+    return path
 
 
 def run(out: Path, steps: set[str]) -> None:
@@ -82,6 +99,18 @@ def run(out: Path, steps: set[str]) -> None:
             if replayed.returncode != 0:
                 raise SystemExit(f"the replay failed (exit {replayed.returncode})")
             (out / "replay.txt").write_text(replayed.stdout)
+        if "score" in steps:
+            # teacher-forced token agreement: each side reads F16's answers (shadowdiff.scoring)
+            shutil.rmtree(out / "score-run", ignore_errors=True)
+            scored = shadowdiff(
+                "replay", str(chatml_log(out)), "--endpoint", "completions", "--baseline", f16.url,
+                "--candidate", q8.url, "--replica", replica.url, "--out", str(out / "score-run"),
+                "--max-tokens", str(SCORE_MAX_TOKENS), "--concurrency", "1", "--extra-body", "repeat_penalty=1.0",
+                "--label", "engine=llama-cpp-python " + realengine.VERSION,
+                "--label", "model=SmolLM2-135M-Instruct", "--label", "replica=--flash_attn true")
+            if scored.returncode != 0:
+                raise SystemExit(f"the scoring replay failed (exit {scored.returncode})")
+            (out / "score.txt").write_text(scored.stdout)
         if "bench" in steps:
             # each side alone, one after the other: measure it on an otherwise idle machine
             benched = shadowdiff(
@@ -181,8 +210,28 @@ def results(out: Path) -> str:
                           for row in rows)
         text += ["", f"## Reviewed: {len(rows)} pairs of the first 20 prompts", "",
                  ", ".join(f"{kind} {n}" for kind, n in counted.most_common())]
+    scored = out / "score-run" / "summary.json"
+    if scored.exists():
+        text += ["", *agreement_table(json.loads(scored.read_text()))]
     text += ["", "Acceptance: " + json.dumps(summary.get("acceptance", {}).get("decision"))]
     return "\n".join(text) + "\n"
+
+
+def agreement_table(summary: dict[str, object]) -> list[str]:
+    """Teacher-forced token agreement with F16's answers (the ``score`` step's run)."""
+    rows = ["## Token agreement: each side reading F16's answers, teacher-forced "
+            f"(80 MT-Bench first turns as ChatML completions prompts, {SCORE_MAX_TOKENS} tokens)", "",
+            "| reader | token agreement | tokens | pairs | KL / token | mean drop | max drop | cascades |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, key in (("Q8_0", "token_agreement"), ("F16 + flash attention (noise floor)", "noise_token_agreement")):
+        t = summary.get(key)
+        if isinstance(t, dict) and t.get("pairs"):
+            rows.append(f"| {name} | {t['pooled']:.4f} | {t['tokens']} | {t['pairs']} | {t['kl_per_token']:.5f} | "
+                        f"{t['mean_drop']:+.4f} | {t['max_drop']:+.2f} | {t['cascades']} |")
+    outcomes = summary.get("outcomes")
+    if isinstance(outcomes, dict):
+        rows += ["", "Outcomes of that run (greedy texts): " + ", ".join(f"{n} {o}" for o, n in outcomes.items())]
+    return rows
 
 
 def main() -> None:
@@ -192,7 +241,7 @@ def main() -> None:
                         help="verdicts to store (JSON: pair key -> verdict, side, note, the answers' digest), "
                              "then export (default: the study's own, given by reading the pairs)")
     parser.add_argument("--steps", default=",".join(STEPS),
-                        help="which of replay,bench to run (none: '' - only the verdicts and the reports)")
+                        help="which of replay,bench,score to run (none: '' - only the verdicts and the reports)")
     args = parser.parse_args()
     steps = {step for step in args.steps.split(",") if step}
     if steps - set(STEPS):
