@@ -14,9 +14,11 @@ user-facing commands.
 Modules, in the order a request meets them: ``settings`` (flags), ``app`` (routes),
 ``protocol`` (request validation), ``prompts`` (chat template), ``vocab`` (tokens),
 ``textgen`` (the baseline answer), ``thinking`` (a reasoning model's ``<think>``),
-``tools`` (the tool calls it makes), ``profiles`` and ``drift`` (how a candidate's answer
-differs), ``generation`` (sampling, stops, lengths), ``logprobs``, ``scheduler``
-(latency model), ``faults``, ``parsers`` (vLLM's reasoning and tool parsers),
+``tools`` (the tool calls it makes), ``gradable``, ``questions``, ``passages`` and
+``arithmetic`` (questions with one exact answer, which ``graded`` answers right or wrong
+at ``--accuracy``), ``profiles`` and ``drift`` (how a candidate's answer differs),
+``generation`` (sampling, stops, lengths), ``logprobs``, ``scheduler`` (latency model),
+``faults``, ``parsers`` (vLLM's reasoning and tool parsers),
 ``responses`` and ``streaming`` (wire shapes), ``metrics``; ``expected`` tells tests
 what a server does to a request's answer without asking it.
 """

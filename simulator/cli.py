@@ -12,6 +12,7 @@ import click
 from shadowdiff.errors import ConfigError
 from shadowdiff.options import click_error
 from simulator import faults, parsers, profiles
+from simulator.graded import DEFAULT_ACCURACY
 from simulator.scheduler import LATENCY_PRESETS
 from simulator.settings import SimulatorSettings
 
@@ -26,7 +27,7 @@ def settings_from_options(
     fault_hang_seconds: float, fault_slow_seconds: float, enable_request_id_headers: bool,
     sse_keep_alive_interval: float, default_temperature: float, reasoning_parser: str | None = None,
     enable_auto_tool_choice: bool = False, tool_call_parser: str | None = None, thinking: bool | None = None,
-    quantization: str | None = None,
+    quantization: str | None = None, accuracy: float = DEFAULT_ACCURACY,
 ) -> SimulatorSettings:
     """Build the settings; every flag is checked here so errors name the flag."""
     chosen = profiles.load(profile_file) if profile_file else profiles.builtin(profile)
@@ -55,7 +56,7 @@ def settings_from_options(
         # "none" means unset, as vLLM's parse_reasoning_parser reads it
         reasoning_parser=None if (reasoning_parser or "none").lower() == "none" else reasoning_parser,
         enable_auto_tool_choice=enable_auto_tool_choice, tool_call_parser=tool_call_parser, thinking=thinking,
-        quantization=quantization,
+        quantization=quantization, accuracy=accuracy,
     )
 
 
@@ -122,6 +123,11 @@ def _env_keys() -> tuple[str, ...]:
 @click.option("--quantization", default=None, metavar="METHOD",
               help="Quantization the server reports through system_fingerprint (default: the "
                    "profile's: fp8 for the fp8 profiles, none for baseline).")
+@click.option("--accuracy", default=DEFAULT_ACCURACY, show_default=True, type=click.FloatRange(0.0, 1.0),
+              help="Share of gradable questions (the gradable workload's arithmetic, dates, unit "
+                   "conversions, counting and multiple choice, and plain questions such as 'What is "
+                   "17 + 25?') the baseline answers right, chosen per question by a stable hash. Give "
+                   "the candidate the same value: its number drift flips answers relative to it.")
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def simulate(host: str, port: int, log_level: str, **options: object) -> None:

@@ -19,7 +19,7 @@ class Engine:
     def __init__(self, settings: SimulatorSettings) -> None:
         self.settings = settings
         self.vocab: Vocabulary = vocabulary()
-        self.generator = Generator(settings.profile, settings.seed, self.vocab)
+        self.generator = Generator(settings.profile, settings.seed, self.vocab, accuracy=settings.accuracy)
         self.scheduler = Scheduler(settings.latency)
         self.faults = FaultInjector(settings.faults)
         self.metrics = EngineMetrics(settings.model_name, settings.max_model_len)

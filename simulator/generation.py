@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from simulator import drift, logprobs, textgen, thinking, tools
+from simulator import drift, graded, logprobs, textgen, thinking, tools
 from simulator.profiles import DriftKind, Profile
 from simulator.tools import ToolRequest
 from simulator.vocab import THINK_END, THINK_START, Token, Vocabulary, vocabulary
@@ -93,9 +93,11 @@ class Planned:
 class Generator:
     """Answers prompts for one simulated deployment (profile and server seed)."""
 
-    def __init__(self, profile: Profile, seed: int, vocab: Vocabulary, cache_size: int = 4096) -> None:
+    def __init__(self, profile: Profile, seed: int, vocab: Vocabulary, cache_size: int = 4096, *,
+                 accuracy: float = graded.DEFAULT_ACCURACY) -> None:
         self.profile = profile
         self.seed = seed
+        self.accuracy = accuracy    # the share of gradable questions answered right
         self.vocab = vocab
         # Keyed by a 64-bit hash, not the prompt: long-context prompts would pin memory.
         self._cache: OrderedDict[tuple[object, ...], Planned] = OrderedDict()
@@ -127,15 +129,20 @@ class Generator:
         profile, encode = self.profile, self.vocab.encode
         subject = textgen.subject(prompt)
         calls = tools.decide(request, subject, key)
-        flipped = None
-        if calls is None:
+        replica_flipped = False
+        answered = None if calls is not None or json_output else graded.answer(
+            profile, self.seed, self.accuracy, key, prompt)
+        if answered is not None:
+            base_final, final = encode(answered.base), encode(answered.text)
+            kind, planned, replica_flipped = answered.kind, answered.planned, answered.replica_flipped
+        elif calls is None:
             base_final = encode(textgen.generate(prompt, json_output=json_output).text)
             drifted = drift.apply_profile(profile, key, prompt, base_final)
             final = base_final if drifted.kind is None else encode(drifted.text)
             flipped = drift.replica_flip(key, self.seed, profile.replica_rate, prompt, final)
             if flipped is not None:
                 final = encode(flipped)
-            kind, planned = drifted.kind, drifted.planned
+            kind, planned, replica_flipped = drifted.kind, drifted.planned, flipped is not None
         else:
             assert request is not None
             base_final = final = encode(tools.raw_calls(calls))
@@ -154,7 +161,7 @@ class Generator:
                 changed_thought = drift.reasoning_number(profile, key, prompt, encode(thought))
                 if changed_thought is not None and changed_thought != thought:
                     head, kind = _thinking(encode(changed_thought)), planned
-        return Planned(tuple(base_head + base_final), tuple(head + final), kind, planned, flipped is not None,
+        return Planned(tuple(base_head + base_final), tuple(head + final), kind, planned, replica_flipped,
                        final=len(head), text_final=calls is None)
 
     def generate(self, s: Sampling) -> list[Choice]:

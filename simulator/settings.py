@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from shadowdiff.errors import ConfigError
 from simulator.faults import FaultSettings
+from simulator.graded import DEFAULT_ACCURACY
 from simulator.parsers import REASONING_PARSERS, TOOL_PARSERS, Parsers
 from simulator.profiles import BUILTIN, Profile
 from simulator.scheduler import LatencyModel
@@ -39,6 +40,7 @@ class SimulatorSettings:
     tool_call_parser: str | None = None     # --tool-call-parser (in effect with the flag above)
     thinking: bool | None = None            # the model thinks; None: if a reasoning parser is set
     quantization: str | None = None         # None: the profile's; "none": not quantized
+    accuracy: float = DEFAULT_ACCURACY      # --accuracy: share of gradable questions answered right
 
     def __post_init__(self) -> None:
         if not self.served_model_names or not all(self.served_model_names):
@@ -47,6 +49,8 @@ class SimulatorSettings:
             raise ConfigError("--max-model-len must be at least 1")
         if self.max_logprobs < -1:
             raise ConfigError("--max-logprobs must be -1 (no limit) or a count")
+        if not 0.0 <= self.accuracy <= 1.0:
+            raise ConfigError(f"--accuracy must be within 0..1 (a share of questions), got {self.accuracy}")
         if self.sse_keep_alive_interval < 0:
             raise ConfigError("--sse-keep-alive-interval must not be negative")
         # vLLM's start-up checks and messages (entrypoints/common/cli_args.py)

@@ -1,0 +1,1 @@
+"""The bundled workloads (``demo.jsonl``, ``gradable.jsonl``) and the generator of the gradable one."""
