@@ -171,7 +171,8 @@ def test_the_stored_request_is_what_was_sent(recorded: tuple[dict[Side, str], di
                            + "\n" for i in range(8)))
     sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
     out = tmp_path / "out"
-    result = replay(log, urls, out, "--concurrency", "1")
+    # (not scored: the requests the replay makes are the subject, not teacher forcing's)
+    result = replay(log, urls, out, "--concurrency", "1", "--no-score")
     assert result.returncode == 0, result.stderr
     to_baseline, to_candidate = sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
     rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
@@ -193,7 +194,7 @@ def test_turn_n_sends_the_conversation_up_to_it(recorded: tuple[dict[Side, str],
     log.write_text("".join(json.dumps(q) + "\n" for q in questions))
     sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
     out = tmp_path / "out"
-    result = replay(log, urls, out, "--turn", "2", "--retries", "0", "--concurrency", "1")
+    result = replay(log, urls, out, "--turn", "2", "--retries", "0", "--concurrency", "1", "--no-score")
     assert result.returncode == 0, result.stderr
     to_baseline, to_candidate = sent(recorders[Side.BASELINE]), sent(recorders[Side.CANDIDATE])
     rows = {row["key"]: row for row in map(json.loads, (out / "pairs.jsonl").read_text().splitlines())}
