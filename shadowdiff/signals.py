@@ -379,6 +379,9 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
         # the counts in order of size, not of side: they give no side away even unblinded
         x, y = sorted(pick())
         return f"{x} and {y} choices"
+    if kind == "flip":
+        x, y = pick()
+        return flip_reason(bool(x), bool(y), str(value["grader"]), names)
     if kind == "divergence":
         where = f"token {value['token']}" if value["token"] is not None else f"character {value['char']}"
         if value["margin"] is None:
@@ -389,12 +392,20 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
     raise KeyError(kind)
 
 
+def flip_reason(first: bool, second: bool, grader: str, names: tuple[str, str] = _NAMES) -> str:
+    """A ``flip`` signal's reason (``shadowdiff.flips``): which of the two answers, named in
+    ``names``' order, the reference answer says is right."""
+    right, wrong = names if first and not second else names[::-1]
+    return f"by the reference answer ({grader} grader), {right} is right and {wrong} wrong"
+
+
 # -- triage ----------------------------------------------------------------------------------
 
 _PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "choices": 75, "code": 70,
              "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
 # every kind a signal can be, highest priority first (the review queue's filter, the metric's labels)
-SIGNAL_KINDS = (*sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence")
+# (``flip``: graded against a reference, one side right; shadowdiff.flips, above them all)
+SIGNAL_KINDS = ("flip", *sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence")
 _FACTUAL = ("numbers", "label", "structured", "refusal")
 _MINOR = ("code", "truncation", "repetition", "length")
 Checker = Callable[[str, str], Signal | None]

@@ -13,6 +13,7 @@ from typing import Any
 
 from shadowdiff import confidence
 from shadowdiff.compare import Outcome
+from shadowdiff.flips import flip_summary
 from shadowdiff.records import Side
 from shadowdiff.store import DROPPED, NOT_COMPARED, Store
 from shadowdiff.store.prune import pruned_counts
@@ -97,6 +98,9 @@ class Summary:
     # (not identical) on both, the candidate only, the replica only, neither; None for a run
     # whose pairs are sampled (serve keeps identical ones at --keep-rate) or has no replica
     paired: list[int] | None = None
+    # pairs graded against a reference answer: flips, McNemar's test (shadowdiff.flips); None
+    # when no pair was graded on both baseline and candidate
+    flips: dict[str, Any] | None = None
 
     @property
     def changed_rate(self) -> float | None:
@@ -247,6 +251,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         dropped=dict(dropped),
         pruned=sum(pruned_counts(store, run_id).values()),
         paired=paired if any(paired) else None,
+        flips=flip_summary(store, run_id),
     )
 
 
