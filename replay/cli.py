@@ -151,7 +151,8 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--references", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Reference answers by record id (JSONL: id, custom_id or question_id, and reference, optional "
                    "grader; or MT-Bench's reference answers): each side's answer is graded, and pairs that flip "
-                   "from right to wrong go first in the review queue. A reference here wins over the log's.")
+                   "(one side right, the other wrong) go first in the review queue. A reference here wins over "
+                   "the log's.")
 @click.option("--grader", type=click.Choice([g.value for g in Grader]), default=None,
               help="The grader of references that name none (default: number for a number, choice for an option "
                    "letter, else exact).")

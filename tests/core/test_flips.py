@@ -95,8 +95,7 @@ def test_a_runs_flips_are_counted_and_tested() -> None:
     assert FlipTally().as_json() is None                                # nothing graded: no flips at all
 
 
-def _store_with_flips(tmp_path: Path) -> tuple[Store, str]:
-    store = Store.open(tmp_path)
+def _with_flips(store: Store) -> str:
     run = store.create_run("replay", {})
     pairs = [
         grade_pair(_pair("k1", "The answer is 42.", "The answer is 41.", "It is 42."), 42, Grader.NUMBER),
@@ -107,11 +106,11 @@ def _store_with_flips(tmp_path: Path) -> tuple[Store, str]:
     ]
     store.add_pairs(run, pairs)
     store.finish_run(run)
-    return store, run
+    return run
 
 
-def test_flips_in_the_summary_the_reports_and_the_queue(tmp_path: Path) -> None:
-    store, run = _store_with_flips(tmp_path)
+def test_flips_in_the_summary_the_reports_and_the_queue(store: Store, tmp_path: Path) -> None:
+    run = _with_flips(store)
     flips = summarize(store, run).flips
     assert flips is not None
     assert (flips["graded"], flips["correct_to_wrong"], flips["wrong_to_correct"]) == (3, 1, 1)
@@ -129,11 +128,11 @@ def test_flips_in_the_summary_the_reports_and_the_queue(tmp_path: Path) -> None:
     queue = ReviewQueue(store)
     assert [r["key"] for r in queue.page(Filters(run_id=run))][:3] == ["k1", "k3", "k4"]
     assert [r["key"] for r in queue.page(Filters(run_id=run, signal="flip"))] == ["k1", "k3"]
-    store.close()
 
 
 def test_the_gate_on_flips(tmp_path: Path) -> None:
-    store, run = _store_with_flips(tmp_path)
+    store = Store.open(tmp_path)
+    run = _with_flips(store)
     strict = write_reports(store, run, tmp_path / "a", min_reviewed=0.0, max_flips=0).acceptance
     assert strict.decision is Decision.FAIL
     assert "1 correct→wrong flips (the baseline right, the candidate wrong, by the reference answers) in 3 " \
