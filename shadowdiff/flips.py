@@ -185,9 +185,10 @@ def flip_lines(flips: dict[str, Any] | None) -> list[str]:
                 else ""),
              f"flips: {flips['correct_to_wrong']} correct→wrong (the baseline right, the candidate wrong), "
              f"{flips['wrong_to_correct']} wrong→correct; McNemar's exact test p = {flips['mcnemar_p']:.3g} "
-             "(small: the candidate's accuracy differs beyond chance)"]
+             + ("(below 0.05: the accuracy changed beyond chance)" if flips["mcnemar_p"] < 0.05
+                else "(no evidence at 0.05 that the accuracy changed)")]
     if flips["correct_to_wrong_upper"] is not None:
-        lines.append(f"of the {flips['baseline_correct']} prompts the baseline got right, the candidate may turn up "
+        lines.append(f"of the {flips['baseline_correct']} prompts the baseline got right, the candidate may get up "
                      f"to {flips['correct_to_wrong_upper'] * 100:.1f} % wrong (95 %, exact)")
     if noise := flips.get("noise"):
         lines.append(f"noise floor of flips (replica vs baseline): {noise['correct_to_wrong']} correct→wrong, "
