@@ -16,17 +16,20 @@ from tqdm import tqdm
 
 from replay import logs
 from replay.preflight import check_sides
+from replay.references import Grading, read_references
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
 from shadowdiff.acceptance import Acceptance
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
 from shadowdiff.errors import InputError, ShadowdiffError
+from shadowdiff.grading import Grader
 from shadowdiff.options import (
     Finite,
     NoDecisionUsage,
     NumberOr,
     confidence_gate_options,
     extra_body_option,
+    flip_gate_option,
     note,
     parse_extra_body,
     parse_labels,
@@ -149,8 +152,17 @@ def _resume_command(ctx: click.Context) -> str:
               help="Teacher-forced scoring: each greedy pair's baseline answer read token by token by the "
                    "candidate (and the replica, and the baseline itself): token agreement, log-probability drops, "
                    "KL. Costs a prefill per side per pair; servers that cannot score are said so once.")
+@click.option("--references", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Reference answers by record id (JSONL: id, custom_id or question_id, and reference, optional "
+                   "grader; or MT-Bench's reference answers): each side's answer is graded, and pairs that flip "
+                   "(one side right, the other wrong) go first in the review queue. A reference here wins over "
+                   "the log's.")
+@click.option("--grader", type=click.Choice([g.value for g in Grader]), default=None,
+              help="The grader of references that name none (default: number for a number, choice for an option "
+                   "letter, else exact).")
 @extra_body_option
 @confidence_gate_options
+@flip_gate_option
 @side_by_side_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
@@ -158,7 +170,8 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            temperature: float | None, max_tokens: int | None, stream: bool, logprobs: int, near: float,
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
            redact: tuple[str, ...], extra_body: tuple[str, ...], max_excess_divergence: float | None,
-           max_factual_rate: float | None, side_by_side: int | None, gate: bool, score: bool) -> None:
+           max_factual_rate: float | None, side_by_side: int | None, gate: bool, score: bool,
+           references: Path | None, grader: str | None, max_flips: int | None) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -177,9 +190,11 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             overrides=Overrides(temperature, max_tokens, stream, logprobs, parse_extra_body(extra_body)),
             thresholds=Thresholds(near=near, difflib_limit=difflib_limit), strict=strict, timeout=timeout,
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label), score=score,
+            references=references, grader=Grader(grader) if grader else None,
         )
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side,
-                             max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)
+                             max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
+                             max_flips=max_flips)
     except Interrupted as stopped:
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
@@ -210,11 +225,14 @@ class _NoDecision(click.ClickException):
 
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
                side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
-               max_factual_rate: float | None = None) -> Acceptance:
+               max_factual_rate: float | None = None, max_flips: int | None = None) -> Acceptance:
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
 
     fmt = settings.fmt or logs.detect(settings.log)
     logs.check_turn(fmt, settings.turn, settings.endpoint)
+    # read whole before anything is sent or stored: a bad line stops the run before it starts
+    grading = Grading(settings.grader, read_references(settings.references, settings.turn, settings.grader),
+                      settings.references) if settings.references else Grading(settings.grader)
     settings = check_sides(settings, fmt, warn=note)
     if settings.replica is None:
         note("no --replica, so no noise floor: without one, differences that batching alone causes are "
@@ -227,7 +245,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         bar, update = _progress(total)
         # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)
         runner = Replay(settings, store, run_id, resume=resume, listener=update,
-                        warn=lambda message: bar.write(message, file=sys.stderr))
+                        warn=lambda message: bar.write(message, file=sys.stderr), grading=grading)
         try:
             tally = asyncio.run(runner.run(fmt))
         except KeyboardInterrupt:
@@ -240,7 +258,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
             bar.close()
         store.finish_run(run_id)
         paths = write_reports(store, run_id, out, side_by_side=side_by_side,
-                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)
+                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
+                              max_flips=max_flips)
         click.echo(_closing_line(tally), err=True)
         if not paths.acceptance.compared:   # say why here, not only in the reports
             for side, error in _first_errors(store, run_id).items():
@@ -263,7 +282,7 @@ def _first_errors(store: Store, run_id: str, look: int = 100) -> dict[Side, str]
 
 
 # What must not change between a run and its --resume (recorded settings' keys).
-_SAME_ON_RESUME = ("endpoint", "sides", "overrides", "thresholds", "redact")
+_SAME_ON_RESUME = ("endpoint", "sides", "overrides", "thresholds", "redact", "grading")
 
 
 def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume: bool) -> str:
@@ -284,7 +303,7 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                 named = [_OPTIONS_OF.get(key, key) for key in changed]
                 raise ShadowdiffError(f"--resume: {', '.join(named)} differ from the run being resumed; resume "
                                       "with the same options, or start a new run without --resume")
-            for key in ("versions", "labels"):
+            for key in ("versions", "labels", "score"):   # (scored or not, a pair's answers are the same)
                 if last.settings.get(key, recorded[key]) != recorded[key]:
                     note(f"--resume: {key} changed since the run began: {last.settings.get(key)} then, "
                           f"{recorded[key]} now (the run keeps the first)")
@@ -299,7 +318,8 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
 # what a recorded setting is made of, in options
 _OPTIONS_OF = {"overrides": "overrides (--temperature, --max-tokens, --stream, --logprobs, --extra-body)",
                "thresholds": "thresholds (--near, --difflib)", "sides": "sides (the URLs and models)",
-               "redact": "--redact", "endpoint": "--endpoint"}
+               "redact": "--redact", "endpoint": "--endpoint",
+               "grading": "--references, --grader (or the references file's contents)"}
 
 
 def _as_now(key: str, value: Any) -> Any:

@@ -13,6 +13,14 @@ Five formats are recognised from their first lines (or named with ``--format``):
 ``json-array``   a JSON array of prompt strings
 ===============  ===========================================================================
 
+A ``batch``, ``bodies`` or ``questions`` line may carry a ``reference`` answer and the
+``grader`` to grade it by (``shadowdiff.grading``) at its top level: a bodies line's are
+taken out of the body sent (they are no OpenAI fields); a question's ``reference`` may
+be a list with one per turn (MT-Bench's math, reasoning and coding questions), of which
+the replayed turn's is taken. Only their form is checked here (a string or a number, a
+known grader); whether the grader can grade by the reference is checked when the run's
+default grader is known (``replay.references``).
+
 Logs are streamed, never loaded whole (a JSON array is parsed incrementally with
 ijson). A UTF-8 byte-order mark is not part of the log, whatever its format, nor of a
 line it starts (logs that had one, joined with ``cat``). A line that cannot be used
@@ -39,12 +47,13 @@ from typing import Any
 import ijson
 
 from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.grading import check_type, grader_named
 from shadowdiff.records import prompt_text
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
 _PROBE_LINES = 20
-_METADATA_KEYS = ("id", "custom_id", "category")
+_METADATA_KEYS = ("id", "custom_id", "category", "reference", "grader")
 
 
 def bundled_workload() -> Path:
@@ -71,6 +80,8 @@ class LogRecord:
     body: dict[str, Any]        # the request body as logged (overrides are applied later)
     category: str | None = None
     earlier: tuple[str, ...] = ()   # --turn N of a question: the user turns before it, answered first
+    reference: str | int | float | None = None   # the right answer, graded by ``grader`` (shadowdiff.grading)
+    grader: str | None = None
 
     @property
     def prompt(self) -> str:
@@ -310,7 +321,8 @@ def _batch(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
         raise _Bad(f"url {url!r} is not replayed (only {CHAT} and {COMPLETIONS})")
     if _endpoint_of(body) != url:
         raise _Bad(f"the body does not fit {url}")
-    return LogRecord(str(value["custom_id"]), number, url, body, _category(body) or _category(value))
+    return LogRecord(str(value["custom_id"]), number, url, body, _category(body) or _category(value),
+                     **_graded_by(value))
 
 
 def _bodies(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
@@ -318,7 +330,7 @@ def _bodies(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
     found = _endpoint_of(value)
     key = next((str(value[k]) for k in ("id", "custom_id") if value.get(k) is not None), f"line-{number}")
     body = {k: v for k, v in value.items() if k not in _METADATA_KEYS}
-    return LogRecord(key, number, found, body, _category(value))
+    return LogRecord(key, number, found, body, _category(value), **_graded_by(value))
 
 
 def _question(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
@@ -333,7 +345,32 @@ def _question(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
             raise _Bad(f"turn {index} is not a non-empty string")
     key = str(value.get("question_id", value.get("id", f"line-{number}")))
     return LogRecord(key, number, endpoint, _body_for(turns[turn - 1], endpoint), _category(value),
-                     earlier=tuple(turns[:turn - 1]))
+                     earlier=tuple(turns[:turn - 1]), **_graded_by(value, turn))
+
+
+def _graded_by(value: dict[str, Any], turn: int | None = None) -> dict[str, Any]:
+    """A line's ``reference`` and ``grader`` (``LogRecord``'s fields), their form checked.
+    For a question (``turn`` given), a list holds one reference per turn: the replayed
+    turn's is taken (none when it is null, blank or the list is shorter); a single value
+    is turn 1's."""
+    reference, grader = value.get("reference"), value.get("grader")
+    if turn is not None:
+        if isinstance(reference, list):
+            reference = reference[turn - 1] if len(reference) >= turn else None
+        elif turn > 1:
+            reference = None
+    if isinstance(reference, str) and not reference.strip():
+        reference = None   # MT-Bench's placeholder for a turn without one
+    if grader is not None and not isinstance(grader, str):
+        raise _Bad(f"grader is the name of a grader, not {type(grader).__name__}")
+    try:
+        if reference is not None:
+            check_type(reference)
+        if grader is not None:
+            grader_named(grader)
+    except InputError as exc:
+        raise _Bad(str(exc)) from None
+    return {"reference": reference, "grader": grader}
 
 
 def _text(line: str, number: int, turn: int, endpoint: str) -> LogRecord:

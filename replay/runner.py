@@ -20,10 +20,13 @@ from typing import Any
 import httpx
 
 from replay import logs
+from replay.references import Grading, grading_settings
 from shadowdiff.arrivals import http_client
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.flips import grade_pair_off_loop
+from shadowdiff.grading import Grader
 from shadowdiff.parse import CUT_SHORT
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.redact import Redactor, check_patterns
@@ -97,6 +100,8 @@ class ReplaySettings:
     labels: dict[str, str] = field(default_factory=dict)   # what moves the noise floor: gpu=H100...
     servers: dict[str, str | None] = field(default_factory=dict)   # each side's vLLM version (/version)
     score: bool = True        # teacher-forced scoring of the baseline's answers (shadowdiff.scoring)
+    references: Path | None = None               # --references: reference answers by record id
+    grader: Grader | None = None                 # --grader: for references that name none
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -118,6 +123,7 @@ class ReplaySettings:
             "thresholds": asdict(self.thresholds), "timeout": self.timeout,
             "redact": list(self.redact), "labels": dict(self.labels), "versions": dict(self.servers),
             "score": self.score,
+            "grading": grading_settings(self.references, self.grader),
         }
 
 
@@ -140,7 +146,8 @@ class Replay:
     """One replay run into ``store`` (``run_id``), reporting progress to ``listener``."""
 
     def __init__(self, settings: ReplaySettings, store: Store, run_id: str, *, resume: bool = False,
-                 listener: Listener | None = None, warn: Callable[[str], None] | None = None) -> None:
+                 listener: Listener | None = None, warn: Callable[[str], None] | None = None,
+                 grading: Grading | None = None) -> None:
         self.settings = settings
         self.store = store
         self.run_id = run_id
@@ -151,6 +158,7 @@ class Replay:
         self._warn = warn or (lambda _: None)
         self._cut: set[Side] = set()   # the sides that have cut a stream short (said once each)
         self._scorer: Scorer | None = None
+        self._grading = grading or Grading(settings.grader)
 
     async def run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
@@ -179,6 +187,8 @@ class Replay:
                         raise result
                 if self._stopped is not None:
                     raise self._stopped
+            for message in self._grading.notes():
+                self._warn(message)
         finally:
             await asyncio.to_thread(self._writer.close)
         for pair in duplicates:
@@ -193,6 +203,11 @@ class Replay:
         for item in logs.read(s.log, fmt, turn=s.turn, endpoint=s.endpoint):
             if isinstance(item, logs.BadLine):
                 await self._bad(item.line, item.reason)
+                continue
+            try:
+                item = self._grading.resolve(item)
+            except InputError as exc:
+                await self._bad(item.line, str(exc))
                 continue
             line = await asyncio.to_thread(self.store.pair_line, self.run_id, item.key) if self.resume else None
             if line is not None:
@@ -218,6 +233,7 @@ class Replay:
         while (record := await queue.get()) is not None:
             try:
                 pair = await self._pair(record, caller)
+                pair = await self._graded(record, pair)
             except Exception as exc:   # a bug here must cost this pair, not hang or end the run
                 log.exception("line %d: the pair could not be made", record.line)
                 self._warn(f"line {record.line}: the pair could not be made ({type(exc).__name__}: {exc}); "
@@ -309,6 +325,12 @@ class Replay:
             comparable=is_comparable(body),
             margin=margin, noise=noise, **triage, **scores,
         )
+
+    async def _graded(self, record: logs.LogRecord, pair: Pair) -> Pair:
+        """``pair`` graded on every side by the record's reference, if it has one (issue 20)."""
+        if record.reference is None or record.grader is None:
+            return pair
+        return await grade_pair_off_loop(pair, record.reference, Grader(record.grader))
 
     def _count(self, pair: Pair) -> None:
         self.tally.done += 1

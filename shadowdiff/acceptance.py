@@ -179,6 +179,22 @@ class Acceptance:
                                  f"above --max-factual-rate {max_rate * 100:g} %: {more} more reviewed pairs without "
                                  "a factual regression would bring it below")
 
+    def gate_flips(self, flips: dict[str, Any] | None, max_flips: int | None) -> None:
+        """The gate on flips (``--max-flips``): FAIL when more pairs than ``max_flips`` went
+        from right (the baseline) to wrong (the candidate) by their reference answers;
+        INCOMPLETE when nothing was graded, for a gate that checked nothing must not pass."""
+        if max_flips is None:
+            return
+        self.thresholds["max_flips"] = max_flips
+        if flips is None:
+            self._incomplete("--max-flips needs pairs graded against a reference answer, and this run has none "
+                             "(give each prompt a reference: the log's reference field or replay --references)")
+        elif flips["correct_to_wrong"] > max_flips:
+            self.decision = Decision.FAIL
+            self.reasons.append(f"{flips['correct_to_wrong']} correct→wrong flips (the baseline right, the candidate "
+                                f"wrong, by the reference answers) in {flips['graded']} graded pairs, above "
+                                f"--max-flips {max_flips}")
+
     def _more_reviews(self, target: float) -> int:
         """How many more reviewed pairs, none a factual regression, bound the rate at ``target``."""
         reviewed = sum(self.verdicts.values())

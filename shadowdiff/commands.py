@@ -26,6 +26,7 @@ from shadowdiff.options import (
     NoDecisionUsage,
     click_error,
     confidence_gate_options,
+    flip_gate_option,
     side_by_side_option,
     transport_click_options,
 )
@@ -152,11 +153,12 @@ class _ReportCommand(click.Command):
 @click.option("--min-compared", default=1, show_default=True, type=click.IntRange(min=1),
               help="Comparable pairs answered by both sides that PASS needs at least (the evidence).")
 @confidence_gate_options
+@flip_gate_option
 @side_by_side_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
            min_compared: int, max_excess_divergence: float | None, max_factual_rate: float | None,
-           side_by_side: int | None, judge: str | None, judge_model: str | None,
+           max_flips: int | None, side_by_side: int | None, judge: str | None, judge_model: str | None,
            judge_api_key: str | None, judge_concurrency: int) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
@@ -173,7 +175,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                          else Path("."))
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
                               min_compared=min_compared, side_by_side=side_by_side,
-                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate)
+                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
+                              max_flips=max_flips)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
                f"{'' if run.finished_at else ', not finished'}{', ' + members if members else ''})")

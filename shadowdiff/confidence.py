@@ -13,6 +13,9 @@ A release gate on 20 prompts must say how little 20 prompts prove (issue 20):
   proportion, combined with the correlation of the pairs; Newcombe, Statistics in
   Medicine 17, 1998, 2635–2650). A paired design: each prompt has both outcomes, so the
   interval is narrower than for two independent samples when the outcomes go together.
+* ``mcnemar_exact(b, c)``: McNemar's exact test of a paired 2x2 table, from its two
+  discordant counts (prompts the baseline got right and the candidate wrong, and the
+  other way round): the two-sided binomial test of b successes in b + c trials at 1/2.
 * ``reviews_needed(target)``: how many reviewed pairs without a factual regression bring
   ``rate_upper`` to ``target``.
 
@@ -61,6 +64,17 @@ def rate_upper(k: int, n: int, confidence: float = CONFIDENCE) -> float:
         else:
             high = middle
     return high
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """McNemar's exact two-sided p-value from the discordant counts ``b`` and ``c``: twice
+    the smaller binomial tail of Binomial(b + c, 1/2), at most 1. Without discordant pairs
+    the data say nothing against equal rates: 1.0."""
+    if min(b, c) < 0:
+        raise ValueError("a count is negative")
+    if b + c == 0:
+        return 1.0
+    return min(1.0, 2.0 * _binomial_cdf(min(b, c), b + c, 0.5))
 
 
 def reviews_needed(target: float, events: int = 0, confidence: float = CONFIDENCE) -> int:

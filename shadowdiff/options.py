@@ -144,6 +144,15 @@ def confidence_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
                              "Needs a replica.")(f)
 
 
+def flip_gate_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-flips``: the gate on correct→wrong flips (``Acceptance.gate_flips``), for
+    ``report`` and ``replay --gate``."""
+    return click.option("--max-flips", default=None, type=click.IntRange(min=0),
+                        help="FAIL when more than this many pairs went from right (the baseline) to wrong (the "
+                             "candidate) by their reference answers (0: any such flip fails); INCOMPLETE when no "
+                             "pair was graded.")(f)
+
+
 extra_body_option = click.option(
     "--extra-body", "extra_body", multiple=True, metavar="FIELD=JSON",
     help="A field sent in every request's body, over the log's (repeatable; the value is JSON): what an engine "

@@ -27,6 +27,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_diff
+from shadowdiff.flips import flip_lines, flip_rows
 from shadowdiff.records import Side
 from shadowdiff.requestview import request_view
 from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
@@ -45,7 +46,7 @@ CSV_COLUMNS = [
     *_PAIR_COLUMNS,
     *(f"{side}_{col}" for side in ("baseline", "candidate", "replica")
       for col in ANSWER_COLUMNS),
-    "prompt",
+    "flip", "prompt",
 ]
 
 
@@ -205,6 +206,7 @@ def summary_text(s: Summary) -> str:
                          f"points (95 % interval {excess['low'] * 100:+.1f} to {excess['high'] * 100:+.1f}, "
                          "Newcombe's paired method)")
     lines += token_agreement_lines(s)
+    lines += flip_lines(s.flips)
     if "baseline" in s.sides and "candidate" in s.sides:
         lines.append("speed per request, p50 (candidate/baseline):")
         lines += [f"  {r['label']}: baseline {r['baseline']}, candidate {r['candidate']}: {r['ratio']}"
@@ -234,7 +236,8 @@ def summary_text(s: Summary) -> str:
 
 def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float = 1.0,
                   max_errors: int = 0, min_compared: int = 1, side_by_side: int | None = SIDE_BY_SIDE,
-                  max_excess_divergence: float | None = None, max_factual_rate: float | None = None) -> ReportPaths:
+                  max_excess_divergence: float | None = None, max_factual_rate: float | None = None,
+                  max_flips: int | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -244,6 +247,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     shown = listed if side_by_side is None else min(listed, side_by_side)
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared)
     verdict.gate(summary.excess_divergence, max_excess_divergence, max_factual_rate)
+    verdict.gate_flips(summary.flips, max_flips)
     with _atomic(out / "summary.json") as f:
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")
@@ -256,7 +260,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
                "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary),
-               "token_sources": token_sources_text(summary)}
+               "token_sources": token_sources_text(summary), "flip_rows": flip_rows(summary.flips)}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
             for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown), **context):
@@ -308,6 +312,7 @@ def spreadsheet_safe(value: Any) -> Any:
 def _csv_row(pair: StoredPair) -> dict[str, Any]:
     row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
     row["prompt"] = pair["prompt"]
+    row["flip"] = pair["flip"]
     for side, answer in pair.answers.items():
         for col in ANSWER_COLUMNS:
             row[f"{side.value}_{col}"] = getattr(answer, col)
@@ -319,6 +324,7 @@ def _json_row(pair: StoredPair) -> dict[str, Any]:
     row["prompt"] = pair["prompt"]
     row["request"] = pair["request"]
     row["score"], row["noise_score"] = pair["score"], pair["noise_score"]
+    row["grade"], row["flip"] = pair["grade"], pair["flip"]   # graded against a reference (shadowdiff.flips)
     row["answers"] = {
         side.value: {"model": a.model, "text": a.text, "finish_reason": a.finish_reason,
                      "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens, "ttft": a.ttft,

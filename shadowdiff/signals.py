@@ -382,6 +382,9 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
     if kind == "cascade":
         return (f"read token by token, the two models agree on {float(value['agreement']):.1%} of one answer's "
                 "tokens: the texts part after a near-tie, not a broad change")
+    if kind == "flip":
+        x, y = pick()
+        return flip_reason(bool(x), bool(y), str(value["grader"]), names)
     if kind == "divergence":
         where = f"token {value['token']}" if value["token"] is not None else f"character {value['char']}"
         if value["margin"] is None:
@@ -392,12 +395,20 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
     raise KeyError(kind)
 
 
+def flip_reason(first: bool, second: bool, grader: str, names: tuple[str, str] = _NAMES) -> str:
+    """A ``flip`` signal's reason (``shadowdiff.flips``): which of the two answers, named in
+    ``names``' order, the reference answer says is right."""
+    right, wrong = names if first and not second else names[::-1]
+    return f"by the reference answer ({grader} grader), {right} is right and {wrong} wrong"
+
+
 # -- triage ----------------------------------------------------------------------------------
 
 _PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "choices": 75, "code": 70,
              "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
 # every kind a signal can be, highest priority first (the review queue's filter, the metric's labels)
-SIGNAL_KINDS = (*sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence", "cascade")
+# (``flip``: graded against a reference, one side right; shadowdiff.flips, above them all)
+SIGNAL_KINDS = ("flip", *sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence", "cascade")
 _CASCADE_LOWERS = 20   # a cascade is reviewed after the changes that are not one, of the same kind
 _FACTUAL = ("numbers", "label", "structured", "refusal")
 _MINOR = ("code", "truncation", "repetition", "length")

@@ -13,6 +13,7 @@ from typing import Any
 
 from shadowdiff import confidence
 from shadowdiff.compare import Outcome
+from shadowdiff.flips import flip_summary
 from shadowdiff.records import Side
 from shadowdiff.scorestats import ScoreTally
 from shadowdiff.store import DROPPED, NOT_COMPARED, Store
@@ -102,6 +103,9 @@ class Summary:
     # the replica (its noise floor): shadowdiff.scorestats; None for a run never scored
     token_agreement: dict[str, Any] | None = None
     noise_token_agreement: dict[str, Any] | None = None
+    # pairs graded against a reference answer: flips, McNemar's test (shadowdiff.flips); None
+    # when no pair was graded on both baseline and candidate
+    flips: dict[str, Any] | None = None
 
     @property
     def changed_rate(self) -> float | None:
@@ -256,6 +260,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         pruned=sum(pruned_counts(store, run_id).values()),
         paired=paired if any(paired) else None,
         token_agreement=scores.as_json(), noise_token_agreement=noise_scores.as_json(),
+        flips=flip_summary(store, run_id),
     )
 
 

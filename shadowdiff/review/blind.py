@@ -90,3 +90,16 @@ class Blinding:
     def side(self, letter: str, pair_id: int) -> Side:
         """The side behind ``letter`` on this pair's page."""
         return Side.BASELINE if (letter == "A") == self.a_is_baseline(pair_id) else Side.CANDIDATE
+
+
+def grade_view(grade: dict[str, Any] | None, a_is_baseline: bool) -> dict[str, Any] | None:
+    """A pair's grade against its reference answer (``shadowdiff.flips``) in the page's
+    letters: the reference, the grader, and per letter right, wrong or not graded (None)
+    and what the grader read in that answer. The reference is the log's, the same whoever
+    is A: nothing here names a side."""
+    if not isinstance(grade, dict):
+        return None
+    sides = ("baseline", "candidate") if a_is_baseline else ("candidate", "baseline")
+    found = grade.get("found") or {}
+    return {"reference": grade.get("reference"), "grader": grade.get("grader"),
+            "letters": [(letter, grade.get(side), found.get(side)) for letter, side in zip("AB", sides, strict=True)]}

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from shadowdiff.flips import grade_pair
+from shadowdiff.grading import Grader
 from shadowdiff.reports import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding
@@ -182,6 +184,26 @@ def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) ->
     path = output_dir() / "review-pair.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+def test_the_reference_answer_and_which_letter_is_right(page: Any, site: tuple[str, Store, str]) -> None:
+    """A pair graded against its reference: the reference (a log's text: escaped) and, per
+    letter, right or wrong with what the grader read; the queue marks it flipped, first."""
+    base, store, run = site
+    graded = grade_pair(pair("k10", "Adding them up, the answer is 42.", "Adding them up, the answer is 41."),
+                        f"{XSS} so the answer is 42", Grader.NUMBER)
+    store.add_pairs(run, [graded])
+    sign_in(page, base)
+    first = page.locator("table tr").nth(1)
+    assert "k10" in first.inner_text() and "flip" in first.inner_text()
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k10")
+    page.goto(f"{base}/pairs/{pid}")
+    assert "<script>window.pwned = 1" in page.inner_text("#reference")
+    assert page.locator("#reference script, #reference img").count() == 0 and page.evaluate("window.pwned") is None
+    right, wrong = ("A", "B") if Blinding(store.secret("blind_key")).a_is_baseline(pid) else ("B", "A")
+    shown = page.inner_text("#grade")
+    assert f"{right} right (read as 42)" in shown and f"{wrong} wrong (read as 41)" in shown, shown
+    assert f"{right} is right and {wrong} wrong" in page.inner_text("#signals")
 
 
 def sign_in_as(page: Any, base: str, token: str) -> None:

@@ -22,6 +22,8 @@ import httpx
 import pytest
 
 from shadowdiff.compare import compare_answers, error_comparison
+from shadowdiff.flips import grade_pair
+from shadowdiff.grading import Grader
 from shadowdiff.records import Answer, Choice, Pair, Side, Verdict
 from shadowdiff.review.app import VERDICT_HELP, build_review_app
 from shadowdiff.review.blind import Blinding
@@ -51,6 +53,7 @@ class Case:
     legacy: bool = False
     kinds: tuple[str, ...] = field(default_factory=tuple)   # the signal kinds this case is there for
     score: dict[str, Any] | None = None     # the teacher-forced score (a cascade), the same in both orders
+    reference: tuple[str, str] | None = None   # a reference answer and its grader: the pair is graded
 
 
 CASES = [
@@ -117,6 +120,10 @@ CASES = [
          {"text": "The test passed once we fixed the build."},
          judge=("wording", None, "same content"), kinds=("cascade",),
          score={"agreement": 0.995, "tokens": 200, "agreed": 199, "cascade": True}),
+    # graded against a reference: x right, y wrong (a flip either way round), and both right
+    Case("flip", {"text": "So the answer is 42."}, {"text": "So the answer is 41."}, reference=("42", "number"),
+         judge=("factual", "y", "Answer {y} gets the sum wrong"), kinds=("flip", "numbers")),
+    Case("graded-alike", {"text": "Answer: (B)"}, {"text": "The answer is B."}, reference=("B", "choice")),
     Case("equivalent", {"text": "Line one.\nLine two."}, {"text": "Line one.\n\nLine two."}),
     Case("identical", {"text": "Same answer."}, {"text": "Same answer."}),
     Case("error", {"text": "Fine."}, {"text": "", "error": "connection failed: host candidate-vllm:8001"}),
@@ -143,9 +150,10 @@ def _pair(case: Case, x_is_baseline: bool) -> Pair:
     base, cand = _answer(Side.BASELINE, first), _answer(Side.CANDIDATE, second)
     ok = base.ok and cand.ok
     comparison = compare_answers(base, cand) if ok else error_comparison(base.finish_reason, cand.finish_reason)
-    return Pair(case.key, 0, "/v1/chat/completions", f"prompt for {case.key}", {}, comparison,
+    pair = Pair(case.key, 0, "/v1/chat/completions", f"prompt for {case.key}", {}, comparison,
                 {Side.BASELINE: base, Side.CANDIDATE: cand}, margin=case.margin, score=case.score,
                 **with_cascade(triage_answers(base, cand, comparison, case.margin), case.score))
+    return grade_pair(pair, case.reference[0], Grader(case.reference[1])) if case.reference else pair
 
 
 def _judged(case: Case, x_is_baseline: bool, x_is_a: bool = True) -> tuple[str, str | None, str]:
@@ -243,8 +251,9 @@ def test_every_page_is_the_same_whichever_side_is_the_baseline(swapped_stores: t
     with serve_app(build_review_app(one, TOKEN)) as url_one, serve_app(build_review_app(two, TOKEN)) as url_two:
         first, second = _pages(one, url_one), _pages(two, url_two)
     assert first.keys() == second.keys()
-    # the judge's suggestion reaches the pages (else this test would prove little about it)
+    # the judge's suggestion and the grade reach the pages (else this test would prove little about them)
     assert any('id="judge"' in page for page in first.values())
+    assert any('id="grade"' in page and "wrong" in page for page in first.values())
     differing = [path for path in first if first[path] != second[path]]
     report = "\n".join("".join(difflib.unified_diff(first[p].splitlines(True), second[p].splitlines(True),
                                                     p, p + " (swapped)", n=0))[:3000] for p in differing[:4])

@@ -1,0 +1,153 @@
+"""The graders (shadowdiff/grading.py) on the answers models really write, and odd ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from shadowdiff.errors import InputError
+from shadowdiff.grading import (
+    Grader,
+    answer_text,
+    check_reference,
+    default_grader,
+    grade_answer,
+    grade_text,
+    grader_named,
+)
+from shadowdiff.records import Answer, Side
+
+
+def right(text: str, reference: str | float, grader: Grader) -> bool | None:
+    return grade_text(text, reference, grader).correct
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), [
+    ("Paris", "Paris", True),
+    ("  paris.  ", "Paris", True),                         # trimmed, case-folded, a final period ignored
+    ("New   York\nCity", "new york city", True),           # whitespace collapsed
+    ("ＰＡＲＩＳ", "paris", True),                          # full-width letters are the same letters (NFKC)
+    ("Straße", "STRASSE", True),                           # case-folding, not lower()
+    ("Paris, France", "Paris", False),                     # the whole answer, not a part of it
+    ("Paris..", "Paris", False),                           # one final period, not any number of them
+    ("", "Paris", False),
+])
+def test_exact(text: str, reference: str, expected: bool) -> None:
+    assert right(text, reference, Grader.EXACT) is expected
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), [
+    ("The answer is 42.", 42, True),
+    ("The answer is 42.", "42", True),
+    ("6 * 7 = 42", 42, True),                                         # the last number
+    ("We have 3 boxes of 14, so 42 in all.", 42, True),
+    ("Answer: 42\nI checked it in 3 steps.", 42, True),               # an explicit answer beats the last number
+    ("The answer is 41. Wait, 6*7 is 42.", 42, False),                # ... even a wrong one (it is the answer)
+    ("#### 1,234", 1234, True),                                       # GSM8K's marker, thousands separator
+    ("So x = -3.5", -3.5, True),
+    ("So x = 3.5", -3.5, False),                                      # the sign counts
+    ("Pages 5-3 are gone, leaving 2", 2, True),                       # a hyphen after a digit is no minus
+    ("Half of it: 1/2", 0.5, True),                                   # a fraction
+    ("Half of it: 1/2", "0.5", True),
+    (r"$\boxed{\frac{3}{4}}$, i.e. about 0.7 of it", 0.75, True),     # boxed wins, LaTeX fraction read
+    (r"\boxed{12} apples, from 3 trees", 12, True),
+    ("About 2.5e3 metres", 2500, True),
+    ("It costs $1,000,001.", 1000000, False),                         # whole numbers: exactly equal
+    ("pi is 3.1415927", 3.14159265, True),                            # others: within a relative 1e-6
+    ("pi is 3.14", 3.14159265, False),
+    ("42.0", 42, True),
+    ("0.1", 0.1, True),                                               # a JSON float is its decimal, not its binary
+    ("No number here.", 42, False),
+    ("", 0, False),
+    ("1/0 is undefined", 1, False),                                   # no division by zero, no crash
+    ("1e999999 is big", 1, False),                                    # an absurd exponent: no number, no hang
+    ("The total is 72.", "The total comes to 72 dollars.", True),     # a prose reference: its final number
+])
+def test_number(text: str, reference: str | float, expected: bool) -> None:
+    assert right(text, reference, Grader.NUMBER) is expected
+
+
+def test_number_says_what_it_read() -> None:
+    assert grade_text("So we get 1,234 apples", 1234, Grader.NUMBER).found == "1,234"
+    assert grade_text("nothing", 1, Grader.NUMBER).found is None
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), [
+    ("Answer: B", "B", True),
+    ("The answer is (c).", "C", True),
+    ("**Answer: D**", "D", True),                                     # markdown bold
+    (r"So the answer is $\boxed{A}$", "A", True),
+    ("(A) is tempting, but the answer is (D).", "D", True),           # the explicit one, not the first letter
+    ("Option (A) fails. Option (C) holds.", "C", True),               # no marker: the last parenthesised letter
+    ("B. Because it is blue.", "B", True),                            # a line that opens with the letter
+    ("b", "B", True),                                                 # the letter alone
+    ("The answer is a bit unclear", "A", False),                      # "a" the article is no choice
+    ("I am not sure.", "A", False),
+    ("Answer: K", "K", False),                                        # options run from A to J
+    ("Answer: B", "(B)", True),                                       # a reference read the way answers are
+    ("Answer: B", "Answer: C", False),
+])
+def test_choice(text: str, reference: str, expected: bool) -> None:
+    assert right(text, reference, Grader.CHOICE) is expected
+
+
+@pytest.mark.parametrize(("text", "reference", "expected"), [
+    ("The capital is PARIS.", r"\bparis\b", True),                    # case-insensitive
+    ("Comparison", r"\bparis\b", False),
+    ("The capital is PARIS.", r"(?-i:Paris)", False),                 # unless the user says otherwise
+    ("The capital is Paris.", r"(?-i:Paris)", True),
+    ("line one\nanswer: 7", r"^answer: \d+$", False),                # no multiline unless asked
+    ("line one\nanswer: 7", r"(?m)^answer: \d+$", True),
+])
+def test_regex(text: str, reference: str, expected: bool) -> None:
+    assert right(text, reference, Grader.REGEX) is expected
+
+
+def test_regex_says_what_matched_and_stops_a_runaway_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert grade_text("The capital is Paris.", r"capital is \w+", Grader.REGEX).found == "capital is Paris"
+    import shadowdiff.grading as grading
+
+    monkeypatch.setattr(grading, "REGEX_TIMEOUT", 0.05)
+    # nested quantifiers on a long near-match: exponential backtracking, which re could not stop
+    graded = grade_text("a" * 5000 + "!", r"^(\w+\s?)*$", Grader.REGEX)
+    assert graded.correct is None and graded.problem and "not graded" in graded.problem
+
+
+@pytest.mark.parametrize(("reference", "expected"), [
+    (42, Grader.NUMBER), (-3.5, Grader.NUMBER), ("1,234", Grader.NUMBER), ("1/2", Grader.NUMBER),
+    ("$5", Grader.NUMBER), ("3.5.", Grader.NUMBER),
+    ("B", Grader.CHOICE), ("(C)", Grader.CHOICE),
+    ("a", Grader.EXACT),                                    # lower case: a word as likely as an option
+    ("K", Grader.EXACT), ("Paris", Grader.EXACT), ("42 apples", Grader.EXACT), ("1, 2, 3", Grader.EXACT),
+])
+def test_default_grader(reference: str | float, expected: Grader) -> None:
+    assert default_grader(reference) is expected
+
+
+def test_references_a_grader_cannot_grade_by_are_refused() -> None:
+    with pytest.raises(InputError, match=r"not a valid regular expression .*missing \)"):
+        check_reference("(unclosed", Grader.REGEX)
+    with pytest.raises(InputError, match="no number"):
+        check_reference("Paris", Grader.NUMBER)
+    with pytest.raises(InputError, match="no option letter"):
+        check_reference("Paris is lovely", Grader.CHOICE)
+    for bad in ("", "   ", True, None, [1], {"a": 1}, float("nan")):
+        with pytest.raises(InputError):
+            check_reference(bad, Grader.EXACT)   # type: ignore[arg-type]
+    with pytest.raises(InputError, match="unknown grader 'fuzzy': one of exact, number, choice, regex"):
+        grader_named("fuzzy")
+    check_reference("(B)", Grader.CHOICE)
+    check_reference(r"\d+", Grader.REGEX)
+
+
+def test_what_is_graded_is_the_answers_text() -> None:
+    """The content: not the reasoning, not a thinking block left in the content; an error is not graded."""
+    thinking = Answer(Side.BASELINE, "m", "42", reasoning="I first thought 41.")
+    assert grade_answer(thinking, 41, Grader.NUMBER) == grade_text("42", 41, Grader.NUMBER)
+    assert answer_text(Answer(Side.BASELINE, "m", "<think>maybe 41</think>\nIt is 42.")) == "\nIt is 42."
+    assert answer_text(Answer(Side.BASELINE, "m", "<think>still thinking about 41")) == ""
+    assert grade_answer(Answer(Side.BASELINE, "m", "", error="timed out"), 42, Grader.NUMBER) is None
+    assert grade_answer(None, 42, Grader.NUMBER) is None
+    calls = Answer(Side.BASELINE, "m", "", tool_calls=[{"id": "1", "type": "function",
+                                                        "function": {"name": "add", "arguments": '{"x": 42}'}}])
+    graded = grade_answer(calls, 42, Grader.NUMBER)
+    assert graded is not None and graded.correct is False   # tool calls are no answer
