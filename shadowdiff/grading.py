@@ -6,8 +6,10 @@ the candidate wrong (``correct_to_wrong``), or the other way round. Four graders
 returning whether the answer is right and what it read as the answer (``Graded``):
 
 ==========  ==============================================================================
-``exact``   the whole answer equals the reference once both are normalised: Unicode NFKC,
-            trimmed, case-folded, whitespace collapsed, one final period ignored
+``exact``   the answer's explicit final answer ("Answer: X", "the answer is X", "#### X",
+            ``\\boxed{X}``; the last), else the whole answer, equals the reference read the
+            same way, once both are normalised: Unicode NFKC, trimmed, case-folded,
+            whitespace collapsed, markdown emphasis and one final period ignored
 ``number``  the answer's final number equals the reference's: an explicit final answer if
             there is one ("Answer: X", "the answer is X", "#### X", ``\\boxed{X}``), else the
             last number; ``1,234``, ``-3.5``, ``1/2``, ``\\frac{1}{2}``, ``2.5e3`` are read;
@@ -121,7 +123,8 @@ def check_reference(reference: Reference, grader: Grader) -> None:
 def grade_text(text: str, reference: Reference, grader: Grader) -> Graded:
     """Whether ``text`` is right by ``reference`` under ``grader``."""
     if grader is Grader.EXACT:
-        return Graded(_normal(text) == _normal(str(reference)))
+        found = _final_text(text)
+        return Graded(_normal(found) == _normal(_final_text(str(reference))), found[:FOUND_MOST])
     if grader is Grader.NUMBER:
         found, value = _final_number(text)
         expected = _reference_number(reference)
@@ -162,6 +165,16 @@ _SPACES = regex.compile(r"\s+")
 def _normal(text: str) -> str:
     text = _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
     return text[:-1].rstrip() if text.endswith(".") else text
+
+
+def _final_text(text: str) -> str:
+    """The explicit final answer (the last boxed one, else the last marked one), else the text."""
+    for explicit in ([m.group(1) for m in _BOXED.finditer(text)],
+                     [m.group("tail") for m in _MARKED.finditer(text)]):
+        tails = [tail.strip().strip("*_`").strip() for tail in explicit]
+        if tails := [tail for tail in tails if tail]:
+            return tails[-1]
+    return text
 
 
 # -- number -----------------------------------------------------------------------------

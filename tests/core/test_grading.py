@@ -30,6 +30,11 @@ def right(text: str, reference: str | float, grader: Grader) -> bool | None:
     ("Paris, France", "Paris", False),                     # the whole answer, not a part of it
     ("Paris..", "Paris", False),                           # one final period, not any number of them
     ("", "Paris", False),
+    ("Counting from the 9th, it is a Sunday.\n\nAnswer: Sunday", "Sunday", True),   # the explicit final answer
+    ("**Answer: 2000-09-08**", "2000-09-08", True),          # markdown emphasis around it
+    ("Answer: Monday.\nNo wait, the answer is Sunday", "Sunday", True),   # the last one
+    ("It is Sunday, I think.\nAnswer: Monday", "Sunday", False),        # the marked answer, not a word in the text
+    ("The answer is \\boxed{Paris}", "Paris", True),
 ])
 def test_exact(text: str, reference: str, expected: bool) -> None:
     assert right(text, reference, Grader.EXACT) is expected
