@@ -123,8 +123,8 @@ def check_reference(reference: Reference, grader: Grader) -> None:
 def grade_text(text: str, reference: Reference, grader: Grader) -> Graded:
     """Whether ``text`` is right by ``reference`` under ``grader``."""
     if grader is Grader.EXACT:
-        found = _final_text(text)
-        return Graded(_normal(found) == _normal(_final_text(str(reference))), found[:FOUND_MOST])
+        final = _final_text(text)
+        return Graded(_normal(final) == _normal(_final_text(str(reference))), final[:FOUND_MOST])
     if grader is Grader.NUMBER:
         found, value = _final_number(text)
         expected = _reference_number(reference)

@@ -43,7 +43,7 @@ from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Auth, Identity, same_origin
-from shadowdiff.review.blind import Blinding, blind, blind_reason, grade_view, judge_text
+from shadowdiff.review.blind import Blinding, blind, blind_reason, grade_view, judge_text, score_view
 from shadowdiff.review.export import csv_export, jsonl_export
 from shadowdiff.review.nostore import NoStore
 from shadowdiff.review.ratelimit import Lockout, SignInLimit
@@ -277,6 +277,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                     revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
                     judge=_judge_view(pair.row, blinding, pair_id, revealed), query=query_without(request, "error"),
                     grade=grade_view(pair["grade"], a_is_baseline),
+                    agreement=score_view(pair["score"], pair["noise_score"]),
                     error=request.query_params.get("error"))
 
     async def verdict_post(request: Request) -> Response:

@@ -92,6 +92,21 @@ class Blinding:
         return Side.BASELINE if (letter == "A") == self.a_is_baseline(pair_id) else Side.CANDIDATE
 
 
+def score_view(score: dict[str, Any] | None, noise_score: dict[str, Any] | None) -> str | None:
+    """A pair's teacher-forced score (``shadowdiff.scoring``) in words that name no side:
+    the scored answer is always the baseline's, so the page says "one answer", never its
+    letter."""
+    if not isinstance(score, dict) or "agreement" not in score:
+        return None
+    text = (f"Read token by token (each model given the same answer to score), the two models agree on "
+            f"{float(score['agreement']):.1%} of one answer's {int(score['tokens'])} tokens")
+    first = score.get("first_disagreement")
+    text += f"; they first disagree at its token {first}" if first is not None else "; on every one of them"
+    if isinstance(noise_score, dict) and "agreement" in noise_score:
+        text += f". The replica (the noise floor) agrees on {float(noise_score['agreement']):.1%}"
+    return text + "."
+
+
 def grade_view(grade: dict[str, Any] | None, a_is_baseline: bool) -> dict[str, Any] | None:
     """A pair's grade against its reference answer (``shadowdiff.flips``) in the page's
     letters: the reference, the grader, and per letter right, wrong or not graded (None)

@@ -229,7 +229,8 @@ def _pages(store: Store, url: str) -> dict[str, str]:
     paths += [f"/?signal={k}" for k in SIGNAL_KINDS]
     paths += [f"/?suggested={v}" for v in VERDICT_HELP]
     paths += [f"/?outcome={o}" for o in ("equivalent", "near", "divergent", "error")]
-    ids = sorted(int(i) for i in re.findall(r'href="/review/pairs/(\d+)\?', client.get("/").text))
+    # every pair any listing shows (the first page of the whole queue holds 50)
+    ids = sorted({int(i) for path in paths for i in re.findall(r'href="/review/pairs/(\d+)\?', client.get(path).text)})
     assert ids
     paths += [f"/pairs/{i}" for i in ids] + [f"/pairs/{i}?signal=numbers" for i in ids]
     pages = {}
@@ -254,6 +255,7 @@ def test_every_page_is_the_same_whichever_side_is_the_baseline(swapped_stores: t
     # the judge's suggestion and the grade reach the pages (else this test would prove little about them)
     assert any('id="judge"' in page for page in first.values())
     assert any('id="grade"' in page and "wrong" in page for page in first.values())
+    assert any('id="token-agreement"' in page and "99.5%" in page for page in first.values())
     differing = [path for path in first if first[path] != second[path]]
     report = "\n".join("".join(difflib.unified_diff(first[p].splitlines(True), second[p].splitlines(True),
                                                     p, p + " (swapped)", n=0))[:3000] for p in differing[:4])
