@@ -15,7 +15,9 @@ Modules, in the order a request meets them: ``settings`` (flags), ``app`` (route
 ``protocol`` (request validation), ``prompts`` (chat template), ``vocab`` (tokens),
 ``textgen`` (the baseline answer), ``thinking`` (a reasoning model's ``<think>``),
 ``tools`` (the tool calls it makes), ``profiles`` and ``drift`` (how a candidate's answer
-differs), ``generation`` (sampling, stops, lengths), ``logprobs``, ``scheduler``
+differs), ``generation`` (sampling, stops, lengths), ``logprobs``, ``teacher`` (the
+prompt logprobs of a given answer, teacher-forced: where it leaves this server's own
+answer, and how confidently), ``scheduler``
 (latency model), ``faults``, ``parsers`` (vLLM's reasoning and tool parsers),
 ``responses`` and ``streaming`` (wire shapes), ``metrics``; ``expected`` tells tests
 what a server does to a request's answer without asking it.

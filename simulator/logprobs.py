@@ -10,6 +10,11 @@ shadowdiff:
   where benign drift begins;
 * the first divergent token of a drifted answer (``Divergence``): a near-tie for
   wording or formatting drift, a large margin for a confident change.
+
+Prompt positions (``prompt_logprobs``, an echoed prompt) rank the prompt's own token
+among hash-chosen predictions (``prompt_position``), except in an answer after a chat's
+assistant header, which ``teacher`` scores against the server's own answer with the
+functions above.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ own answer is exactly 1, and that of an ``fp8`` server scoring the baseline's an
 1 on every prompt whose answers are identical (about half of them: 55 % of the ``fp8``
 drift rates change the text), and otherwise (L - 1 - flips) / L for an answer of L
 tokens: one miss at the departure, then about 0.2 % of the tokens after it. Pooled
-over a workload of answers of about a hundred tokens that is about 99.4 %; for
-``fp8-heavy`` (90 % of prompts changed, 1 % flips) about 98.5 %. The listed logprobs at
+over the demo workload (replay/workloads/demo.jsonl, answers of about 90 tokens) that
+is 99.4 %; for ``fp8-heavy`` (90 % of prompts changed, 1 % flips) 98.6 %. The listed logprobs at
 a position never add up to more than 1 in probability, so a KL divergence between two
 servers' distributions can be bounded from the top k listed.
 
@@ -76,7 +76,7 @@ def find_answer(ids: Sequence[int], vocab: Vocabulary) -> Answer | None:
     header = vocab.ids(prompts.GENERATION_PROMPT)
     no_thinking = vocab.ids(prompts.NO_THINKING)
     width = len(header)
-    for at in range(len(ids) - width, 0, -1):
+    for at in range(len(ids) - width, -1, -1):
         if ids[at] != header[0] or list(ids[at: at + width]) != header:
             continue
         start = at + width
