@@ -17,8 +17,10 @@ Modules, in the order a request meets them: ``settings`` (flags), ``app`` (route
 ``tools`` (the tool calls it makes), ``gradable``, ``questions``, ``passages`` and
 ``arithmetic`` (questions with one exact answer, which ``graded`` answers right or wrong
 at ``--accuracy``), ``profiles`` and ``drift`` (how a candidate's answer differs),
-``generation`` (sampling, stops, lengths), ``logprobs``, ``scheduler`` (latency model),
-``faults``, ``parsers`` (vLLM's reasoning and tool parsers),
+``generation`` (sampling, stops, lengths), ``logprobs``, ``teacher`` (the prompt
+logprobs of a given answer, teacher-forced: where it leaves this server's own answer,
+and how confidently), ``scheduler`` (latency model), ``faults``, ``parsers`` (vLLM's
+reasoning and tool parsers),
 ``responses`` and ``streaming`` (wire shapes), ``metrics``; ``expected`` tells tests
 what a server does to a request's answer without asking it.
 """

@@ -138,13 +138,13 @@ def build_app(settings: SimulatorSettings) -> Starlette:
             req = protocol.validate(protocol.TokenizeRequest, _json_request(request, await request.body()))
             _check_model(req.model)
             if req.messages is not None:
-                # rendered as a chat request is, so that the counts agree (tools, thinking off)
-                thinking = (req.chat_template_kwargs or {}).get("enable_thinking", True)
+                # rendered as a chat request is, so that the ids agree (tools, thinking off):
+                # teacher-forced scoring sends them back with an answer after them
                 text = prompts.render_chat([m.model_dump() for m in req.messages],
                                            add_generation_prompt=req.add_generation_prompt,
                                            continue_final_message=req.continue_final_message,
                                            tools=[t.model_dump(exclude_none=True) for t in req.tools or ()],
-                                           thinking=not settings.thinks or bool(thinking))
+                                           thinking=not settings.thinks or req.thinking)
             elif req.prompt is not None:
                 text = req.prompt
             else:

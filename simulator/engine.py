@@ -9,17 +9,19 @@ from simulator.generation import Generator
 from simulator.metrics import EngineMetrics
 from simulator.scheduler import Scheduler
 from simulator.settings import SimulatorSettings
+from simulator.teacher import Scorer
 from simulator.textgen import prompt_key
 from simulator.vocab import Vocabulary, vocabulary
 
 
 class Engine:
-    """Generator, scheduler, fault injector, metrics and the KV/prefix-cache books."""
+    """Generator, prompt scorer, scheduler, fault injector, metrics and the KV/prefix-cache books."""
 
     def __init__(self, settings: SimulatorSettings) -> None:
         self.settings = settings
         self.vocab: Vocabulary = vocabulary()
         self.generator = Generator(settings.profile, settings.seed, self.vocab, accuracy=settings.accuracy)
+        self.scorer = Scorer(self.generator, thinks=settings.thinks, tool_parser=settings.parsers.tools is not None)
         self.scheduler = Scheduler(settings.latency)
         self.faults = FaultInjector(settings.faults)
         self.metrics = EngineMetrics(settings.model_name, settings.max_model_len)

@@ -196,9 +196,9 @@ class Generator:
             generated = tokens[: len(out)]
             if hidden is not None:
                 generated.append(Token(hidden, self.vocab.decode([hidden], skip_special=False)))
-            divergence = _divergence(plan, generated)
+            departure = divergence(plan, generated)
             positions = tuple(
-                logprobs.position(key, i, t.text, s.logprobs, self.vocab, divergence)
+                logprobs.position(key, i, t.text, s.logprobs, self.vocab, departure)
                 for i, t in enumerate(generated)
             )
         return Choice(index, tuple(out), finish, reason, hidden, positions)
@@ -256,7 +256,7 @@ def _trim(tokens: list[Token], cut: int) -> list[Token]:
     return out
 
 
-def _divergence(plan: Planned, out: Sequence[Token]) -> logprobs.Divergence | None:
+def divergence(plan: Planned, out: Sequence[Token]) -> logprobs.Divergence | None:
     """Where this answer first differs from the baseline's, for the logprobs there."""
     if plan.kind is None and not plan.replica_flipped:
         return None

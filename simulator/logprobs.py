@@ -10,6 +10,11 @@ shadowdiff:
   where benign drift begins;
 * the first divergent token of a drifted answer (``Divergence``): a near-tie for
   wording or formatting drift, a large margin for a confident change.
+
+Prompt positions (``prompt_logprobs``, an echoed prompt) rank the prompt's own token
+among hash-chosen predictions (``prompt_position``), except in an answer after a chat's
+assistant header, which ``teacher`` scores against the server's own answer with the
+functions above.
 """
 
 from __future__ import annotations
@@ -188,21 +193,48 @@ def prompt_position(key: int, index: int, token_id: int, text: str, k: int, voca
     return Position(text, logprob(rank), top, rank)
 
 
-def prompt_logprobs(key: int, token_ids: Sequence[int], k: int,
+def prompt_positions(key: int, token_ids: Sequence[int], texts: Sequence[str], k: int,
+                     vocab: Vocabulary) -> list[Position | None]:
+    """``prompt_position`` at every prompt position but the first, which has none."""
+    return [None, *(prompt_position(key, i, token_ids[i], texts[i], k, vocab) for i in range(1, len(token_ids)))]
+
+
+def as_runner_up(p: Position, token: str, k: int) -> Position:
+    """The distribution ``p`` (its top list at least 2 long) with ``token`` in the
+    runner-up's place: rank 2, with the runner-up's logprob; ``k`` entries listed."""
+    (first, second), rest = p.top[:2], p.top[2:]
+    top = (first, (token, second[1]), *(t for t in rest if t[0] != token))
+    return Position(token, second[1], top[:k], rank=2)
+
+
+def rival(key: int, index: int, token: str, vocab: Vocabulary) -> str:
+    """The token a model prefers over ``token`` where it disagrees at a near-tie: the
+    token's own alternative if it has one (a synonym, another line break), else a
+    common filler; never ``token`` itself."""
+    alt = alternative(token)
+    if alt is not None and alt != token and vocab.token_id(alt) is not None:
+        return alt
+    return next(_alternatives(key, index, token, vocab))
+
+
+def prompt_logprobs(positions: Sequence[Position | None], token_ids: Sequence[int],
                     vocab: Vocabulary) -> list[dict[str, dict[str, Any]] | None]:
-    """vLLM's ``prompt_logprobs``: None for the first token, then at every position the
-    actual token with its true rank, then the top ``k`` (ranks 1 to k), keyed by token id
-    (v1/engine/logprobs.py, append_logprobs_for_next_position: the prompt's token first,
-    and where it is among the top k, once)."""
-    out: list[dict[str, dict[str, Any]] | None] = [None]
-    for index, token_id in enumerate(token_ids[1:], start=1):
+    """vLLM's ``prompt_logprobs`` from the prompt's positions: None for the first token,
+    then at every position the actual token with its true rank, then the top ``k`` (ranks
+    1 to k), keyed by token id (v1/engine/logprobs.py, append_logprobs_for_next_position:
+    the prompt's token first, and where it is among the top k, once)."""
+    out: list[dict[str, dict[str, Any]] | None] = []
+    for p, token_id in zip(positions, token_ids, strict=True):
+        if p is None:
+            out.append(None)
+            continue
         text = vocab.decode([token_id], skip_special=False)
-        p = prompt_position(key, index, token_id, text, k, vocab)
         entries: dict[str, dict[str, Any]] = {
             str(token_id): {"logprob": p.logprob, "rank": p.rank, "decoded_token": text}}
         for rank, (alt, lp) in enumerate(p.top, start=1):
             alt_id = token_id if rank == p.rank else vocab.token_id(alt)
             if alt_id is not None and str(alt_id) not in entries:
-                entries[str(alt_id)] = {"logprob": lp, "rank": rank, "decoded_token": alt}
+                entries[str(alt_id)] = {"logprob": lp, "rank": rank,
+                                        "decoded_token": text if rank == p.rank else alt}
         out.append(entries)
     return out

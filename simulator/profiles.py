@@ -21,6 +21,13 @@ thinking of a reasoning model (its final answer stays the same), ``tool_argument
 ``tool_name`` a tool call (``tool_name`` only where several tools are offered). A prompt
 planned for one of them whose answer lacks that part is answered as the baseline's.
 
+``token_flip_rate`` is for *teacher-forced scoring* (``teacher``): once another
+model's answer has left this server's own greedy answer, the server follows that text
+and prefers another token at a near-tie at this rate per answer token (0 for
+``baseline``, 0.002 for ``fp8``, 0.01 for ``fp8-heavy``); a replica (server ``--seed``
+other than 0) adds ``replica_token_flip_rate`` (0.0005). Before the first departure
+there are none: the server's own greedy answer would have departed there.
+
 Custom profiles come from a TOML file (``--profile-file``) or ``--drift KIND=RATE``
 overrides::
 
@@ -28,6 +35,7 @@ overrides::
     base = "fp8"          # start from a built-in
     speed = 2.0
     quantization = "awq"  # what the server's fingerprint is made from
+    token_flip_rate = 0.004
     [rates]
     number = 0.10
     wording = 0.40
@@ -84,6 +92,9 @@ class Profile:
     replica_rate: float = 0.03
     drift_seed: int = 0
     quantization: str | None = None     # as vLLM's --quantization; None: the checkpoint's dtype
+    # per answer token, after a scored answer left this server's own (see the docstring)
+    token_flip_rate: float = 0.0
+    replica_token_flip_rate: float = 0.0005
 
     def __post_init__(self) -> None:
         for kind, rate in self.rates.items():
@@ -96,8 +107,10 @@ class Profile:
             )
         if self.speed <= 0:
             raise ProfileError(f"profile {self.name!r}: speed must be positive, got {self.speed}")
-        if not 0.0 <= self.replica_rate <= 1.0:
-            raise ProfileError(f"replica_rate must be within 0..1, got {self.replica_rate}")
+        for name in ("replica_rate", "token_flip_rate", "replica_token_flip_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ProfileError(f"{name} must be within 0..1, got {value}")
 
     def rate(self, kind: DriftKind) -> float:
         return self.rates.get(kind, 0.0)
@@ -110,6 +123,11 @@ class Profile:
             if u < edge:
                 return kind
         return None
+
+    def flip_rate(self, seed: int) -> float:
+        """The per-token rate of near-tie disagreements after a departure, for a server
+        started with ``--seed seed`` (a seed other than 0 adds the replica's)."""
+        return self.token_flip_rate + (self.replica_token_flip_rate if seed != 0 else 0.0)
 
     def with_rates(self, overrides: Mapping[DriftKind, float]) -> Profile:
         return replace(self, rates=MappingProxyType({**self.rates, **overrides}))
@@ -126,13 +144,13 @@ BUILTIN: Mapping[str, Profile] = MappingProxyType({
         _rates(number=0.04, repetition=0.03, list_item=0.03, early_stop=0.05,
                formatting=0.08, wording=0.32, reasoning_number=0.03, tool_argument=0.03,
                tool_name=0.02),
-        speed=1.5, quantization="fp8",
+        speed=1.5, quantization="fp8", token_flip_rate=0.002,
     ),
     "fp8-heavy": Profile(
         "fp8-heavy",
         _rates(number=0.15, repetition=0.10, list_item=0.10, early_stop=0.10,
                formatting=0.05, wording=0.40),
-        speed=1.5, quantization="fp8",
+        speed=1.5, quantization="fp8", token_flip_rate=0.01,
     ),
 })
 
@@ -167,7 +185,8 @@ def load(path: Path) -> Profile:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ProfileError(f"cannot read profile file {path}: {exc}") from exc
-    unknown = set(data) - {"name", "base", "speed", "replica_rate", "drift_seed", "quantization", "rates"}
+    unknown = set(data) - {"name", "base", "speed", "replica_rate", "drift_seed", "quantization", "rates",
+                           "token_flip_rate", "replica_token_flip_rate"}
     if unknown:
         raise ProfileError(f"{path}: unknown keys {sorted(unknown)}")
     base = builtin(str(data.get("base", "baseline")))
@@ -180,6 +199,8 @@ def load(path: Path) -> Profile:
             replica_rate=float(data.get("replica_rate", base.replica_rate)),
             drift_seed=int(data.get("drift_seed", base.drift_seed)),
             quantization=str(data["quantization"]) if "quantization" in data else base.quantization,
+            token_flip_rate=float(data.get("token_flip_rate", base.token_flip_rate)),
+            replica_token_flip_rate=float(data.get("replica_token_flip_rate", base.replica_token_flip_rate)),
         )
     except (TypeError, ValueError) as exc:
         raise ProfileError(f"{path}: {exc}") from exc

@@ -22,6 +22,8 @@ _TOOLS_OUTRO = ("\n</tools>\n\nFor each function call, return a json object with
                 "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n"
                 '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>')
 NO_THINKING = "<think>\n\n</think>\n\n"
+GENERATION_PROMPT = "<|im_start|>assistant\n"
+_TOOL_RESULT_END = "</tool_response><|im_end|>\n"
 
 
 def message_text(content: Any, index: int) -> str:
@@ -89,5 +91,27 @@ def render_chat(messages: Sequence[Any], *, add_generation_prompt: bool = True,
         else:
             lines.append(f"<|im_start|>{role}\n{text}<|im_end|>\n")
     if add_generation_prompt:
-        lines.append("<|im_start|>assistant\n" + ("" if thinking else NO_THINKING))
+        lines.append(GENERATION_PROMPT + ("" if thinking else NO_THINKING))
     return "".join(lines)
+
+
+def offered_tools(rendered: str) -> list[Any]:
+    """The tools a rendered chat offers (as the request sent them), read back from its
+    system turn; empty if it offers none."""
+    start = rendered.find(_TOOLS_INTRO) if rendered.startswith("<|im_start|>system\n") else -1
+    if start == -1:
+        return []
+    end = rendered.find(_TOOLS_OUTRO, start)
+    listed = rendered[start + len(_TOOLS_INTRO): end if end != -1 else None]
+    tools = []
+    for line in listed.split("\n"):
+        try:
+            tools.append(json.loads(line))
+        except ValueError:
+            continue
+    return [tool for tool in tools if isinstance(tool, dict)]
+
+
+def ends_with_tool_result(rendered: str) -> bool:
+    """Whether the conversation before the generation prompt ends with a tool's result."""
+    return rendered.removesuffix(NO_THINKING).removesuffix(GENERATION_PROMPT).endswith(_TOOL_RESULT_END)

@@ -190,12 +190,7 @@ class ChatRequest(_Sampling, _Messages):
     def thinking(self) -> bool:
         """Whether the chat template lets a reasoning model think (Qwen3's ``enable_thinking``;
         vLLM turns a ``reasoning_effort`` into it: build_chat_params in chat_completion/protocol.py)."""
-        kwargs = self.chat_template_kwargs or {}
-        if "enable_thinking" in kwargs:
-            # Qwen3's template: ``enable_thinking is defined and enable_thinking is false``;
-            # only false itself turns thinking off (null, 0, "" still think)
-            return kwargs["enable_thinking"] is not False
-        return self.reasoning_effort != "none"
+        return template_thinking(self.chat_template_kwargs, self.reasoning_effort != "none")
 
     @property
     def parser_thinking(self) -> bool:
@@ -223,7 +218,20 @@ class CompletionRequest(_Sampling, _Prompt):
         return "max_tokens", 16 if self.max_tokens is None else self.max_tokens
 
 
+def template_thinking(kwargs: dict[str, Any] | None, default: bool = True) -> bool:
+    """Whether Qwen3's template leaves thinking on: ``enable_thinking is defined and
+    enable_thinking is false`` turns it off, so only false itself does (null, 0, "" still
+    think); without the key, ``default``."""
+    kwargs = kwargs or {}
+    return kwargs["enable_thinking"] is not False if "enable_thinking" in kwargs else default
+
+
 class TokenizeRequest(BaseModel):
+    """vLLM's ``TokenizeCompletionRequest | TokenizeChatRequest`` in one model. Their
+    ``add_special_tokens`` defaults differ (true for a prompt, false for messages: the
+    template adds the special tokens), and neither matters here: this tokenizer adds no
+    BOS, as Qwen's adds none. ``TokenizeChatRequest`` has no ``reasoning_effort``."""
+
     model_config = ConfigDict(extra="allow")
     model: str | None = None
     prompt: str | None = None
@@ -234,6 +242,11 @@ class TokenizeRequest(BaseModel):
     return_token_strs: bool | None = False
     tools: list[ToolParam] | None = None
     chat_template_kwargs: dict[str, Any] | None = None
+
+    @property
+    def thinking(self) -> bool:
+        """As ``ChatRequest.thinking``: the same template renders both."""
+        return template_thinking(self.chat_template_kwargs)
 
 
 class DetokenizeRequest(BaseModel):

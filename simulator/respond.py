@@ -22,7 +22,6 @@ from simulator.faults import Fault
 from simulator.generation import Choice
 from simulator.scheduler import Pacer
 from simulator.serving import Job, Prompt
-from simulator.textgen import prompt_key
 
 _SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8")]
 _EARLY = {
@@ -161,9 +160,7 @@ class _Run:
         job = self.job
         first = job.prompts[0]
         if job.chat:
-            prompt_lp = (logprobs.prompt_logprobs(prompt_key(first.text), first.ids, job.prompt_logprobs,
-                                                  self.engine.vocab)
-                         if job.prompt_logprobs is not None else None)
+            prompt_lp = self._prompt_logprobs(first)
             answers = [self._chat_choice(choice) for choice in choices]
             reasoning = (sum(parsers.reasoning_tokens(job.parsers, job.asked, c.token_ids) for c in choices)
                          if job.parsed and job.parsers.reasoning else None)
@@ -198,17 +195,14 @@ class _Run:
         count = self.job.prompt_logprobs
         if count is None:
             return None
-        return logprobs.prompt_logprobs(prompt_key(prompt.text), prompt.ids, count, self.engine.vocab)
+        positions = self.engine.scorer.positions(prompt.text, prompt.ids, count)
+        return logprobs.prompt_logprobs(positions, prompt.ids, self.engine.vocab)
 
     def _echo_positions(self, prompt: Prompt) -> tuple[list[logprobs.Position | None], list[str]]:
         """Logprobs of the echoed prompt: vLLM scores it with prompt_logprobs."""
         vocab = self.engine.vocab
         texts = [vocab.decode([i], skip_special=False) for i in prompt.ids]
-        key = prompt_key(prompt.text)
-        positions: list[logprobs.Position | None] = [None]
-        positions += [logprobs.prompt_position(key, i, token_id, texts[i], self.job.top_n, vocab)
-                      for i, token_id in enumerate(prompt.ids) if i]
-        return positions, texts
+        return self.engine.scorer.positions(prompt.text, prompt.ids, self.job.top_n), texts
 
     def _completion_logprobs(self, choice: Choice, prompt: Prompt) -> dict[str, Any] | None:
         if choice.positions is None:

@@ -6,7 +6,10 @@ splits text the way byte-level BPE tokenizers roughly do: whole common words wit
 their leading space, single digits (as Qwen and Llama 3 split numbers), punctuation
 runs, and short fragments for unknown words, with UTF-8 byte tokens as the last
 resort. Ids are stable across processes because the vocabulary is built in a fixed
-order from ``lexicon``.
+order from ``lexicon`` (sets sorted first): another server process reads a server's
+token ids, as teacher-forced scoring does. Special and added tokens are split off
+first, as Hugging Face tokenizers do, so ``<|im_end|>`` is one token after punctuation
+too.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ _PIECE = re.compile(
     r"<\|[a-z_]+\|>|</?(?:think|tool_call|tool_response)>"
     r"| ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]+|\n+|[ \t]+(?![^\s])|[ \t]+"
 )
+# Special and added tokens are split off before the pieces, as Hugging Face tokenizers
+# split off their added tokens first: "done.</think>" is "done", ".", "</think>", never a
+# punctuation run "." + "</" swallowing the marker.
+_ADDED = re.compile("(" + "|".join(re.escape(t) for t in (*SPECIAL_TOKENS, *ADDED_TOKENS)) + ")")
 
 
 def _pieces() -> list[str]:
@@ -64,7 +71,7 @@ def _pieces() -> list[str]:
         (w for group in lexicon.SYNONYMS.values() for w in group),
         (w.strip(",.") for phrase in lexicon.CONNECTORS for w in phrase.split()),
         (w.strip(",.") for s in lexicon.OFF_TOPIC + lexicon.CONTINUATION for w in s.split()),
-        lexicon.STOPWORDS, lexicon.COMMON_WORDS,
+        sorted(lexicon.STOPWORDS), lexicon.COMMON_WORDS,   # a frozenset: its order varies by process
         _CODE_WORDS,
     )
     for word in known:
@@ -123,8 +130,9 @@ class Vocabulary:
     def encode(self, text: str) -> list[Token]:
         """Split ``text`` into tokens whose texts join back to ``text`` exactly."""
         tokens: list[Token] = []
-        for match in _PIECE.finditer(text):
-            tokens.extend(self._encode_piece(match.group()))
+        for part in _ADDED.split(text):
+            for match in _PIECE.finditer(part):
+                tokens.extend(self._encode_piece(match.group()))
         return tokens
 
     def _encode_piece(self, piece: str) -> list[Token]:
