@@ -1,0 +1,98 @@
+"""Teacher-forced scoring through replay, against simulators on loopback: a baseline, an
+fp8 candidate and a replica (tests/replay/conftest.py).
+
+What the simulator does under teacher forcing is its own tests' subject
+(tests/simulator/test_teacher_forcing.py); here, that replay asks each side the right
+questions and that what it stores and sums up follows: the baseline agrees with itself
+on every token, a pair whose answers are identical agrees on every token, a pair that
+differs agrees on all but a few, and the pooled agreement is the tokens' own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay.cli import run_replay
+from replay.logs import bundled_workload
+from shadowdiff.records import Side
+from shadowdiff.scoring import CASCADE_AGREEMENT
+from shadowdiff.store import STORE_FILE, Store
+from tests.replay.conftest import replay_settings
+
+MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
+
+
+def _pairs(out: Path) -> list[dict[str, Any]]:
+    store = Store.open(out / STORE_FILE)
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        return [dict(p.row) for p in store.pairs(run.id)]
+    finally:
+        store.close()
+
+
+def test_a_replay_scores_every_pair_and_sums_the_tokens(sides: dict[Side, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_replay(replay_settings(bundled_workload(), sides), out, None, resume=False)
+    pairs = _pairs(out)
+    assert pairs and all(p["score"] and "agreement" in p["score"] for p in pairs), [p["score"] for p in pairs]
+    for p in pairs:
+        score = p["score"]
+        assert score["baseline_agreement"] == 1.0 and score["engine"] == "vllm"
+        assert p["token_agreement"] == score["agreement"]
+        if p["outcome"] == "identical":
+            # the candidate wrote the very same tokens greedily: each was its top choice
+            assert score["agreement"] == 1.0 and score["first_disagreement"] is None, p["key"]
+        else:
+            assert score["agreement"] < 1.0 and score["first_disagreement"] is not None, p["key"]
+            assert score["kl"] > 0 and score["max_drop"] > 0
+        assert score["cascade"] == (p["outcome"] in ("near", "divergent") and score["agreement"] >= CASCADE_AGREEMENT)
+        assert p["noise_score"] is not None and "agreement" in p["noise_score"]
+        if p["noise_outcome"] == "identical":
+            assert p["noise_score"]["agreement"] == 1.0
+    cascades = [p for p in pairs if p["score"]["cascade"]]
+    assert all(any(s["kind"] == "cascade" for s in p["signals"]) for p in cascades)
+
+    summary = json.loads((out / "summary.json").read_text())
+    t = summary["token_agreement"]
+    tokens = sum(p["score"]["tokens"] for p in pairs)
+    agreed = sum(p["score"]["agreed"] for p in pairs)
+    assert (t["pairs"], t["tokens"], t["agreed"]) == (len(pairs), tokens, agreed)
+    assert t["pooled"] == pytest.approx(agreed / tokens)
+    assert 0.97 < t["pooled"] < 1.0          # the fp8 profile: a near-tie or two per changed answer
+    assert t["baseline_agreement"] == 1.0 and t["unscored"] == {}
+    assert t["cascades"] == len(cascades)
+    assert sum(b["pairs"] for b in t["distribution"]) == len(pairs)
+    assert t["distribution"][-1]["pairs"] == sum(p["score"]["agreement"] == 1.0 for p in pairs)
+    floor = summary["noise_token_agreement"]
+    assert floor["pooled"] > t["pooled"]     # a replica departs less often than fp8
+    text = (out / "report.md").read_text()
+    assert "token agreement" in text and f"{t['pooled'] * 100:.2f} %" in text
+
+
+def test_no_score_asks_for_nothing_and_sums_nothing(sides: dict[Side, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_replay(replay_settings(bundled_workload(), sides, score=False), out, None, resume=False)
+    assert all(p["score"] is None and p["noise_score"] is None for p in _pairs(out))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["token_agreement"] is None and summary["settings"]["score"] is False
+
+
+def test_a_later_turn_is_scored_with_the_conversation_before_it(sides: dict[Side, str], tmp_path: Path) -> None:
+    """--turn 2: the scored prompt is the whole conversation (turn 1 and the baseline's
+    answer to it), so the baseline still agrees with itself on every token."""
+    log = tmp_path / "questions.jsonl"
+    log.write_text("".join(MT_BENCH.read_text().splitlines(True)[:4]))
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides, turn=2), out, None, resume=False)
+    pairs = _pairs(out)
+    assert len(pairs) == 4
+    for p in pairs:
+        assert len(p["request"]["messages"]) == 3
+        assert p["score"]["baseline_agreement"] == 1.0, p["score"]
+        assert (p["score"]["agreement"] == 1.0) == (p["outcome"] == "identical")
