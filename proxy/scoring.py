@@ -4,7 +4,10 @@
 the baseline itself. Each reading costs its server a prefill of the prompt and the
 answer, so the proxy scores at most ``--score-rate`` pairs a second (per process), from
 a token bucket that allows a small burst (``SCORE_BURST``); a pair over the rate is not
-scored, and counted (``shadowdiff_scores_total{result="rate_limited"}``).
+scored, and counted (``shadowdiff_scores_total{result="rate_limited"}``). The rate also
+bounds what scoring costs the proxy itself: the servers' ``prompt_logprobs`` are parsed
+on the event loop, ~16 ms per 1,000 tokens per server, holding the GIL (a thread would
+not spare the loop; ``bench/score_read_cost.py``).
 
 Only greedy (comparable) pairs whose candidate answered are scored, in the pair's own
 task: the client has had its whole answer before the pair task goes on (the forwarder

@@ -32,7 +32,7 @@ from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 from tests.conftest import MODEL
 from tests.proxy.test_metrics import scrape, value
-from tests.proxy.test_mirroring import FP8, settled
+from tests.proxy.test_mirroring import FP8, settled, wait_for
 from tests.servers import HTTP, Recorder, read_body, serve_app
 
 Start = Callable[..., Any]
@@ -50,6 +50,20 @@ class NoTokenizer:
             await send({"type": "http.response.start", "status": 404,
                         "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": b'{"detail":"Not Found"}'})
+            return
+        await self.app(scope, receive, send)
+
+
+class HangingTokenizer:
+    """An upstream whose /tokenize never answers (it waits until the caller goes away)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/tokenize":
+            await read_body(receive)
+            await receive()      # the disconnect
             return
         await self.app(scope, receive, send)
 
@@ -300,6 +314,45 @@ def test_a_cascade_is_a_signal_that_lowers_the_priority_and_is_counted(start_rec
     _, families = scrape(on)
     assert value(families, "shadowdiff_pair_signals", kind="cascade") == len(changed)
     assert value(scrape(off)[1], "shadowdiff_pair_signals", kind="cascade") == 0
+
+
+def test_a_shadow_whose_tokenizer_hangs_costs_the_timeout_and_the_pair_is_kept(
+        start_recorded: Start, start_proxy: Start, tmp_path: Path) -> None:
+    (baseline, _), (candidate, _) = (
+        start_recorded(), start_recorded(HangingTokenizer, served_model_names=(FP8,), profile=profiles.builtin("fp8")))
+    url, app = start_proxy(primary=baseline, shadow=candidate, shadow_model=FP8, score_rate=1000.0, keep_rate=1.0,
+                           shadow_timeout=0.3, store=str(tmp_path / "s"))
+    prompts = _prompts(2)
+    _ask(url, prompts)
+    settled(app)
+    assert app.metrics.scores.labels("unscorable")._value.get() == len(prompts)
+    app.writer.close()
+    pairs = _stored(tmp_path / "s")
+    assert len(pairs) == len(prompts)
+    assert all("no scores within 0.3 s" in p["score"]["unscorable"] for p in pairs)
+
+
+def test_pairs_being_scored_at_shutdown_are_stored_without_their_scores(start_recorded: Start,
+                                                                        tmp_path: Path) -> None:
+    """Shutdown does not wait for scoring (bounded at 30 s here, longer than the drain): the
+    pairs under way are stored at once, unscored, rather than cut and lost at the deadline."""
+    from proxy.app import build_app as build_proxy
+    from proxy.protocol import TargetKeepingProtocol
+
+    (baseline, _), (candidate, cand_seen) = (
+        start_recorded(), start_recorded(HangingTokenizer, served_model_names=(FP8,), profile=profiles.builtin("fp8")))
+    settings = ProxySettings(primary=baseline, shadow=candidate, shadow_model=FP8, score_rate=1000.0, keep_rate=1.0,
+                             drain_timeout=5.0, store=str(tmp_path / "s"))
+    app = build_proxy(settings)
+    with serve_app(app, lifespan="on", http=TargetKeepingProtocol) as url:
+        prompts = _prompts(3)
+        _ask(url, prompts)
+        wait_for(lambda: sum(1 for path, _ in cand_seen.seen if path == "/tokenize") == 1)  # the first is probing
+    assert app.pairs.scorer is not None and not app.pairs.pending
+    pairs = _stored(tmp_path / "s")
+    assert len(pairs) == len(prompts)
+    assert all(p["score"] == {"unscorable": "the proxy stopped before the pair was scored"} for p in pairs)
+    assert app.metrics.scores.labels("unscorable")._value.get() == len(prompts)
 
 
 def test_the_client_gets_the_same_bytes_with_scoring_on_and_off(start_simulator: Start, start_proxy: Start) -> None:
