@@ -54,6 +54,21 @@ class NoTokenizer:
         await self.app(scope, receive, send)
 
 
+class Credentials:
+    """An upstream that notes the Authorization each POST came with, by path (the proxy's
+    own /health probe goes without)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            given = next((v.decode() for k, v in scope["headers"] if k == b"authorization"), None)
+            self.seen.append((scope["path"], given))
+        await self.app(scope, receive, send)
+
+
 class HangingTokenizer:
     """An upstream whose /tokenize never answers (it waits until the caller goes away)."""
 
@@ -314,6 +329,29 @@ def test_a_cascade_is_a_signal_that_lowers_the_priority_and_is_counted(start_rec
     _, families = scrape(on)
     assert value(families, "shadowdiff_pair_signals", kind="cascade") == len(changed)
     assert value(scrape(off)[1], "shadowdiff_pair_signals", kind="cascade") == 0
+
+
+def test_each_server_is_asked_with_the_credentials_the_proxy_forwards_it(start_recorded: Start,
+                                                                         start_proxy: Start) -> None:
+    """The primary with the client's own key, the shadow with --shadow-api-key, the replica
+    with --replica-api-key: the same as their answers are asked with."""
+    noted: list[Credentials] = []
+
+    def noting(app: Any) -> Credentials:
+        noted.append(Credentials(app))
+        return noted[-1]
+
+    baseline, candidate, replica = (start_recorded(noting)[0], start_recorded(noting, served_model_names=(FP8,))[0],
+                                    start_recorded(noting, seed=7)[0])
+    url, app = start_proxy(primary=baseline, shadow=candidate, shadow_model=FP8, shadow_api_key="shadow-key-1234",
+                           replica=replica, replica_rate=1.0, replica_api_key="replica-key-1234", score_rate=1000.0)
+    _ask(url, _prompts(2))
+    settled(app)
+    assert app.metrics.scores.labels("scored")._value.get() == 2
+    for server, key in zip(noted, ("client-key-for-scoring", "shadow-key-1234", "replica-key-1234"), strict=True):
+        paths = {path for path, _ in server.seen}
+        assert {"/v1/chat/completions", "/tokenize", "/v1/completions"} <= paths
+        assert {given for _, given in server.seen} == {f"Bearer {key}"}
 
 
 def test_a_shadow_whose_tokenizer_hangs_costs_the_timeout_and_the_pair_is_kept(
