@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any
 
 import aiohttp
+import httpx
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, multiprocess
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -44,6 +45,7 @@ from proxy.membership import Membership
 from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
 from proxy.pairs import PairRecorder
 from proxy.retention import Retention
+from proxy.scoring import PairScorer, score_client
 from proxy.settings import ProxySettings, public_url
 from proxy.shadow import Mirror
 from proxy.store_health import LastKnown, StoreHealth
@@ -80,6 +82,7 @@ class ProxyApp:
         self.review: ASGIApp | None = None
         self.state: StateCollector | None = None
         self.probe: asyncio.Task[None] | None = None
+        self.score_client: httpx.AsyncClient | None = None   # with --score-rate: the scorer's own pool
         self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
         self.forwarder = Forwarder(settings, self.mirror, self.pairs, self.metrics)
         self.admin = Starlette(routes=[
@@ -166,6 +169,9 @@ class ProxyApp:
             self.forwarder.capture = self.capture
         self.forwarder.open()
         self.mirror.open()
+        if s.score_rate > 0 and s.shadow is not None:
+            self.score_client = score_client(s)
+            self.pairs.scorer = PairScorer(s, self.metrics, self.score_client)
         # not awaited: start-up does not wait for the upstreams, it only says when they are down
         self.probe = asyncio.get_running_loop().create_task(self._probe_upstreams())
         # What start-up allocated lives as long as the process: keep it out of the
@@ -230,6 +236,8 @@ class ProxyApp:
         self.pairs.closed = True
         await self.forwarder.close()
         await self.mirror.close()
+        if self.score_client is not None:
+            await self.score_client.aclose()
         if self.writer is not None:
             # (at least a second to write what is queued, if the store is there to take it)
             budget = max(1.0, deadline - time.monotonic())

@@ -123,6 +123,11 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--retain", default=None, metavar="DURATION",
         help="Delete this deployment's stored pairs older than this (7d, 36h...), at start-up and every "
              "10 minutes; reviewed pairs, runs and their outcome counts are kept (default: keep every pair).")
+@option("--score-rate", default=0.0, show_default=True, metavar="PAIRS_PER_SECOND",
+        help="Teacher-forced scoring of greedy pairs (token agreement, cascades): at most this many pairs a "
+             "second per process, after the client has its answer; 0 turns it off. Each scored pair costs the "
+             "primary, the shadow (and the replica) a prefill of its prompt and answer, and the proxy ~16 ms "
+             "of CPU per 1,000 tokens per server (README).")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
 @transport_click_options

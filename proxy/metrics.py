@@ -50,6 +50,9 @@ SHADOW_REASONS = {
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
 PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted")
+# fine near 1: a same-profile candidate agrees on nearly every token, and the alert is about the last percent
+AGREEMENT_BUCKETS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
+SCORE_RESULTS = ("scored", "unscorable", "rate_limited")
 SIMILARITY_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
 POSITION_BUCKETS = (0, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0)
@@ -114,6 +117,14 @@ class ProxyMetrics:
         self.retries = Counter("shadowdiff_upstream_retries", "Requests sent again on a fresh connection, by "
                                "side, after a pooled connection the upstream had closed failed before any byte "
                                "of the answer.", sides, registry=r)
+        self.token_agreement = Histogram(
+            "shadowdiff_token_agreement", "Teacher-forced token agreement (--score-rate): the share of the "
+            "baseline's answer tokens that the candidate (or the replica, the noise floor) would have chosen "
+            "itself, per scored pair, by side.", sides, buckets=AGREEMENT_BUCKETS, registry=r)
+        self.scores = Counter("shadowdiff_scores", "Greedy pairs considered for teacher-forced scoring "
+                              "(--score-rate), by result: scored, unscorable (the candidate could not read "
+                              "the answer: no tokenizer route, an answer with tool calls, a timeout...), or "
+                              "rate_limited (over the rate, not scored).", ("result",), registry=r)
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
         self.dropped = Counter("shadowdiff_pairs_dropped", "Pairs compared but never stored, by reason: the "
                                "queue for a failing store was full (queue_full), the proxy stopped before "
@@ -142,6 +153,10 @@ class ProxyMetrics:
             self.noise_pairs.labels(outcome)
             for comparable in ("true", "false"):
                 self.pairs.labels(outcome, comparable)
+        for result in SCORE_RESULTS:
+            self.scores.labels(result)
+        for side in (Side.CANDIDATE, Side.REPLICA):
+            self.token_agreement.labels(side.value)
         for kind in SIGNAL_KINDS:
             self.signals.labels(kind)
         for side in Side:

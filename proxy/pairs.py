@@ -4,8 +4,9 @@ Each mirrored request gets a small task that waits for the primary's tapped answ
 and the shadow's, compares them (off the event loop when the texts are long) with
 the core's comparison and signals, as replay does, updates the metrics, and hands the pair to the store writer:
 every comparable pair that is not identical is stored; identical and sampled
-(non-deterministic) pairs are counted, and kept at ``keep_rate``. The tasks are
-tracked so that shutdown can wait for them.
+(non-deterministic) pairs are counted, and kept at ``keep_rate``. With ``--score-rate``,
+greedy pairs are also teacher-forced scored here (``proxy.scoring``), the client long
+served. The tasks are tracked so that shutdown can wait for them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proxy.metrics import ProxyMetrics
+from proxy.scoring import PairScorer
 from proxy.settings import ProxySettings
 from proxy.shadow import OFF_LOOP_BYTES, Plan
 from proxy.tap import Tapped
@@ -27,7 +29,7 @@ from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
 from shadowdiff.redact import Redactor, failure_text, header_secrets
-from shadowdiff.signals import triage_off_loop
+from shadowdiff.signals import triage_off_loop, with_cascade
 from shadowdiff.store import NOT_COMPARED
 from shadowdiff.store.writer import PairWriter, held_size
 
@@ -42,6 +44,7 @@ class PairRecorder:
         self.redactor = redactor
         self.metrics = metrics
         self.writer = writer
+        self.scorer: PairScorer | None = None   # with --score-rate, set at start-up
         self.thresholds = Thresholds(near=settings.near)
         self.pending: set[asyncio.Task[None]] = set()
         self.closed = False          # set at shutdown, once the writer is closed
@@ -148,8 +151,12 @@ class PairRecorder:
         margin = None
         if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
             margin = base.margins[comparison.first_token]
-        # (triage only for pairs that changed or are kept; long answers in a thread)
-        triage = await triage_off_loop(base, cand, comparison, margin) if changed else None
+        # (here, the client long served: the pair task runs once the primary's answer was sent whole)
+        scores = await self.scorer.score(path, plan, answers, comparison.outcome) if self.scorer is not None else {}
+        # (triage only for pairs that changed or are kept; long answers in a thread; a
+        # cascade is one more signal, counted with the others)
+        triage = with_cascade(await triage_off_loop(base, cand, comparison, margin),
+                              scores.get("score")) if changed else None
         if changed:
             assert comparison.similarity is not None
             self.metrics.similarity.observe(comparison.similarity)
@@ -164,13 +171,13 @@ class PairRecorder:
         if self.closed:
             log.warning("a pair completed after the store was closed; it is counted, not stored")
             return
-        if triage is None:
+        if triage is None:   # (kept at keep_rate: not changed in substance, so never a cascade)
             triage = await triage_off_loop(base, cand, comparison, margin)
         # Compared and triaged on the true answers; what is stored is redacted (the
         # client's stream was never touched).
         pair = Pair(key=key, seq=seq, endpoint=path, prompt=prompt_text(plan.request), request=plan.request,
                     comparison=comparison, answers=answers, category=_category(plan.request),
-                    comparable=plan.comparable, margin=margin, noise=noise, **triage)
+                    comparable=plan.comparable, margin=margin, noise=noise, **triage, **scores)
         stored = await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair)
         self.writer.submit(stored, held_size(stored, len(plan.body)))
 
@@ -212,6 +219,8 @@ class PairRecorder:
         """Wait for the pairs still being completed (at shutdown), at most ``seconds``;
         those still waiting then (for a shadow that hangs) are counted in the run as not
         compared, ``drained``, before the writer closes, rather than vanishing from it."""
+        if self.scorer is not None:
+            self.scorer.stop()   # pairs being scored are stored now, without their figures
         if not self.pending:
             return
         _, late = await asyncio.wait(set(self.pending), timeout=seconds)

@@ -95,6 +95,9 @@ class ProxySettings:
     tls_cert: str | None = None            # serve HTTPS with this certificate (PEM)...
     tls_key: str | None = None             # ...and its key
     forwarded_allow_ips: str | None = None   # proxies whose X-Forwarded-Proto/-For are believed (None: none)
+    # greedy pairs teacher-forced scored per second, at most (proxy.scoring); 0: none. Off by
+    # default: each scored pair costs every upstream a prefill of its prompt and answer.
+    score_rate: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -123,6 +126,9 @@ class ProxySettings:
             if not 0 < value <= most:
                 raise ConfigError(f"--{name.replace('_', '-')} must be a number of seconds above 0 and at "
                                   f"most {most:g}, got {value!r}")
+        if not 0 <= self.score_rate < math.inf:
+            raise ConfigError(f"--score-rate must be a number of pairs per second, 0 (off) or more, "
+                              f"got {self.score_rate!r}")
         if self.retain is not None and not 0 < self.retain < math.inf:
             raise ConfigError("--retain must be longer than zero")
         check_tls(self.tls_cert, self.tls_key)

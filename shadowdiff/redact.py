@@ -306,14 +306,16 @@ class Redactor:
 
     def pair(self, pair: Pair) -> Pair:
         """A pair as it is stored, once it has been compared (on the true answers): its
-        prompt, request (without the ``CREDENTIAL_FIELDS``), answers, signals and grade (its
-        reference and what it read in the answers) redacted."""
+        prompt, request (without the ``CREDENTIAL_FIELDS``), answers, signals, grade (its
+        reference and what it read in the answers) and scores redacted (a score that could
+        not be had says why, in a server's words, which may repeat a key)."""
         if not self._active:
             return replace(pair, request=without_credentials(pair.request))
         return replace(pair, prompt=self.text(pair.prompt), request=self.request(pair.request),
                        answers={side: self.answer(a) for side, a in pair.answers.items()},
                        category=None if pair.category is None else self.text(pair.category),
-                       signals=self.value(pair.signals), grade=self.value(pair.grade))
+                       signals=self.value(pair.signals), grade=self.value(pair.grade),
+                       score=self.value(pair.score), noise_score=self.value(pair.noise_score))
 
     async def pair_off_loop(self, pair: Pair) -> Pair:
         """``pair`` for callers on an event loop, always in a thread: its cost grows with

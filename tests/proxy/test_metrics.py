@@ -33,7 +33,7 @@ FAMILIES = {
     "shadowdiff_upstream_time_to_first_token_seconds": "histogram",
     "shadowdiff_upstream_time_to_first_answer_token_seconds": "histogram",
     "shadowdiff_upstream_output_tokens": "counter", "shadowdiff_upstream_generation_seconds": "counter",
-    "shadowdiff_upstream_retries": "counter",
+    "shadowdiff_upstream_retries": "counter", "shadowdiff_token_agreement": "histogram", "shadowdiff_scores": "counter",
     "shadowdiff_shadow_requests_in_flight": "gauge", "shadowdiff_pairs_stored": "counter",
     "shadowdiff_pairs_dropped": "counter", "shadowdiff_store_up": "gauge",
     "shadowdiff_store_queue_pairs": "gauge", "shadowdiff_store_queue_bytes": "gauge",
