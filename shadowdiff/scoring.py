@@ -293,6 +293,9 @@ class Scorer:
     async def score(self, job: Job, base: Upstream, others: Sequence[Upstream]) -> dict[Side, dict[str, Any]]:
         """Each of ``others``' score of ``job``'s answer (``{"unscorable": why}`` where it
         cannot be had); the baseline's own reading gives the drops and the KL."""
+        if others and all(self._engine.get(u.root, False) is None for u in others):
+            # every scorer has been given up: the baseline's reading would serve nothing
+            return {u.side: {"unscorable": self._reason[u.root]} for u in others}
         own_read, *reads = await asyncio.gather(self._steps(base, job), *(self._steps(u, job) for u in others))
         own = own_read if isinstance(own_read, list) else None
         out: dict[Side, dict[str, Any]] = {}

@@ -102,14 +102,16 @@ def test_a_server_without_the_routes_is_given_up_after_a_few_pairs_and_asked_no_
     """An OpenAI-compatible server that has no tokenizer route (404), as most engines
     other than vLLM: each pair says why, and after GIVE_UP_AFTER pairs it is not asked again."""
     seen: list[str] = []
+    base_seen: list[str] = []
     with serve_app(_app(lambda path, body: JSONResponse({"detail": "Not Found"}, 404), seen)) as url, \
-            serve_app(_app(lambda path, body: JSONResponse({"detail": "Not Found"}, 404), [])) as base_url:
+            serve_app(_app(lambda path, body: JSONResponse({"detail": "Not Found"}, 404), base_seen)) as base_url:
         results = _score(url, pairs=GIVE_UP_AFTER + 3, base_url=base_url)
     reasons = [r[Side.CANDIDATE]["unscorable"] for r in results]
     assert all("tokenize answered 404" in why for why in reasons), reasons
     assert not any("cannot score" in why for why in reasons[:GIVE_UP_AFTER])
     assert all(why.startswith("the server cannot score answers") for why in reasons[GIVE_UP_AFTER:])
     assert seen == ["/tokenize"] * GIVE_UP_AFTER   # (llama.cpp's route is not tried on a chat request)
+    assert len(base_seen) == GIVE_UP_AFTER         # nor is the baseline asked to read itself once nobody else can
 
 
 def test_garbage_from_the_tokenizer_or_the_logprobs_is_a_reason_not_a_crash() -> None:
