@@ -172,6 +172,7 @@ class ProxyApp:
         if s.score_rate > 0 and s.shadow is not None:
             self.score_client = score_client(s)
             self.pairs.scorer = PairScorer(s, self.metrics, self.score_client)
+            self.metrics.score_rate.set(s.score_rate)
         # not awaited: start-up does not wait for the upstreams, it only says when they are down
         self.probe = asyncio.get_running_loop().create_task(self._probe_upstreams())
         # What start-up allocated lives as long as the process: keep it out of the

@@ -125,6 +125,12 @@ class ProxyMetrics:
                               "(--score-rate), by result: scored, unscorable (the candidate could not read "
                               "the answer: no tokenizer route, an answer with tool calls, a timeout...), or "
                               "rate_limited (over the rate, not scored).", ("result",), registry=r)
+        # Counters cannot tell scoring that is off from scoring that counts nothing: the
+        # "scoring stopped" alert needs the rate that was asked for. Summed over workers
+        # (each scores up to --score-rate) and gone with a dead one.
+        self.score_rate = Gauge("shadowdiff_score_rate_pairs_per_second", "Pairs a second this proxy may score "
+                                "(--score-rate, times its workers); 0 when scoring is off.", registry=r,
+                                multiprocess_mode="livesum")
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
         self.dropped = Counter("shadowdiff_pairs_dropped", "Pairs compared but never stored, by reason: the "
                                "queue for a failing store was full (queue_full), the proxy stopped before "

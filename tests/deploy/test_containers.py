@@ -20,8 +20,10 @@ from typing import Any
 
 import httpx
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from proxy.cli import serve
+from tests.proxy.test_mirroring import wait_for
 from tests.servers import free_port, wait_ready
 from tests.tools import tool
 
@@ -175,8 +177,18 @@ def test_the_simulated_stack_runs_as_written(tmp_path: Path) -> None:
         assert run.returncode == 0 and "request failed" not in run.stdout, run.stdout + run.stderr
         metrics = httpx.get(proxy + "/metrics").text
         assert 'shadowdiff_requests_total{route="chat",status_class="2xx"} 5.0' in metrics
+        # scoring is on in both workers, and the simulators can be read (the first pairs fit the burst)
+        wait_for(lambda: _sample(proxy, "shadowdiff_score_rate_pairs_per_second") == 2.0)
+        wait_for(lambda: _sample(proxy, "shadowdiff_scores_total", result="scored") > 0)
     finally:
         for process in processes:
             process.terminate()
         for process in processes:
             process.wait(30)
+
+
+def _sample(url: str, name: str, **labels: str) -> float:
+    """The value of one sample of a proxy's metrics (0 when absent)."""
+    return sum(sample.value for family in text_string_to_metric_families(httpx.get(url + "/metrics").text)
+               for sample in family.samples
+               if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()))

@@ -2,7 +2,8 @@
 
 The end-to-end test runs the shipped rules in a real Prometheus server scraping two
 proxies, each in front of simulators: one with a badly broken candidate
-(``fp8-heavy``), one with a candidate that barely differs. Only the time windows are
+(``fp8-heavy``), one with a candidate that barely differs; both score every pair
+(``--score-rate``), so that the token agreement rules see real histograms. Only the time windows are
 shortened (15 minutes and an hour to 20 seconds), so that the alert can fire within a test; the
 expressions are the shipped ones.
 """
@@ -32,7 +33,8 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 RULES = DEPLOY / "prometheus" / "shadowdiff.rules.yml"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "shadowdiff.json"
 SHORT = {"[1h]": "[20s]", "[15m]": "[20s]", "[5m]": "[20s]",
-         "for: 15m": "for: 5s", "for: 10m": "for: 5s", "for: 1h": "for: 5s", "for: 2m": "for: 5s"}
+         "for: 15m": "for: 5s", "for: 10m": "for: 5s", "for: 1h": "for: 5s", "for: 2m": "for: 5s",
+         "for: 30m": "for: 5s"}
 ALERT = "ShadowdiffDivergenceAboveNoiseFloor"
 
 
@@ -43,7 +45,7 @@ def promtool() -> str:
 def test_rules_are_valid() -> None:
     checked = subprocess.run([promtool(), "check", "rules", str(RULES)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 14 rules found" in checked.stdout   # 6 recording rules, 8 alerts
+    assert "SUCCESS: 18 rules found" in checked.stdout   # 8 recording rules, 10 alerts
 
 
 def test_every_alert_has_unit_tests_that_pass() -> None:
@@ -100,7 +102,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         candidate = simulator(served_model_names=(FP8,), profile=profile)
         proxies[name] = serve(build_proxy(ProxySettings(
             primary=baseline, shadow=candidate, shadow_model=FP8, replica=replica, replica_rate=1.0,
-            store=str(tmp / f"store-{name}"), review_token="prometheus-test-token")),
+            score_rate=1000.0, store=str(tmp / f"store-{name}"), review_token="prometheus-test-token")),
             lifespan="on", server_header=False, date_header=False)
     (tmp / "rules.yml").write_text(_shortened(RULES.read_text()))
     port = free_port()
@@ -178,6 +180,33 @@ def test_high_divergence_fires_the_alert_and_low_does_not(stack: dict[str, Any])
                   if a["labels"]["alertname"] == ALERT)
     assert labels["candidate"] == FP8 and labels["severity"] == "warning"
     assert not {a for a in firing(api) if a.startswith(("ShadowdiffShadowFailing", "ShadowdiffProxyDown"))}
+
+
+def test_token_agreement_is_recorded_per_side_and_scoring_does_not_alert(stack: dict[str, Any]) -> None:
+    api = stack["api"]
+
+    def means() -> dict[tuple[str, str], float]:
+        return {(r["metric"]["job"], r["metric"]["side"]): float(r["value"][1])
+                for r in query(api, "shadowdiff:token_agreement:mean1h")}
+
+    # (from 20 scored pairs a side in the window)
+    assert poll(lambda: len(means()) == 4, 60), means()
+    mean = means()
+    # the broken candidate reads the baseline's answers worse than the nearly equal one;
+    # the replicas, the baseline itself, read them better than the broken one
+    assert mean["shadowdiff-high", "candidate"] < mean["shadowdiff-low", "candidate"], mean
+    assert min(mean["shadowdiff-high", "replica"], mean["shadowdiff-low", "replica"]) > \
+        mean["shadowdiff-high", "candidate"], mean
+    below = {r["metric"]["job"]: float(r["value"][1])
+             for r in query(api, "shadowdiff:token_agreement_below_noise:mean1h")}
+    assert set(below) == {"shadowdiff-high", "shadowdiff-low"} and below["shadowdiff-high"] > 0, below
+    scored = query(api, 'sum by (job) (rate(shadowdiff_scores_total{result="scored"}[20s]))')
+    assert len(scored) == 2 and all(float(r["value"][1]) > 0 for r in scored), scored
+    assert not {a for a in firing(api) if a.startswith("ShadowdiffScoringFailing")}
+    # and that is not for want of evaluating: Prometheus ran every rule without an error
+    groups = httpx.get(api + "/api/v1/rules").json()["data"]["groups"]
+    health = {r["name"]: (r["health"], r.get("lastError")) for g in groups for r in g["rules"]}
+    assert len(health) == 18 and all(h == "ok" for h, _ in health.values()), health
 
 
 def dashboard_queries() -> list[str]:

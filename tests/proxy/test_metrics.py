@@ -40,7 +40,7 @@ FAMILIES = {
     "shadowdiff_review_state_age_seconds": "gauge",
     "shadowdiff_build_info": "gauge", "shadowdiff_model_pair_info": "gauge",
     "shadowdiff_alert_divergence_margin_ratio": "gauge", "shadowdiff_review_queue_pairs": "gauge",
-    "shadowdiff_review_verdicts": "gauge",
+    "shadowdiff_review_verdicts": "gauge", "shadowdiff_score_rate_pairs_per_second": "gauge",
 }
 
 
@@ -91,6 +91,7 @@ def test_the_full_set_with_a_noise_floor(start_simulator: Start, start_proxy: St
     assert value(families, "shadowdiff_model_pair_info", baseline=baseline.removeprefix("http://"),
                  candidate=FP8) == 1
     assert value(families, "shadowdiff_alert_divergence_margin_ratio") == 0.08
+    assert value(families, "shadowdiff_score_rate_pairs_per_second") == 0     # scoring is off
     assert value(families, "shadowdiff_build_info") == 1
 
     # the review queue and verdicts come from the store
@@ -113,11 +114,12 @@ def test_promtool_finds_nothing_to_complain_about(start_simulator: Start, start_
     baseline = start_simulator()
     url, app = start_proxy(primary=baseline, shadow=start_simulator(served_model_names=(FP8,),
                                                                     profile=profiles.builtin("fp8")),
-                           shadow_model=FP8)
+                           shadow_model=FP8, score_rate=2.0)
     for i in range(5):
         httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}"))
     settled(app)
-    text, _ = scrape(url)
+    text, families = scrape(url)
+    assert value(families, "shadowdiff_score_rate_pairs_per_second") == 2.0
     checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
     assert checked.returncode == 0 and not checked.stdout.strip() and not checked.stderr.strip(), \
         checked.stdout + checked.stderr
@@ -132,7 +134,7 @@ def test_several_workers_count_once(start_simulator: Start, tmp_path: Path) -> N
     process = subprocess.Popen(
         [sys.executable, "-m", "shadowdiff", "serve", "--primary", baseline, "--shadow", candidate,
          "--shadow-model", FP8, "--workers", "2", "--port", str(port), "--store", str(tmp_path / "s"),
-         "--keep-rate", "1"], env=env, stderr=subprocess.PIPE)
+         "--keep-rate", "1", "--score-rate", "1.5"], env=env, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url + "/healthz", process)
@@ -146,12 +148,15 @@ def test_several_workers_count_once(start_simulator: Start, tmp_path: Path) -> N
         assert len(runs) == 1                              # the workers share one (tests/proxy/test_one_run.py)
         wait_for(lambda: sum(store.count_pairs(r.id) for r in runs) == n, seconds=20)
         store.close()
+        # each worker scores up to --score-rate: the proxy's rate is their sum (once both have started)
+        wait_for(lambda: value(scrape(url)[1], "shadowdiff_score_rate_pairs_per_second") == 3.0)
         for _ in range(4):                                 # whichever worker answers, the sum is the same
             text, families = scrape(url)
             assert value(families, "shadowdiff_requests", route="chat", status_class="2xx") == n
             assert value(families, "shadowdiff_pairs") == n
             assert value(families, "shadowdiff_build_info") == 1
             assert value(families, "shadowdiff_shadow_requests_in_flight") == 0
+            assert value(families, "shadowdiff_score_rate_pairs_per_second") == 3.0
         promtool = shutil.which("promtool")
         if promtool:                                       # the multiprocess exposition is clean too
             checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
