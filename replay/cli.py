@@ -282,7 +282,9 @@ def _first_errors(store: Store, run_id: str, look: int = 100) -> dict[Side, str]
 
 
 # What must not change between a run and its --resume (recorded settings' keys).
-_SAME_ON_RESUME = ("endpoint", "sides", "overrides", "thresholds", "redact", "grading")
+# (``score``: a run half scored would sum up its token agreement over the pairs that
+# happened to come before the resume, and say nothing of the rest)
+_SAME_ON_RESUME = ("endpoint", "sides", "overrides", "thresholds", "redact", "grading", "score")
 
 
 def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume: bool) -> str:
@@ -303,7 +305,7 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                 named = [_OPTIONS_OF.get(key, key) for key in changed]
                 raise ShadowdiffError(f"--resume: {', '.join(named)} differ from the run being resumed; resume "
                                       "with the same options, or start a new run without --resume")
-            for key in ("versions", "labels", "score"):   # (scored or not, a pair's answers are the same)
+            for key in ("versions", "labels"):
                 if last.settings.get(key, recorded[key]) != recorded[key]:
                     note(f"--resume: {key} changed since the run began: {last.settings.get(key)} then, "
                           f"{recorded[key]} now (the run keeps the first)")
@@ -319,7 +321,8 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
 _OPTIONS_OF = {"overrides": "overrides (--temperature, --max-tokens, --stream, --logprobs, --extra-body)",
                "thresholds": "thresholds (--near, --difflib)", "sides": "sides (the URLs and models)",
                "redact": "--redact", "endpoint": "--endpoint",
-               "grading": "--references, --grader (or the references file's contents)"}
+               "grading": "--references, --grader (or the references file's contents)",
+               "score": "--score/--no-score"}
 
 
 def _as_now(key: str, value: Any) -> Any:

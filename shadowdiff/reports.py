@@ -73,6 +73,11 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f} %"
 
 
+def _pct2(value: float | None) -> str:
+    """A share near 1, where one decimal would round 99.96 % to 100 %."""
+    return "—" if value is None else f"{100 * value:.2f} %"
+
+
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -153,6 +158,11 @@ def speed_rows(s: Summary) -> list[dict[str, str]]:
     return rows
 
 
+# The baseline's agreement with its own greedy answers is 1 by construction; below this,
+# the report says its token agreement figures do not measure the candidate.
+SELF_AGREEMENT = 0.999
+
+
 def _agreement(tally: dict[str, Any] | None) -> str:
     if not tally or tally["pooled"] is None:
         return "—"
@@ -175,6 +185,12 @@ def token_agreement_lines(s: Summary) -> list[str]:
             lines.append(f"  how far the probabilities moved: KL(baseline || candidate) {t['kl_per_token']:.4f} nats a "
                          f"token (from the top-{TOP_K}), the baseline token's log-probability {t['mean_drop']:+.3f} "
                          f"lower on average, {t['max_drop']:+.2f} at worst")
+        own = t["baseline_agreement"]
+        if own is not None and own < SELF_AGREEMENT:
+            lines.append(f"  WARNING: the baseline reads its own answers as its top choice on only {own * 100:.2f} % of "
+                         "their tokens (greedy answers give 100 %): they were not its own greedy reading (sampling, "
+                         "batch nondeterminism, or a server that scores a prompt unlike it answers it), so these "
+                         "figures are not a measure of the candidate")
         if t["cascades"]:
             lines.append(f"  {t['cascades']} pairs changed in substance are cascades: the candidate agrees on "
                          f"{CASCADE_AGREEMENT:.0%} or more of the baseline's tokens, so a near-tie, not a broad "
@@ -256,7 +272,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, num=_num, ms=_ms, fenced=_fenced, code=_code)
+    env.filters.update(pct=_pct, pct2=_pct2, num=_num, ms=_ms, fenced=_fenced, code=_code)
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
                "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary),

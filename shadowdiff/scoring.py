@@ -61,7 +61,25 @@ log = logging.getLogger("shadowdiff.scoring")
 TOP_K = 10               # the top-k asked at each position (vLLM allows 20 by default)
 CASCADE_AGREEMENT = 0.99  # a changed pair agreeing on this share of tokens or more is a cascade
 GIVE_UP_AFTER = 3        # a server that failed this many pairs before scoring any is not asked again
+# vLLM sends a log-probability of -inf as -9999.0: read as this floor (e^-100 is nothing
+# next to any listed token), so that one impossible token cannot make a run's mean KL 9,998
+LOGPROB_FLOOR = -100.0
 _FLOOR = 1e-12
+
+
+def _logprob(value: Any) -> float:
+    """A server's log-probability, checked: a finite number at most 0 (a little above, for
+    rounding), floored at ``LOGPROB_FLOOR``; ``CannotScore`` otherwise (NaN, infinities,
+    positive values, strings), which must never reach a store (PostgreSQL's JSON refuses NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value > 1e-6:
+        raise CannotScore(f"a log-probability is not a finite number at most 0: {value!r}"[:200])
+    return max(float(min(value, 0.0)), LOGPROB_FLOOR)
+
+
+def _rank(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise CannotScore(f"a rank is not a whole number from 1: {value!r}"[:200])
+    return value
 
 
 class CannotScore(Exception):
@@ -183,9 +201,9 @@ class Vllm(_Engine):
             raise CannotScore("a prompt_logprobs entry lacks the prompt's own token")
         try:
             own = entry[str(token)]
-            top = {key: float(e["logprob"]) for key, e in entry.items() if int(e["rank"]) <= self.k}
-            return Step(float(own["logprob"]), int(own["rank"]), top)
-        except (TypeError, KeyError, ValueError):
+            top = {key: _logprob(e["logprob"]) for key, e in entry.items() if _rank(e["rank"]) <= self.k}
+            return Step(_logprob(own["logprob"]), _rank(own["rank"]), top)
+        except (TypeError, KeyError):
             raise CannotScore("a prompt_logprobs entry is not {id: {logprob, rank}}") from None
 
 
@@ -236,9 +254,10 @@ class LlamaCpp(_Engine):
         return [self._step(v, t, top) for v, t, top in zip(values[at], tokens[at], tops[at], strict=True)]
 
     def _step(self, value: Any, token: str, top: Any) -> Step:
-        if not isinstance(value, int | float) or not isinstance(top, dict):
+        if not isinstance(top, dict) or not top:
             raise CannotScore("an echoed logprobs entry is empty")
-        listed = {str(t): float(lp) for t, lp in top.items()}
+        value = _logprob(value)
+        listed = {str(t): _logprob(lp) for t, lp in top.items()}
         # the top-k by text (and the token itself, added last); its rank: one more than
         # the listed tokens more likely than it
         ranked = sorted(listed.values(), reverse=True)[:self.k]

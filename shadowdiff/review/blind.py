@@ -93,17 +93,15 @@ class Blinding:
 
 
 def score_view(score: dict[str, Any] | None, noise_score: dict[str, Any] | None) -> str | None:
-    """A pair's teacher-forced score (``shadowdiff.scoring``) in words that name no side:
-    the scored answer is always the baseline's, so the page says "one answer", never its
-    letter."""
+    """A pair's teacher-forced score (``shadowdiff.scoring``) in words that name no side.
+    The scored answer is always the baseline's, so the page gives the share alone: its
+    length in tokens, or where in it the models part, would point at one of the two."""
     if not isinstance(score, dict) or "agreement" not in score:
         return None
     text = (f"Read token by token (each model given the same answer to score), the two models agree on "
-            f"{float(score['agreement']):.1%} of one answer's {int(score['tokens'])} tokens")
-    first = score.get("first_disagreement")
-    text += f"; they first disagree at its token {first}" if first is not None else "; on every one of them"
+            f"{float(score['agreement']):.1%} of one answer's tokens")
     if isinstance(noise_score, dict) and "agreement" in noise_score:
-        text += f". The replica (the noise floor) agrees on {float(noise_score['agreement']):.1%}"
+        text += f"; the replica (the noise floor) on {float(noise_score['agreement']):.1%}"
     return text + "."
 
 

@@ -165,3 +165,43 @@ def test_a_sampled_pair_or_a_failed_candidate_is_not_scored() -> None:
             return await score_pair(Scorer(client), CHAT, body, answers, ups, changed=True)
     assert asyncio.run(go({**BODY, "temperature": 0.7}, Answer(Side.CANDIDATE, "m", "y"))) == {}
     assert asyncio.run(go(BODY, Answer(Side.CANDIDATE, "m", error="down"))) == {}
+
+
+@pytest.mark.parametrize(("logprob", "rank", "why"), [
+    ("NaN", "1", "not a finite number"), ("-Infinity", "1", "not a finite number"),
+    ("Infinity", "1", "not a finite number"), ("0.5", "1", "at most 0"),
+    ('"-0.1"', "1", "not a finite number"), ("-0.1", "0.5", "not a whole number"), ("-0.1", '"1"', "whole number"),
+    ("-0.1", "0", "whole number"),
+])
+def test_a_logprob_or_rank_that_cannot_be_is_a_reason_not_a_score(logprob: str, rank: str, why: str) -> None:
+    """NaN and infinities (Python's JSON reads them) must never reach a store: PostgreSQL's
+    JSON refuses NaN, and the pair would be lost; a positive logprob or a rank of 0.5 is no
+    distribution either."""
+    def hostile(path: str, body: dict[str, Any]) -> Response:
+        if path == "/tokenize":
+            n = 3 if body.get("add_generation_prompt") else 5
+            return JSONResponse({"count": n, "tokens": list(range(n))})
+        entry = f'{{"3": {{"logprob": {logprob}, "rank": {rank}, "decoded_token": "x"}}}}'
+        entry4 = entry.replace('"3"', '"4"')
+        return Response(f'{{"choices": [{{"prompt_logprobs": [null, {entry}, {entry}, {entry}, {entry4}]}}]}}',
+                        media_type="application/json")
+    with serve_app(_app(hostile, [])) as url:
+        [result] = _score(url)
+    assert why in result[Side.CANDIDATE]["unscorable"], result
+
+
+def test_vllms_minus_9999_is_read_as_the_floor() -> None:
+    """vLLM sends -inf as -9999.0: a real value (the token was impossible), floored so that
+    one such token cannot swamp a run's mean drop and KL."""
+    def floored(path: str, body: dict[str, Any]) -> Response:
+        if path == "/tokenize":
+            n = 2 if body.get("add_generation_prompt") else 3
+            return JSONResponse({"count": n, "tokens": list(range(n))})
+        return JSONResponse({"choices": [{"prompt_logprobs": [
+            None, {"1": {"logprob": -0.1, "rank": 1}},
+            {"2": {"logprob": -9999.0, "rank": 7}, "5": {"logprob": -0.01, "rank": 1}}]}]})
+    with serve_app(_app(floored, [])) as url:
+        [result] = _score(url)
+    score = result[Side.CANDIDATE]
+    assert score["agreement"] == 0.0 and score["tokens"] == 1
+    assert score["mean_drop"] == 0.0 and score["kl"] == 0.0   # the baseline read the same (one server)

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from replay.cli import run_replay
-from replay.logs import bundled_workload
+from replay.logs import COMPLETIONS, bundled_workload
+from shadowdiff.errors import ShadowdiffError
 from shadowdiff.records import Side
 from shadowdiff.scoring import CASCADE_AGREEMENT
 from shadowdiff.store import STORE_FILE, Store
@@ -96,3 +97,25 @@ def test_a_later_turn_is_scored_with_the_conversation_before_it(sides: dict[Side
         assert len(p["request"]["messages"]) == 3
         assert p["score"]["baseline_agreement"] == 1.0, p["score"]
         assert (p["score"]["agreement"] == 1.0) == (p["outcome"] == "identical")
+
+
+def test_a_resume_must_score_as_the_run_began(sides: dict[Side, str], tmp_path: Path) -> None:
+    """Half a run scored would sum up its agreement over the pairs before the resume alone."""
+    out = tmp_path / "out"
+    run_replay(replay_settings(bundled_workload(), sides), out, None, resume=False)
+    with pytest.raises(ShadowdiffError, match="--score/--no-score differ from the run being resumed"):
+        run_replay(replay_settings(bundled_workload(), sides, score=False), out, None, resume=True)
+
+
+def test_a_baseline_that_does_not_read_its_own_answers_as_its_own_is_said(sides: dict[Side, str],
+                                                                           tmp_path: Path) -> None:
+    """The simulator models teacher forcing for chat prompts only (a completions prompt has
+    no assistant header to find the answer by): its baseline then reads its own answers at
+    random, and the report must say the figures measure nothing rather than print them bare."""
+    log = tmp_path / "prompts.txt"
+    log.write_text("".join(f"Write two sentences about topic {i}.\n" for i in range(12)))
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides, endpoint=COMPLETIONS), out, None, resume=False)
+    t = json.loads((out / "summary.json").read_text())["token_agreement"]
+    assert t["baseline_agreement"] < 0.9
+    assert "WARNING: the baseline reads its own answers as its top choice on only" in (out / "report.md").read_text()
