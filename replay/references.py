@@ -48,6 +48,7 @@ def read_references(path: Path, turn: int = 1, default: Grader | None = None) ->
     """The references of ``path`` by id (see the module docstring); ``InputError`` naming
     the line for one that cannot be used."""
     found: dict[str, FileReference] = {}
+    seen: dict[str, int] = {}     # every id's line, with a reference for this turn or not
     try:
         with path.open(encoding="utf-8-sig") as f:
             for number, line in enumerate(f, start=1):
@@ -57,12 +58,12 @@ def read_references(path: Path, turn: int = 1, default: Grader | None = None) ->
                     key, reference = _line(line, turn, default)
                 except InputError as exc:
                     raise InputError(f"{path}, line {number}: {exc}") from None
-                if reference is None:
-                    continue
-                if key in found:
-                    raise InputError(f"{path}, line {number}: id {key!r} is given twice (line {found[key].line} "
+                if key in seen:
+                    raise InputError(f"{path}, line {number}: id {key!r} is given twice (line {seen[key]} "
                                      "has it too)")
-                found[key] = FileReference(reference[0], reference[1], number)
+                seen[key] = number
+                if reference is not None:
+                    found[key] = FileReference(reference[0], reference[1], number)
     except OSError as exc:
         raise InputError(f"cannot read references {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -81,11 +82,15 @@ def _line(line: str, turn: int, default: Grader | None) -> tuple[str, tuple[Refe
     if not isinstance(value, dict):
         raise InputError(f"expected a JSON object, got {type(value).__name__}")
     key = next((value[k] for k in _IDS if value.get(k) is not None), None)
-    if key is None or isinstance(key, dict | list):
+    if key is None:
         raise InputError("no id: a reference line has id, custom_id or question_id")
+    if isinstance(key, bool) or not isinstance(key, str | int):
+        raise InputError(f"an id is a string or a whole number, not {json.dumps(key)[:80]}")
     grader = value.get("grader")
     if grader is not None and not isinstance(grader, str):
         raise InputError(f"grader is the name of a grader, not {type(grader).__name__}")
+    if grader:
+        grader_named(grader)   # a misspelt grader is an error even on a line without a reference
     reference = _reference_of(value, turn)
     if reference is None or (isinstance(reference, str) and not reference.strip()):   # none for this turn
         return str(key), None

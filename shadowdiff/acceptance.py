@@ -189,11 +189,18 @@ class Acceptance:
         if flips is None:
             self._incomplete("--max-flips needs pairs graded against a reference answer, and this run has none "
                              "(give each prompt a reference: the log's reference field or replay --references)")
+        elif not flips["graded"]:
+            self._incomplete(f"--max-flips: {flips['references']} pairs had a reference answer and none could be "
+                             "graded on both sides" + (f" ({flips['ungradable_answers']} answers the grader could not "
+                                                       "grade)" if flips["ungradable_answers"] else ""))
         elif flips["correct_to_wrong"] > max_flips:
             self.decision = Decision.FAIL
             self.reasons.append(f"{flips['correct_to_wrong']} correct→wrong flips (the baseline right, the candidate "
                                 f"wrong, by the reference answers) in {flips['graded']} graded pairs, above "
                                 f"--max-flips {max_flips}")
+        elif flips["ungradable_answers"]:
+            self._incomplete(f"--max-flips: {flips['ungradable_answers']} answers could not be graded (a pattern "
+                             "out of time), and a flip among them would be unseen")
 
     def _more_reviews(self, target: float) -> int:
         """How many more reviewed pairs, none a factual regression, bound the rate at ``target``."""

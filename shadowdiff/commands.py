@@ -188,8 +188,10 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
 @click.command("plan")
 @click.option("--max-factual-rate", "targets", multiple=True, type=Finite(0.0, 1.0, min_open=True, max_open=True),
               help="A bound on the factual regression rate to plan for (repeatable; default 0.1, 0.05, 0.02, 0.01).")
-@click.option("--factual", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Factual regressions expected (or already found) among the reviewed pairs.")
+@click.option("--factual", default=0, show_default=True, type=click.IntRange(0, 200),
+              help="Factual regressions expected (or already found) among the reviewed pairs, up to 200 (with more, "
+                   "the candidate has failed: no number of reviews makes its rate small, and the exact bound "
+                   "takes long to solve).")
 def plan(targets: tuple[float, ...], factual: int) -> None:
     """How many reviewed pairs bound the factual regression rate below a target (exact,
     one-sided 95 %): what `report --max-factual-rate` will ask for."""

@@ -153,9 +153,13 @@ class FlipTally:
             self.replica.add(base, grade["replica"])
 
     def as_json(self) -> dict[str, Any] | None:
-        """summary.json's ``flips``; None when no pair was graded on both baseline and candidate."""
-        if not self.candidate.graded:
+        """summary.json's ``flips``; None when no pair had a reference; only the counts when
+        pairs had one but none was graded on both baseline and candidate (``graded`` 0)."""
+        if not self.references:
             return None
+        if not self.candidate.graded:
+            return {"graded": 0, "references": self.references, "not_graded": self.references,
+                    "ungradable_answers": self.problems}
         return {**self.candidate.as_json("candidate"), "references": self.references,
                 "not_graded": self.references - self.candidate.graded, "ungradable_answers": self.problems,
                 "graders": dict(sorted(self.graders.items())),
@@ -173,10 +177,18 @@ def flip_summary(store: Store, run_id: str) -> dict[str, Any] | None:
     return tally.as_json()
 
 
+def _none_graded(flips: dict[str, Any]) -> str:
+    why = (f" ({flips['ungradable_answers']} answers the grader could not grade: a pattern out of time)"
+           if flips["ungradable_answers"] else " (a side failed on each)")
+    return f"{flips['references']} pairs had a reference answer, and none was graded on both sides{why}"
+
+
 def flip_lines(flips: dict[str, Any] | None) -> list[str]:
     """The flips in words, one sentence each (the terminal and the reports)."""
     if not flips:
         return []
+    if not flips["graded"]:
+        return [_none_graded(flips)]
     n = flips["graded"]
     lines = [f"graded against a reference: {n} pairs; right: baseline {flips['baseline_correct']} "
              f"({flips['baseline_accuracy'] * 100:.1f} %), candidate {flips['candidate_correct']} "
@@ -200,6 +212,8 @@ def flip_rows(flips: dict[str, Any] | None) -> list[tuple[str, str, str]]:
     """The reports' table of flips: (figure, value, what it means in one sentence)."""
     if not flips:
         return []
+    if not flips["graded"]:
+        return [("graded pairs", "0", _none_graded(flips))]
 
     def pct(value: float | None) -> str:
         return "—" if value is None else f"{value * 100:.1f} %"

@@ -13,7 +13,8 @@ returning whether the answer is right and what it read as the answer (``Graded``
 ``number``  the answer's final number equals the reference's: an explicit final answer if
             there is one ("Answer: X", "the answer is X", "#### X", ``\\boxed{X}``), else the
             last number; ``1,234``, ``-3.5``, ``1/2``, ``\\frac{1}{2}``, ``2.5e3`` are read;
-            whole numbers must be equal, others within a relative 1e-6
+            where either is whole they must be equal, others within a relative 1e-6; an
+            explicit final answer whose digits read as no number is wrong
 ``choice``  the chosen option letter (A–J) equals the reference's: an explicit "Answer: B"
             or ``\\boxed{B}`` if there is one (the last), else the last "(B)", else the last
             line that starts "B." or "B)", else an answer that is the letter alone
@@ -188,6 +189,7 @@ _FRAC = regex.compile(r"\\[dt]?frac\s*\{\s*([^{}]*?)\s*\}\s*\{\s*([^{}]*?)\s*\}"
 _BOXED = regex.compile(r"\\boxed\s*\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}")
 # an explicit final answer: what follows it on its line
 _MARKED = regex.compile(r"(?i:(?:final\s+)?answer(?:\s+is|\s+was|\s+would\s+be)?\s*[:=]?|####)\s*(?P<tail>[^\n]*)")
+_DIGIT = regex.compile(r"\d")
 _LATEX_NOISE = regex.compile(r"\\[,;! ]|\$|\\text\{[^{}]*\}")
 
 
@@ -222,6 +224,10 @@ def _final_number(text: str) -> tuple[str | None, Fraction | None]:
         for tail in reversed(explicit):
             if numbers := _numbers(tail):
                 return numbers[0]
+            if _DIGIT.search(tail):
+                # a final answer written with digits that read as no number ("1e500", "1/0"):
+                # that is the answer, and it is no number; an earlier one must not stand in
+                return tail.strip()[:FOUND_MOST], None
     numbers = _numbers(cleaned)
     return numbers[-1] if numbers else (None, None)
 
@@ -242,7 +248,7 @@ def _reference_number(reference: Reference) -> Fraction | None:
 def _same_number(a: Fraction, b: Fraction) -> bool:
     if a == b:
         return True
-    if a.denominator == 1 and b.denominator == 1:   # whole numbers: 1,000,001 is not 1,000,000
+    if a.denominator == 1 or b.denominator == 1:   # a whole number: 1,000,001 is not 1,000,000, nor 1.0000001 1
         return False
     return math.isclose(float(a), float(b), rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
 
@@ -254,6 +260,8 @@ _CHOICE_MARKED = regex.compile(
     r"(?i:answer(?:\s+is|\s+was|\s+would\s+be)?\s*[:=]?\s*(?:option\s+|choice\s+)?)"
     r"(?:\((?P<any>[A-Ja-j])\)|(?P<upper>[A-J]))(?![\w])")
 _CHOICE_BOXED = regex.compile(r"\\boxed\s*\{\s*\(?\s*(?:\\text\{)?\s*([A-Ja-j])\s*\}?\s*\)?\s*\}")
+# "Answer: I am sure it is (B)": the pronoun, not option I (a word follows it)
+_PRONOUN = regex.compile(r"['’]|\s+[a-z]")
 _PARENTHESISED = regex.compile(r"\(([A-Ja-j])\)")
 _LINE_START = regex.compile(r"^[ \t>#-]*([A-J])[.):](?=\s|$)", regex.M)
 
@@ -264,7 +272,8 @@ def _letter(text: str, *, reference: bool = False) -> str | None:
     that is the letter alone."""
     text = text.replace("*", "")   # markdown bold: "**Answer: B**"
     explicit = [(m.start(), m.group(1)) for m in _CHOICE_BOXED.finditer(text)] + \
-               [(m.start(), m.group("any") or m.group("upper")) for m in _CHOICE_MARKED.finditer(text)]
+               [(m.start(), m.group("any") or m.group("upper")) for m in _CHOICE_MARKED.finditer(text)
+                if not _PRONOUN.match(text, m.end("upper")) or m.group("upper") != "I"]
     if explicit:
         return str(max(explicit)[1]).upper()
     for found in (_PARENTHESISED.findall(text), _LINE_START.findall(text)):

@@ -187,8 +187,8 @@ def token_agreement_lines(s: Summary) -> list[str]:
                          f"lower on average, {t['max_drop']:+.2f} at worst")
         own = t["baseline_agreement"]
         if own is not None and own < SELF_AGREEMENT:
-            lines.append(f"  WARNING: the baseline reads its own answers as its top choice on only {own * 100:.2f} % of "
-                         "their tokens (greedy answers give 100 %): they were not its own greedy reading (sampling, "
+            lines.append(f"  WARNING: the baseline reads its own answers as its top choice on only {own * 100:.2f} % "
+                         "of their tokens (greedy answers give 100 %): they were not its own greedy reading (sampling, "
                          "batch nondeterminism, or a server that scores a prompt unlike it answers it), so these "
                          "figures are not a measure of the candidate")
         if t["cascades"]:

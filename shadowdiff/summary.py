@@ -104,7 +104,7 @@ class Summary:
     token_agreement: dict[str, Any] | None = None
     noise_token_agreement: dict[str, Any] | None = None
     # pairs graded against a reference answer: flips, McNemar's test (shadowdiff.flips); None
-    # when no pair was graded on both baseline and candidate
+    # when no pair had a reference, only the counts when none was graded on both sides
     flips: dict[str, Any] | None = None
 
     @property

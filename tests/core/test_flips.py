@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from shadowdiff.acceptance import Decision
+from shadowdiff.acceptance import Acceptance, Decision
 from shadowdiff.compare import compare_answers, error_comparison
 from shadowdiff.confidence import mcnemar_exact, paired_difference, rate_upper
-from shadowdiff.flips import CORRECT_TO_WRONG, FLIP_PRIORITY, WRONG_TO_CORRECT, FlipTally, grade_pair
+from shadowdiff.flips import CORRECT_TO_WRONG, FLIP_PRIORITY, WRONG_TO_CORRECT, FlipTally, flip_lines, grade_pair
 from shadowdiff.grading import Grader
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.reports import write_reports
@@ -92,7 +92,27 @@ def test_a_runs_flips_are_counted_and_tested() -> None:
     noise = flips["noise"]
     assert (noise["graded"], noise["correct_to_wrong"], noise["wrong_to_correct"]) == (62, 2, 0)
     assert noise["replica_correct"] == 56
-    assert FlipTally().as_json() is None                                # nothing graded: no flips at all
+    assert FlipTally().as_json() is None                                # no reference: no flips at all
+
+
+def test_references_none_could_grade_are_counted_and_keep_the_gate_from_passing() -> None:
+    """Every pattern ran out of time: the references are there, the flips unknown."""
+    tally = FlipTally()
+    for _ in range(4):
+        tally.add({"reference": "(a|aa)+$", "grader": "regex", "baseline": None, "candidate": None,
+                   "problems": {"baseline": "out of time", "candidate": "out of time"}})
+    flips = tally.as_json()
+    assert flips == {"graded": 0, "references": 4, "not_graded": 4, "ungradable_answers": 8}
+    assert flip_lines(flips) == ["4 pairs had a reference answer, and none was graded on both sides (8 answers the "
+                                 "grader could not grade: a pattern out of time)"]
+    verdict = Acceptance(Decision.PASS)
+    verdict.gate_flips(flips, 0)
+    assert verdict.decision is Decision.INCOMPLETE and "none could be graded" in verdict.reasons[-1]
+    # some graded, some not: no flip seen is no proof of none among the rest
+    tally.add({"reference": "a", "grader": "regex", "baseline": True, "candidate": True})
+    partly = Acceptance(Decision.PASS)
+    partly.gate_flips(tally.as_json(), 0)
+    assert partly.decision is Decision.INCOMPLETE and "a flip among them would be unseen" in partly.reasons[-1]
 
 
 def _with_flips(store: Store) -> str:

@@ -66,6 +66,10 @@ def test_exact(text: str, reference: str, expected: bool) -> None:
     ("1/0 is undefined", 1, False),                                   # no division by zero, no crash
     ("1e999999 is big", 1, False),                                    # an absurd exponent: no number, no hang
     ("The total is 72.", "The total comes to 72 dollars.", True),     # a prose reference: its final number
+    ("There are 7 apples. Answer: 1e500", "7", False),                # an unreadable final answer is no number:
+    ("There are 7 apples. Answer: 1/0", "7", False),                  # ... an earlier one does not stand in
+    ("Answer: see the working above. 7", "7", True),
+    ("Answer: 1.0000001", "1", False),                                # a whole reference: exactly equal
 ])
 def test_number(text: str, reference: str | float, expected: bool) -> None:
     assert right(text, reference, Grader.NUMBER) is expected
@@ -89,6 +93,8 @@ def test_number_says_what_it_read() -> None:
     ("I am not sure.", "A", False),
     ("Answer: K", "K", False),                                        # options run from A to J
     ("Answer: B", "(B)", True),                                       # a reference read the way answers are
+    ("Answer: I am fairly sure it is (B)", "B", True),               # the pronoun I is no option I
+    ("Answer: I", "I", True), ("Answer: I.", "I", True),
     ("Answer: B", "Answer: C", False),
 ])
 def test_choice(text: str, reference: str, expected: bool) -> None:

@@ -137,6 +137,10 @@ def test_mt_bench_reference_answers(tmp_path: Path) -> None:
     ({"id": "q2", "reference": "x", "grader": "fuzzy"}, "line 2: unknown grader 'fuzzy'"),
     ({"id": "q2", "reference": "a(b", "grader": "regex"}, r"line 2: the reference 'a\(b' is not a valid regular"),
     ({"id": "q1", "reference": 43}, r"line 2: id 'q1' is given twice \(line 1 has it too\)"),
+    ({"id": "q1", "reference": ""}, r"line 2: id 'q1' is given twice"),        # even one with no reference
+    ({"id": "q2", "reference": None, "grader": "nubmer"}, "line 2: unknown grader 'nubmer'"),
+    ({"id": True, "reference": 4}, "line 2: an id is a string or a whole number, not true"),
+    ({"id": 1.5, "reference": 4}, "line 2: an id is a string or a whole number, not 1.5"),
 ])
 def test_bad_lines_of_a_references_file_stop_with_their_line_number(tmp_path: Path, line: object,
                                                                       reason: str | None) -> None:
