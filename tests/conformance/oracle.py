@@ -69,7 +69,12 @@ from vllm.entrypoints.serve.engine.protocol import (  # noqa: E402
     OpenAIBaseModel,
     UsageInfo,
 )
-from vllm.entrypoints.serve.tokenize.protocol import DetokenizeResponse, TokenizeResponse  # noqa: E402
+from vllm.entrypoints.serve.tokenize.protocol import (  # noqa: E402
+    DetokenizeResponse,
+    TokenizeChatRequest,
+    TokenizeCompletionRequest,
+    TokenizeResponse,
+)
 from vllm.entrypoints.serve.utils.sse_keep_alive import SSE_KEEP_ALIVE_COMMENT  # noqa: E402
 from vllm_bytes import chat_logprobs as _chat_logprobs  # noqa: E402
 from vllm_bytes import json_response  # noqa: E402
@@ -573,7 +578,9 @@ def validate(path: str, body: dict[str, Any]) -> dict[str, Any]:
     """Whether vLLM's request model accepts ``body`` (as its api_router parses it), and uses
     all of it: vLLM's models keep unknown fields (``extra="allow"``) and ignore them, so a
     misspelt field would pass validation and silently do nothing."""
-    model = chat.ChatCompletionRequest if path.endswith("/chat/completions") else completion.CompletionRequest
+    model: Any = chat.ChatCompletionRequest if path.endswith("/chat/completions") else completion.CompletionRequest
+    if path == "/tokenize":   # (teacher-forced scoring: a union, as the api_router parses it)
+        model = TokenizeChatRequest if "messages" in body else TokenizeCompletionRequest
     try:
         parsed = model.model_validate(body)
     except Exception as exc:   # pydantic's ValidationError, or vLLM's own VLLMValidationError
