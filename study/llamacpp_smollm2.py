@@ -1,6 +1,6 @@
 """The study "Did Q8_0 make SmolLM2-135M-Instruct dumber?", reproduced with one command.
 
-    .venv/bin/python study/llamacpp_smollm2.py     # build (cached), serve, replay, bench, review, report
+    .venv/bin/python study/llamacpp_smollm2.py     # build (cached), serve, replay, score, bench, review, report
 
 A real engine and a real model, nothing simulated: llama.cpp's OpenAI server
 (llama-cpp-python, built once per machine and cached, tests/realengine.py) serving
