@@ -367,7 +367,9 @@ def test_a_shadow_whose_tokenizer_hangs_costs_the_timeout_and_the_pair_is_kept(
     app.writer.close()
     pairs = _stored(tmp_path / "s")
     assert len(pairs) == len(prompts)
-    assert all("no scores within 0.3 s" in p["score"]["unscorable"] for p in pairs)
+    # each reading's bound (0.3 s), or the pair's (0.6 s) for one that waited behind the
+    # first pair's probe of the server: which, depends on the machine's load
+    assert all(re.search(r"no scores within 0\.[36] s", p["score"]["unscorable"]) for p in pairs), pairs
 
 
 def test_pairs_being_scored_at_shutdown_are_stored_without_their_scores(start_recorded: Start,
