@@ -76,7 +76,7 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
 
 async def _ask(client: httpx.AsyncClient, upstream: Upstream) -> tuple[list[str] | None, str | None]:
     """The models a side serves and its version (None where it does not say)."""
-    headers = {"authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
+    headers = upstream.headers
     models = await _served(client, upstream, headers)
     try:
         version = (await client.get(upstream.endpoint("/version"), headers=headers)).json().get("version")

@@ -57,6 +57,11 @@ class Upstream:
     def endpoint(self, path: str) -> str:
         return (self.root if path.startswith("/v1/") else self.url.rstrip("/")) + path
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """What every request to this side carries: its bearer token, if it has one."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -132,12 +137,9 @@ class Caller:
     async def _counted(self, upstream: Upstream, body: dict[str, Any], answer: Answer) -> Answer:
         try:   # (each tokenizer call is bounded; this bounds an answer of many choices whole)
             async with asyncio.timeout(self.timeout):
-                return await self.counter.count(upstream.root, body.get("model"), answer, self._headers(upstream))
+                return await self.counter.count(upstream.root, body.get("model"), answer, upstream.headers)
         except TimeoutError:
             return answer
-
-    def _headers(self, upstream: Upstream) -> dict[str, str]:
-        return {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
 
     async def _once(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
         called = time.perf_counter()   # the start, unless the transport tells when the request went out
@@ -147,7 +149,7 @@ class Caller:
             with arrivals.watching() as clock:
                 if wants_stream(body):
                     return await self._streamed(upstream, url, body, failed, clock, called)
-                response = await self.client.post(url, json=body, headers=self._headers(upstream))
+                response = await self.client.post(url, json=body, headers=upstream.headers)
                 if response.status_code != 200:
                     raise self._http_error(failed, response, response.text)
                 ended = clock.at(response.num_bytes_downloaded)
@@ -173,7 +175,7 @@ class Caller:
     async def _streamed(self, upstream: Upstream, url: str, body: dict[str, Any], failed: Answer,
                         clock: arrivals.Arrivals, called: float) -> Answer:
         reading = Reading()
-        headers = {**self._headers(upstream), "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        headers = {**upstream.headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
         async with self.client.stream("POST", url, json=body, headers=headers) as response:
             if response.status_code != 200:
                 raise self._http_error(failed, response, (await response.aread()).decode("utf-8", "replace"))

@@ -129,11 +129,11 @@ class _Engine:
         self.client = client
         self.k = k
 
-    async def steps(self, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+    async def steps(self, upstream: Upstream, job: Job) -> list[Step]:
         raise NotImplementedError
 
-    async def _post(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
-        response = await self.client.post(url, json=body, headers=headers)
+    async def _post(self, upstream: Upstream, url: str, body: dict[str, Any]) -> Any:
+        response = await self.client.post(url, json=body, headers=upstream.headers)
         if response.status_code != 200:
             raise CannotScore(f"{url.rsplit('/', 1)[-1]} answered {response.status_code}: "
                               f"{_message(response)}")
@@ -170,7 +170,7 @@ class Vllm(_Engine):
 
     name = "vllm"
 
-    async def steps(self, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+    async def steps(self, upstream: Upstream, job: Job) -> list[Step]:
         url = upstream.root + "/tokenize"
         model = upstream.model or job.body.get("model")
         if job.endpoint.endswith("/chat/completions"):
@@ -178,17 +178,17 @@ class Vllm(_Engine):
             for field in ("tools", "chat_template_kwargs"):
                 if job.body.get(field) is not None:
                     chat[field] = job.body[field]
-            prompt = _ids(await self._post(url, {**chat, "add_generation_prompt": True}, headers))
-            full = _ids(await self._post(url, {
+            prompt = _ids(await self._post(upstream, url, {**chat, "add_generation_prompt": True}))
+            full = _ids(await self._post(upstream, url, {
                 **chat, "messages": [*job.body["messages"], {"role": "assistant", "content": job.answer}],
-                "add_generation_prompt": False, "continue_final_message": True}, headers))
+                "add_generation_prompt": False, "continue_final_message": True}))
         else:
             text = job.body["prompt"]
-            prompt = _ids(await self._post(url, {"model": model, "prompt": text}, headers))
-            full = _ids(await self._post(url, {"model": model, "prompt": text + job.answer}, headers))
+            prompt = _ids(await self._post(upstream, url, {"model": model, "prompt": text}))
+            full = _ids(await self._post(upstream, url, {"model": model, "prompt": text + job.answer}))
         answer = self._split(prompt, full)
-        data = await self._post(upstream.root + "/v1/completions", {
-            "model": model, "prompt": full, "max_tokens": 1, "temperature": 0, "prompt_logprobs": self.k}, headers)
+        data = await self._post(upstream, upstream.root + "/v1/completions", {
+            "model": model, "prompt": full, "max_tokens": 1, "temperature": 0, "prompt_logprobs": self.k})
         choices = data.get("choices") if isinstance(data, dict) else None
         listed = (choices[0].get("prompt_logprobs") if isinstance(choices, list) and choices
                   and isinstance(choices[0], dict) else None) or data.get("prompt_logprobs")
@@ -212,20 +212,20 @@ class LlamaCpp(_Engine):
 
     name = "llama.cpp"
 
-    async def steps(self, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+    async def steps(self, upstream: Upstream, job: Job) -> list[Step]:
         if job.endpoint.endswith("/chat/completions"):
             raise CannotScore("llama.cpp's server renders no chat template for a caller: only completions "
                               "prompts can be scored on it")
         url = upstream.root + "/extras/tokenize"
         model = upstream.model or job.body.get("model")
         text = job.body["prompt"]
-        prompt = _ids(await self._post(url, {"model": model, "input": text}, headers))
-        full = _ids(await self._post(url, {"model": model, "input": text + job.answer}, headers))
+        prompt = _ids(await self._post(upstream, url, {"model": model, "input": text}))
+        full = _ids(await self._post(upstream, url, {"model": model, "input": text + job.answer}))
         self._split(prompt, full)   # the answer must tokenize as a continuation
         # its completions take text only: the same text it tokenized into ``full``
-        data = await self._post(upstream.root + "/v1/completions", {
+        data = await self._post(upstream, upstream.root + "/v1/completions", {
             "model": model, "prompt": text + job.answer, "max_tokens": 1, "temperature": 0, "echo": True,
-            "logprobs": self.k}, headers)
+            "logprobs": self.k})
         try:
             logprobs = data["choices"][0]["logprobs"]
             tokens, values, tops = logprobs["tokens"], logprobs["token_logprobs"], logprobs["top_logprobs"]
@@ -333,13 +333,12 @@ class Scorer:
 
     async def _steps(self, upstream: Upstream, job: Job) -> list[Step] | str:
         root = upstream.root
-        headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
         if root in self._engine:
             engine = self._engine[root]
             if engine is None:
                 return self._reason[root]
             try:
-                return await self._bounded(engine, upstream, job, headers)
+                return await self._bounded(engine, upstream, job)
             except CannotScore as exc:
                 return str(exc)
         async with self._probing.setdefault(root, asyncio.Lock()):   # the first pairs find the engine
@@ -348,7 +347,7 @@ class Scorer:
             reasons = []
             for engine in self.engines:
                 try:
-                    steps = await self._bounded(engine, upstream, job, headers)
+                    steps = await self._bounded(engine, upstream, job)
                 except CannotScore as exc:
                     reasons.append(f"{engine.name}: {exc}")
                     continue
@@ -363,10 +362,10 @@ class Scorer:
                             shown(root), GIVE_UP_AFTER, reason)
             return reason
 
-    async def _bounded(self, engine: _Engine, upstream: Upstream, job: Job, headers: dict[str, str]) -> list[Step]:
+    async def _bounded(self, engine: _Engine, upstream: Upstream, job: Job) -> list[Step]:
         try:
             async with asyncio.timeout(self.timeout):
-                return await engine.steps(upstream, job, headers)
+                return await engine.steps(upstream, job)
         except TimeoutError:
             raise CannotScore(f"no scores within {self.timeout:g} s") from None
         except httpx.HTTPError as exc:
