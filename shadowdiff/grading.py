@@ -168,10 +168,15 @@ def _normal(text: str) -> str:
     return text[:-1].rstrip() if text.endswith(".") else text
 
 
+def _explicit(text: str) -> tuple[list[str], list[str]]:
+    """The explicit final answers a text gives, in order: its boxed ones, then what follows
+    each "Answer:" (or "the answer is", "####") on its line. Boxed ones are read first."""
+    return [m.group(1) for m in _BOXED.finditer(text)], [m.group("tail") for m in _MARKED.finditer(text)]
+
+
 def _final_text(text: str) -> str:
     """The explicit final answer (the last boxed one, else the last marked one), else the text."""
-    for explicit in ([m.group(1) for m in _BOXED.finditer(text)],
-                     [m.group("tail") for m in _MARKED.finditer(text)]):
+    for explicit in _explicit(text):
         tails = [tail.strip().strip("*_`").strip() for tail in explicit]
         if tails := [tail for tail in tails if tail]:
             return tails[-1]
@@ -219,8 +224,7 @@ def _final_number(text: str) -> tuple[str | None, Fraction | None]:
     """The answer's final number (as written, and its value): the last boxed or explicitly
     marked final answer that holds a number (its first number), else the last number."""
     cleaned = _LATEX_NOISE.sub("", text)
-    for explicit in ([m.group(1) for m in _BOXED.finditer(cleaned)],
-                     [m.group("tail") for m in _MARKED.finditer(cleaned)]):
+    for explicit in _explicit(cleaned):
         for tail in reversed(explicit):
             if numbers := _numbers(tail):
                 return numbers[0]
