@@ -22,6 +22,7 @@ import time
 import httpx
 
 from shadowdiff.client import Upstream
+from shadowdiff.compare import Outcome
 from shadowdiff.records import Answer, Side
 from shadowdiff.scoring import TOP_K, Scorer, score_pair
 
@@ -60,7 +61,7 @@ async def _one_pair(client: httpx.AsyncClient) -> float:
     answers = {side: Answer(side, "m", "an answer") for side in (Side.BASELINE, Side.CANDIDATE, Side.REPLICA)}
     body = {"messages": [{"role": "user", "content": "a question"}], "temperature": 0}
     started = time.process_time()
-    found = await score_pair(scorer, "/v1/chat/completions", body, answers, upstreams, True)
+    found = await score_pair(scorer, "/v1/chat/completions", body, answers, upstreams, Outcome.DIVERGENT)
     spent = time.process_time() - started
     assert "agreement" in found["score"], found
     return spent

@@ -127,9 +127,8 @@ class PairScorer:
             self.metrics.scores.labels("rate_limited").inc()
             return {}
         replica = Side.REPLICA in answers
-        changed = outcome in (Outcome.NEAR, Outcome.DIVERGENT)
         task = asyncio.ensure_future(score_pair(self.scorer, path, plan.request, answers,
-                                                self._upstreams(plan.headers, replica), changed))
+                                                self._upstreams(plan.headers, replica), outcome))
         try:
             done, _ = await asyncio.wait((task, self._stopped), timeout=2 * self.timeout,
                                          return_when=asyncio.FIRST_COMPLETED)

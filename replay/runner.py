@@ -315,8 +315,8 @@ class Replay:
             margin = base.margins[comparison.first_token]
         scores: dict[str, Any] = {}
         if self._scorer is not None:
-            changed = comparison.outcome in (Outcome.NEAR, Outcome.DIVERGENT)
-            scores = await score_pair(self._scorer, record.endpoint, body, by_side, self.settings.upstreams, changed)
+            scores = await score_pair(self._scorer, record.endpoint, body, by_side, self.settings.upstreams,
+                                      comparison.outcome)
         triage = with_cascade(await triage_off_loop(base, cand, comparison, margin), scores.get("score"))
         return Pair(
             key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt,

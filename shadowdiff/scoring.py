@@ -52,7 +52,7 @@ from typing import Any
 import httpx
 
 from shadowdiff.client import Upstream
-from shadowdiff.compare import is_comparable
+from shadowdiff.compare import Outcome, is_comparable
 from shadowdiff.records import Answer, Side
 from shadowdiff.tokencount import shown
 
@@ -373,10 +373,10 @@ class Scorer:
 
 
 async def score_pair(scorer: Scorer, endpoint: str, body: dict[str, Any], answers: dict[Side, Answer],
-                     upstreams: Sequence[Upstream], changed: bool) -> dict[str, Any]:
+                     upstreams: Sequence[Upstream], outcome: Outcome) -> dict[str, Any]:
     """The ``score`` and ``noise_score`` fields of a pair: the candidate's and the replica's
     reading of the baseline's answer, the candidate's flagged as a ``cascade`` when the
-    texts differ in substance (``changed``) though it agrees on ``CASCADE_AGREEMENT`` of
+    texts differ in substance (``outcome`` near or divergent) though it agrees on ``CASCADE_AGREEMENT`` of
     the tokens or more. Nothing for a pair that samples or lacks a candidate's answer."""
     base, cand = answers.get(Side.BASELINE), answers.get(Side.CANDIDATE)
     if base is None or cand is None or not cand.ok or not is_comparable(body):
@@ -391,5 +391,6 @@ async def score_pair(scorer: Scorer, endpoint: str, body: dict[str, Any], answer
         found = await scorer.score(Job(endpoint, body, base.text), by_side[Side.BASELINE], others)
     score = found.get(Side.CANDIDATE)
     if score is not None and "agreement" in score:
+        changed = outcome in (Outcome.NEAR, Outcome.DIVERGENT)
         score["cascade"] = bool(changed and float(score["agreement"]) >= CASCADE_AGREEMENT)
     return {"score": score, "noise_score": found.get(Side.REPLICA)}

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from shadowdiff.client import Upstream
+from shadowdiff.compare import Outcome
 from shadowdiff.records import Answer, Side
 from shadowdiff.scoring import GIVE_UP_AFTER, Job, Scorer, Step, kl_estimate, measure, scorable, score_pair
 from tests.servers import serve_app
@@ -162,7 +163,7 @@ def test_a_sampled_pair_or_a_failed_candidate_is_not_scored() -> None:
         async with httpx.AsyncClient() as client:
             answers = {Side.BASELINE: Answer(Side.BASELINE, "m", "x"), Side.CANDIDATE: cand}
             ups = [Upstream(Side.BASELINE, "http://127.0.0.1:9"), Upstream(Side.CANDIDATE, "http://127.0.0.1:9")]
-            return await score_pair(Scorer(client), CHAT, body, answers, ups, changed=True)
+            return await score_pair(Scorer(client), CHAT, body, answers, ups, Outcome.DIVERGENT)
     assert asyncio.run(go({**BODY, "temperature": 0.7}, Answer(Side.CANDIDATE, "m", "y"))) == {}
     assert asyncio.run(go(BODY, Answer(Side.CANDIDATE, "m", error="down"))) == {}
 
