@@ -140,7 +140,8 @@ class _Engine:
         try:
             return response.json()
         except ValueError:
-            raise CannotScore(f"{url} answered something that is not JSON") from None
+            # (the route alone: the base URL may carry credentials, and reasons are stored)
+            raise CannotScore(f"{url.rsplit('/', 1)[-1]} answered something that is not JSON") from None
 
     @staticmethod
     def _split(prompt: list[int], full: list[int]) -> list[int]:
