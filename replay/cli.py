@@ -33,6 +33,7 @@ from shadowdiff.options import (
     note,
     parse_extra_body,
     parse_labels,
+    review_url_option,
     side_by_side_option,
 )
 from shadowdiff.records import Side
@@ -164,6 +165,7 @@ def _resume_command(ctx: click.Context) -> str:
 @confidence_gate_options
 @flip_gate_option
 @side_by_side_option
+@review_url_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
            candidate_model: str | None, replica_model: str | None, api_key: str | None, out: Path,
            store: str | None, resume: bool, fmt: str | None, turn: int, endpoint: str, concurrency: int,
@@ -171,7 +173,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
            redact: tuple[str, ...], extra_body: tuple[str, ...], max_excess_divergence: float | None,
            max_factual_rate: float | None, side_by_side: int | None, gate: bool, score: bool,
-           references: Path | None, grader: str | None, max_flips: int | None) -> None:
+           references: Path | None, grader: str | None, max_flips: int | None, review_url: str | None) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -194,7 +196,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
         )
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side,
                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                             max_flips=max_flips)
+                             max_flips=max_flips, review_url=review_url)
     except Interrupted as stopped:
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
@@ -225,7 +227,8 @@ class _NoDecision(click.ClickException):
 
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
                side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
-               max_factual_rate: float | None = None, max_flips: int | None = None) -> Acceptance:
+               max_factual_rate: float | None = None, max_flips: int | None = None,
+               review_url: str | None = None) -> Acceptance:
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
 
     fmt = settings.fmt or logs.detect(settings.log)
@@ -259,7 +262,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         store.finish_run(run_id)
         paths = write_reports(store, run_id, out, side_by_side=side_by_side,
                               max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                              max_flips=max_flips)
+                              max_flips=max_flips, review_url=review_url)
         click.echo(_closing_line(tally), err=True)
         if not paths.acceptance.compared:   # say why here, not only in the reports
             for side, error in _first_errors(store, run_id).items():

@@ -27,6 +27,7 @@ from shadowdiff.options import (
     click_error,
     confidence_gate_options,
     flip_gate_option,
+    review_url_option,
     side_by_side_option,
     transport_click_options,
 )
@@ -155,11 +156,12 @@ class _ReportCommand(click.Command):
 @confidence_gate_options
 @flip_gate_option
 @side_by_side_option
+@review_url_option
 @judge_options(required=False)
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
            min_compared: int, max_excess_divergence: float | None, max_factual_rate: float | None,
            max_flips: int | None, side_by_side: int | None, judge: str | None, judge_model: str | None,
-           judge_api_key: str | None, judge_concurrency: int) -> None:
+           judge_api_key: str | None, judge_concurrency: int, review_url: str | None) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
     PASS needs a finished run with at least --min-compared comparable pairs answered by
@@ -176,7 +178,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
                               min_compared=min_compared, side_by_side=side_by_side,
                               max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                              max_flips=max_flips)
+                              max_flips=max_flips, review_url=review_url)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
                f"{'' if run.finished_at else ', not finished'}{', ' + members if members else ''})")

@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -75,6 +76,29 @@ def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--side-by-side", type=NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
                         help="Changed and failed pairs shown side by side in report.html/report.md, worst first "
                              "('all' for every one); every pair is in pairs.jsonl either way.")(f)
+
+
+class ReviewUrl(click.ParamType):  # type: ignore[type-arg]
+    """The review UI's address, ``http(s)://host[:port]/prefix``: the reports link each
+    pair to ``<it>/pairs/<id>``, so anything but a plain web address is refused (a
+    ``javascript:`` link in a report would run where the report is opened)."""
+
+    name = "url"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        parts = urlsplit(str(value))
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+                or any(c.isspace() or c in "\"'<>" for c in str(value)):
+            self.fail(f"{value!r} is not the review UI's address (http(s)://host[:port]/review, no query)",
+                      param, ctx)
+        return str(value).rstrip("/")
+
+
+def review_url_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--review-url``, for every command that writes reports."""
+    return click.option("--review-url", type=ReviewUrl(), default=None,
+                        help="The review UI's address (as reviewers open it, e.g. https://review.example/review): "
+                             "the reports link each pair to its page there.")(f)
 
 
 def parse_labels(items: Iterable[str]) -> dict[str, str]:

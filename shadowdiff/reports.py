@@ -25,12 +25,14 @@ from typing import IO, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from shadowdiff import headline
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_diff
 from shadowdiff.flips import flip_lines, flip_rows
 from shadowdiff.records import Side
 from shadowdiff.requestview import request_view
 from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
+from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from shadowdiff.summary import OUTCOMES, Summary, summarize
@@ -41,9 +43,12 @@ SIDE_BY_SIDE = 1000   # changed and failed pairs shown side by side in report.ht
 ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",
                   "error")
 _PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char",
-                 "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity", "token_agreement")
+                 "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity", "token_agreement",
+                 "suggested", "priority")
+# the evidence of each pair beside its figures: triage's signals (kind and reason) and, given
+# --review-url, where the review UI shows it
 CSV_COLUMNS = [
-    *_PAIR_COLUMNS,
+    *_PAIR_COLUMNS, "signals", "review_url",
     *(f"{side}_{col}" for side in ("baseline", "candidate", "replica")
       for col in ANSWER_COLUMNS),
     "flip", "prompt",
@@ -207,15 +212,35 @@ def token_agreement_lines(s: Summary) -> list[str]:
     return lines
 
 
-def summary_text(s: Summary) -> str:
-    """The summary as plain text (the terminal and the top of report.md)."""
-    lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
+def caveats(s: Summary) -> list[str]:
+    """What the figures leave out, one sentence each: lines that made no pair, pairs
+    dropped or sampled, requests that made none (the terminal, and report.html's notes)."""
+    lines: list[str] = []
     if s.stored != s.pairs:
         lines.append(f"{s.stored} of them stored (every changed comparable pair; identical, sampled and failed "
                      "ones at --keep-rate): the tables below and the speed per side are over the stored pairs")
     if s.pruned:
         lines.append(f"{s.pruned} more stored pairs were deleted by retention (shadowdiff prune, serve --retain; "
                      "never reviewed ones): the counts above include them, the tables below do not")
+    if s.skipped:
+        lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
+    if s.dropped:
+        changed = sum(n for outcome, n in s.dropped.items() if outcome in NEEDS_REVIEW)
+        lines.append(f"{sum(s.dropped.values())} compared pairs were dropped before reaching the store (its outage "
+                     f"outlasted the proxy's queue, or the proxy stopped first); {changed} of them changed in "
+                     "substance and can never be reviewed")
+    if s.not_compared:
+        lines.append(f"{sum(s.not_compared.values())} requests made no pair: " + "; ".join(
+            f"{n} {NOT_COMPARED_REASONS.get(why, why)}" for why, n in sorted(s.not_compared.items())))
+    if s.pairs != s.comparable:
+        lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte, "
+                     "so left out of the changed rates, the noise floor and the histogram")
+    return lines
+
+
+def summary_text(s: Summary) -> str:
+    """The summary as plain text (the terminal and the top of report.md)."""
+    lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
     of = f" of {s.comparable} comparable pairs" if s.comparable != s.pairs else ""
     lines.append(f"candidate changed (not identical): {_pct(s.changed_rate)}{of}, in substance (near or divergent): "
                  f"{_pct(s.substantive_rate)}")
@@ -240,28 +265,17 @@ def summary_text(s: Summary) -> str:
                          "token in one read): " + ", ".join(undecoded))
         if counted := token_sources_text(s):
             lines.append(f"  output token counts: {counted}")
-    if s.skipped:
-        lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
-    if s.dropped:
-        changed = sum(n for outcome, n in s.dropped.items() if outcome in NEEDS_REVIEW)
-        lines.append(f"{sum(s.dropped.values())} compared pairs were dropped before reaching the store (its outage "
-                     f"outlasted the proxy's queue, or the proxy stopped first); {changed} of them changed in "
-                     "substance and can never be reviewed")
-    if s.not_compared:
-        lines.append(f"{sum(s.not_compared.values())} requests made no pair: " + "; ".join(
-            f"{n} {NOT_COMPARED_REASONS.get(why, why)}" for why, n in sorted(s.not_compared.items())))
-    if s.pairs != s.comparable:
-        lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte, "
-                     "so left out of the changed rates, the noise floor and the histogram")
+    lines += caveats(s)
     return "\n".join(lines)
 
 
 def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float = 1.0,
                   max_errors: int = 0, min_compared: int = 1, side_by_side: int | None = SIDE_BY_SIDE,
                   max_excess_divergence: float | None = None, max_factual_rate: float | None = None,
-                  max_flips: int | None = None) -> ReportPaths:
+                  max_flips: int | None = None, review_url: str | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
-    shown side by side (None: all of them)."""
+    shown side by side (None: all of them); ``review_url`` is the review UI's address
+    (``…/review``), for a link from each pair to its page there."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
     changed, failed = summary.stored_changed, summary.stored_failed
@@ -273,7 +287,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     with _atomic(out / "summary.json") as f:
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")
-    _write_pairs(store, run_id, out)
+    _write_pairs(store, run_id, out, review_url)
     # report.html.j2 is HTML: model output and log text in it are escaped (report.md.j2 is not HTML)
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
@@ -282,24 +296,42 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
                "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary),
-               "token_sources": token_sources_text(summary), "flip_rows": flip_rows(summary.flips)}
+               "token_sources": token_sources_text(summary), "flip_rows": flip_rows(summary.flips),
+               "figures": headline.figures(summary, verdict), "why": headline.decision_why(verdict),
+               "side_rows": headline.side_rows(summary), "settings_rows": headline.settings_rows(summary),
+               "caveats": caveats(summary), "token_lines": token_agreement_lines(summary),
+               "status_words": headline.STATUS_WORDS, "review_link": bool(review_url),
+               "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != "identical"]}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
-            for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown), **context):
+            for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown, review_url),
+                                                                             **context):
                 f.write(piece)
     return ReportPaths(out, text, verdict)
 
 
-def _diffs(store: Store, run_id: str, limit: int) -> Iterator[dict[str, Any]]:
-    for pair in itertools.islice(store.pairs_worst_first(run_id, batch=min(200, max(1, limit))), limit):
+def pair_link(review_url: str | None, pair: StoredPair) -> str | None:
+    """The pair's page in the review UI at ``review_url`` (None without one)."""
+    return f"{review_url.rstrip('/')}/pairs/{pair['id']}" if review_url else None
+
+
+def signals_text(pair: StoredPair) -> str:
+    """The pair's signals as one cell: "kind: reason" each, "; " between them."""
+    return "; ".join(f"{s['kind']}: {s['reason']}" for s in pair["signals"] or ())
+
+
+def _diffs(store: Store, run_id: str, limit: int, review_url: str | None) -> Iterator[dict[str, Any]]:
+    for pair in itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, limit))), limit):
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
         left, right = sides_diff(base, cand)
         yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right,
-               "request": request_view(pair["request"])}
+               "request": request_view(pair["request"]), "signals": pair["signals"] or [],
+               "kinds": " ".join(dict.fromkeys(s["kind"] for s in pair["signals"] or ())),
+               "link": pair_link(review_url, pair)}
 
 
-def _write_pairs(store: Store, run_id: str, out: Path) -> None:
+def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None) -> None:
     with _atomic(out / "pairs.csv") as csv_file, _atomic(out / "pairs.jsonl") as jsonl, \
             _atomic(out / "baseline.texts.json") as base_texts, _atomic(out / "candidate.texts.json") as cand_texts:
         writer = csv.DictWriter(csv_file, CSV_COLUMNS)
@@ -307,8 +339,8 @@ def _write_pairs(store: Store, run_id: str, out: Path) -> None:
         base_texts.write("[")
         cand_texts.write("[")
         for i, pair in enumerate(store.pairs(run_id)):
-            writer.writerow(_csv_row(pair))
-            jsonl.write(json.dumps(_json_row(pair), ensure_ascii=False) + "\n")
+            writer.writerow(_csv_row(pair, review_url))
+            jsonl.write(json.dumps(_json_row(pair, review_url), ensure_ascii=False) + "\n")
             sep = ",\n  " if i else "\n  "
             for side, f in ((Side.BASELINE, base_texts), (Side.CANDIDATE, cand_texts)):
                 answer = pair.answers.get(side)
@@ -331,8 +363,9 @@ def spreadsheet_safe(value: Any) -> Any:
     return value
 
 
-def _csv_row(pair: StoredPair) -> dict[str, Any]:
+def _csv_row(pair: StoredPair, review_url: str | None) -> dict[str, Any]:
     row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
+    row["signals"], row["review_url"] = signals_text(pair), pair_link(review_url, pair)
     row["prompt"] = pair["prompt"]
     row["flip"] = pair["flip"]
     for side, answer in pair.answers.items():
@@ -341,8 +374,9 @@ def _csv_row(pair: StoredPair) -> dict[str, Any]:
     return {k: spreadsheet_safe(v) for k, v in row.items()}
 
 
-def _json_row(pair: StoredPair) -> dict[str, Any]:
+def _json_row(pair: StoredPair, review_url: str | None) -> dict[str, Any]:
     row: dict[str, Any] = {c: pair[c] for c in _PAIR_COLUMNS}
+    row["signals"], row["review_url"] = pair["signals"], pair_link(review_url, pair)
     row["prompt"] = pair["prompt"]
     row["request"] = pair["request"]
     row["score"], row["noise_score"] = pair["score"], pair["noise_score"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from shadowdiff import confidence
@@ -106,6 +107,7 @@ class Summary:
     # pairs graded against a reference answer: flips, McNemar's test (shadowdiff.flips); None
     # when no pair had a reference, only the counts when none was graded on both sides
     flips: dict[str, Any] | None = None
+    finished_at: str | None = None        # None: the run did not finish (or is still going)
 
     @property
     def changed_rate(self) -> float | None:
@@ -165,6 +167,14 @@ class Summary:
         out["ratios"] = self.ratios
         out["speedup"] = self.speedup
         return out
+
+
+def iso_time(moment: datetime) -> str:
+    """A time in ISO 8601 to the second, with its zone (SQLite returns stored times
+    without one: the store writes them in UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.isoformat(timespec="seconds")
 
 
 def summarize(store: Store, run_id: str) -> Summary:
@@ -245,7 +255,8 @@ def summarize(store: Store, run_id: str) -> Summary:
             run_id, side, "inter_token_latency", (50, 95))
         (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
     return Summary(
-        run_id=run.id, kind=run.kind, created_at=run.created_at.isoformat(), settings=run.settings,
+        run_id=run.id, kind=run.kind, created_at=iso_time(run.created_at), settings=run.settings,
+        finished_at=iso_time(run.finished_at) if run.finished_at else None,
         pairs=total, stored=stored, stored_changed=stored_changed, stored_failed=stored_failed,
         outcomes=dict(outcomes), comparable=comparable,
         comparable_outcomes=dict(comparable_outcomes),

@@ -420,8 +420,10 @@ class Store:
             yield from rows
             last = (rows[-1]["seq"], rows[-1]["id"])
 
-    def pairs_worst_first(self, run_id: str, batch: int = 200) -> Iterator[StoredPair]:
-        """The run's non-identical pairs: errors, then by similarity, lowest first.
+    def pairs_by_priority(self, run_id: str, batch: int = 200) -> Iterator[StoredPair]:
+        """The run's non-identical pairs in the review queue's order: highest review
+        priority first (shadowdiff.signals), and within a priority the worst first:
+        errors, then by similarity, lowest first, then log order.
 
         Paged by key (the last row's sort key), not by offset, so that a page never
         re-reads the rows before it (each page is still a scan of the run's changed
@@ -429,13 +431,13 @@ class Store:
         """
         p = schema.pairs.c
         rank = sa.case(_WORST_FIRST, value=p.outcome, else_=len(_WORST_FIRST))
-        order = (rank, sa.func.coalesce(p.similarity, -1.0), p.seq, p.id)
+        order = (-p.priority, rank, sa.func.coalesce(p.similarity, -1.0), p.seq, p.id)
         query = schema.pairs.select().where(p.run_id == run_id, p.outcome != "identical").order_by(*order)
         rows = self._with_answers(query.limit(batch))
         while rows:
             yield from rows
             last = rows[-1]
-            after = (_WORST_FIRST.get(last["outcome"], len(_WORST_FIRST)),
+            after = (-last["priority"], _WORST_FIRST.get(last["outcome"], len(_WORST_FIRST)),
                      -1.0 if last["similarity"] is None else last["similarity"], last["seq"], last["id"])
             rows = self._with_answers(query.where(sa.tuple_(*order) > sa.tuple_(*map(sa.literal, after)))
                                       .limit(batch))

@@ -111,7 +111,7 @@ def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -
     html = (tmp_path / "report.html").read_text()
     assert "<td>changed (not identical: equivalent + near + divergent)</td><td>75.0 %</td>" in html
     assert "<td>changed in substance (near + divergent)</td><td>50.0 %</td>" in html
-    assert html.count('<div class="pair">') == 4             # changed and failed, side by side
+    assert html.count('<article class="pair"') == 4             # changed and failed, side by side
     md = (tmp_path / "report.md").read_text()
     assert "| changed (not identical: equivalent + near + divergent) | 75.0 % |" in md
     assert "| changed in substance (near + divergent) | 50.0 % |" in md
@@ -121,7 +121,7 @@ def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -
     # the side-by-side cap counts the same pairs
     write_reports(store, run, tmp_path / "capped", side_by_side=2)
     capped = (tmp_path / "capped" / "report.html").read_text()
-    assert "The 2 worst of 3 changed and 1 failed pairs." in capped
+    assert "The first 2 of 3 changed and 1 failed pairs." in capped
 
 
 def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Pat
     html = (tmp_path / "report.html").read_text()
     assert_nothing_live(html, SCRIPT, IMG, "</textarea></pre>", f"k{IMG}", f"HTTP 400: {HOSTILE}",
                         f"not JSON: {HOSTILE}", "team=" + SCRIPT)
-    assert html.count('<div class="pair">') == 4
+    assert html.count('<article class="pair"') == 4
 
     tokens = commonmark((tmp_path / "report.md").read_text())
     # no raw HTML gets through, inline or as a block: every hostile string is in code
@@ -161,7 +161,7 @@ def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Pat
     # every pair keeps its own heading, whatever fences its answers hold
     headings = [tokens[i + 1] for i, t in enumerate(tokens)
                 if t.type == "heading_open" and t.tag == "h3"]
-    keys = [h.children[0].content for h in headings if h.children and h.children[0].type == "code_inline"]
+    keys = [next(c.content for c in h.children if c.type == "code_inline") for h in headings if h.children]
     assert sorted(keys) == sorted(["```", f"e{SCRIPT}", f"k{IMG}", '=HYPERLINK("http://x")'])
     # and every answer is whole inside one code block
     fences = [t.content for t in tokens if t.type == "fence"]
@@ -230,4 +230,4 @@ def test_a_server_without_a_version_endpoint_is_reported_as_unknown(store: Store
     write_reports(store, run, tmp_path / "out")
     for name in ("report.html", "report.md"):
         text = (tmp_path / "out" / name).read_text()
-        assert "version unknown (no /version)" in text and "0.34.0" in text, name
+        assert "unknown (no /version)" in text and "0.34.0" in text, name

@@ -103,12 +103,15 @@ def test_a_nul_character_is_stored_as_a_replacement_character(store: Store) -> N
     assert store.skipped(run) == [(3, "bad \ufffd line")]
 
 
-def test_worst_first_pages_by_key_across_ties_and_gaps(store: Store) -> None:
-    """Errors, then lowest similarity first; ties (equal or missing similarity) keep
-    log order, and no pair is lost or repeated at a page boundary."""
+def test_pairs_by_priority_pages_by_key_across_ties_and_gaps(store: Store) -> None:
+    """The review queue's order: highest priority first; within a priority errors, then
+    lowest similarity first; ties (equal or missing similarity) keep log order, and no
+    pair is lost or repeated at a page boundary."""
     run = store.create_run("replay", {})
     texts = ["a b c", "a b d", "a x y", "a b c", "q r s", "a b d", "a b c ", "a b d"]
-    pairs = [pair(f"k{i}", i, cand=t) for i, t in enumerate(texts)]
+    priorities = [0, 40, 100, 0, 40, 100, 5, 40]
+    pairs = [replace(pair(f"k{i}", i, cand=t), priority=prio) for i, (t, prio) in enumerate(
+        zip(texts, priorities, strict=True))]
     pairs.append(Pair("err", 8, "/v1/chat/completions", "p", {}, error_comparison(),
                       {Side.BASELINE: Answer(Side.BASELINE, "m", "x"),
                        Side.CANDIDATE: Answer(Side.CANDIDATE, "m", error="HTTP 500")}))
@@ -116,11 +119,12 @@ def test_worst_first_pages_by_key_across_ties_and_gaps(store: Store) -> None:
     store.add_pairs(store.create_run("replay", {}), [pair("other", 0, cand="zzz")])   # another run's pair
     rank = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
     expected = sorted((p for p in pairs if p.comparison.outcome.value != "identical"),
-                      key=lambda p: (rank[p.comparison.outcome.value],
+                      key=lambda p: (-p.priority, rank[p.comparison.outcome.value],
                                      -1.0 if p.comparison.similarity is None else p.comparison.similarity, p.seq))
     assert len(expected) == 7
+    assert expected[0].priority == 100 and expected[-1].key == "err"
     for batch in (1, 2, 5, 200):
-        assert [p["key"] for p in store.pairs_worst_first(run, batch=batch)] == [p.key for p in expected]
+        assert [p["key"] for p in store.pairs_by_priority(run, batch=batch)] == [p.key for p in expected]
 
 
 def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) -> None:

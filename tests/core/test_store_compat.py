@@ -134,6 +134,8 @@ CORRECTED = {
     # when the last token came, so their speed per token is now unknown (issue 15)
     *(f".sides.{side}.tokens_per_second_p50" for side in ("baseline", "candidate", "replica")),
     ".speedup",
+    # the run's start had microseconds and no zone; it is now ISO 8601 to the second, in UTC (issue 21)
+    ".created_at",
 }
 
 

@@ -118,7 +118,7 @@ def test_a_replay_with_references_counts_its_flips_and_queues_them_first(
     assert noise["correct_to_wrong"] == sum(e[Side.BASELINE] and not e[Side.REPLICA] for e in expected.values())
     assert noise["wrong_to_correct"] == sum(e[Side.REPLICA] and not e[Side.BASELINE] for e in expected.values())
     assert summary["settings"]["grading"]["references"] == str(refs.resolve())
-    assert f"flips: {c2w} correct→wrong" in (out / "report.md").read_text()
+    assert f"| correct→wrong flips | {c2w} |" in (out / "report.md").read_text()
 
     store = Store.open(out / STORE_FILE)
     try:

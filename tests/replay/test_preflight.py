@@ -131,7 +131,7 @@ def test_the_run_records_versions_and_labels_and_redacts_what_it_stores(start_si
         [p.answers[Side.BASELINE].text for p in pairs]
     plain.close()
     md = (out / "report.md").read_text()
-    assert "Labels: `gpu=H100`, `batch_invariant=1`" in md and f"version `{versions['candidate']}`" in md
+    assert "`gpu=H100`, `batch_invariant=1`" in md and f"`{versions['candidate']}`" in md
     for args, message in ((["--label", "gpu"], "--label expects KEY=VALUE"),
                           (["--redact", "(unclosed"], "is not a valid regular expression")):
         result = replay(write_log(tmp_path), tmp_path / "bad", base, cand, *args)

@@ -93,7 +93,7 @@ def test_mt_bench_replays_without_edits(sides: dict[Side, str], tmp_path: Path) 
     assert first["request"]["messages"][0]["content"].startswith("Compose an engaging travel blog post")
     html = (out / "report.html").read_text()
     changed = outcomes["near"] + outcomes["divergent"] + outcomes["equivalent"]
-    assert html.count('<div class="pair">') == changed
+    assert html.count('<article class="pair"') == changed
     assert "<script" not in html
     md = (out / "report.md").read_text()
     assert md.count("\n### ") == changed
@@ -285,7 +285,7 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
     changed = [r for r in rows if r["outcome"] != "identical"]
     assert len(changed) >= 3
     html = (out / "report.html").read_text()
-    assert html.count('<div class="pair">') == len(changed)
+    assert html.count('<article class="pair"') == len(changed)
     assert "worst of" not in html
 
     def report(*args: str) -> subprocess.CompletedProcess[str]:
@@ -294,16 +294,20 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
 
     assert report("--side-by-side", "2").returncode == 2
     html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
-    assert html.count('<div class="pair">') == 2
+    assert html.count('<article class="pair"') == 2
     failed = sum(r["outcome"] == "error" for r in changed)
-    assert f"The 2 worst of {len(changed) - failed} changed and {failed} failed pairs" in html
-    assert f"The 2 worst of {len(changed) - failed} changed and {failed} failed pairs" in md
-    worst = min(changed, key=lambda r: r["similarity"] if r["similarity"] is not None else -1.0)
-    assert f"<h3>{worst['key']} " in html
+    assert f"The first 2 of {len(changed) - failed} changed and {failed} failed pairs" in html
+    assert f"The first 2 of {len(changed) - failed} changed and {failed} failed pairs" in md
+    # the review queue's order: highest priority first, then the worst (errors, lowest similarity)
+    rank = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
+    first = min(changed, key=lambda r: (-r["priority"], rank[r["outcome"]],
+                                        r["similarity"] if r["similarity"] is not None else -1.0, r["seq"]))
+    assert f'<span class="rank">#1</span> {first["key"]} — ' in html
+    assert f'### 1. `{first["key"]}` — ' in md
     assert len((out / "pairs.jsonl").read_text().splitlines()) == 12    # every pair, whatever is shown
     assert report("--side-by-side", "0").returncode == 2    # incomplete: nobody has reviewed
     html = (out / "report.html").read_text()
-    assert '<div class="pair">' not in html and "byte-for-byte identical" not in html
+    assert '<article class="pair"' not in html and "byte-for-byte identical" not in html
     for bad, message in (("-1", "is negative"), ("many", "is not a number or 'all'")):
         result = report("--side-by-side", bad)
         assert result.returncode == 3 and message in result.stderr, result.stderr
