@@ -243,8 +243,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                        viewer=who.name or None, all_verdicts=who.admin)
 
     def filter_query(request: Request, **more: str) -> str:
-        """The request's filters as a query string (``_ONE_VIEW`` left out), with ``more``."""
-        return urlencode({**{k: v for k, v in request.query_params.items() if k not in _ONE_VIEW}, **more})
+        """The request's filters as a query string, with ``more``: ``_ONE_VIEW`` left out, and
+        the filter form's empty fields (any), so that links stay short."""
+        return urlencode({**{k: v for k, v in request.query_params.items() if v and k not in _ONE_VIEW}, **more})
 
     def to_page(path: str, request: Request, **more: str) -> RedirectResponse:
         """303 to ``path`` with the request's filters (and ``more``): a search or filter
