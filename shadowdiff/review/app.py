@@ -49,7 +49,7 @@ from shadowdiff.review.nostore import NoStore
 from shadowdiff.review.ratelimit import Lockout, SignInLimit
 from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store
-from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.store.review import MAX_SEARCH, PROMPT_PREVIEW, Filters, Review, ReviewQueue
 from shadowdiff.store.reviewers import Reviewers, check_name
 
 VERDICT_HELP = {
@@ -63,6 +63,10 @@ VERDICT_HELP = {
 # what the side asked with a directional verdict is, in the reviewer's words
 SIDE_QUESTION = {"factual": "wrong", "minor": "worse", "improvement": "better"}
 _MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are simply not there
+# query parameters that belong to one view of a page (its offset, a message shown once),
+# not to the filters that links, "next" and the redirects after a post carry along
+_ONE_VIEW = ("offset", "message", "error", "saved")
+SNIPPET = 120              # characters of a prompt the queue shows on its one line
 _EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
                    "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
 
@@ -232,13 +236,22 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         who = identity(request)
         return Filters(run_id=q.get("run") or None, outcome=q.get("outcome") or None,
                        suggested=q.get("suggested") or None, signal=q.get("signal") or None,
-                       verdict=q.get("verdict") or None, unreviewed=q.get("unreviewed") == "1",
+                       verdict=q.get("verdict") or None, search=q.get("q") or None,
+                       unreviewed=q.get("unreviewed") == "1",
                        mine=q.get("mine") == "1", second=q.get("second") == "1",
                        # a reviewer reads their own verdicts only; an admin, everyone's
                        viewer=who.name or None, all_verdicts=who.admin)
 
-    def query_without(request: Request, *names: str) -> str:
-        return urlencode({k: v for k, v in request.query_params.items() if k not in names})
+    def filter_query(request: Request, **more: str) -> str:
+        """The request's filters as a query string, with ``more``: ``_ONE_VIEW`` left out, and
+        the filter form's empty fields (any), so that links stay short."""
+        return urlencode({**{k: v for k, v in request.query_params.items() if v and k not in _ONE_VIEW}, **more})
+
+    def to_page(path: str, request: Request, **more: str) -> RedirectResponse:
+        """303 to ``path`` with the request's filters (and ``more``): a search or filter
+        outlives a verdict or a claim, so next/previous still walk what it selects."""
+        query = filter_query(request, **more)
+        return RedirectResponse(f"{prefix}{path}{'?' if query else ''}{query}", status_code=303)
 
     def index(request: Request) -> Response:
         f = filters(request)
@@ -249,8 +262,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             # the judge's word as on the pair page: the raw one beside it would give the side away
             verdict, worse = row.pop("judge_verdict"), row.pop("judge_wrong_side")
             row["judge"] = judge_text(verdict, worse, blinding.a_is_baseline(row["id"])) if verdict else ""
+            row["snippet"], row["prompt"] = _snippet(row["prompt"])
         return page("queue.html", request, rows=rows, signal_kinds=SIGNAL_KINDS, counts=queue.counts(f),
-                    runs=store.runs(), f=f, offset=offset, query=query_without(request, "offset", "message"),
+                    runs=store.runs(), f=f, offset=offset, query=filter_query(request), max_search=MAX_SEARCH,
                     message=request.query_params.get("message"))
 
     def pair_page(request: Request) -> Response:
@@ -266,6 +280,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         sides = [("A", a, left), ("B", b, right)]
         who = identity(request)
         reviews = queue.reviews(pair_id)
+        saved = _saved_message(request.query_params.get("saved"), reviews, who.name, pair["key"])
         # revealed once this reviewer has judged the pair, and never by a query parameter;
         # then they see their own verdicts, and an admin everyone's
         revealed = bool(who.name) and any(r.reviewer == who.name for r in reviews)
@@ -275,10 +290,10 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         return page("pair.html", request, pair=pair, sides=sides, asked=request_view(pair["request"]),
                     signals=signals, reviews=reviews,
                     revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
-                    judge=_judge_view(pair.row, blinding, pair_id, revealed), query=query_without(request, "error"),
+                    judge=_judge_view(pair.row, blinding, pair_id, revealed), query=filter_query(request),
                     grade=grade_view(pair["grade"], a_is_baseline),
                     agreement=score_view(pair["score"], pair["noise_score"]),
-                    error=request.query_params.get("error"))
+                    error=request.query_params.get("error"), saved=saved)
 
     async def verdict_post(request: Request) -> Response:
         pair_id = int(request.path_params["pair_id"])
@@ -292,14 +307,16 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             against = _side_against(verdict, letter, blinding, pair_id)
             if pair_id > _MAX_ID:
                 raise InputError(f"no pair {pair_id}")
-            await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against, _text(form, "note"))
+            review = await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against,
+                                             _text(form, "note"))
         except InputError as exc:
             status = 403 if isinstance(exc, _Forbidden) else 404 if str(exc).startswith("no pair") else 400
             if status == 400 and "text/html" in request.headers.get("accept", ""):
-                return RedirectResponse(f"{prefix}/pairs/{pair_id}?{urlencode({'error': str(exc)})}",
-                                        status_code=303)
+                return to_page(f"/pairs/{pair_id}", request, error=str(exc))
             return JSONResponse({"error": str(exc)}, status_code=status)
-        response = RedirectResponse(f"{prefix}/pairs/{pair_id}", status_code=303)
+        # the page says it was saved: by the verdict's id, which the page looks up (a link
+        # cannot make it claim a verdict that is not there, nor carry text of its own)
+        response = to_page(f"/pairs/{pair_id}", request, saved=str(review.id))
         if who.shared and "text/html" in request.headers.get("accept", ""):
             set_reviewer(response, request, reviewer)
         return response
@@ -320,8 +337,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             left = "Nothing left to review." if filters(request).outcome else (
                 "Nothing left that needs a verdict (equivalent and failed pairs are handed out when "
                 "the outcome filter asks for them).")
-            return RedirectResponse(f"{prefix}/?{urlencode({'message': left})}", status_code=303)
-        return RedirectResponse(f"{prefix}/pairs/{pair_id}", status_code=303)
+            return to_page("/", request, message=left)
+        return to_page(f"/pairs/{pair_id}", request)
 
     # whole before their first byte is sent: a database error is the 503 below (review.export)
     def export_csv(request: Request) -> Response:
@@ -429,6 +446,27 @@ def _side_against(verdict: str, letter: str, blinding: Blinding, pair_id: int) -
 def _bounded_int(text: str | None) -> int:
     text = text or "0"
     return min(int(text), _MAX_ID) if text.isascii() and text.isdigit() else 0
+
+
+def _snippet(prompt: str) -> tuple[str, str]:
+    """A prompt's first ``SNIPPET`` characters on one line (whitespace runs as one space),
+    and the start the queue read (``PROMPT_PREVIEW`` characters) for its tooltip; each
+    ends in "…" where the prompt goes on."""
+    line = " ".join(prompt.split())
+    start = prompt[:PROMPT_PREVIEW] + ("…" if len(prompt) > PROMPT_PREVIEW else "")
+    return (line[:SNIPPET].rstrip() + "…" if len(line) > SNIPPET else line), start
+
+
+def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key: str) -> str | None:
+    """"Verdict saved for pair KEY: VERDICT" for the verdict ``saved`` names (its id, put
+    there by the redirect after the post) if it is ``reviewer``'s on this pair, else nothing."""
+    if not (saved and saved.isascii() and saved.isdigit()):
+        return None
+    for review in reviews:
+        if review.id == int(saved) and review.reviewer == reviewer:
+            side = f" ({side_words(review)})" if review.wrong_side else ""
+            return f"Verdict saved for pair {key}: {review.verdict.value}{side}."
+    return None
 
 
 def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed: bool) -> dict[str, Any] | None:

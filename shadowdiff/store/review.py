@@ -28,6 +28,10 @@ NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
 MAX_NOTE = 10_000
 # a filter longer than any value its column holds (keys, categories: 255) selects nothing
 MAX_FILTER = 255
+# a prompt search is a phrase a reviewer types, not a pasted prompt (issue 21)
+MAX_SEARCH = 200
+# how much of each prompt the queue reads: its snippet and tooltip, not a whole long prompt per row
+PROMPT_PREVIEW = 1000
 # the filters as the UI's query string names them, for messages a reviewer can act on
 _FILTER_NAMES = {"run_id": "run", "outcome": "outcome", "suggested": "suggested", "signal": "signal",
                  "verdict": "verdict"}
@@ -62,6 +66,7 @@ class Filters:
     suggested: str | None = None
     signal: str | None = None
     verdict: str | None = None
+    search: str | None = None     # text the prompt contains, any case; % and _ are characters, not wildcards
     unreviewed: bool = False
     mine: bool = False            # only pairs ``viewer`` has judged ("my reviews")
     second: bool = False          # only pairs judged by someone else and not ``viewer``: a second blind review
@@ -74,6 +79,8 @@ class Filters:
             value = getattr(self, name)
             if value is not None:
                 _check_text(f"the {shown} filter", value, MAX_FILTER)
+        if self.search is not None:
+            _check_text("the search", self.search, MAX_SEARCH)
         # a kind, and only a kind: the filter matches the stored signals as text, which hold
         # the real sides (their values and reasons), so any other pattern would look them up
         if self.signal is not None and self.signal not in SIGNAL_KINDS:
@@ -102,6 +109,10 @@ class ReviewQueue:
             clauses.append(p.outcome == f.outcome)
         if f.suggested:
             clauses.append(p.suggested == f.suggested)
+        if f.search:
+            # lower(prompt) LIKE lower(?) on SQLite (which folds ASCII letters only), ILIKE on
+            # PostgreSQL; autoescape makes the reviewer's % and _ plain characters
+            clauses.append(p.prompt.icontains(f.search, autoescape=True))
         reviewed = sa.exists().where(r.pair_id == p.id)
         if f.unreviewed:
             clauses.append(~reviewed)
@@ -122,7 +133,8 @@ class ReviewQueue:
         return clauses
 
     def page(self, f: Filters, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
-        """Queue rows, highest priority first, with their review counts."""
+        """Queue rows, highest priority first, with their review counts and the first
+        ``PROMPT_PREVIEW`` characters of each prompt (one more when it is longer)."""
         p, r = schema.pairs.c, schema.reviews.c
         reviews = sa.select(sa.func.count()).where(r.pair_id == p.id).scalar_subquery()
         # whether reviewers disagree is everyone's verdicts: an admin's to see
@@ -130,7 +142,9 @@ class ReviewQueue:
                     .where(r.pair_id == p.id).scalar_subquery() if f.all_verdicts else sa.literal(0))
         mine = (sa.select(r.verdict).where(r.pair_id == p.id, r.reviewer == (f.viewer or ""))
                 .order_by(r.id.desc()).limit(1).scalar_subquery())
+        preview = sa.func.substr(p.prompt, 1, PROMPT_PREVIEW + 1).label("prompt")
         query = (sa.select(p.id, p.key, p.run_id, p.category, p.outcome, p.similarity, p.suggested, p.priority,
+                           preview,
                            p.signals, p.claimed_by, p.claimed_until, p.judge_verdict, p.judge_wrong_side,
                            reviews.label("reviews"), verdicts.label("verdicts"), mine.label("my_verdict"))
                  .where(*self._where(f)).order_by(p.priority.desc(), p.id).offset(offset).limit(limit))
@@ -198,7 +212,7 @@ class ReviewQueue:
         second = bool(f and f.second)
         f = Filters(run_id=f.run_id if f else None, outcome=f.outcome if f else None,
                     suggested=f.suggested if f else None, signal=f.signal if f else None,
-                    unreviewed=not second, second=second, viewer=reviewer)
+                    search=f.search if f else None, unreviewed=not second, second=second, viewer=reviewer)
         p = schema.pairs.c
         now = datetime.now(UTC)
         free = sa.or_(p.claimed_until.is_(None), p.claimed_until < now, p.claimed_by == reviewer)

@@ -276,3 +276,59 @@ def test_reviewers_with_their_own_tokens_review_blind_twice(browser: Any, site: 
     bob.screenshot(path=str(output_dir() / "report-agreement.png"), full_page=True)
     for opened in pages:
         opened.context.close()
+
+
+def test_search_the_prompts_then_review_and_see_the_verdict_saved(page: Any, site: tuple[str, Store, str]) -> None:
+    """Issue 21: type in the search box and the queue shows the matching pairs only, each
+    with its prompt's snippet; "next" stays within the search, the nav reads with
+    separators, and a verdict posted says it was saved."""
+    from dataclasses import replace
+
+    base, store, run = site
+    store.add_pairs(run, [
+        replace(pair("k40", "It costs 5.", "It costs 6."), prompt="What does 50% of the CAPITAL cost?\nShow work."),
+        replace(pair("k41", "It costs 7.", "It costs 8."), prompt="What does 50 of the capital cost?"),
+        replace(pair("k42", "It costs 1.", "It costs 2."), prompt="How much is the capital worth?")])
+    sign_in(page, base)
+    rows = page.locator("table tr")
+    assert rows.count() == 1 + 8                        # fill's four changed pairs, k9 and the three above
+    page.fill("#search", "capital")
+    page.press("#search", "Enter")                       # the filter form's GET, no script needed
+    page.wait_for_url("**/review/?q=capital*")
+    keys = sorted(rows.nth(i).locator("td").nth(1).inner_text() for i in range(1, rows.count()))
+    assert keys == ["k40", "k41", "k42"]
+    assert page.input_value("#search") == "capital"
+    snippet = page.locator("tr:has(a:text-is('k40')) .snippet")
+    assert snippet.inner_text() == "What does 50% of the CAPITAL cost? Show work."   # one line
+    assert snippet.get_attribute("title") == "What does 50% of the CAPITAL cost?\nShow work."
+    assert snippet.is_visible()
+
+    page.fill("#search", "50%")                          # % is a character, not a wildcard
+    page.press("#search", "Enter")
+    page.wait_for_url("**/review/?q=50%25*")
+    assert [rows.nth(i).locator("td").nth(1).inner_text() for i in range(1, rows.count())] == ["k40"]
+
+    page.fill("#search", "capital")
+    page.press("#search", "Enter")
+    page.wait_for_url("**/review/?q=capital*")
+    page.click("#next")
+    page.wait_for_url("**/pairs/*?q=capital*")
+    pid = int(page.url.rsplit("/", 1)[1].split("?")[0])
+    key = next(r["key"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["id"] == pid)
+    assert key in {"k40", "k41", "k42"}
+    nav = page.inner_text("#pair-nav").split("keys:")[0]
+    assert "previousqueue" not in nav and "queuenext" not in nav
+    assert nav.replace("\xa0", " ").strip().rstrip("·").strip() in {
+        "queue · next →", "← previous · queue · next →", "← previous · queue"}, nav
+    assert page.locator("#saved").count() == 0
+    page.check("#verdict-wording")
+    page.click("#submit")
+    page.wait_for_selector("#saved")
+    saved = page.locator("#saved")
+    assert saved.inner_text() == f"Verdict saved for pair {key}: wording."
+    assert saved.get_attribute("role") == "status" and saved.is_visible()
+    assert page.locator("#revealed").count() == 1
+    # the search outlives the verdict: the page's links still walk what it selects
+    assert page.url.endswith(f"/pairs/{pid}?q=capital&saved={ReviewQueue(store).reviews(pid)[0].id}")
+    assert page.get_attribute("#to-queue", "href") == "/review/?q=capital"
+    page.screenshot(path=str(output_dir() / "review-verdict-saved.png"), full_page=True)

@@ -1,4 +1,4 @@
-"""The review UI over real HTTP: the token, CSRF, escaping, blind sides, verdicts, export."""
+"""The review UI over real HTTP: the token, CSRF, escaping, blind sides, verdicts, export, search."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -520,3 +521,164 @@ def test_csv_cells_are_not_formulas(ui: tuple[str, Store, str]) -> None:
     ReviewQueue(store).add_review(pair_ids(store, run)["k1"], "=HYPERLINK(\"http://x\")", "wording", note="+1 agreed")
     rows = list(csv.DictReader(io.StringIO(signed_in(base).get("/export.csv").text)))
     assert rows[0]["reviewer"].startswith("'=") and rows[0]["note"] == "'+1 agreed"
+
+
+# -- issue 21: the prompt search, the snippet, the pair page's nav, "verdict saved" -----
+
+PROMPTS = {"k40": "What is the CAPITAL of France?", "k41": "What is 50% of 80?", "k42": "What is 50 of 80?",
+           "k43": "Name a snake_case variable.", "k44": "Name a snakeXcase variable.",
+           "k45": "Split the path a/b\\c on its separators."}
+
+
+@pytest.fixture
+def searchable(store: Store) -> Iterator[tuple[str, Store, str]]:
+    """fill's pairs and six whose prompts a search tells apart, on SQLite and PostgreSQL."""
+    run = fill(store)
+    store.add_pairs(run, [replace(pair(key, f"{key} costs 1.", f"{key} costs 2."), prompt=text)
+                          for key, text in PROMPTS.items()])
+    with serve_app(build_review_app(store, TOKEN)) as url:
+        yield url + "/review", store, run
+
+
+def queue_keys(html: str) -> list[str]:
+    return re.findall(r'/pairs/\d+\?[^"]*">(k\d+)</a>', html)
+
+
+def test_the_queue_searches_prompts_case_insensitively_and_literally(searchable: tuple[str, Store, str]) -> None:
+    base, _, _ = searchable
+    client = signed_in(base)
+
+    def found(q: str) -> set[str]:
+        page = client.get("/", params={"q": q})
+        assert page.status_code == 200, page.text
+        return set(queue_keys(page.text))
+
+    assert found("capital of") == found("Capital OF france") == {"k40"}
+    # the reviewer's % and _ are characters: as wildcards "50%" would find k42, "snake_case" k44
+    assert found("50%") == found("%") == {"k41"}
+    assert found("snake_case") == found("e_c") == {"k43"}
+    assert found("a/b\\c") == found("/") == found("\\") == {"k45"}     # the escape characters too
+    assert found("what is") == {"k40", "k41", "k42"}
+    assert len(found("")) == 10                                        # empty: no search
+    nothing = client.get("/", params={"q": "zebra"}).text
+    assert queue_keys(nothing) == [] and "No pair matches." in nothing and "0 shown by the filters" in nothing
+    # the field keeps what was typed, escaped
+    assert 'name="q" id="search" value="50%"' in client.get("/", params={"q": "50%"}).text
+    assert 'value="&lt;b&gt;&#34;x"' in client.get("/", params={"q": '<b>"x'}).text
+
+
+def test_the_search_is_kept_by_links_next_and_the_pair_page(searchable: tuple[str, Store, str]) -> None:
+    base, store, run = searchable
+    client = signed_in(base)
+    ids = pair_ids(store, run)
+    queue = client.get("/", params={"q": "what is", "outcome": ""}).text
+    # (the form's empty fields, "any", are left out)
+    assert set(re.findall(r'href="/review/pairs/\d+\?([^"]*)"', queue)) == {"q=what+is"}
+    assert 'action="/review/next?q=what+is"' in queue
+    # "next" claims within the search, and the claimed pair's page keeps it
+    claimed = client.post("/next", params={"q": "what is"}, data={"csrf": csrf_of(queue)})
+    location = claimed.headers["location"]
+    assert location.endswith("?q=what+is")
+    pid = int(location.rsplit("/", 1)[1].split("?")[0])
+    assert pid in {ids["k40"], ids["k41"], ids["k42"]}
+    # next and previous walk the pairs the search selects, in the queue's order
+    order = queue_keys(queue)
+    middle = client.get(f"/pairs/{ids[order[1]]}", params={"q": "what is"}).text
+    assert f'id="prev" href="/review/pairs/{ids[order[0]]}?q=what+is"' in middle
+    assert f'id="following" href="/review/pairs/{ids[order[2]]}?q=what+is"' in middle
+    assert 'id="to-queue" href="/review/?q=what+is"' in middle
+    assert f'action="/review/pairs/{ids[order[1]]}/verdict?q=what+is"' in middle
+    last = client.get(f"/pairs/{ids[order[2]]}", params={"q": "what is"}).text
+    assert 'id="following"' not in last
+
+
+def test_a_search_too_long_or_with_a_nul_byte_is_a_400(searchable: tuple[str, Store, str]) -> None:
+    base, _, _ = searchable
+    client = signed_in(base)
+    csrf = csrf_of(client.get("/").text)
+    assert client.get("/", params={"q": "x" * 200}).status_code == 200
+    for q, said in (("x" * 201, "the search is longer than 200 characters (201)"), ("a\x00b", "NUL byte")):
+        page = client.get("/", params={"q": q}, headers={"accept": "text/html"})
+        assert page.status_code == 400 and said in page.text and page.headers["content-type"].startswith("text/html")
+        script = httpx.get(base + "/", params={"q": q}, headers={"x-review-token": TOKEN})
+        assert script.status_code == 400 and said in script.json()["error"]
+        assert client.post("/next", params={"q": q}, data={"csrf": csrf}).status_code == 400
+    assert 'maxlength="200"' in client.get("/").text
+
+
+def test_the_queue_shows_a_one_line_escaped_snippet_of_each_prompt(sqlite_store: Store) -> None:
+    run = fill(sqlite_store)
+    long = "Line one <b>bold</b> \"quoted\"\n\n  line two " + "word " * 300
+    sqlite_store.add_pairs(run, [replace(pair("k50", "It is 1.", "It is 2."), prompt=long)])
+    with serve_app(build_review_app(sqlite_store, TOKEN)) as url:
+        page = signed_in(url + "/review").get("/").text
+    row = page.split(">k50</a>")[1].split("</tr>")[0]
+    found = re.search(r'<span class="snippet" title="([^"]*)">([^<]*)</span>', row)
+    assert found, row
+    title, snippet = found.groups()
+    assert snippet.startswith("Line one &lt;b&gt;bold&lt;/b&gt; &#34;quoted&#34; line two word")
+    assert unescape(snippet) == " ".join(long.split())[:120].rstrip() + "…" and "\n" not in snippet
+    assert title.startswith("Line one &lt;b&gt;bold&lt;/b&gt; &#34;quoted&#34;\n\n  line two")
+    assert unescape(title) == long[:1000] + "…"                      # the queue reads 1,000 characters
+    short = page.split(">k2</a>")[1].split("</tr>")[0]
+    assert '<span class="snippet" title="prompt k2">prompt k2</span>' in short
+
+
+def nav_text(page: str) -> str:
+    nav = re.search(r'<p id="pair-nav">(.*?)<span class="muted">', page, re.S)
+    assert nav, "no nav on the page"
+    return re.sub(r"<[^>]+>", "", nav.group(1)).strip()
+
+
+def test_the_pair_nav_separates_its_links(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    order = queue_keys(client.get("/").text)
+    ids = pair_ids(store, run)
+    assert nav_text(client.get(f"/pairs/{ids[order[0]]}").text) == "queue · next →"
+    assert nav_text(client.get(f"/pairs/{ids[order[1]]}").text) == "← previous · queue · next →"
+    assert nav_text(client.get(f"/pairs/{ids[order[-1]]}").text) == "← previous · queue"
+
+
+def test_a_saved_verdict_is_confirmed_on_the_next_page(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    store.add_pairs(run, [replace(pair("k60", "It is 1.", "It is 2."), key="<i>k60</i>")])
+    ids = pair_ids(store, run)
+    client = signed_in(base)
+    pid = ids["<i>k60</i>"]
+    page = client.get(f"/pairs/{pid}", params={"q": "prompt"}).text
+    assert 'id="saved"' not in page
+    wrong = Blinding(store.secret("blind_key")).letter(Side.CANDIDATE, pid)
+    posted = client.post(f"/pairs/{pid}/verdict", params={"q": "prompt", "saved": "1", "error": "x"},
+                         data={"csrf": csrf_of(page), "verdict": "factual", "side": wrong})
+    [review] = ReviewQueue(store).reviews(pid)
+    assert posted.status_code == 303
+    assert posted.headers["location"] == f"/review/pairs/{pid}?q=prompt&saved={review.id}"
+    after = follow(client, posted).text
+    assert ('<p class="message" id="saved" role="status" aria-live="polite">'
+            "Verdict saved for pair &lt;i&gt;k60&lt;/i&gt;: factual (candidate wrong).</p>") in after
+    assert "saved=" not in after.split('id="pair-nav"')[1].split("</p>")[0]   # the links do not carry it
+    # only a verdict of this reviewer's on this pair is announced: a link cannot make one up
+    other = ids["k1"]
+    ReviewQueue(store).add_review(other, "bob", "wording")
+    bobs = ReviewQueue(store).reviews(other)[0].id
+    for pair_id, saved in ((pid, "999999"), (pid, "x"), (pid, "²"), (other, str(review.id)), (other, str(bobs))):
+        assert 'id="saved"' not in client.get(f"/pairs/{pair_id}", params={"saved": saved}).text
+    # a refused verdict goes back with its reason and the search, and says nothing was saved
+    refused = client.post(f"/pairs/{pid}/verdict", params={"q": "prompt"}, headers={"accept": "text/html"},
+                          data={"csrf": csrf_of(after), "verdict": "minor"})
+    assert "q=prompt&error=" in refused.headers["location"] and "saved" not in refused.headers["location"]
+    back = follow(client, refused).text
+    assert 'role="alert">a minor verdict says which side is worse: A or B' in back and 'id="saved"' not in back
+
+
+def test_the_queue_pages_both_ways(sqlite_store: Store) -> None:
+    run = fill(sqlite_store)
+    sqlite_store.add_pairs(run, [pair(f"k{100 + i}", f"It is {i}.", f"It is {i + 1}.") for i in range(60)])
+    with serve_app(build_review_app(sqlite_store, TOKEN)) as url:
+        client = signed_in(url + "/review")
+        first = client.get("/", params={"q": "prompt"}).text
+        second = client.get("/", params={"q": "prompt", "offset": "50"}).text
+    assert 'id="earlier"' not in first and 'id="more" href="/review/?q=prompt&offset=50"' in first
+    assert len(queue_keys(first)) == 50 and len(queue_keys(second)) == 14
+    assert 'id="earlier" href="/review/?q=prompt&offset=0"' in second and 'id="more"' not in second

@@ -180,7 +180,7 @@ def test_a_second_blind_review_goes_to_someone_else(ui: UI) -> None:
         assert response.status_code == 303
         return response.headers["location"]
 
-    assert claim(bob, "second=1").endswith(f"/pairs/{first}")             # judged by ana, not by bob
+    assert claim(bob, "second=1").endswith(f"/pairs/{first}?second=1")    # judged by ana, not by bob
     assert "Nothing+left" in claim(ana, "second=1")                        # never her own pair again
     assert judge(bob, first, "minor", "A").status_code == 303
     assert "Nothing+left" in claim(as_reviewer(base, store, "cy"), "second=1")   # two reviews: done
