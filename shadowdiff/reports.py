@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from shadowdiff import headline
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_diff
 from shadowdiff.flips import flip_lines, flip_rows
 from shadowdiff.records import Side
+from shadowdiff.reportplots import report_plots
 from shadowdiff.requestview import request_view
 from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.signals import SIGNAL_KINDS
@@ -301,7 +303,8 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
                "side_rows": headline.side_rows(summary), "settings_rows": headline.settings_rows(summary),
                "caveats": caveats(summary), "token_lines": token_agreement_lines(summary),
                "status_words": headline.STATUS_WORDS, "review_link": bool(review_url),
-               "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != "identical"]}
+               "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != "identical"],
+               "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)]}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
             for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown, review_url),
