@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Any
-from urllib.parse import quote, unquote, urlencode
+from typing import Any, Final
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
 from sqlalchemy.exc import OperationalError
@@ -75,6 +75,13 @@ Handler = Callable[[Request], Awaitable[Response]]
 log = logging.getLogger("shadowdiff.review")
 
 
+# Lax, not Strict: a reviewer who follows a report's link to a pair (a top-level GET
+# from another site, or from a file) arrives signed in. Nothing a GET does writes:
+# every change is a POST, which Lax does not send cross-site, with a CSRF token and an
+# Origin check besides.
+SAME_SITE: Final = "lax"
+
+
 def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0,
                      sign_in_limit: SignInLimit | None = None) -> Starlette:
     """The review UI for ``store``, mounted at ``prefix``; ``token`` (the shared, admin
@@ -112,7 +119,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     def set_reviewer(response: Response, request: Request, reviewer: str) -> None:
         # percent-encoded: a cookie holds bytes, and names are not all ASCII
         response.set_cookie(REVIEWER_COOKIE, quote(reviewer[:255]), max_age=SESSION_SECONDS, httponly=True,
-                            samesite="strict", path=prefix, secure=request.url.scheme == "https")
+                            samesite=SAME_SITE, path=prefix, secure=request.url.scheme == "https")
 
     def wants_html(request: Request) -> bool:
         return "text/html" in request.headers.get("accept", "")
@@ -136,7 +143,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                 if presented:
                     limit.failed(_client(request))
                 if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
-                    return RedirectResponse(f"{prefix}/login", status_code=303)
+                    # back to this page once signed in (a report's link to a pair, say)
+                    there = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                    return RedirectResponse(f"{prefix}/login?{urlencode({'next': there})}", status_code=303)
                 return JSONResponse({"error": "a review token is required"}, status_code=401)
             request.scope["shadowdiff.identity"] = who
             if admin and not who.admin:
@@ -161,23 +170,35 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             raise _Forbidden("this form did not come from the review UI (CSRF check failed)")
         return form
 
+    def after_login(target: str | None) -> str:
+        """Where a sign-in goes: the page that asked for it when that is one of ours (a
+        path under the prefix, never another site's address), else the queue."""
+        if target and target.startswith(f"{prefix}/") and not target.startswith("//") and "\\" not in target \
+                and not urlsplit(target).scheme and not urlsplit(target).netloc and len(target) <= 2000:
+            return target
+        return f"{prefix}/"
+
     async def login(request: Request) -> Response:
-        return page("login.html", request)
+        return page("login.html", request, next=after_login(request.query_params.get("next")))
 
     async def login_post(request: Request) -> Response:
         client = _client(request)
         if lockout := limit.locked(client):
             return locked_out(request, lockout)
         form = await request.form(max_files=0)
+
+        def refused(status: int, error: str) -> Response:   # the form again, still headed where it was
+            return page("login.html", request, next=after_login(_text(form, "next")), status=status, error=error)
+
         origin = request.headers.get("origin")
         # (login has no CSRF token, as nobody is signed in yet; an opaque "null" origin -
         # a sandboxed frame - is refused too, so no page can sign a browser in as another)
         if origin and not same_origin(origin, own_origin(request)):
-            return page("login.html", request, status=403, error="this form did not come from the review UI")
+            return refused(403, error="this form did not come from the review UI")
         opened = await run_in_threadpool(auth.sign_in, _text(form, "token"))
         if opened is None:
             limit.failed(client)
-            return page("login.html", request, status=401, error="wrong token")
+            return refused(401, error="wrong token")
         # (a success forgets no failure: else a reviewer could guess at another's token
         # nine times between sign-ins of their own, without limit)
         who, session = opened
@@ -187,18 +208,17 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             try:
                 name = check_name(typed)
             except InputError as exc:
-                return page("login.html", request, status=400, error=f"{exc} (the shared token needs your name)")
+                return refused(400, error=f"{exc} (the shared token needs your name)")
             if await run_in_threadpool(reviewers.by_name, name) is not None:
-                return page("login.html", request, status=400,
-                            error=f"{name!r} is a reviewer with a token of their own: sign in with it")
+                return refused(400, error=f"{name!r} is a reviewer with a token of their own: sign in with it")
             who = Identity(name, who.admin, True)
-        response = RedirectResponse(f"{prefix}/", status_code=303)
+        response = RedirectResponse(after_login(_text(form, "next")), status_code=303)
         response.set_cookie(SESSION_COOKIE, session, max_age=SESSION_SECONDS, httponly=True,
-                            samesite="strict", path=prefix, secure=request.url.scheme == "https")
+                            samesite=SAME_SITE, path=prefix, secure=request.url.scheme == "https")
         if who.shared:
             set_reviewer(response, request, who.name)
         else:
-            response.delete_cookie(REVIEWER_COOKIE, path=prefix, httponly=True, samesite="strict",
+            response.delete_cookie(REVIEWER_COOKIE, path=prefix, httponly=True, samesite=SAME_SITE,
                                    secure=request.url.scheme == "https")
         return response
 
@@ -213,7 +233,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return JSONResponse({"error": str(exc)}, status_code=403 if isinstance(exc, _Forbidden) else 400)
         response = RedirectResponse(f"{prefix}/login", status_code=303)
         for name in (SESSION_COOKIE, REVIEWER_COOKIE):
-            response.delete_cookie(name, path=prefix, httponly=True, samesite="strict",
+            response.delete_cookie(name, path=prefix, httponly=True, samesite=SAME_SITE,
                                    secure=request.url.scheme == "https")
         return response
 

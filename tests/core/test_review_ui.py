@@ -79,7 +79,7 @@ def test_no_token_no_data(ui: tuple[str, Store, str]) -> None:
         assert "42 dollars" not in response.text and "k2" not in response.text
     # a browser is sent to the login form instead
     response = httpx.get(base + "/", headers={"accept": "text/html"})
-    assert response.status_code == 303 and response.headers["location"].endswith("/review/login")
+    assert response.status_code == 303 and response.headers["location"] == "/review/login?next=%2Freview%2F"
     for path in [f"/pairs/{pid}/verdict", "/next"]:
         assert httpx.post(base + path, data={"verdict": "wording"}).status_code == 401
     assert httpx.get(base + "/", headers={"authorization": "Bearer wrong-token-xx"}).status_code == 401
@@ -87,15 +87,38 @@ def test_no_token_no_data(ui: tuple[str, Store, str]) -> None:
     assert ReviewQueue(store).reviews(pid) == []
 
 
-def test_login_sets_a_strict_httponly_cookie_that_is_not_the_token(ui: tuple[str, Store, str]) -> None:
+def test_login_sets_a_lax_httponly_cookie_that_is_not_the_token(ui: tuple[str, Store, str]) -> None:
     base, _, _ = ui
     bad = httpx.post(base + "/login", data={"token": "nope-nope-nope", "reviewer": "ana"})
     assert bad.status_code == 401 and "wrong token" in bad.text
     good = httpx.post(base + "/login", data={"token": TOKEN, "reviewer": "ana"})
     cookies = good.headers.get_list("set-cookie")
     session = next(c for c in cookies if c.startswith("shadowdiff_review="))
-    assert "HttpOnly" in session and "SameSite=strict" in session and "Path=/review" in session
+    # lax: a link from a report to a pair arrives signed in; writes are POSTs (not sent cross-site by lax)
+    assert "HttpOnly" in session and "SameSite=lax" in session and "Path=/review" in session
     assert TOKEN not in session
+
+
+def test_sign_in_returns_to_the_page_that_asked_for_it_and_nowhere_else(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    asked = httpx.get(base + "/pairs/2?outcome=near", headers={"accept": "text/html"})
+    assert asked.status_code == 303
+    login = asked.headers["location"]
+    assert login == "/review/login?next=%2Freview%2Fpairs%2F2%3Foutcome%3Dnear"
+    form = httpx.get(base.removesuffix("/review") + login).text
+    assert 'name="next" value="/review/pairs/2?outcome=near"' in form
+    signed = httpx.post(base + "/login",
+                        data={"token": TOKEN, "reviewer": "ana", "next": "/review/pairs/2?outcome=near"})
+    assert signed.status_code == 303 and signed.headers["location"] == "/review/pairs/2?outcome=near"
+    # a wrong token keeps the way back in the form
+    wrong = httpx.post(base + "/login", data={"token": "nope-nope-nope", "reviewer": "ana", "next": "/review/pairs/2"})
+    assert wrong.status_code == 401 and 'name="next" value="/review/pairs/2"' in wrong.text
+    # never another site, nor a page outside the review UI
+    for elsewhere in ("https://evil.example/review/", "//evil.example/review/", "/review\\@evil.example",
+                      "/admin", "javascript:alert(1)", "/review/" + "x" * 3000):
+        away = httpx.post(base + "/login", data={"token": TOKEN, "reviewer": "ana", "next": elsewhere})
+        assert away.headers["location"] == "/review/", elsewhere
+        assert f'value="{elsewhere}"' not in httpx.get(base + "/login", params={"next": elsewhere}).text
 
 
 def test_queue_is_ordered_by_priority_and_filters(ui: tuple[str, Store, str]) -> None:

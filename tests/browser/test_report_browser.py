@@ -1,0 +1,181 @@
+"""report.html in real headless Chromium (issue 21): the decision and its figures first,
+every plot drawn, each pair with its evidence, the filters, the links to the review UI,
+no console error and no request beyond the page itself; for the demo and for a
+10,000-pair run. Screenshots go under ``test-output/`` (or ``$SHADOWDIFF_TEST_OUTPUT``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shadowdiff.reports import write_reports
+from shadowdiff.review.app import build_review_app
+from shadowdiff.store import Store
+from tests.bigstore import big_run
+from tests.browser.test_review_browser import TOKEN, browser, output_dir, sign_in  # noqa: F401
+from tests.servers import serve_app
+
+PLOTS = ("plot-outcomes", "plot-similarity", "plot-divergence", "plot-ttft", "plot-latency", "plot-categories",
+         "plot-token-agreement")
+FIGURES = ("changed", "token-agreement", "factual", "reviewed", "errors", "speed")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's run (three simulated servers, replay, reports), as a user gets it."""
+    out = tmp_path_factory.mktemp("demo") / "out"
+    done = subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(out), "--latency", "zero"],
+                          capture_output=True, text=True, timeout=300)
+    assert (out / "report.html").exists(), done.stdout + done.stderr
+    return out
+
+
+class Watched:
+    """A page whose console errors, page errors and requests are kept."""
+
+    def __init__(self, chromium: Any) -> None:
+        self.context = chromium.new_context(viewport={"width": 1300, "height": 1000})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(20_000)
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+
+    def open(self, path: Path) -> Any:
+        self.page.goto(path.resolve().as_uri(), wait_until="load")
+        return self.page
+
+
+@pytest.fixture
+def watched(browser: Any) -> Iterator[Watched]:  # noqa: F811
+    w = Watched(browser)
+    yield w
+    w.context.close()
+
+
+def shown(page: Any) -> list[dict[str, str]]:
+    """The pairs the filters leave on the page (``display`` not none), in order."""
+    return page.evaluate("""[...document.querySelectorAll('article.pair')]
+        .filter(e => getComputedStyle(e).display !== 'none')
+        .map(e => ({key: e.dataset.key, outcome: e.dataset.outcome, signals: e.dataset.signals,
+                    priority: e.dataset.priority}))""")
+
+
+def check_top(page: Any, summary: dict[str, Any]) -> None:
+    """The decision, the figures and every plot are drawn, with sizes on the page."""
+    decision = page.locator("#decision")
+    assert decision.is_visible()
+    assert summary["acceptance"]["decision"] in decision.inner_text()
+    for key in FIGURES:
+        figure = page.locator(f"#figure-{key}")
+        assert figure.is_visible(), key
+        assert figure.get_attribute("class").split()[-1].startswith("status-")
+    for plot in PLOTS:
+        box = page.locator(f"svg#{plot}").bounding_box()
+        assert box and box["width"] > 300 and box["height"] > 100, plot
+        assert page.locator(f"svg#{plot} rect, svg#{plot} path").count() > 3, plot   # drawn, not "no data"
+
+
+def test_the_demo_report_leads_with_the_decision_plots_and_evidence(demo: Path, watched: Watched) -> None:
+    summary = json.loads((demo / "summary.json").read_text())
+    page = watched.open(demo / "report.html")
+    check_top(page, summary)
+    # the changed figure says the candidate's rate and the noise floor's, as summary.json has them
+    changed = page.inner_text("#figure-changed")
+    assert f"{summary['changed_rate'] * 100:.1f} %" in changed and f"{summary['noise_rate'] * 100:.1f} %" in changed
+    # every changed pair, in the review queue's order, each with its evidence
+    rows = [json.loads(line) for line in (demo / "pairs.jsonl").read_text().splitlines()]
+    changed_rows = {r["key"]: r for r in rows if r["outcome"] != "identical"}
+    pairs = shown(page)
+    assert sorted(p["key"] for p in pairs) == sorted(changed_rows)
+    priorities = [int(p["priority"]) for p in pairs]
+    assert priorities == sorted(priorities, reverse=True)
+    for p in pairs:
+        row = changed_rows[p["key"]]
+        article = page.locator(f'article[data-key="{p["key"]}"]')
+        assert f"priority {row['priority']}" in article.locator("h3").text_content()
+        assert f"suggested {row['suggested']}" in article.locator("h3").text_content()
+        reasons = [" ".join(t.split()) for t in article.locator("ul.signals li").all_text_contents()]
+        assert reasons == [" ".join(f"{s['kind']} {s['reason']}".split()) for s in row["signals"]]
+    page.screenshot(path=str(output_dir() / "report-demo.png"), full_page=True)
+    assert watched.errors == []
+    assert watched.requests == [(demo / "report.html").resolve().as_uri()]
+
+
+def test_the_filters_show_only_the_pairs_they_name(demo: Path, watched: Watched) -> None:
+    page = watched.open(demo / "report.html")
+    everything = shown(page)
+    for outcome in ("equivalent", "near"):
+        page.click(f"label[for=show-outcome-{outcome}]")
+        assert shown(page) == [p for p in everything if p["outcome"] == outcome]
+    kinds = sorted({k for p in everything for k in p["signals"].split()})
+    assert kinds, "the demo's pairs carry signals"
+    page.click("label[for=show-outcome-any]")
+    for kind in kinds:
+        page.click(f"label[for=show-signal-{kind}]")
+        expected = [p for p in everything if kind in p["signals"].split()]
+        assert shown(page) == expected and expected, kind
+    page.click("label[for=show-outcome-near]")          # both filters at once: pairs matching both
+    assert shown(page) == [p for p in everything if p["outcome"] == "near" and kinds[-1] in p["signals"].split()]
+    page.click("label[for=show-signal-any]")
+    page.click("label[for=show-outcome-any]")
+    assert shown(page) == everything
+    assert watched.errors == []
+
+
+def test_each_pair_links_to_its_review_page(demo: Path, watched: Watched, tmp_path: Path) -> None:
+    store = Store.open_existing(str(demo))
+    try:
+        run = store.latest_run()
+        assert run is not None
+        with serve_app(build_review_app(store, TOKEN)) as url:
+            base = url + "/review"
+            write_reports(store, run.id, tmp_path, review_url=base + "/")
+            page = watched.page
+            sign_in(page, base)
+            watched.open(tmp_path / "report.html")
+            first = page.locator("article.pair").first
+            key = first.get_attribute("data-key")
+            link = first.locator("a.review-link")
+            pair_id = first.get_attribute("id").removeprefix("pair-")
+            assert link.get_attribute("href") == f"{base}/pairs/{pair_id}"
+            link.click()
+            page.wait_for_url(f"{base}/pairs/{pair_id}")
+            assert key in page.inner_text("body")
+        rows = [json.loads(line) for line in (tmp_path / "pairs.jsonl").read_text().splitlines()]
+        assert all(r["review_url"].startswith(base + "/pairs/") for r in rows)
+    finally:
+        store.close()
+
+
+def test_a_report_of_10000_pairs_opens_whole(tmp_path: Path, watched: Watched) -> None:
+    store = Store.open(tmp_path / "store")
+    try:
+        run = big_run(store, 10_000)
+        write_reports(store, run, tmp_path / "out")
+    finally:
+        store.close()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["pairs"] == 10_000
+    page = watched.open(tmp_path / "out" / "report.html")
+    check_top(page, summary)
+    assert page.locator("article.pair").count() == 1000      # --side-by-side's default, and it says so
+    assert summary["stored_changed"] + summary["stored_failed"] > 1000
+    said = f"The first 1000 of {summary['stored_changed']} changed and {summary['stored_failed']} failed pairs"
+    assert page.locator("p.meta", has_text=said).is_visible()
+    page.click("label[for=show-outcome-error]")
+    errors = shown(page)
+    assert errors and all(p["outcome"] == "error" for p in errors)
+    page.click("label[for=show-outcome-any]")
+    page.screenshot(path=str(output_dir() / "report-10000-pairs.png"))
+    assert watched.errors == []
+    assert watched.requests == [(tmp_path / "out" / "report.html").resolve().as_uri()]
