@@ -26,7 +26,7 @@ from typing import IO, Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from shadowdiff.acceptance import Acceptance, acceptance
-from shadowdiff.diffview import sides_diff
+from shadowdiff.diffview import sides_view
 from shadowdiff.flips import flip_lines, flip_rows
 from shadowdiff.records import Side
 from shadowdiff.requestview import request_view
@@ -294,8 +294,7 @@ def _diffs(store: Store, run_id: str, limit: int) -> Iterator[dict[str, Any]]:
     for pair in itertools.islice(store.pairs_worst_first(run_id, batch=min(200, max(1, limit))), limit):
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
-        left, right = sides_diff(base, cand)
-        yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right,
+        yield {"pair": pair, "base": base, "cand": cand, "view": sides_view(base, cand),
                "request": request_view(pair["request"])}
 
 
