@@ -1,16 +1,20 @@
-"""Word-level differences between two answers, for the HTML report and the review UI.
+"""Two whole answers side by side, line by line, for the HTML report and the review UI.
 
-``answer_diff`` lays two whole answers side by side, part by part: for each choice (by
-index) its reasoning, its text, its tool calls (by position: name and arguments) and its
-refusal, each part marked word by word against the same part on the other side. A part
-the other side lacks is marked whole.
+``pair_view`` lays two answers out part by part: for each choice (by index) its reasoning,
+its text, its tool calls (by position: name and arguments) and its refusal. Each part is a
+list of rows holding one line of each side: the lines are aligned first, so a line one side
+inserted stands beside a gap and the lines after it stay side by side (issue 21: the
+two columns drifted apart after an insertion); the words of lines that differ are then
+marked against each other. A part one side lacks is marked whole on the other.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import zip_longest
 
 from rapidfuzz.distance import Indel
 
@@ -19,7 +23,10 @@ from shadowdiff.records import Answer, Choice
 
 Segments = list[tuple[str, str]]   # ("same"|"del"|"ins", text)
 
-_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+# A newline is a word of its own, apart from the indentation after it: lines can be paired
+# at it, and a changed indentation or blank line is a change of whitespace alone.
+_WORDS = re.compile(r"\n|[^\S\n]+|\w+|[^\w\s]")
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")   # each line with its newline
 MAX_DIFF_CELLS = 25_000_000
 
 
@@ -80,79 +87,217 @@ def changed(segments: Segments | None) -> bool:
 
 
 @dataclass(frozen=True)
-class CallView:
-    """One tool call, its name and arguments marked against the other side's call."""
+class Row:
+    """One line of each side (its segments, newline included); ``None`` is a gap: that
+    side has no line here, the other inserted one."""
 
-    name: Segments
-    arguments: Segments
+    left: Segments | None
+    right: Segments | None
 
     @property
-    def changed(self) -> bool:
-        return changed(self.name) or changed(self.arguments)
+    def changed(self) -> tuple[bool, bool]:
+        return changed(self.left), changed(self.right)
+
+    def mirrored(self) -> Row:
+        return Row(None if self.right is None else _mirror(self.right),
+                   None if self.left is None else _mirror(self.left))
+
+
+def text_rows(a: str, b: str) -> list[Row]:
+    """``a`` and ``b`` line by line, ``a``'s changes as deletions, ``b``'s as insertions.
+
+    Whole lines are aligned first (Indel, the common head and tail set aside), so that a
+    run of lines one side inserted stands beside gaps; each run of lines that differ is
+    then word-diffed as one text and laid out by the words it kept (``_run``). Both steps
+    share the bound of ``word_diff``: a differing middle of more than ``MAX_DIFF_CELLS``
+    lines times lines is taken as one run, and the runs' word diffs together take at most
+    ``MAX_DIFF_CELLS`` words times words (a thousand runs each just under it would add
+    up); a run past what is left is marked whole. Symmetric like ``word_diff``, and for
+    the same reason: run with the lesser text first and mirrored back."""
+    if b < a:
+        return [row.mirrored() for row in _text_rows(b, a)]
+    return _text_rows(a, b)
+
+
+def _line(kind: str, line: str) -> Segments:
+    return [(kind, line)] if line else []
+
+
+def _kept(lines: list[str]) -> list[Row]:
+    return [Row(_line("same", line), _line("same", line)) for line in lines]
+
+
+def _text_rows(a: str, b: str) -> list[Row]:
+    la, lb = _LINES.findall(a) or [""], _LINES.findall(b) or [""]
+    head, tail = common_ends(la, lb)
+    rows = _kept(la[:head])
+    middle_a, middle_b = la[head:len(la) - tail], lb[head:len(lb) - tail]
+    budget = [MAX_DIFF_CELLS]   # the words times words the runs' word diffs may still take
+    if len(middle_a) * len(middle_b) > MAX_DIFF_CELLS:
+        rows += _run(middle_a, middle_b, budget)
+    else:
+        at_a = at_b = 0   # Indel has no substitutions: the lines between two equal blocks are one run
+        for op in Indel.opcodes(middle_a, middle_b):
+            if op.tag == "equal":
+                rows += _run(middle_a[at_a:op.src_start], middle_b[at_b:op.dest_start], budget)
+                rows += _kept(middle_a[op.src_start:op.src_end])
+                at_a, at_b = op.src_end, op.dest_end
+        rows += _run(middle_a[at_a:], middle_b[at_b:], budget)
+    return rows + _kept(la[len(la) - tail:])
+
+
+def _run(a: list[str], b: list[str], budget: list[int]) -> list[Row]:
+    """Rows for a run of lines that differ: their words marked (if the ``budget`` of cells
+    left allows), and each line put beside the other side's line that keeps the same
+    words (the first kept piece of each line that is not yet placed decides); the lines
+    between two such rows are paired in order, the side with fewer padded with gaps."""
+    if not a and not b:
+        return []
+    text_a, text_b = "".join(a), "".join(b)
+    cells = len(_WORDS.findall(text_a)) * len(_WORDS.findall(text_b))
+    if cells <= budget[0]:
+        budget[0] -= cells
+        left, right = word_diff(text_a, text_b)
+    else:
+        left, right = _line("del", text_a), _line("ins", text_b)
+    lines_a, kept_a = _split(left)
+    lines_b, kept_b = _split(right)
+    rows: list[Row] = []
+    i = j = 0
+    for x, y in zip(kept_a, kept_b, strict=True):   # the same kept piece, on line x of a and line y of b
+        if x >= i and y >= j:
+            rows += _padded(lines_a[i:x], lines_b[j:y])
+            rows.append(Row(lines_a[x], lines_b[y]))
+            i, j = x + 1, y + 1
+    return rows + _padded(lines_a[i:], lines_b[j:])
+
+
+def _split(segments: Segments) -> tuple[list[Segments], list[int]]:
+    """The segments cut into lines (each keeps its newline), and the line of each piece of
+    the kept ("same") segments, in order: both sides have the same kept pieces."""
+    lines: list[Segments] = [[]]
+    kept: list[int] = []
+    for kind, text in segments:
+        for piece in _LINES.findall(text):
+            if kind == "same":
+                kept.append(len(lines) - 1)
+            line = lines[-1]
+            if line and line[-1][0] == kind:   # two kept segments on one line read as one
+                line[-1] = (kind, line[-1][1] + piece)
+            else:
+                line.append((kind, piece))
+            if piece.endswith("\n"):
+                lines.append([])
+    return (lines if lines[-1] else lines[:-1]), kept
+
+
+def _padded(a: list[Segments], b: list[Segments]) -> list[Row]:
+    return [Row(x, y) for x, y in zip_longest(a, b)]
 
 
 @dataclass(frozen=True)
-class ChoiceView:
-    """One choice of one side, each part marked against the other side's same part;
-    a part the answer does not have is ``None`` (no reasoning, a ``null`` content)."""
+class Part:
+    """One part of one choice (its reasoning, text, a tool call's name or arguments, its
+    refusal) on both sides, row by row. ``absent`` is true for a side that has no such
+    part, or no such choice, or no answer: its cells are all gaps, shown as one note."""
+
+    rows: list[Row]
+    absent: tuple[bool, bool] = (False, False)
+
+    @property
+    def changed(self) -> bool:
+        return any(any(row.changed) for row in self.rows)
+
+    @property
+    def chars(self) -> tuple[int, int]:
+        """Each side's length (the reasoning's summary says it, as the part is collapsed)."""
+        return (sum(len(text) for row in self.rows for _, text in row.left or ()),
+                sum(len(text) for row in self.rows for _, text in row.right or ()))
+
+
+@dataclass(frozen=True)
+class CallPair:
+    """One tool call of each side, by position: its name and its arguments."""
+
+    name: Part
+    arguments: Part
+
+
+@dataclass(frozen=True)
+class ChoicePair:
+    """One choice (by index) of each side; a part is ``None`` when neither side has it
+    (no reasoning, a ``null`` content), and ``missing`` is true for a side without the choice."""
 
     index: int
-    finish_reason: str | None
-    reasoning: Segments | None
-    text: Segments | None
-    tool_calls: list[CallView] = field(default_factory=list)
-    refusal: Segments | None = None
-    missing: bool = False     # the other side has this choice, this side does not
-
-    @property
-    def reasoning_changed(self) -> bool:
-        return changed(self.reasoning)
-
-    @property
-    def reasoning_chars(self) -> int:
-        return sum(len(piece) for _, piece in self.reasoning or ())
+    finish: tuple[str | None, str | None]
+    missing: tuple[bool, bool]
+    reasoning: Part | None
+    text: Part | None
+    tool_calls: list[CallPair] = field(default_factory=list)
+    refusal: Part | None = None
 
 
-def sides_diff(base: Answer | None, cand: Answer | None) -> tuple[list[ChoiceView], list[ChoiceView]]:
+@dataclass(frozen=True)
+class PairView:
+    """Two answers' choices, side by side; ``failed`` is true for a side with no answer."""
+
+    choices: list[ChoicePair]
+    failed: tuple[bool, bool] = (False, False)
+
+
+def sides_view(base: Answer | None, cand: Answer | None) -> PairView:
     """Two answers side by side, the first's changes as deletions (a failed side: none)."""
-    return answer_diff(base.choices if base and base.ok else None, cand.choices if cand and cand.ok else None)
+    return pair_view(base.choices if base and base.ok else None, cand.choices if cand and cand.ok else None)
 
 
-def answer_diff(a: Sequence[Choice] | None, b: Sequence[Choice] | None) -> tuple[list[ChoiceView], list[ChoiceView]]:
+def pair_view(a: Sequence[Choice] | None, b: Sequence[Choice] | None) -> PairView:
     """Both answers' choices, by index, part by part, marked against each other (``a``
     deletes, ``b`` inserts). ``None`` is a side with no answer (it failed): the other's
     choices are then shown unmarked, as there is nothing to mark them against."""
+    by_a, by_b = {c.index: c for c in a or ()}, {c.index: c for c in b or ()}
+    part: Callable[[str | None, str | None], Part | None] = _part
     if a is None or b is None:
-        return [_view(c, c, 0) for c in a or ()], [_view(c, c, 1) for c in b or ()]
-    by_a, by_b = {c.index: c for c in a}, {c.index: c for c in b}
-    left: list[ChoiceView] = []
-    right: list[ChoiceView] = []
-    for index in sorted(by_a.keys() | by_b.keys()):
-        x, y = by_a.get(index), by_b.get(index)
-        left.append(_view(x, y, 0) if x is not None else ChoiceView(index, None, None, None, missing=True))
-        right.append(_view(y, x, 1) if y is not None else ChoiceView(index, None, None, None, missing=True))
-    return left, right
+        part = partial(_alone, side=0 if b is None else 1)
+    return PairView([_choice(index, by_a.get(index), by_b.get(index), part)
+                     for index in sorted(by_a.keys() | by_b.keys())], (a is None, b is None))
 
 
-def _view(own: Choice, other: Choice | None, side: int) -> ChoiceView:
-    """``own``'s parts marked against ``other``'s (``side`` 0: deletions, 1: insertions).
-    The text is left out when it is empty beside reasoning, tool calls or a refusal
-    (vLLM's ``null`` content); an answer with nothing at all shows its empty text."""
+def _part(x: str | None, y: str | None) -> Part | None:
+    if x is None and y is None:
+        return None
+    return Part(text_rows(x or "", y or ""), (x is None, y is None))
 
-    def mark(mine: str | None, theirs: str | None) -> Segments | None:
-        if mine is None:
-            return None
-        return word_diff(mine, theirs or "")[0] if side == 0 else word_diff(theirs or "", mine)[1]
 
-    theirs = _calls(other.tool_calls) if other is not None else []
-    calls = [CallView(mark(name, theirs[at][0] if at < len(theirs) else None) or [],
-                      mark(arguments, theirs[at][1] if at < len(theirs) else None) or [])
-             for at, (name, arguments) in enumerate(_calls(own.tool_calls))]
-    bare = not (own.tool_calls or own.reasoning or own.refusal is not None)
-    return ChoiceView(own.index, own.finish_reason,   # an empty reasoning is none (servers differ on null and "")
-                      mark(own.reasoning or None, other.reasoning if other else None),
-                      mark(own.text if own.text or bare else None, other.text if other else None),
-                      calls, mark(own.refusal, other.refusal if other else None))
+def _alone(x: str | None, y: str | None, side: int) -> Part | None:
+    """A part of the one answer there is, unmarked, beside the failed side's gap."""
+    text = (x, y)[side]
+    if text is None:
+        return None
+    lines = [_line("same", line) for line in _LINES.findall(text) or [""]]
+    return Part([Row(line, None) if side == 0 else Row(None, line) for line in lines], (side == 1, side == 0))
+
+
+def _choice(index: int, x: Choice | None, y: Choice | None,
+            part: Callable[[str | None, str | None], Part | None]) -> ChoicePair:
+    (reasoning_x, text_x, refusal_x, calls_x), (reasoning_y, text_y, refusal_y, calls_y) = _shown(x), _shown(y)
+    calls = []
+    for call_x, call_y in zip_longest(calls_x, calls_y):
+        name = part(call_x[0] if call_x else None, call_y[0] if call_y else None)
+        arguments = part(call_x[1] if call_x else None, call_y[1] if call_y else None)
+        assert name is not None and arguments is not None   # one side at least has the call
+        calls.append(CallPair(name, arguments))
+    return ChoicePair(index, (x.finish_reason if x else None, y.finish_reason if y else None), (x is None, y is None),
+                      part(reasoning_x, reasoning_y), part(text_x, text_y), calls, part(refusal_x, refusal_y))
+
+
+def _shown(c: Choice | None) -> tuple[str | None, str | None, str | None, list[tuple[str, str]]]:
+    """A choice's reasoning, text, refusal and calls as shown. An empty reasoning is none
+    (servers differ on null and ""); the text is left out when it is empty beside the
+    other parts (vLLM's ``null`` content), and an answer with nothing at all shows its empty text."""
+    if c is None:
+        return None, None, None, []
+    bare = not (c.tool_calls or c.reasoning or c.refusal is not None)
+    return c.reasoning or None, c.text if c.text or bare else None, c.refusal, _calls(c.tool_calls)
 
 
 def _calls(tool_calls: Sequence[object] | None) -> list[tuple[str, str]]:

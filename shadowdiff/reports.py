@@ -28,7 +28,7 @@ from markupsafe import Markup
 
 from shadowdiff import headline
 from shadowdiff.acceptance import Acceptance, acceptance
-from shadowdiff.diffview import sides_diff
+from shadowdiff.diffview import sides_view
 from shadowdiff.flips import flip_lines, flip_rows
 from shadowdiff.records import Side
 from shadowdiff.reportplots import report_plots
@@ -327,8 +327,7 @@ def _diffs(store: Store, run_id: str, limit: int, review_url: str | None) -> Ite
     for pair in itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, limit))), limit):
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
-        left, right = sides_diff(base, cand)
-        yield {"pair": pair, "base": base, "cand": cand, "left": left, "right": right,
+        yield {"pair": pair, "base": base, "cand": cand, "view": sides_view(base, cand),
                "request": request_view(pair["request"]), "signals": pair["signals"] or [],
                "kinds": " ".join(dict.fromkeys(s["kind"] for s in pair["signals"] or ())),
                "link": pair_link(review_url, pair)}

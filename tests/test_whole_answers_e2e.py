@@ -24,6 +24,7 @@ from replay.runner import ReplaySettings
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.store import Store
+from tests.answercells import cells
 from tests.servers import read_body, serve_app
 
 HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1760000000, "model": "m"}
@@ -139,10 +140,10 @@ def test_reports_show_the_whole_answer_escaped(tmp_path: Path) -> None:
     out, _ = replayed(tmp_path, {**tool_call_answer("celsius"), "reasoning": "It is cold."},
                       {**tool_call_answer("fahrenheit"), "reasoning": f"<script>alert(1)</script>{fenced}"})
     html = (out / "report.html").read_text()
-    tables = re.findall(r'<table class="tool-calls">.*?</table>', html, re.S)
-    assert len(tables) == 2 and all("<code>get_weather</code>" in t for t in tables)
-    assert "<del>celsius</del>" in tables[0] and "<ins>fahrenheit</ins>" in tables[1]
-    assert html.count('<details class="reasoning">') == 2
+    base, cand = cells(html, "calls", "l"), cells(html, "calls", "r")
+    assert base[0] == cand[0] == "get_weather"   # the name, then the arguments
+    assert "<del>celsius</del>" in (base[1] or "") and "<ins>fahrenheit</ins>" in (cand[1] or "")
+    assert html.count('<details class="reasoning">') == 1   # both sides' reasoning, line beside line
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
     md = (out / "report.md").read_text()
     assert "````text\n<script>alert(1)</script>" + fenced + "\n````" in md

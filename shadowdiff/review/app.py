@@ -38,7 +38,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from shadowdiff.diffview import sides_diff
+from shadowdiff.diffview import sides_view
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
@@ -296,8 +296,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
         a, b = (base, cand) if a_is_baseline else (cand, base)
         # marked in the page's order: the diff breaks ties one way, which must not point at the baseline
-        left, right = sides_diff(a, b)
-        sides = [("A", a, left), ("B", b, right)]
+        view = sides_view(a, b)
+        sides = [("A", a), ("B", b)]
         who = identity(request)
         reviews = queue.reviews(pair_id)
         saved = _saved_message(request.query_params.get("saved"), reviews, who.name, pair["key"])
@@ -307,7 +307,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         reviews = [r for r in reviews if who.admin or r.reviewer == who.name]
         before, after = queue.neighbours(pair_id, filters(request))
         signals = [{"kind": s["kind"], "reason": blind_reason(s, a_is_baseline)} for s in pair["signals"] or []]
-        return page("pair.html", request, pair=pair, sides=sides, asked=request_view(pair["request"]),
+        return page("pair.html", request, pair=pair, sides=sides, view=view, asked=request_view(pair["request"]),
                     signals=signals, reviews=reviews,
                     revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
                     judge=_judge_view(pair.row, blinding, pair_id, revealed), query=filter_query(request),

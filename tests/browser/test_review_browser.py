@@ -166,11 +166,11 @@ def test_an_xss_payload_in_an_answer_stays_text(page: Any, site: tuple[str, Stor
     sign_in(page, base)
     pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k9")
     page.goto(f"{base}/pairs/{pid}")
-    page.wait_for_selector("#side-A pre")
+    page.wait_for_selector("table.diff.text td.l")
     assert page.evaluate("window.pwned") is None
     assert page.title() != "pwned" and not dialogs
-    assert "<script>window.pwned = 1" in page.inner_text("#side-A pre")
-    assert page.locator("#side-A pre script, #side-A pre img").count() == 0
+    assert "<script>window.pwned = 1" in page.inner_text("table.diff.text td.l")
+    assert page.locator(".sides script, .sides img").count() == 0
     page.screenshot(path=str(output_dir() / "review-pair-xss.png"), full_page=True)
 
 
@@ -180,7 +180,7 @@ def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) ->
     page.screenshot(path=str(output_dir() / "review-queue.png"), full_page=True)
     pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k2")
     page.goto(f"{base}/pairs/{pid}")
-    assert page.locator("#side-A mark").count() >= 1 and page.locator("#side-B mark").count() >= 1
+    assert page.locator("td.l mark").count() >= 1 and page.locator("td.r mark").count() >= 1
     assert "numbers" in page.inner_text("#signals")
     path = output_dir() / "review-pair.png"
     page.screenshot(path=str(path), full_page=True)
@@ -333,3 +333,71 @@ def test_search_the_prompts_then_review_and_see_the_verdict_saved(page: Any, sit
     assert page.url.endswith(f"/pairs/{pid}?q=capital&saved={ReviewQueue(store).reviews(pid)[0].id}")
     assert page.get_attribute("#to-queue", "href") == "/review/?q=capital"
     page.screenshot(path=str(output_dir() / "review-verdict-saved.png"), full_page=True)
+
+
+# Issue 21: the answers side by side, line beside line, in the report and on the pair page.
+INSERTED = ("Intro.\nAlpha line.\n    indented\nBeta line.\nEnd.",
+            "Intro.\nNew line one.\nNew line two.\n\nAlpha line.\n  indented\nBeta line!\nEnd.")
+LONG = "".join(f"line {i} of a long answer\n" for i in range(120))
+
+
+def _same_height(page: Any, scope: Any, line: str) -> None:
+    """The line is in both columns, at the same height: the inserted lines did not push it down."""
+    left = scope.locator("table.diff.text td.l", has_text=line).bounding_box()
+    right = scope.locator("table.diff.text td.r", has_text=line).bounding_box()
+    assert left and right and abs(left["y"] - right["y"]) < 1, (left, right)
+    assert right["x"] >= left["x"] + left["width"] - 1                  # and side by side
+
+
+def _whitespace_marked(page: Any, scope: Any) -> None:
+    """The inserted blank line and the changed indentation show markers, on whichever side
+    the review page put the second answer; unchanged text none."""
+    assert scope.locator("td.l.gap + td.r .ws-nl, td.l:has(.ws-nl) + td.r.gap").count() == 1   # beside a gap
+    assert sorted(scope.locator(f"td.{side} .ws-sp").count() for side in "lr") == [2, 4]
+    shown = page.evaluate("[...document.querySelectorAll('.ws-nl, .ws-sp')].map("
+                          "e => getComputedStyle(e, '::before').content)")
+    assert set(shown) == {'"⏎"', '"·"'}
+
+
+_UNCLIPPED = """cell => {
+  for (let e = cell.parentElement; e; e = e.parentElement) {
+    const s = getComputedStyle(e);
+    if (/auto|scroll|hidden/.test(s.overflowY + s.overflowX) && e.scrollHeight > e.clientHeight + 1) return false;
+  }
+  return true;
+}"""
+
+
+def test_the_report_shows_whole_answers_line_beside_line(page: Any, tmp_path: Path) -> None:
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [pair("k40", *INSERTED), pair("k41", LONG, LONG.replace("line 7 ", "line seven "))])
+    store.finish_run(run)
+    report = output_dir().resolve() / "answers-report"
+    write_reports(store, run, report)
+    store.close()
+    page.goto((report / "report.html").as_uri())
+    inserted = page.locator(".pair", has_text="k40")
+    for line in ("Alpha line.", "indented", "Beta line", "End."):
+        _same_height(page, inserted, line)
+    _whitespace_marked(page, inserted)
+    assert inserted.locator("del").count() >= 1 and inserted.locator("ins").count() >= 1
+    last = page.locator(".pair", has_text="k41").locator("table.diff.text td.r", has_text="line 119 of")
+    assert last.evaluate(_UNCLIPPED)          # no box cuts a long answer short
+    _same_height(page, page.locator(".pair", has_text="k41"), "line 119 of")
+    inserted.screenshot(path=str(output_dir() / "report-answers.png"))
+
+
+def test_the_pair_page_shows_whole_answers_line_beside_line(page: Any, site: tuple[str, Store, str]) -> None:
+    base, store, run = site
+    store.add_pairs(run, [pair("k40", *INSERTED)])
+    sign_in(page, base)
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k40")
+    page.goto(f"{base}/pairs/{pid}")
+    sides = page.locator(".sides")
+    for line in ("Alpha line.", "indented", "Beta line", "End."):
+        _same_height(page, sides, line)
+    _whitespace_marked(page, sides)
+    assert sides.locator("mark").count() >= 4 and sides.locator("del, ins").count() == 0   # blind
+    assert page.locator("#side-A").bounding_box()["x"] < page.locator("#side-B").bounding_box()["x"]
+    sides.screenshot(path=str(output_dir() / "review-pair-answers.png"))

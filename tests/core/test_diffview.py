@@ -1,14 +1,27 @@
-"""The side-by-side view of two whole answers: each part against the same part."""
+"""The side-by-side view of two whole answers: each part against the same part, line by line."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shadowdiff.diffview import CallView, ChoiceView, Segments, answer_diff, sides_diff, word_diff
+from shadowdiff import diffview
+from shadowdiff.diffview import (
+    CallPair,
+    ChoicePair,
+    PairView,
+    Part,
+    Row,
+    Segments,
+    pair_view,
+    sides_view,
+    text_rows,
+    word_diff,
+)
 from shadowdiff.records import Answer, Choice, Side
 
 
@@ -16,41 +29,165 @@ def call(name: str, arguments: str) -> dict[str, Any]:
     return {"id": "random", "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
+def same(line: str) -> Row:
+    return Row([("same", line)], [("same", line)])
+
+
+def changed_line(head: str, deleted: str, inserted: str, tail: str) -> Row:
+    """A line changed in one place: what it keeps before and after, what each side has there."""
+    return Row([("same", head), ("del", deleted)] + ([("same", tail)] if tail else []),
+               [("same", head), ("ins", inserted)] + ([("same", tail)] if tail else []))
+
+
 def test_each_part_is_marked_against_the_same_part_of_the_same_choice() -> None:
     a = [Choice(0, "", reasoning="17 * 23 = 391", tool_calls=[call("get_weather", '{"unit": "celsius"}')])]
     b = [Choice(0, "", reasoning="17 * 23 = 381", tool_calls=[call("get_time", '{"unit": "celsius"}')])]
-    [left], [right] = answer_diff(a, b)
-    assert left.reasoning == [("same", "17 * 23 = "), ("del", "391")] and left.reasoning_changed
-    assert right.reasoning == [("same", "17 * 23 = "), ("ins", "381")]
-    assert left.text is None and right.text is None   # null content beside tool calls: no empty box
-    assert left.tool_calls[0].name == [("del", "get_weather")] and left.tool_calls[0].changed
-    assert right.tool_calls[0].arguments == [("same", '{"unit": "celsius"}')]
+    [c] = pair_view(a, b).choices
+    assert c.reasoning == Part([changed_line("17 * 23 = ", "391", "381", "")])
+    assert c.reasoning.changed and c.reasoning.chars == (13, 13)
+    assert c.text is None   # null content beside tool calls: no empty box
+    assert c.tool_calls[0].name == Part([Row([("del", "get_weather")], [("ins", "get_time")])])
+    assert c.tool_calls[0].arguments == Part([same('{"unit": "celsius"}')])
 
 
-def test_a_choice_or_a_call_only_one_side_has_is_marked_whole() -> None:
+def test_a_choice_or_a_call_only_one_side_has_is_marked_whole_beside_a_note() -> None:
     a = [Choice(0, "Paris", tool_calls=[call("f", "{}")])]
     b = [Choice(0, "Paris", tool_calls=[call("f", "{}"), call("g", "{}")]), Choice(1, "Lyon")]
-    left, right = answer_diff(a, b)
-    assert [c.missing for c in left] == [False, True] and [c.missing for c in right] == [False, False]
-    assert right[0].tool_calls[1].name == [("ins", "g")] and not right[0].tool_calls[0].changed
-    assert right[1].text == [("ins", "Lyon")]
+    first, second = pair_view(a, b).choices
+    assert (first.missing, second.missing) == ((False, False), (True, False))
+    assert first.tool_calls[1].name == Part([Row(None, [("ins", "g")])], absent=(True, False))
+    assert not first.tool_calls[0].name.changed and not first.tool_calls[0].arguments.changed
+    assert second.text == Part([Row(None, [("ins", "Lyon")])], absent=(True, False))
 
 
 def test_identical_answers_have_nothing_marked_and_an_empty_answer_shows_its_empty_text() -> None:
     a = [Choice(0, "same", reasoning="same thought")]
-    [left], [right] = answer_diff(a, a)
-    assert not left.reasoning_changed and left.text == right.text == [("same", "same")]
-    [empty], _ = answer_diff([Choice(0, "")], [Choice(0, "x")])
-    assert empty.text == []   # an answer of nothing: an (empty) text box, not no box at all
+    [c] = pair_view(a, a).choices
+    assert c.reasoning and not c.reasoning.changed and c.text == Part([same("same")])
+    [empty] = pair_view([Choice(0, "")], [Choice(0, "")]).choices
+    assert empty.text == Part([Row([], [])])   # an answer of nothing: an (empty) text row, not no text at all
+    [one] = pair_view([Choice(0, "")], [Choice(0, "x")]).choices
+    assert one.text == Part([Row(None, [("ins", "x")])])
 
 
 def test_a_failed_side_shows_nothing_and_the_other_side_unmarked() -> None:
-    ok = Answer(Side.BASELINE, "m", text="Paris")
+    ok = Answer(Side.BASELINE, "m", text="Paris\nFrance", reasoning="hm")
     failed = Answer(Side.CANDIDATE, "m", error="HTTP 500")
-    left, right = sides_diff(ok, failed)
-    assert right == [] and left[0].text == [("same", "Paris")]
-    assert sides_diff(None, None) == ([], [])
+    view = sides_view(ok, failed)
+    assert view.failed == (False, True) and view.choices[0].missing == (False, True)
+    assert view.choices[0].text == Part([Row([("same", "Paris\n")], None), Row([("same", "France")], None)],
+                                        absent=(False, True))
+    assert sides_view(None, None) == PairView([], (True, True))
+    assert sides_view(failed, ok) == _mirrored_view(view)
 
+
+def test_lines_after_an_insertion_stay_side_by_side() -> None:
+    """Issue 21: the sides drifted apart after an inserted line; now the inserted lines
+    stand beside gaps and every line after them beside its counterpart."""
+    a = "Intro.\nAlpha line.\nBeta line.\nGamma line.\nEnd."
+    b = "Intro.\nNew line one.\nNew line two.\nAlpha line.\nBeta line!\nGamma line.\nEnd."
+    assert text_rows(a, b) == [
+        same("Intro.\n"), Row(None, [("ins", "New line one.\n")]), Row(None, [("ins", "New line two.\n")]),
+        same("Alpha line.\n"),
+        changed_line("Beta line", ".", "!", "\n"),
+        same("Gamma line.\n"), same("End.")]
+
+
+def test_a_line_inserted_inside_a_changed_run_is_put_beside_a_gap() -> None:
+    """In a run of lines that differ, a line goes beside the other side's line that keeps
+    its words, not simply the next one."""
+    rows = text_rows("The cat sat.\nEnd\n", "Note this.\nThe cat sat down.\nEnd\n")
+    assert rows == [Row(None, [("ins", "Note this.\n")]),
+                    Row([("same", "The cat sat.\n")], [("same", "The cat sat"), ("ins", " down"), ("same", ".\n")]),
+                    same("End\n")]
+
+
+def test_an_inserted_blank_line_is_a_change_of_its_own() -> None:
+    assert text_rows("Line one.\nLine two.", "Line one.\n\nLine two.") == [
+        same("Line one.\n"), Row(None, [("ins", "\n")]), same("Line two.")]
+
+
+def test_indentation_is_marked_as_whitespace_not_as_words() -> None:
+    a = "def f(x):\n    if x:\n        return 1\n"
+    b = "def f(x):\n  if x:\n    return 1\n"
+    rows = text_rows(a, b)
+    assert rows[1:] == [Row([("del", "    "), ("same", "if x:\n")], [("ins", "  "), ("same", "if x:\n")]),
+                        Row([("del", "        "), ("same", "return 1\n")], [("ins", "    "), ("same", "return 1\n")])]
+    # and a line break where a space was: the two lines of one side beside the one line of the other
+    assert text_rows("Line one. Line two.", "Line one.\nLine two.") == [
+        Row([("same", "Line one."), ("del", " "), ("same", "Line two.")], [("same", "Line one."), ("ins", "\n")]),
+        Row(None, [("same", "Line two.")])]
+
+
+def test_tool_call_arguments_are_aligned_line_by_line() -> None:
+    args = {"city": "Oslo", "unit": "celsius", "days": 3}
+    more = {"city": "Oslo", "country": "NO", "unit": "celsius", "days": 4}
+    [c] = pair_view([Choice(0, "", tool_calls=[call("get_weather", json.dumps(args, indent=2))])],
+                    [Choice(0, "", tool_calls=[call("get_weather", json.dumps(more, indent=2))])]).choices
+    [weather] = c.tool_calls
+    assert not weather.name.changed
+    assert weather.arguments.rows == [
+        same("{\n"), same('  "city": "Oslo",\n'), Row(None, [("ins", '  "country": "NO",\n')]),
+        same('  "unit": "celsius",\n'),
+        changed_line('  "days": ', "3", "4", "\n"),
+        same("}")]
+
+
+def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No alignment, of lines or of words, is asked for more than MAX_DIFF_CELLS cells:
+    past it a run is marked whole and its lines are paired in order."""
+    sizes: list[int] = []
+    opcodes = diffview.Indel.opcodes
+
+    def counted(a: Any, b: Any) -> Any:
+        sizes.append(len(a) * len(b))
+        return opcodes(a, b)
+
+    monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 400)
+    monkeypatch.setattr(diffview.Indel, "opcodes", counted)
+    a = "".join(f"left {i} " + "word " * 8 + "\n" for i in range(30))
+    b = "".join(f"right {i} " + "word " * 8 + "\n" for i in range(25))
+    rows = text_rows("Head.\n" + a + "Tail.", "Head.\n" + b + "Tail.")
+    assert max(sizes, default=0) <= 400
+    assert rows[0] == same("Head.\n") and rows[-1] == same("Tail.") and len(rows) == 32
+    middle = rows[1:-1]
+    assert [row.left for row in middle] == [[("del", line)] for line in a.splitlines(True)]
+    assert [row.right for row in middle] == [[("ins", line)] for line in b.splitlines(True)] + [None] * 5
+    # many runs, each within the bound: together they have no more
+    sizes.clear()
+    rows = text_rows("".join(f"{i}\nalpha {i} one two three\n" for i in range(10)),
+                     "".join(f"{i}\n{i} alpha one two three\n" for i in range(10)))
+    assert len(sizes) == 1 + 4   # the lines, then the runs of 10 by 10 words while the bound lasts
+    assert rows[1].left == [("del", "alpha "), ("same", "0 one two three\n")]
+    assert rows[-1] == Row([("del", "alpha 9 one two three\n")], [("ins", "9 alpha one two three\n")])
+    # within the bound the same texts are aligned word by word
+    monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 25_000_000)
+    assert any(kind == "same" for row in text_rows(a, b) for kind, _ in row.left or ())
+
+
+_TEXTS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "42", " ", "  ", ", ", "\n", "\n\n", "\t", ".",
+                                   "alpha\n", "beta\n"]), max_size=14).map("".join)
+
+
+def _mirror(segments: Segments | None) -> Segments | None:
+    swap = {"del": "ins", "ins": "del", "same": "same"}
+    return None if segments is None else [(swap[kind], text) for kind, text in segments]
+
+
+def _mirrored_part(part: Part | None) -> Part | None:
+    return None if part is None else Part([row.mirrored() for row in part.rows], part.absent[::-1])
+
+
+def _mirrored_view(view: PairView) -> PairView:
+    def choice(c: ChoicePair) -> ChoicePair:
+        calls = [CallPair(_mirrored_part(k.name), _mirrored_part(k.arguments)) for k in c.tool_calls]  # type: ignore[arg-type]
+        return ChoicePair(c.index, c.finish[::-1], c.missing[::-1], _mirrored_part(c.reasoning),
+                          _mirrored_part(c.text), calls, _mirrored_part(c.refusal))
+    return PairView([choice(c) for c in view.choices], view.failed[::-1])
+
+
+def _side(rows: list[Row], side: int) -> str:
+    return "".join(text for row in rows for _, text in (row.left, row.right)[side] or ())
 
 def test_the_request_view_takes_odd_stored_requests() -> None:
     """A stored request is whatever a client sent: an odd ``tool_calls`` is no calls, not a 500."""
@@ -61,20 +198,6 @@ def test_the_request_view_takes_odd_stored_requests() -> None:
                                           {"function": {"name": "f", "arguments": "{}"}}]},
                                       {"role": "user", "content": "x"}]})
     assert view.messages == [("assistant", "hi"), ("assistant", "<tool_call>f {}</tool_call>"), ("user", "x")]
-
-
-_TEXTS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "42", " ", ", ", "\n", "."]), max_size=12).map("".join)
-
-
-def _mirror(segments: Segments | None) -> Segments | None:
-    swap = {"del": "ins", "ins": "del", "same": "same"}
-    return None if segments is None else [(swap[kind], text) for kind, text in segments]
-
-
-def _mirrored(views: list[ChoiceView]) -> list[ChoiceView]:
-    return [replace(v, reasoning=_mirror(v.reasoning), text=_mirror(v.text), refusal=_mirror(v.refusal),
-                    tool_calls=[CallView(_mirror(c.name) or [], _mirror(c.arguments) or []) for c in v.tool_calls])
-            for v in views]
 
 
 @settings(max_examples=300, deadline=None)
@@ -95,8 +218,40 @@ _CHOICES = st.lists(st.builds(
 @settings(max_examples=200, deadline=None)
 @given(st.none() | _CHOICES, st.none() | _CHOICES)
 def test_swapped_answers_are_marked_as_the_mirror_image(a: list[Choice] | None, b: list[Choice] | None) -> None:
-    left, right = answer_diff(a, b)
-    assert answer_diff(b, a) == (_mirrored(right), _mirrored(left))
+    assert pair_view(b, a) == _mirrored_view(pair_view(a, b))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, _TEXTS)
+def test_swapped_texts_are_laid_out_as_the_mirror_image(a: str, b: str) -> None:
+    """The line alignment breaks its ties alike whichever text comes first too, and keeps
+    every character of both texts in order."""
+    rows = text_rows(a, b)
+    assert text_rows(b, a) == [row.mirrored() for row in rows]
+    assert (_side(rows, 0), _side(rows, 1)) == (a, b)
+    for row in rows:   # a line is a line: one newline, at its end
+        for cell in (row.left, row.right):
+            assert "\n" not in "".join(text for _, text in cell or ())[:-1]
+
+
+_LINE_WORDS = st.lists(st.sampled_from(["alpha", "beta", "42", " ", "."]), min_size=1, max_size=5).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINE_WORDS, max_size=8), st.lists(st.tuples(st.integers(0, 8), _LINE_WORDS), max_size=4))
+def test_inserted_lines_never_push_the_other_lines_out_of_line(lines: list[str],
+                                                               inserted: list[tuple[int, str]]) -> None:
+    """Whatever lines are inserted (of words the others lack), every other line stands
+    beside itself, unmarked, and each inserted line beside a gap."""
+    a = [line + "\n" for line in lines]
+    b = list(a)
+    for at, line in sorted(inserted, reverse=True):
+        b.insert(min(at, len(b)), "NEW " + line + "\n")
+    for row in text_rows("".join(a), "".join(b)):
+        if row.left is None:
+            assert row.right and row.right[0] == ("ins", row.right[0][1]) and row.right[0][1].startswith("NEW ")
+        else:
+            assert row.left == row.right and not any(row.changed)
 
 
 def test_two_swapped_words_keep_the_same_word_on_either_side() -> None:
@@ -104,3 +259,9 @@ def test_two_swapped_words_keep_the_same_word_on_either_side() -> None:
     assert word_diff("beta alpha", "alpha beta") == (_mirror(right), _mirror(left))
     kept = {text for segments in (left, right) for kind, text in segments if kind == "same" and text.strip()}
     assert len(kept) == 1   # one word kept, the same one in both texts
+
+
+def test_two_swapped_lines_keep_the_same_line_on_either_side() -> None:
+    rows = text_rows("alpha\nbeta\n", "beta\nalpha\n")
+    assert text_rows("beta\nalpha\n", "alpha\nbeta\n") == [row.mirrored() for row in rows]
+    assert len([row for row in rows if row.left and row.right]) == 1   # one line kept, beside itself

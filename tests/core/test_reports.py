@@ -116,6 +116,9 @@ def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -
     assert "<td>changed (not identical: equivalent + near + divergent)</td><td>75.0 %</td>" in html
     assert "<td>changed in substance (near + divergent)</td><td>50.0 %</td>" in html
     assert html.count('<article class="pair"') == 4             # changed and failed, side by side
+    # the formatting-only pair: its inserted blank line is marked, a newline beside a gap (issue 21)
+    assert ('<tr class="line"><td class="l gap"></td><td class="r changed"><ins class="ws-run">'
+            '<span class="ws ws-nl">\n</span></ins></td></tr>') in html
     md = (tmp_path / "report.md").read_text()
     assert "| changed (not identical: equivalent + near + divergent) | 75.0 % |" in md
     assert "| changed in substance (near + divergent) | 50.0 % |" in md

@@ -25,6 +25,7 @@ from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
+from tests.answercells import cells, text_of
 from tests.core.factories import fill, pair
 from tests.servers import free_port, serve_app, wait_ready
 
@@ -169,14 +170,16 @@ def test_the_pair_page_shows_the_whole_answer(ui: tuple[str, Store, str]) -> Non
                                               tool_calls=call("fahrenheit"))
     store.add_pairs(run, [replace(changed, comparison=compare_answers(*changed.answers.values()))])
     page = signed_in(base).get(f"/pairs/{pair_ids(store, run)['k8']}").text
-    reasoning = re.findall(r'<details class="reasoning"><summary>(.*?)</summary>\s*<pre>(.*?)</pre>', page, re.S)
-    assert sorted(text for _, text in reasoning) == ["17 * 23 = <mark>381</mark>", "17 * 23 = <mark>391</mark>"]
-    assert all("differs" in summary for summary, _ in reasoning)
-    tables = re.findall(r'<table class="tool-calls">.*?</table>', page, re.S)
-    assert len(tables) == 2 and all("<code>&lt;b&gt;get_weather&lt;/b&gt;</code>" in t for t in tables)
-    assert any("<mark>celsius</mark>" in t for t in tables) and any("<mark>fahrenheit</mark>" in t for t in tables)
+    [summary] = re.findall(r'<details class="reasoning"><summary>(.*?)</summary>', page, re.S)
+    assert "differs" in summary and "13 | 13 characters" in summary
+    reasoning = cells(page, "reasoning", "l") + cells(page, "reasoning", "r")
+    assert sorted(reasoning) == ["17 * 23 = <mark>381</mark>", "17 * 23 = <mark>391</mark>"]
+    calls = [cells(page, "calls", side) for side in "lr"]
+    assert all(side[0] == "&lt;b&gt;get_weather&lt;/b&gt;" for side in calls)   # the name, then the arguments
+    assert {unescape(calls[0][1] or ""), unescape(calls[1][1] or "")} == {
+        '{"unit": "<mark>celsius</mark>"}', '{"unit": "<mark>fahrenheit</mark>"}'}
     assert "<del>" not in page and "<ins>" not in page   # which side deleted would give the baseline away
-    assert "<pre class=\"text\">" not in page          # no empty text box beside the tool calls
+    assert '<table class="diff text">' not in page      # no empty text beside the tool calls
 
 
 def test_the_pair_page_shows_the_conversation_and_the_offered_tools(ui: tuple[str, Store, str]) -> None:
@@ -211,9 +214,8 @@ def test_the_marks_do_not_point_at_the_baseline(ui: tuple[str, Store, str]) -> N
     for i in range(12):
         page = client.get(f"/pairs/{ids[f'k{20 + i}']}").text
         for letter in "AB":
-            side = re.search(rf'id="side-{letter}">.*?<pre class="text">(.*?)</pre>', page, re.S)
-            assert side
-            kept.add((re.sub(r"</?mark>", "", side.group(1)), side.group(1)))
+            side = text_of(page, "lr"["AB".index(letter)])
+            kept.add((re.sub(r"</?mark>", "", side), side))
     assert {text for text, _ in kept} == {"alpha beta", "beta alpha"}
     assert len(kept) == 2   # each text has one marking, on A and on B alike
 
@@ -226,17 +228,15 @@ def test_sides_are_blind_random_and_stable(ui: tuple[str, Store, str], sqlite_st
     assert _without_nonce(first) == _without_nonce(client.get(f"/pairs/{pid}").text)
     assert 'id="revealed"' not in first
     # neither the headings nor the explained signals say which side is which
-    sides = re.findall(r'<div class="side" id="side-([AB])">\s*<h2>([^<]*)</h2>', first)
-    assert sides == [("A", "A"), ("B", "B")]
+    sides = re.findall(r'<th class="([lr])">\s*<h2 id="side-([AB])">([^<]*)</h2>', first)
+    assert sides == [("l", "A", "A"), ("r", "B", "B")]
     signals = first.split('id="signals"')[1].split("</ul>")[0]
     assert not re.search(r"baseline|candidate", signals, re.IGNORECASE)
     blinding = Blinding(store.secret("blind_key"))
     orders = {blinding.a_is_baseline(i) for i in range(1, 40)}
     assert orders == {True, False}
-    a_text = re.search(r'id="side-A">.*?<pre class="text">(.*?)</pre>', first, re.DOTALL)
-    assert a_text
     expected = "42" if blinding.a_is_baseline(pid) else "43"
-    assert expected in a_text.group(1)
+    assert expected in text_of(first, "l")
     # no query parameter reveals the sides
     assert 'id="revealed"' not in client.get(f"/pairs/{pid}", params={"reveal": "1"}).text
 
@@ -468,7 +468,7 @@ def test_the_blind_order_belongs_to_the_store_not_the_token(tmp_path: Path) -> N
             pages = []
             for url, token in ((a, TOKEN), (b, "another-token")):
                 html = httpx.get(f"{url}/review/pairs/{pid}", headers={"x-review-token": token}).text
-                pages.append(re.search(r'id="side-A">.*?<pre class="text">(.*?)</pre>', html, re.DOTALL).group(1))  # type: ignore[union-attr]
+                pages.append(text_of(html, "l"))
             assert pages[0] == pages[1]                   # the same order whoever serves it
         one.close()
         assert Store.open(tmp_path / "one").secret("blind_key") == key   # and across restarts

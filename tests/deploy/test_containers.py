@@ -104,8 +104,9 @@ def test_the_wheel_carries_templates_and_migrations(tmp_path: Path) -> None:
     [wheel] = tmp_path.glob("shadowdiff-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ["shadowdiff/review/templates/pair.html", "shadowdiff/store/migrations/versions/0004_run_counts.py",
-                   "shadowdiff/templates/report.html.j2", "replay/workloads/demo.jsonl",
-                   "replay/workloads/gradable.jsonl"]:
+                   "shadowdiff/templates/report.html.j2", "shadowdiff/templates/_answer.html",
+                   "shadowdiff/templates/_answer.css", "shadowdiff/templates/_request.html",
+                   "replay/workloads/demo.jsonl", "replay/workloads/gradable.jsonl"]:
         assert needed in names, needed
     modules = {str(path.relative_to(ROOT)) for package in ("shadowdiff", "proxy", "replay", "simulator")
                for path in (ROOT / package).rglob("*.py")}
