@@ -39,7 +39,7 @@ from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from shadowdiff.summary import OUTCOMES, Summary, summarize
 
-SIDE_BY_SIDE = 1000   # changed and failed pairs shown side by side in report.html and report.md, worst first
+SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, and as many failed ones
 
 # per side in pairs.csv: ttft to the first token of any kind, ttfat to the first answer token
 ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",
@@ -282,7 +282,9 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     summary = summarize(store, run_id)
     changed, failed = summary.stored_changed, summary.stored_failed
     listed = changed + failed   # the pairs shown side by side: every stored one not identical
-    shown = listed if side_by_side is None else min(listed, side_by_side)
+    # changed pairs first, in the review queue's order, then the failed ones (which have no
+    # review priority), each capped apart: a cap over both would leave the failures out
+    shown = (changed, failed) if side_by_side is None else (min(changed, side_by_side), min(failed, side_by_side))
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared)
     verdict.gate(summary.excess_divergence, max_excess_divergence, max_factual_rate)
     verdict.gate_flips(summary.flips, max_flips)
@@ -307,7 +309,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
                "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)]}
     for name in ("report.md", "report.html"):
         with _atomic(out / name) as f:
-            for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, shown, review_url),
+            for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, *shown, review_url),
                                                                              **context):
                 f.write(piece)
     return ReportPaths(out, text, verdict)
@@ -323,8 +325,11 @@ def signals_text(pair: StoredPair) -> str:
     return "; ".join(f"{s['kind']}: {s['reason']}" for s in pair["signals"] or ())
 
 
-def _diffs(store: Store, run_id: str, limit: int, review_url: str | None) -> Iterator[dict[str, Any]]:
-    for pair in itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, limit))), limit):
+def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str | None) -> Iterator[dict[str, Any]]:
+    pairs = itertools.chain(
+        itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, changed)), failed=False), changed),
+        itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, failed)), failed=True), failed))
+    for pair in pairs:
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
         yield {"pair": pair, "base": base, "cand": cand, "view": sides_view(base, cand),

@@ -420,10 +420,11 @@ class Store:
             yield from rows
             last = (rows[-1]["seq"], rows[-1]["id"])
 
-    def pairs_by_priority(self, run_id: str, batch: int = 200) -> Iterator[StoredPair]:
+    def pairs_by_priority(self, run_id: str, batch: int = 200, *, failed: bool | None = None) -> Iterator[StoredPair]:
         """The run's non-identical pairs in the review queue's order: highest review
         priority first (shadowdiff.signals), and within a priority the worst first:
-        errors, then by similarity, lowest first, then log order.
+        errors, then by similarity, lowest first, then log order. ``failed``: only the
+        failed pairs (True), only the changed ones (False), or both (None).
 
         Paged by key (the last row's sort key), not by offset, so that a page never
         re-reads the rows before it (each page is still a scan of the run's changed
@@ -433,6 +434,8 @@ class Store:
         rank = sa.case(_WORST_FIRST, value=p.outcome, else_=len(_WORST_FIRST))
         order = (-p.priority, rank, sa.func.coalesce(p.similarity, -1.0), p.seq, p.id)
         query = schema.pairs.select().where(p.run_id == run_id, p.outcome != "identical").order_by(*order)
+        if failed is not None:
+            query = query.where(p.outcome == "error" if failed else p.outcome != "error")
         rows = self._with_answers(query.limit(batch))
         while rows:
             yield from rows

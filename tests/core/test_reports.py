@@ -128,7 +128,7 @@ def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -
     # the side-by-side cap counts the same pairs
     write_reports(store, run, tmp_path / "capped", side_by_side=2)
     capped = (tmp_path / "capped" / "report.html").read_text()
-    assert "The first 2 of 3 changed and 1 failed pairs." in capped
+    assert "The first 2 of 3 changed pairs, and 1 of 1 failed ones." in capped
 
 
 def test_hostile_text_is_never_live_in_either_report(store: Store, tmp_path: Path) -> None:

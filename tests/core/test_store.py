@@ -125,6 +125,9 @@ def test_pairs_by_priority_pages_by_key_across_ties_and_gaps(store: Store) -> No
     assert expected[0].priority == 100 and expected[-1].key == "err"
     for batch in (1, 2, 5, 200):
         assert [p["key"] for p in store.pairs_by_priority(run, batch=batch)] == [p.key for p in expected]
+        assert [p["key"] for p in store.pairs_by_priority(run, batch=batch, failed=False)] == \
+            [p.key for p in expected if p.key != "err"]
+        assert [p["key"] for p in store.pairs_by_priority(run, batch=batch, failed=True)] == ["err"]
 
 
 def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) -> None:
