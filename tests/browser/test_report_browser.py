@@ -106,6 +106,8 @@ def test_the_demo_report_leads_with_the_decision_plots_and_evidence(demo: Path, 
         assert f"suggested {row['suggested']}" in article.locator("h3").text_content()
         reasons = [" ".join(t.split()) for t in article.locator("ul.signals li").all_text_contents()]
         assert reasons == [" ".join(f"{s['kind']} {s['reason']}".split()) for s in row["signals"]]
+    # a whole-page picture: every pair laid out (the page lays out only those near the screen)
+    page.add_style_tag(content=".pair { content-visibility: visible !important; }")
     page.screenshot(path=str(output_dir() / "report-demo.png"), full_page=True)
     assert watched.errors == []
     assert watched.requests == [(demo / "report.html").resolve().as_uri()]

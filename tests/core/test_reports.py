@@ -238,3 +238,66 @@ def test_a_server_without_a_version_endpoint_is_reported_as_unknown(store: Store
     for name in ("report.html", "report.md"):
         text = (tmp_path / "out" / name).read_text()
         assert "unknown (no /version)" in text and "0.34.0" in text, name
+
+
+def test_every_pair_carries_its_evidence_in_every_file(store: Store, tmp_path: Path) -> None:
+    """Signals with their reasons, the suggested verdict, the priority and (given the
+    review UI's address) the link to the pair's page, in report.html, report.md,
+    pairs.csv and pairs.jsonl; the side-by-side list in the review queue's order."""
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [_pair("wording", 1, "It is usually fine.", "It is typically fine."),
+                          _pair("number", 2, "The total is 42 dollars.", "The total is 43 dollars."),
+                          _pair("label", 3, "Label: Positive", "Label: Negative"),
+                          _pair("failed", 4, "x", Answer(Side.CANDIDATE, "m", error="HTTP 500"))])
+    store.finish_run(run)
+    write_reports(store, run, tmp_path, review_url="https://review.example/review/")
+    ids = {p["key"]: p["id"] for p in store.pairs(run)}
+    stored = {p["key"]: p for p in store.pairs(run)}
+    rows = {r["key"]: r for r in map(json.loads, (tmp_path / "pairs.jsonl").read_text().splitlines())}
+    with (tmp_path / "pairs.csv").open(newline="") as f:
+        cells = {r["key"]: r for r in csv.DictReader(f)}
+    html = (tmp_path / "report.html").read_text()
+    md = (tmp_path / "report.md").read_text()
+    for key, pair in stored.items():
+        link = f"https://review.example/review/pairs/{ids[key]}"
+        assert rows[key]["review_url"] == cells[key]["review_url"] == link
+        assert rows[key]["signals"] == pair["signals"]
+        assert (rows[key]["suggested"], rows[key]["priority"]) == (pair["suggested"], pair["priority"])
+        assert (cells[key]["suggested"], cells[key]["priority"]) == (pair["suggested"] or "", str(pair["priority"]))
+        assert cells[key]["signals"] == "; ".join(f"{s['kind']}: {s['reason']}" for s in pair["signals"] or ())
+        assert f'href="{link}"' in html and f"(<{link}>)" in md
+        for signal in pair["signals"] or ():
+            assert signal["reason"].replace("'", "&#39;") in html and f"`{signal['reason']}`" in md
+    assert stored["number"]["suggested"] == "factual" and stored["wording"]["suggested"] == "wording"
+    # the changed pairs by priority (the number, then the label, then the wording), then the failed one
+    order = [html.index(f'data-key="{key}"') for key in ("number", "label", "wording", "failed")]
+    assert order == sorted(order)
+    assert [md.index(f"`{key}` —") for key in ("number", "label", "wording", "failed")] == sorted(
+        md.index(f"`{key}` —") for key in ("number", "label", "wording", "failed"))
+    # each filter the page offers matches pairs by their data attributes
+    assert 'data-outcome="error"' in html and 'data-signals="numbers' in html
+    assert 'id="show-signal-numbers"' in html and 'id="show-outcome-near"' in html
+
+
+def test_the_headline_and_run_table_say_what_the_run_was(store: Store, tmp_path: Path) -> None:
+    run = store.create_run("replay", {"sides": {"baseline": {"url": "http://a:8000", "model": "bf16"},
+                                                "candidate": {"url": "http://b:8000", "model": "fp8"}},
+                                      "labels": {"gpu": "H100"}, "concurrency": 8,
+                                      "overrides": {"temperature": 0.0, "max_tokens": 256}})
+    store.add_pairs(run, [_pair("k1", 1, "Same.", "Same."), _pair("k2", 2, "The total is 4.", "The total is 5.")])
+    store.finish_run(run)
+    write_reports(store, run, tmp_path)
+    page = live((tmp_path / "report.html").read_text())
+    text = " ".join(" ".join(page.text).split())
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    # ISO 8601 to the second, with its zone
+    assert summary["created_at"].endswith("+00:00") and "." not in summary["created_at"]
+    assert f"started {summary['created_at']}" in text and f"finished {summary['finished_at']}" in text
+    assert "INCOMPLETE 1 of 1 pairs changed in substance are unreviewed" in text
+    for words in ("answers changed 50.0 % of 2 comparable pairs", "factual regressions 0",
+                  "reviewed 0 of 1", "errors 0 failed pairs", "baseline http://a:8000 bf16",
+                  "candidate http://b:8000 fp8", "labels gpu=H100", "concurrency 8", "overrides.max_tokens 256",
+                  "no noise floor: replay with --replica to measure one"):
+        assert words in text, words
+    # no text block repeating the CLI's summary
+    assert '<pre class="summary">' not in (tmp_path / "report.html").read_text()

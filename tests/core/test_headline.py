@@ -1,0 +1,99 @@
+"""The headline of a report (issue 21): each figure's status comes from its gate, and a
+figure no gate checked is never shown as passing."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import click
+import pytest
+
+from shadowdiff.acceptance import Acceptance, Decision
+from shadowdiff.headline import figures
+from shadowdiff.options import ReviewUrl
+
+OUTCOMES = {"identical": 60, "equivalent": 10, "near": 20, "divergent": 10, "error": 0}
+
+
+def summary(**over: Any) -> Any:
+    base = {"comparable_outcomes": OUTCOMES, "changed_rate": 0.4, "substantive_rate": 0.3,
+            "noise": {"identical": 95, "near": 5}, "noise_rate": 0.05,
+            "excess_divergence": {"estimate": 0.35, "low": 0.25, "high": 0.45},
+            "token_agreement": None, "noise_token_agreement": None, "flips": None,
+            "ratios": {"ttft_p50": 0.8, "inter_token_latency_p50": 0.66, "latency_p50": 0.7,
+                       "tokens_per_second_p50": 1.5}}
+    return SimpleNamespace(**{**base, **over})
+
+
+def verdict(**over: Any) -> Acceptance:
+    fields = {"decision": Decision.PASS, "needs_review": 30, "unreviewed": 0, "compared": 100,
+              "verdicts": {"wording": 30}, "thresholds": {"min_reviewed": 1.0, "max_errors": 0}}
+    return Acceptance(**{**fields, **over})
+
+
+def status(s: Any, v: Acceptance, key: str) -> str:
+    return next(f.status for f in figures(s, v) if f.key == key)
+
+
+def test_the_change_figure_is_judged_by_its_gate_or_only_flagged() -> None:
+    assert status(summary(), verdict(), "changed") == "warn"                 # surely above the floor, no gate
+    calm = summary(excess_divergence={"estimate": 0.01, "low": -0.02, "high": 0.04})
+    assert status(calm, verdict(), "changed") == "info"
+    gated = verdict(thresholds={"max_excess_divergence": 0.3, "min_reviewed": 1.0})
+    assert status(summary(), gated, "changed") == "pass"                     # low 0.25 is within 0.3
+    gated.thresholds["max_excess_divergence"] = 0.2
+    assert status(summary(), gated, "changed") == "fail"
+    assert status(summary(noise=None, noise_rate=None, excess_divergence=None), gated, "changed") == "incomplete"
+    assert status(summary(noise=None, noise_rate=None, excess_divergence=None), verdict(), "changed") == "info"
+
+
+def test_factual_regressions_fail_and_unreviewed_pairs_leave_them_undecided() -> None:
+    assert status(summary(), verdict(), "factual") == "pass"
+    assert status(summary(), verdict(verdicts={"factual": 1, "wording": 29}), "factual") == "fail"
+    assert status(summary(), verdict(unreviewed=5, verdicts={"wording": 25}), "factual") == "incomplete"
+    strict = verdict(thresholds={"max_factual_rate": 0.01, "min_reviewed": 1.0})   # 30 reviews bound it at ~9.5 %
+    assert status(summary(), strict, "factual") == "incomplete"
+    assert status(summary(), verdict(unreviewed=5, verdicts={"wording": 25}), "reviewed") == "incomplete"
+    assert status(summary(), verdict(), "reviewed") == "pass"
+    assert status(summary(), verdict(errors=2), "errors") == "incomplete"
+    assert status(summary(), verdict(errors=2, thresholds={"max_errors": 2}), "errors") == "pass"
+
+
+def test_flips_fail_their_gate_and_are_flagged_without_one() -> None:
+    flips = {"graded": 50, "correct_to_wrong": 2, "wrong_to_correct": 0, "mcnemar_p": 0.5,
+             "ungradable_answers": 0, "references": 50}
+    assert status(summary(flips=flips), verdict(), "flips") == "warn"
+    assert status(summary(flips={**flips, "correct_to_wrong": 0}), verdict(), "flips") == "info"
+    assert status(summary(flips=flips), verdict(thresholds={"max_flips": 1}), "flips") == "fail"
+    assert status(summary(flips=flips), verdict(thresholds={"max_flips": 2}), "flips") == "pass"
+    assert status(summary(flips={**flips, "graded": 0}), verdict(thresholds={"max_flips": 2}), "flips") == \
+        "incomplete"
+    assert "flips" not in {f.key for f in figures(summary(), verdict())}
+
+
+def test_no_figure_without_a_gate_is_ever_green() -> None:
+    scored = {"pairs": 10, "pooled": 0.99, "tokens": 1000, "baseline_agreement": 1.0}
+    every = figures(summary(token_agreement=scored, noise_token_agreement={**scored, "pooled": 1.0}), verdict())
+    assert {f.key: f.status for f in every if not f.gate} == {"changed": "warn", "token-agreement": "info",
+                                                               "speed": "info"}
+    speed = next(f for f in every if f.key == "speed")
+    assert speed.value == "1.50x output tokens/s" and "TTFT 0.80x" in speed.beside
+    own = {**scored, "baseline_agreement": 0.9}
+    assert status(summary(token_agreement=own), verdict(), "token-agreement") == "warn"
+    no_speed = summary(ratios=dict.fromkeys(("ttft_p50", "inter_token_latency_p50", "latency_p50",
+                                             "tokens_per_second_p50")))
+    assert "speed" not in {f.key for f in figures(no_speed, verdict())}
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "http://", "review.example/review",
+                                 "https://h/review?x=1", "https://h/review#x", "https://h/re view",
+                                 'https://h/"onmouseover=x'])
+def test_a_review_url_must_be_a_plain_web_address(url: str) -> None:
+    with pytest.raises(click.BadParameter):
+        ReviewUrl().convert(url, None, None)
+
+
+def test_a_review_url_loses_its_trailing_slash() -> None:
+    assert ReviewUrl().convert("https://review.example:8443/review/", None, None) == \
+        "https://review.example:8443/review"
