@@ -180,6 +180,7 @@ def test_a_report_of_10000_pairs_opens_whole(tmp_path: Path, watched: Watched) -
     errors = shown(page)
     assert errors and all(p["outcome"] == "error" for p in errors)
     page.click("label[for=show-outcome-any]")
+    page.evaluate("window.scrollTo(0, 0)")                  # the top: the decision, the figures, the plots
     page.screenshot(path=str(output_dir() / "report-10000-pairs.png"))
     assert watched.errors == []
     assert watched.requests == [(tmp_path / "out" / "report.html").resolve().as_uri()]
