@@ -175,7 +175,14 @@ def test_an_xss_payload_in_an_answer_stays_text(page: Any, site: tuple[str, Stor
 
 
 def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) -> None:
+    """The queue and a pair page, pictured; neither logs an error nor asks anything of
+    another origin (every request goes to the review UI itself)."""
     base, store, run = site
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
     sign_in(page, base)
     page.screenshot(path=str(output_dir() / "review-queue.png"), full_page=True)
     pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k2")
@@ -185,6 +192,9 @@ def test_screenshot_of_the_pair_page(page: Any, site: tuple[str, Store, str]) ->
     path = output_dir() / "review-pair.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+    assert errors == []
+    origin = urlsplit(base)
+    assert requests and all(urlsplit(url)[:2] == origin[:2] for url in requests), requests
 
 
 def test_the_reference_answer_and_which_letter_is_right(page: Any, site: tuple[str, Store, str]) -> None:
