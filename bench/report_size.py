@@ -22,7 +22,6 @@ from pathlib import Path
 
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Store
-from tests.bigstore import big_run
 
 from _common import table
 
@@ -51,6 +50,8 @@ def _open_times(html: Path, loads: int) -> tuple[list[float], list[float]]:
 
 
 def main() -> None:
+    from tests.bigstore import big_run  # once _common has put the repository on the path
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--loads", type=int, default=3)

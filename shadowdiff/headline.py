@@ -2,7 +2,8 @@
 candidate change the answers beyond the noise floor, how much, and is it faster?", each
 with what it is measured against and whether it passes its gate.
 
-Each figure's ``status`` colours it in report.html and marks it in report.md:
+Each figure's ``status`` (a key of ``STATUS_WORDS``) colours it in report.html and marks it
+in report.md:
 
 - ``pass`` / ``fail`` / ``incomplete``: the figure was judged by a gate of the decision
   (``--max-excess-divergence``, ``--max-factual-rate``, ``--max-flips``, ``--min-reviewed``,
@@ -123,7 +124,7 @@ def _factual(verdict: Acceptance) -> Figure:
         beside = f"rate up to {_pct(bound['upper'])} (95 %, exact) from {bound['reviewed']:,} reviewed"
     if k:
         status = "fail"
-    elif verdict.unreviewed or (limit is not None and (bound is None or bound["upper"] > limit)):
+    elif not _reviewed_enough(verdict) or (limit is not None and (bound is None or bound["upper"] > limit)):
         status = "incomplete"
     else:
         status = "pass"
@@ -150,13 +151,19 @@ def _flips(flips: dict[str, Any] | None, verdict: Acceptance) -> Figure | None:
     return Figure("flips", "flips by reference answers", value, beside, status, gate)
 
 
+def _reviewed_enough(verdict: Acceptance) -> bool:
+    """Whether --min-reviewed is met (what the decision checked the reviews against)."""
+    need = verdict.needs_review
+    return not need or (need - verdict.unreviewed) / need >= verdict.thresholds.get("min_reviewed", 1.0)
+
+
 def _reviewed(verdict: Acceptance) -> Figure:
     need = verdict.needs_review
     done = need - verdict.unreviewed
     required = verdict.thresholds.get("min_reviewed", 1.0)
     value = f"{done:,} of {need:,}"
     beside = f"{_pct(done / need if need else 1.0, 0)} of the pairs changed in substance have a verdict"
-    status = "pass" if not need or done / need >= required else "incomplete"
+    status = "pass" if _reviewed_enough(verdict) else "incomplete"
     return Figure("reviewed", "reviewed", value, beside, status, f"--min-reviewed {required * 100:g} %")
 
 

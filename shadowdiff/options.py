@@ -86,12 +86,21 @@ class ReviewUrl(click.ParamType):  # type: ignore[type-arg]
     name = "url"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        parts = urlsplit(str(value))
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
-                or any(c.isspace() or c in "\"'<>" for c in str(value)):
+        text = str(value)
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018 (read for its check: a port that is not a number raises)
+        except ValueError:
+            self.fail(f"{value!r} is not a web address", param, ctx)
+        if parts.scheme not in ("http", "https") or not parts.hostname or "?" in text or "#" in text \
+                or any(c.isspace() or c in "\"'<>\\" for c in text):
             self.fail(f"{value!r} is not the review UI's address (http(s)://host[:port]/review, no query)",
                       param, ctx)
-        return str(value).rstrip("/")
+        if parts.username is not None or parts.password is not None:
+            # every link in every report would carry them, to whoever reads the report
+            self.fail(f"{parts.scheme}://…@{parts.hostname}: give the review UI's address without credentials "
+                      "(reviewers sign in with their own tokens)", param, ctx)
+        return text.rstrip("/")
 
 
 def review_url_option(f: Callable[..., Any]) -> Callable[..., Any]:

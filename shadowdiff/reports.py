@@ -18,6 +18,8 @@ import itertools
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -69,11 +71,22 @@ class ReportPaths:
 
 
 @contextlib.contextmanager
-def _atomic(path: Path) -> Iterator[IO[str]]:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="") as f:
-        yield f
-    os.replace(tmp, path)
+def _staged(out: Path) -> Iterator[Path]:
+    """A directory of its own inside ``out`` to write every report in, each then moved into
+    place once all are whole: a report killed part-way leaves the previous set as it was
+    (and no half-written file), and two reports written into one directory at once do not
+    write into each other's files."""
+    staging = Path(tempfile.mkdtemp(prefix=".shadowdiff-report-", dir=out))
+    try:
+        yield staging
+        for written in sorted(staging.iterdir()):
+            os.replace(written, out / written.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _open(path: Path) -> IO[str]:
+    return path.open("w", encoding="utf-8", newline="")
 
 
 def _pct(value: float | None) -> str:
@@ -280,15 +293,17 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
     (``…/review``), for a link from each pair to its page there."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
-    changed, failed = summary.stored_changed, summary.stored_failed
-    listed = changed + failed   # the pairs shown side by side: every stored one not identical
-    # changed pairs first, in the review queue's order, then the failed ones (which have no
-    # review priority), each capped apart: a cap over both would leave the failures out
-    shown = (changed, failed) if side_by_side is None else (min(changed, side_by_side), min(failed, side_by_side))
     verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared)
     verdict.gate(summary.excess_divergence, max_excess_divergence, max_factual_rate)
     verdict.gate_flips(summary.flips, max_flips)
-    with _atomic(out / "summary.json") as f:
+    with _staged(out) as staging:
+        _write_all(store, run_id, staging, summary, verdict, side_by_side, review_url)
+    return ReportPaths(out, summary_text(summary) + "\n" + verdict.text(), verdict)
+
+
+def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: Acceptance,
+               side_by_side: int | None, review_url: str | None) -> None:
+    with _open(out / "summary.json") as f:
         json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
         f.write("\n")
     _write_pairs(store, run_id, out, review_url)
@@ -297,9 +312,12 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, pct2=_pct2, num=_num, ms=_ms, fenced=_fenced, code=_code)
-    text = summary_text(summary) + "\n" + verdict.text()
-    context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
-               "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary),
+    changed, failed = summary.stored_changed, summary.stored_failed
+    # changed pairs first, in the review queue's order, then the failed ones (which have no
+    # review priority), each capped apart: a cap over both would leave the failures out
+    shown = (changed, failed) if side_by_side is None else (min(changed, side_by_side), min(failed, side_by_side))
+    context = {"s": summary, "outcomes": OUTCOMES, "acceptance": verdict, "changed": changed, "failed": failed,
+               "listed": changed + failed, "shown": shown, "speed": speed_rows(summary),
                "token_sources": token_sources_text(summary), "flip_rows": flip_rows(summary.flips),
                "figures": headline.figures(summary, verdict), "why": headline.decision_why(verdict),
                "side_rows": headline.side_rows(summary), "settings_rows": headline.settings_rows(summary),
@@ -308,11 +326,10 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
                "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != "identical"],
                "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)]}
     for name in ("report.md", "report.html"):
-        with _atomic(out / name) as f:
+        with _open(out / name) as f:
             for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, *shown, review_url),
                                                                              **context):
                 f.write(piece)
-    return ReportPaths(out, text, verdict)
 
 
 def pair_link(review_url: str | None, pair: StoredPair) -> str | None:
@@ -339,8 +356,8 @@ def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str
 
 
 def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None) -> None:
-    with _atomic(out / "pairs.csv") as csv_file, _atomic(out / "pairs.jsonl") as jsonl, \
-            _atomic(out / "baseline.texts.json") as base_texts, _atomic(out / "candidate.texts.json") as cand_texts:
+    with _open(out / "pairs.csv") as csv_file, _open(out / "pairs.jsonl") as jsonl, \
+            _open(out / "baseline.texts.json") as base_texts, _open(out / "candidate.texts.json") as cand_texts:
         writer = csv.DictWriter(csv_file, CSV_COLUMNS)
         writer.writeheader()
         base_texts.write("[")

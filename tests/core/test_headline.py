@@ -52,6 +52,9 @@ def test_factual_regressions_fail_and_unreviewed_pairs_leave_them_undecided() ->
     assert status(summary(), verdict(), "factual") == "pass"
     assert status(summary(), verdict(verdicts={"factual": 1, "wording": 29}), "factual") == "fail"
     assert status(summary(), verdict(unreviewed=5, verdicts={"wording": 25}), "factual") == "incomplete"
+    # ... unless --min-reviewed asked for no more than were reviewed: the decision's own gate
+    partly = verdict(unreviewed=5, verdicts={"wording": 25}, thresholds={"min_reviewed": 0.8})
+    assert status(summary(), partly, "factual") == status(summary(), partly, "reviewed") == "pass"
     strict = verdict(thresholds={"max_factual_rate": 0.01, "min_reviewed": 1.0})   # 30 reviews bound it at ~9.5 %
     assert status(summary(), strict, "factual") == "incomplete"
     assert status(summary(), verdict(unreviewed=5, verdicts={"wording": 25}), "reviewed") == "incomplete"
@@ -88,7 +91,9 @@ def test_no_figure_without_a_gate_is_ever_green() -> None:
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "http://", "review.example/review",
                                  "https://h/review?x=1", "https://h/review#x", "https://h/re view",
-                                 'https://h/"onmouseover=x'])
+                                 'https://h/"onmouseover=x', "http://[::1/review", "https://user:pass@h/review",
+                                 "https://user@h/review", "https://h/review#", "https://h/review?", "http://h:abc/review",
+                                 "http://h:99999/review", "https://h\\@evil/review"])
 def test_a_review_url_must_be_a_plain_web_address(url: str) -> None:
     with pytest.raises(click.BadParameter):
         ReviewUrl().convert(url, None, None)
@@ -97,3 +102,4 @@ def test_a_review_url_must_be_a_plain_web_address(url: str) -> None:
 def test_a_review_url_loses_its_trailing_slash() -> None:
     assert ReviewUrl().convert("https://review.example:8443/review/", None, None) == \
         "https://review.example:8443/review"
+    assert ReviewUrl().convert("http://[::1]:8400/review", None, None) == "http://[::1]:8400/review"

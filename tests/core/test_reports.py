@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import csv
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
+import pytest
 from markdown_it import MarkdownIt
 
 from shadowdiff.compare import compare_answers, error_comparison
@@ -301,3 +304,37 @@ def test_the_headline_and_run_table_say_what_the_run_was(store: Store, tmp_path:
         assert words in text, words
     # no text block repeating the CLI's summary
     assert '<pre class="summary">' not in (tmp_path / "report.html").read_text()
+
+
+def test_a_report_that_fails_part_way_leaves_the_previous_set_whole(store: Store, tmp_path: Path,
+                                                                      monkeypatch: Any) -> None:
+    """Every file is written aside and moved into place only once all are whole: a report
+    that dies before that leaves the last report's files as they were, and nothing else."""
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [_pair("k1", 1, "The total is 4.", "The total is 5.")])
+    out = tmp_path / "out"
+    write_reports(store, run, out)
+    before = {f.name: f.read_bytes() for f in out.iterdir()}
+    store.add_pairs(run, [_pair("k2", 2, "Label: A", "Label: B")])
+
+    def broken(*_: Any) -> list[Any]:
+        raise RuntimeError("the plots broke")
+
+    monkeypatch.setattr("shadowdiff.reports.report_plots", broken)
+    with pytest.raises(RuntimeError):
+        write_reports(store, run, out)
+    assert {f.name: f.read_bytes() for f in out.iterdir()} == before
+
+
+def test_two_reports_into_one_directory_at_once_do_not_collide(store: Store, tmp_path: Path) -> None:
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [_pair(f"k{i}", i, "The total is 4.", f"The total is {i}.") for i in range(50)])
+    store.finish_run(run)
+    out = tmp_path / "out"
+    with ThreadPoolExecutor(4) as pool:
+        for done in [pool.submit(write_reports, store, run, out) for _ in range(4)]:
+            done.result()
+    assert sorted(f.name for f in out.iterdir()) == sorted(
+        ["summary.json", "report.md", "report.html", "pairs.csv", "pairs.jsonl", "baseline.texts.json",
+         "candidate.texts.json"])
+    assert len((out / "pairs.jsonl").read_text().splitlines()) == 50
