@@ -74,7 +74,7 @@ def figures(s: Any, verdict: Acceptance) -> list[Figure]:
 
 def _changed(s: Any, verdict: Acceptance) -> Figure:
     answered = sum(s.comparable_outcomes.values()) - s.comparable_outcomes.get("error", 0)
-    value = f"{_pct(s.changed_rate)} of {answered:,} comparable pairs"
+    value = f"{_pct(s.changed_rate)} of {answered:,} comparable pairs both sides answered"
     if s.substantive_rate is not None:
         value += f", {_pct(s.substantive_rate)} in substance"
     limit = verdict.thresholds.get("max_excess_divergence")
@@ -184,8 +184,13 @@ def _speed(s: Any) -> Figure | None:
     def ratio(key: str) -> str:
         return "—" if ratios[key] is None else f"{ratios[key]:.2f}x"
 
-    return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('tokens_per_second_p50')} output tokens/s",
-                  f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster)", "info")
+    if ratios["tokens_per_second_p50"] is not None:
+        return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('tokens_per_second_p50')} output tokens/s",
+                      f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster)", "info")
+    # no decoding pace (answers not streamed): the times alone
+    return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('latency_p50')} end-to-end latency",
+                  f"TTFT {ratio('ttft_p50')} (below 1: faster); no output tokens/s: the answers were not streamed",
+                  "info")
 
 
 def decision_class(decision: Decision) -> str:

@@ -74,8 +74,9 @@ def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
     from shadowdiff.reports import SIDE_BY_SIDE  # (here: ``parse_labels`` alone must stay cheap to import)
 
     return click.option("--side-by-side", type=NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
-                        help="Changed and failed pairs shown side by side in report.html/report.md, worst first "
-                             "('all' for every one); every pair is in pairs.jsonl either way.")(f)
+                        help="Changed pairs shown side by side in report.html/report.md, in the review queue's "
+                             "order, and as many failed ones after them ('all' for every one); every pair is in "
+                             "pairs.jsonl either way.")(f)
 
 
 class ReviewUrl(click.ParamType):  # type: ignore[type-arg]
@@ -104,7 +105,7 @@ class ReviewUrl(click.ParamType):  # type: ignore[type-arg]
 
 
 def review_url_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--review-url``, for every command that writes reports."""
+    """``--review-url``, for ``report`` and ``replay`` (the runs a review UI serves)."""
     return click.option("--review-url", type=ReviewUrl(), default=None,
                         help="The review UI's address (as reviewers open it, e.g. https://review.example/review): "
                              "the reports link each pair to its page there.")(f)

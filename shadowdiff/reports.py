@@ -3,11 +3,12 @@
 ``summary.json``, ``report.md``, a self-contained ``report.html`` (inline CSS, no
 scripts, every model output escaped), ``pairs.csv``, ``pairs.jsonl``, and the
 list-of-strings files ``baseline.texts.json`` / ``candidate.texts.json`` the manual
-check worked from. Every file is written to a temporary name and renamed into place,
-so a report is never half-written; pairs are streamed from the store, worst first for
-the side-by-side view, which shows the ``side_by_side`` worst (a report of 40,000
-diffs is not read by anyone, and a browser struggles to open it): every pair is in
-``pairs.jsonl`` and ``pairs.csv``, and in the review UI.
+check worked from. Every file is written in a directory of its own and moved into place
+once all are whole, so a report is never half-written; pairs are streamed from the
+store in the review queue's order for the side-by-side view, which shows the first
+``side_by_side`` changed pairs and as many failed ones (a report of 40,000 diffs is not
+read by anyone, and a browser struggles to open it): every pair is in ``pairs.jsonl``
+and ``pairs.csv``, and in the review UI.
 """
 
 from __future__ import annotations
@@ -100,6 +101,17 @@ def _pct2(value: float | None) -> str:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _similarity(value: float | None) -> str:
+    """A pair's similarity to three decimals, or more where three would round a changed
+    pair's to 1.000 (and read as identical)."""
+    if value is None:
+        return "—"
+    digits = 3
+    while value < 1 and f"{value:.{digits}f}" == f"{1:.{digits}f}" and digits < 8:
+        digits += 1
+    return f"{value:.{digits}f}"
 
 
 def _ms(value: float | None) -> str:
@@ -311,7 +323,7 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, pct2=_pct2, num=_num, ms=_ms, fenced=_fenced, code=_code)
+    env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code)
     changed, failed = summary.stored_changed, summary.stored_failed
     # changed pairs first, in the review queue's order, then the failed ones (which have no
     # review priority), each capped apart: a cap over both would leave the failures out
@@ -371,8 +383,6 @@ def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None) -
                 f.write(sep + json.dumps(answer.text if answer and answer.ok else "", ensure_ascii=False))
         base_texts.write("\n]\n")
         cand_texts.write("\n]\n")
-
-
 
 
 # A cell a spreadsheet would run as a formula (OWASP's CSV injection list): keys,

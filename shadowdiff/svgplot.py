@@ -258,7 +258,9 @@ def stacked_bars(title: str, rows: Sequence[str], parts: Sequence[Series], *, pl
             rects.append(f'<path d="M{left} {top + row_height * i + 4}h{right - left}v{row_height - 8}'
                          f'h{left - right}z"><title>{esc(tip)}</title></path>')
         body.append(f'<g data-series="{esc(p.name)}" fill="{esc(p.color)}">{"".join(rects)}</g>')
-    limit = int((label_room - 8) / _CHAR)
+    # right-aligned at the bars, so a label that runs long runs off the left edge: cut it at
+    # the width of wide characters (capitals, digits), not of average ones
+    limit = int((label_room - 8) / (_CHAR * 1.2))
     body.append('<g text-anchor="end">' + "".join(_text(label_room - 6, top + row_height * (i + 0.5) + 4, r, limit)
                                                   for i, r in enumerate(rows)) + "</g>")
     if notes:
@@ -356,7 +358,8 @@ def histogram(title: str, series: Series, *, plot_id: str | None = None, marker:
         counts[min(int((v - start) // width), len(counts) - 1)] += 1
     top, bottom = _TOP, height - _BOTTOM
     end = start + width * len(counts)
-    xticks = nice_ticks(min(start, marker.x if marker else start), max(end, marker.x if marker else end), 6)
+    xticks = nice_ticks(min(start, marker.x if marker else start), max(end, marker.x if marker else end), 6,
+                        integer=integer)
     x = _Scale(xticks[0], xticks[-1], _LEFT, WIDTH - _RIGHT)
     yticks = nice_ticks(0.0, float(max(counts)), integer=True)
     y = _Scale(yticks[0], yticks[-1], bottom, top)

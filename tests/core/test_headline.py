@@ -103,3 +103,16 @@ def test_a_review_url_loses_its_trailing_slash() -> None:
     assert ReviewUrl().convert("https://review.example:8443/review/", None, None) == \
         "https://review.example:8443/review"
     assert ReviewUrl().convert("http://[::1]:8400/review", None, None) == "http://[::1]:8400/review"
+
+
+def test_without_streamed_answers_the_speed_leads_with_latency() -> None:
+    ratios = {"ttft_p50": 0.8, "inter_token_latency_p50": None, "latency_p50": 0.7, "tokens_per_second_p50": None}
+    speed = next(f for f in figures(summary(ratios=ratios), verdict()) if f.key == "speed")
+    assert speed.value == "0.70x end-to-end latency" and "TTFT 0.80x" in speed.beside
+
+
+def test_a_changed_pair_never_reads_as_similarity_one() -> None:
+    from shadowdiff.reports import _similarity
+
+    assert [_similarity(v) for v in (0.5, 0.9994, 0.99996, 1.0, None)] == ["0.500", "0.999", "0.99996", "1.000",
+                                                                           "—"]

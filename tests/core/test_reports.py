@@ -297,7 +297,7 @@ def test_the_headline_and_run_table_say_what_the_run_was(store: Store, tmp_path:
     assert summary["created_at"].endswith("+00:00") and "." not in summary["created_at"]
     assert f"started {summary['created_at']}" in text and f"finished {summary['finished_at']}" in text
     assert "INCOMPLETE 1 of 1 pairs changed in substance are unreviewed" in text
-    for words in ("answers changed 50.0 % of 2 comparable pairs", "factual regressions 0",
+    for words in ("answers changed 50.0 % of 2 comparable pairs both sides answered", "factual regressions 0",
                   "reviewed 0 of 1", "errors 0 failed pairs", "baseline http://a:8000 bf16",
                   "candidate http://b:8000 fp8", "labels gpu=H100", "concurrency 8", "overrides.max_tokens 256",
                   "no noise floor: replay with --replica to measure one"):
