@@ -338,3 +338,18 @@ def test_two_reports_into_one_directory_at_once_do_not_collide(store: Store, tmp
         ["summary.json", "report.md", "report.html", "pairs.csv", "pairs.jsonl", "baseline.texts.json",
          "candidate.texts.json"])
     assert len((out / "pairs.jsonl").read_text().splitlines()) == 50
+
+
+def test_text_from_logs_cannot_reorder_the_report_around_it(store: Store, tmp_path: Path) -> None:
+    """A right-to-left override in a key, a category, a label or a signal's reason (a log's
+    text) is isolated where it is shown inline, so it cannot reverse the report's own words."""
+    rlo = "\u202e"
+    run = store.create_run("replay", {"labels": {f"team{rlo}": f"x{rlo}y"}})
+    store.add_pairs(run, [_pair(f"k{rlo}1", 1, "The total is 42.", f"The total is {rlo}24.", category=f"c{rlo}at")])
+    store.finish_run(run)
+    write_reports(store, run, tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    for shown in (f"<bdi>k{rlo}1</bdi> —", f"category <bdi>c{rlo}at</bdi> ·", f"<bdi>team{rlo}=x{rlo}y</bdi>"):
+        assert shown in html, shown
+    reasons = [r for r in html.split("<li>") if "signal-numbers" in r]
+    assert reasons and "<bdi>" in reasons[0]
