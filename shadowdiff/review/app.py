@@ -49,8 +49,8 @@ from shadowdiff.review.nostore import NoStore
 from shadowdiff.review.ratelimit import Lockout, SignInLimit
 from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store
-from shadowdiff.store.review import MAX_SEARCH, PROMPT_PREVIEW, Filters, Review, ReviewQueue
-from shadowdiff.store.reviewers import Reviewers, check_name
+from shadowdiff.store.review import MAX_NOTE, MAX_SEARCH, PROMPT_PREVIEW, Filters, Review, ReviewQueue, check_text
+from shadowdiff.store.reviewers import MAX_NAME, Reviewers, check_name
 
 VERDICT_HELP = {
     "equivalent": "the same answer",
@@ -62,6 +62,25 @@ VERDICT_HELP = {
 }
 # what the side asked with a directional verdict is, in the reviewer's words
 SIDE_QUESTION = {"factual": "wrong", "minor": "worse", "improvement": "better"}
+# What a redirect asks a page to say, by a code in its URL (``?error=`` on a pair page,
+# ``?message=`` on the queue): never text from the URL, which any site can write into a
+# link that a signed-in reviewer follows ("side A is the baseline here"); an unknown
+# code says nothing. A saved verdict is announced by its id (``_saved_message``).
+ERRORS: Final = {
+    **{f"side-{v}": f"a {v} verdict says which side is {q}: A or B" for v, q in SIDE_QUESTION.items()},
+    "verdict": f"choose a verdict: one of {', '.join(v.value for v in Verdict)}",
+    "name": f"a verdict needs your name: at most {MAX_NAME} characters, none of them control or invisible "
+            "characters (NUL, line breaks, bidi overrides, zero-width spaces)",
+    "registered": "that name is a reviewer's with a token of their own: sign in with it, or give another",
+    "note-long": f"the note is longer than {MAX_NOTE:,} characters: shorten it",
+    "note-nul": "the note contains a NUL byte (\\0), which the store cannot hold",
+    "refused": "the verdict was refused: nothing was saved",
+}
+MESSAGES: Final = {
+    "nothing-left": "Nothing left to review.",
+    "nothing-needed": "Nothing left that needs a verdict (equivalent and failed pairs are handed out when "
+                      "the outcome filter asks for them).",
+}
 _MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are simply not there
 # query parameters that belong to one view of a page (its offset, a message shown once),
 # not to the filters that links, "next" and the redirects after a post carry along
@@ -173,10 +192,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     def after_login(target: str | None) -> str:
         """Where a sign-in goes: the page that asked for it when that is one of ours (a
         path under the prefix, never another site's address), else the queue."""
-        if target and target.startswith(f"{prefix}/") and not target.startswith("//") and "\\" not in target \
-                and not urlsplit(target).scheme and not urlsplit(target).netloc and len(target) <= 2000:
-            return target
-        return f"{prefix}/"
+        return target if target and _under(target, prefix) else f"{prefix}/"
 
     async def login(request: Request) -> Response:
         return page("login.html", request, next=after_login(request.query_params.get("next")))
@@ -242,9 +258,12 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         server's; only the shared token's holder types one, and never a registered one."""
         if not who.shared:
             return who.name
-        name = check_name(typed)
+        try:
+            name = check_name(typed)
+        except InputError as exc:
+            raise _Refused("name", str(exc)) from None
         if await run_in_threadpool(reviewers.by_name, name) is not None:
-            raise InputError(f"{name!r} is a reviewer with a token of their own")
+            raise _Refused("registered", f"{name!r} is a reviewer with a token of their own")
         return name
 
     def identity(request: Request) -> Identity:
@@ -285,7 +304,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             row["snippet"], row["prompt"] = _snippet(row["prompt"])
         return page("queue.html", request, rows=rows, signal_kinds=SIGNAL_KINDS, counts=queue.counts(f),
                     runs=store.runs(), f=f, offset=offset, query=filter_query(request), max_search=MAX_SEARCH,
-                    message=request.query_params.get("message"))
+                    message=MESSAGES.get(request.query_params.get("message", "")))
 
     def pair_page(request: Request) -> Response:
         pair_id = int(request.path_params["pair_id"])
@@ -313,7 +332,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
                     judge=_judge_view(pair.row, blinding, pair_id, revealed), query=filter_query(request),
                     grade=grade_view(pair["grade"], a_is_baseline),
                     agreement=score_view(pair["score"], pair["noise_score"]),
-                    error=request.query_params.get("error"), saved=saved)
+                    error=ERRORS.get(request.query_params.get("error", "")), saved=saved)
 
     async def verdict_post(request: Request) -> Response:
         pair_id = int(request.path_params["pair_id"])
@@ -321,18 +340,19 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             form = await form_of(request)
             who = identity(request)
             reviewer = await writing_as(who, _text(form, "reviewer") or who.name)
+            note = _checked_note(_text(form, "note"))
             verdict = _text(form, "verdict")
             # "wrong" is the field's name from before every directional verdict had a side
             letter = (_text(form, "side") or _text(form, "wrong")).strip().upper()
             against = _side_against(verdict, letter, blinding, pair_id)
             if pair_id > _MAX_ID:
                 raise InputError(f"no pair {pair_id}")
-            review = await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against,
-                                             _text(form, "note"))
+            review = await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against, note)
         except InputError as exc:
             status = 403 if isinstance(exc, _Forbidden) else 404 if str(exc).startswith("no pair") else 400
             if status == 400 and "text/html" in request.headers.get("accept", ""):
-                return to_page(f"/pairs/{pair_id}", request, error=str(exc))
+                # the reason by its code (ERRORS): the page never shows the URL's own text
+                return to_page(f"/pairs/{pair_id}", request, error=exc.code if isinstance(exc, _Refused) else "refused")
             return JSONResponse({"error": str(exc)}, status_code=status)
         # the page says it was saved: by the verdict's id, which the page looks up (a link
         # cannot make it claim a verdict that is not there, nor carry text of its own)
@@ -354,10 +374,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             return JSONResponse({"error": str(exc)}, status_code=400)
         pair_id = await run_in_threadpool(queue.claim_next, reviewer, filters(request))
         if pair_id is None:
-            left = "Nothing left to review." if filters(request).outcome else (
-                "Nothing left that needs a verdict (equivalent and failed pairs are handed out when "
-                "the outcome filter asks for them).")
-            return to_page("/", request, message=left)
+            return to_page("/", request, message="nothing-left" if filters(request).outcome else "nothing-needed")
         return to_page(f"/pairs/{pair_id}", request)
 
     # whole before their first byte is sent: a database error is the 503 below (review.export)
@@ -411,6 +428,23 @@ class _Forbidden(InputError):
     """A form that did not come from the UI."""
 
 
+class _Refused(InputError):
+    """A verdict refused for a reason the pair page names by ``code`` (a key of ``ERRORS``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _checked_note(note: str) -> str:
+    """``note`` if the store can hold it, else ``_Refused`` with the store's reason."""
+    try:
+        check_text("the note", note, MAX_NOTE)
+    except InputError as exc:
+        raise _Refused("note-nul" if "\x00" in note else "note-long", str(exc)) from None
+    return note
+
+
 def _reviewer(request: Request) -> str:
     return unquote(request.cookies.get(REVIEWER_COOKIE, ""))
 
@@ -451,16 +485,36 @@ def _side_against(verdict: str, letter: str, blinding: Blinding, pair_id: int) -
     try:
         checked = Verdict(verdict)
     except ValueError:
-        raise InputError(f"unknown verdict {verdict!r}; one of {', '.join(v.value for v in Verdict)}") from None
+        raise _Refused("verdict", f"unknown verdict {verdict!r}; one of {', '.join(v.value for v in Verdict)}") \
+            from None
     if not checked.directional:
         return None    # a side left checked from an earlier choice means nothing here
     if letter not in ("A", "B"):
         # said in the page's letters: the store's message would name the hidden sides
-        raise InputError(f"a {checked.value} verdict says which side is {SIDE_QUESTION[checked.value]}: A or B")
+        raise _Refused(f"side-{checked.value}", ERRORS[f"side-{checked.value}"])
     chosen = blinding.side(letter, pair_id)
     if checked is Verdict.IMPROVEMENT:
         return (Side.CANDIDATE if chosen is Side.BASELINE else Side.BASELINE).value
     return chosen.value
+
+
+def _under(target: str, prefix: str) -> bool:
+    """Whether ``target`` is a plain path under ``prefix`` (and its query): no scheme or
+    host, no control character (which a browser drops), and in its path, as written or
+    percent-decoded once, nothing a browser would resolve elsewhere: a "." or ".."
+    segment ("/review/..//evil.example" is "//evil.example"), "//" or a backslash (a "/"
+    to a browser)."""
+    if len(target) > 2000 or not target.startswith(f"{prefix}/"):
+        return False
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or _has_control(target):
+        return False
+    return not any("//" in path or "\\" in path or _has_control(path) or {".", ".."} & set(path.split("/"))
+                   for path in (parts.path, unquote(parts.path)))
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
 
 
 def _bounded_int(text: str | None) -> int:

@@ -90,6 +90,26 @@ DROPPED = "dropped"
 # The order of the side-by-side view: errors first, then the most different.
 _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
 
+
+def queue_order() -> tuple[sa.ColumnElement[Any], ...]:
+    """The review queue's order, as SQL sort keys, all ascending: the highest review
+    priority first (shadowdiff.signals), and within a priority the worst first (errors,
+    then divergent, near, equivalent; then the lowest similarity, none counting as -1),
+    then log order. The report's list of pairs, the queue page, "next" and a pair page's
+    previous/next all sort by this one tuple, so that they cannot disagree."""
+    p = schema.pairs.c
+    rank = sa.case(_WORST_FIRST, value=p.outcome, else_=len(_WORST_FIRST))
+    return (-p.priority, rank, sa.func.coalesce(p.similarity, -1.0), p.seq, p.id)
+
+
+def queue_place(row: Mapping[str, Any]) -> sa.ColumnElement[Any]:
+    """A pair's place in ``queue_order`` (from its row's priority, outcome, similarity,
+    seq and id), as a tuple that ``sa.tuple_(*queue_order())`` compares with: where a
+    keyset page resumes, or what a pair's neighbours come before or after."""
+    key = (-row["priority"], _WORST_FIRST.get(row["outcome"], len(_WORST_FIRST)),
+           -1.0 if row["similarity"] is None else row["similarity"], row["seq"], row["id"])
+    return sa.tuple_(*map(sa.literal, key))
+
 _MEASURES: dict[str, sa.ColumnElement[Any]] = {
     "ttft": schema.answers.c.ttft, "ttfat": schema.answers.c.ttfat, "duration": schema.answers.c.duration,
     "inter_token_latency": _inter_token_latency(), "tokens_per_second": _tokens_per_second(),
@@ -421,9 +441,9 @@ class Store:
             last = (rows[-1]["seq"], rows[-1]["id"])
 
     def pairs_by_priority(self, run_id: str, batch: int = 200, *, failed: bool | None = None) -> Iterator[StoredPair]:
-        """The run's non-identical pairs in the review queue's order: highest review
-        priority first (shadowdiff.signals), and within a priority the worst first:
-        errors, then by similarity, lowest first, then log order. ``failed``: only the
+        """The run's non-identical pairs in the review queue's order (``queue_order``):
+        highest review priority first, and within a priority the worst first: errors,
+        then by similarity, lowest first, then log order. ``failed``: only the
         failed pairs (True), only the changed ones (False), or both (None).
 
         Paged by key (the last row's sort key), not by offset, so that a page never
@@ -431,19 +451,14 @@ class Store:
         pairs, since no index covers the computed order).
         """
         p = schema.pairs.c
-        rank = sa.case(_WORST_FIRST, value=p.outcome, else_=len(_WORST_FIRST))
-        order = (-p.priority, rank, sa.func.coalesce(p.similarity, -1.0), p.seq, p.id)
+        order = queue_order()
         query = schema.pairs.select().where(p.run_id == run_id, p.outcome != "identical").order_by(*order)
         if failed is not None:
             query = query.where(p.outcome == "error" if failed else p.outcome != "error")
         rows = self._with_answers(query.limit(batch))
         while rows:
             yield from rows
-            last = rows[-1]
-            after = (-last["priority"], _WORST_FIRST.get(last["outcome"], len(_WORST_FIRST)),
-                     -1.0 if last["similarity"] is None else last["similarity"], last["seq"], last["id"])
-            rows = self._with_answers(query.where(sa.tuple_(*order) > sa.tuple_(*map(sa.literal, after)))
-                                      .limit(batch))
+            rows = self._with_answers(query.where(sa.tuple_(*order) > queue_place(rows[-1].row)).limit(batch))
 
     def percentiles(self, run_id: str, side: Side, measure: str, ps: Sequence[float]) -> list[float | None]:
         """Nearest-rank percentiles of one measure of a side's answers (``ttft``,

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.signals import SIGNAL_KINDS
-from shadowdiff.store import Store, StoredPair, schema
+from shadowdiff.store import Store, StoredPair, queue_order, queue_place, schema
 from shadowdiff.store.reviewers import check_name
 
 NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
@@ -37,7 +37,7 @@ _FILTER_NAMES = {"run_id": "run", "outcome": "outcome", "suggested": "suggested"
                  "verdict": "verdict"}
 
 
-def _check_text(what: str, value: str, most: int) -> None:
+def check_text(what: str, value: str, most: int) -> None:
     """``InputError`` for text no column can take: PostgreSQL refuses a NUL byte anywhere
     in a statement's parameters, and a value longer than its column (a 500, not an answer)."""
     if "\x00" in value:
@@ -78,13 +78,14 @@ class Filters:
         for name, shown in _FILTER_NAMES.items():
             value = getattr(self, name)
             if value is not None:
-                _check_text(f"the {shown} filter", value, MAX_FILTER)
+                check_text(f"the {shown} filter", value, MAX_FILTER)
         if self.search is not None:
-            _check_text("the search", self.search, MAX_SEARCH)
+            check_text("the search", self.search, MAX_SEARCH)
         # a kind, and only a kind: the filter matches the stored signals as text, which hold
         # the real sides (their values and reasons), so any other pattern would look them up
         if self.signal is not None and self.signal not in SIGNAL_KINDS:
-            raise InputError(f"the signal filter must be one of {', '.join(SIGNAL_KINDS)}, not {self.signal!r}")
+            # (without the value: a page would show a link's text as the UI's own words)
+            raise InputError(f"the signal filter must be one of {', '.join(SIGNAL_KINDS)}")
 
 
 def _review(row: Any) -> Review:
@@ -133,8 +134,9 @@ class ReviewQueue:
         return clauses
 
     def page(self, f: Filters, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
-        """Queue rows, highest priority first, with their review counts and the first
-        ``PROMPT_PREVIEW`` characters of each prompt (one more when it is longer)."""
+        """Queue rows in the queue's order (``queue_order``, the report's too), with their
+        review counts and the first ``PROMPT_PREVIEW`` characters of each prompt (one more
+        when it is longer)."""
         p, r = schema.pairs.c, schema.reviews.c
         reviews = sa.select(sa.func.count()).where(r.pair_id == p.id).scalar_subquery()
         # whether reviewers disagree is everyone's verdicts: an admin's to see
@@ -147,7 +149,7 @@ class ReviewQueue:
                            preview,
                            p.signals, p.claimed_by, p.claimed_until, p.judge_verdict, p.judge_wrong_side,
                            reviews.label("reviews"), verdicts.label("verdicts"), mine.label("my_verdict"))
-                 .where(*self._where(f)).order_by(p.priority.desc(), p.id).offset(offset).limit(limit))
+                 .where(*self._where(f)).order_by(*queue_order()).offset(offset).limit(limit))
         with self.engine.connect() as c:
             return [dict(row._mapping) for row in c.execute(query)]
 
@@ -179,19 +181,20 @@ class ReviewQueue:
         return out
 
     def neighbours(self, pair_id: int, f: Filters) -> tuple[int | None, int | None]:
-        """The pairs before and after ``pair_id`` in the queue's order."""
+        """The pairs before and after ``pair_id`` in the queue's order (``queue_order``),
+        among those ``f`` selects."""
         p = schema.pairs.c
+        order = queue_order()
         with self.engine.connect() as c:
-            row = c.execute(sa.select(p.priority).where(p.id == pair_id)).one_or_none()
+            row = c.execute(sa.select(p.priority, p.outcome, p.similarity, p.seq, p.id)
+                            .where(p.id == pair_id)).one_or_none()
             if row is None:
                 return None, None
-            prio = row.priority
-            before = c.execute(sa.select(p.id).where(*self._where(f), sa.or_(
-                p.priority > prio, sa.and_(p.priority == prio, p.id < pair_id)))
-                .order_by(p.priority.asc(), p.id.desc()).limit(1)).scalar_one_or_none()
-            after = c.execute(sa.select(p.id).where(*self._where(f), sa.or_(
-                p.priority < prio, sa.and_(p.priority == prio, p.id > pair_id)))
-                .order_by(p.priority.desc(), p.id.asc()).limit(1)).scalar_one_or_none()
+            here, at = queue_place(dict(row._mapping)), sa.tuple_(*order)
+            before = c.execute(sa.select(p.id).where(*self._where(f), at < here)
+                               .order_by(*(key.desc() for key in order)).limit(1)).scalar_one_or_none()
+            after = c.execute(sa.select(p.id).where(*self._where(f), at > here)
+                              .order_by(*order).limit(1)).scalar_one_or_none()
         return before, after
 
     def pair(self, pair_id: int) -> StoredPair | None:
@@ -201,7 +204,8 @@ class ReviewQueue:
     # -- claims -------------------------------------------------------------------------
 
     def claim_next(self, reviewer: str, f: Filters | None = None) -> int | None:
-        """Claim the most urgent unreviewed pair nobody else holds; its id, or None.
+        """Claim the most urgent unreviewed pair nobody else holds (this reviewer's own
+        claim first, then in the queue's order); its id, or None.
 
         With ``f.second``: the most urgent pair someone else has judged and ``reviewer``
         has not (a second, blind review). Either way only pairs that need a verdict
@@ -219,7 +223,7 @@ class ReviewQueue:
         needed = [] if f.outcome else [p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
         candidates = (sa.select(p.id).where(*self._where(f), *needed, free)
                       # a reviewer's own claim first (CASE: NULLs sort first on PostgreSQL)
-                      .order_by(sa.case((p.claimed_by == reviewer, 1), else_=0).desc(), p.priority.desc(), p.id))
+                      .order_by(sa.case((p.claimed_by == reviewer, 1), else_=0).desc(), *queue_order()))
         until = now + timedelta(seconds=self.claim_ttl)
         with self.engine.begin() as c:
             if self.store.dialect == "postgresql":
@@ -267,7 +271,7 @@ class ReviewQueue:
         elif wrong_side:
             raise InputError(f"a {checked.value} verdict names no side")
         reviewer = check_name(reviewer)
-        _check_text("the note", note, MAX_NOTE)
+        check_text("the note", note, MAX_NOTE)
         now = datetime.now(UTC)
         with self.engine.begin() as c:
             # (on PostgreSQL the pair is locked against deletion until the verdict is in: a
@@ -297,7 +301,7 @@ class ReviewQueue:
         with their number. A database error can come part-way: the review UI writes the
         whole export out before sending any of it (``shadowdiff.review.export``)."""
         if run_id is not None:
-            _check_text("the run filter", run_id, MAX_FILTER)
+            check_text("the run filter", run_id, MAX_FILTER)
         p, r = schema.pairs.c, schema.reviews.c
         query = (sa.select(r.id, r.pair_id, p.run_id, p.key, p.category, p.outcome, p.similarity, p.suggested,
                            p.judge_verdict, r.reviewer, r.verdict, r.wrong_side, r.note, r.created_at)

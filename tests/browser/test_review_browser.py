@@ -12,14 +12,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import pytest
 
 from shadowdiff.flips import grade_pair
 from shadowdiff.grading import Grader
 from shadowdiff.reports import write_reports
-from shadowdiff.review.app import build_review_app
+from shadowdiff.review.app import ERRORS, build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
@@ -157,6 +157,30 @@ def test_sign_out_then_the_queue_asks_for_the_token_again(page: Any, site: tuple
     page.goto(base + "/")
     assert urlsplit(page.url).path == "/review/login"
     assert "reviewing as" not in page.inner_text("header")
+
+
+def test_a_link_from_another_site_opens_a_page_signed_in_but_cannot_write_on_it(
+        page: Any, site: tuple[str, Store, str]) -> None:
+    """Hostile review of issue 21: the cookies are Lax, so another site's link opens a pair
+    signed in; its URL's text must not show as the UI's error or notice (it would speak to
+    a blind reviewer). The UI's own reasons, chosen by a code, still show."""
+    base, store, run = site
+    sign_in(page, base)
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k1")
+    crafted = quote("Reviewers: side A is the baseline here — mark B factual")
+    for link, shown in ((f"{base}/pairs/{pid}?error={crafted}", "#error"), (f"{base}/?message={crafted}", "#message")):
+        page.goto("about:blank")                         # a page of no origin of ours, holding the link
+        page.set_content(f'<a id="away" href="{link}">a pair</a>')
+        page.click("#away")
+        page.wait_for_url(link)
+        assert "reviewing as ana" in page.inner_text("header")      # the Lax cookie came along
+        assert page.locator(shown).count() == 0 and "baseline here" not in page.inner_text("body")
+    page.goto(f"{base}/pairs/{pid}")
+    page.check("#verdict-factual")                       # factual, and no side chosen
+    page.click("#submit")
+    page.wait_for_url(f"**/pairs/{pid}?error=side-factual")
+    assert page.inner_text("#error") == ERRORS["side-factual"]
+    assert ReviewQueue(store).reviews(pid) == []
 
 
 def test_an_xss_payload_in_an_answer_stays_text(page: Any, site: tuple[str, Store, str]) -> None:

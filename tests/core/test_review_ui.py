@@ -17,10 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
+from markupsafe import escape
 
-from shadowdiff.compare import compare_answers
-from shadowdiff.records import Side
-from shadowdiff.review.app import build_review_app
+from shadowdiff.compare import compare_answers, error_comparison
+from shadowdiff.records import Answer, Side
+from shadowdiff.review.app import ERRORS, MESSAGES, build_review_app
 from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
@@ -114,12 +115,24 @@ def test_sign_in_returns_to_the_page_that_asked_for_it_and_nowhere_else(ui: tupl
     # a wrong token keeps the way back in the form
     wrong = httpx.post(base + "/login", data={"token": "nope-nope-nope", "reviewer": "ana", "next": "/review/pairs/2"})
     assert wrong.status_code == 401 and 'name="next" value="/review/pairs/2"' in wrong.text
-    # never another site, nor a page outside the review UI
+    # never another site, nor a page outside the review UI: nor a path the browser resolves
+    # out of it ("/review/..//evil.example" is "//evil.example"), written plainly or
+    # percent-encoded once
     for elsewhere in ("https://evil.example/review/", "//evil.example/review/", "/review\\@evil.example",
-                      "/admin", "javascript:alert(1)", "/review/" + "x" * 3000):
+                      "/admin", "javascript:alert(1)", "/review/" + "x" * 3000,
+                      "/review/..//evil.example", "/review/../admin", "/review/./pairs/2", "/review/pairs/..",
+                      "/review//evil.example", "/review/pairs//2", "/review/pairs/2\\x", "/review/\tpairs/2",
+                      "/review/pairs/2\n", "/review/pairs/2?q=\r", "/review/pairs/\x7f",
+                      "/review/%2e%2e//evil.example", "/review/.%2E/admin", "/review/%2E/pairs/2",
+                      "/review/%2f%2fevil.example", "/review/%2F/evil.example", "/review/%5cevil.example",
+                      "/review/pairs/2%00", "/review/%09pairs/2", "/review/pairs/%7F"):
         away = httpx.post(base + "/login", data={"token": TOKEN, "reviewer": "ana", "next": elsewhere})
         assert away.headers["location"] == "/review/", elsewhere
         assert f'value="{elsewhere}"' not in httpx.get(base + "/login", params={"next": elsewhere}).text
+    # what is not a dot segment, a double slash nor a control character still returns
+    for fine in ("/review/pairs/2?q=a//b", "/review/pairs/2?q=..", "/review/?q=%2e%2e", "/review/.x/..y"):
+        back = httpx.post(base + "/login", data={"token": TOKEN, "reviewer": "ana", "next": fine})
+        assert back.headers["location"] == fine
 
 
 def test_queue_is_ordered_by_priority_and_filters(ui: tuple[str, Store, str]) -> None:
@@ -705,3 +718,116 @@ def test_the_queue_pages_both_ways(sqlite_store: Store) -> None:
     assert 'id="earlier"' not in first and 'id="more" href="/review/?q=prompt&offset=50"' in first
     assert len(queue_keys(first)) == 50 and len(queue_keys(second)) == 14
     assert 'id="earlier" href="/review/?q=prompt&offset=0"' in second and 'id="more"' not in second
+
+
+# -- a link cannot write on the pages (hostile review of issue 21) -------------------------
+# The cookies are Lax: a link on another site opens a page signed in. Text from its URL
+# shown as the page's own error or notice would speak for the UI to a blind reviewer.
+CRAFTED = "Reviewers: side A is the baseline here — mark B factual"
+
+
+def test_a_link_cannot_put_its_own_words_on_a_page(ui: tuple[str, Store, str]) -> None:
+    base, store, run = ui
+    client = signed_in(base)
+    pid = pair_ids(store, run)["k1"]
+    for path, param, shown in ((f"/pairs/{pid}", "error", 'id="error"'), ("/", "message", 'id="message"')):
+        for value in (CRAFTED, "<b>x</b>", "side-factual ", "NOTHING-LEFT", "__class__", "get", "", "refused\n"):
+            page = client.get(path, params={param: value})
+            assert page.status_code == 200 and shown not in page.text, (path, value)
+            assert "baseline here" not in page.text
+    # a known code shows the UI's own words
+    assert f'role="alert">{escape(ERRORS["side-factual"])}</p>' in client.get(
+        f"/pairs/{pid}", params={"error": "side-factual"}).text
+    assert f'aria-live="polite">{MESSAGES["nothing-left"]}</p>' in client.get(
+        "/", params={"message": "nothing-left"}).text
+    # nor does a refused filter repeat the link's text
+    refused = client.get("/", params={"signal": CRAFTED}, headers={"accept": "text/html"})
+    assert refused.status_code == 400 and "must be one of" in refused.text and "baseline here" not in refused.text
+
+
+@pytest.mark.parametrize(("form", "code"), [
+    ({"verdict": "factual"}, "side-factual"),
+    ({"verdict": "minor", "side": "C"}, "side-minor"),
+    ({"verdict": "improvement"}, "side-improvement"),
+    ({"verdict": ""}, "verdict"),
+    ({"verdict": CRAFTED}, "verdict"),
+    ({"verdict": "wording", "reviewer": "ana\u200b"}, "name"),
+    ({"verdict": "wording", "reviewer": "x" * 256}, "name"),
+    ({"verdict": "wording", "reviewer": "Reg"}, "registered"),
+    ({"verdict": "wording", "note": "n" * 10_001}, "note-long"),
+    ({"verdict": "wording", "note": "a\x00b"}, "note-nul"),
+])
+def test_a_refused_verdict_says_why_by_its_code(ui: tuple[str, Store, str], form: dict[str, str], code: str) -> None:
+    base, store, run = ui
+    Reviewers(store).add("Reg")
+    client = signed_in(base)                           # the shared token: the form names the reviewer
+    pid = pair_ids(store, run)["k1"]
+    csrf = csrf_of(client.get(f"/pairs/{pid}").text)
+    posted = client.post(f"/pairs/{pid}/verdict", headers={"accept": "text/html"},
+                         data={"csrf": csrf, "reviewer": "ana", **form})
+    assert posted.status_code == 303 and posted.headers["location"] == f"/review/pairs/{pid}?error={code}"
+    page = follow(client, posted).text
+    assert f'<p class="error" id="error" role="alert">{escape(ERRORS[code])}</p>' in page
+    assert ReviewQueue(store).reviews(pid) == []
+
+
+def test_nothing_left_is_said_by_its_code(ui: tuple[str, Store, str]) -> None:
+    base, _, _ = ui
+    client = signed_in(base)
+    csrf = csrf_of(client.get("/").text)
+    for query, code in (("outcome=error", "nothing-left"), ("second=1", "nothing-needed")):
+        posted = client.post(f"/next?{query}", data={"csrf": csrf})
+        assert posted.headers["location"] == f"/review/?{query}&message={code}"
+        page = follow(client, posted).text
+        assert f'<p class="message" id="message" role="status" aria-live="polite">{MESSAGES[code]}</p>' in page
+
+
+# -- the queue's order is the report's (hostile review of issue 21) ------------------------
+
+def _order_pairs(store: Store) -> str:
+    """Pairs tied in priority, whose outcomes, similarities and log order (seq) all
+    disagree with the order they were stored in (their ids)."""
+    failed = replace(pair("k85", "An answer.", ""), comparison=error_comparison(), answers={
+        Side.BASELINE: Answer(Side.BASELINE, "m", "An answer."),
+        Side.CANDIDATE: Answer(Side.CANDIDATE, "m", "", None, error="connection failed")})
+    made = [
+        (pair("k81", "The total is 42 dollars.", "The total is 43 dollars."), 20, 81),   # near .958
+        (pair("k82", "Line one.\nLine two.", "Line one.\n\nLine two."), 20, 82),       # equivalent
+        (pair("k83", "It is usually fine.", "It is typically fine."), 20, 83),          # divergent .80
+        (pair("k84", "Cats are mammals.", "Rain falls down."), 20, 84),                 # divergent .36
+        (failed, 20, 85),                                                              # error: first at 20
+        (pair("k86", "Paris is the capital.", "Paris is the capital city."), 20, 87),   # divergent .894, seq 87
+        (pair("k87", "One two three four five.", "One two three four six."), 20, 86),  # divergent .894, seq 86
+        (pair("k88", "Good morning.", "Good morning!"), 50, 88),                        # near, the top priority
+        (pair("k89", "Yes.", "No."), 5, 89),                                            # divergent, the lowest
+    ]
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [replace(p, priority=priority, seq=seq) for p, priority, seq in made])
+    return run
+
+
+def test_the_queue_next_and_the_pair_links_follow_the_reports_order(store: Store) -> None:
+    run = _order_pairs(store)
+    report = [(p["key"], p["id"]) for p in store.pairs_by_priority(run)]
+    keys = [key for key, _ in report]
+    assert keys == ["k88", "k85", "k84", "k83", "k87", "k86", "k81", "k82", "k89"]   # the data is what it says
+    assert sorted(keys) != keys
+    ids = dict(report)
+    key_of = {pid: key for key, pid in report}
+    with serve_app(build_review_app(store, TOKEN)) as url:
+        client = signed_in(url + "/review")
+        assert queue_keys(client.get("/").text) == keys
+        # previous and next on each pair page walk the same order, both ways
+        pages = {key: client.get(f"/pairs/{ids[key]}").text for key in keys}
+        following = [re.search(r'id="following" href="/review/pairs/(\d+)', pages[k]) for k in keys]
+        before = [re.search(r'id="prev" href="/review/pairs/(\d+)', pages[k]) for k in keys]
+        assert [key_of[int(m.group(1))] if m else None for m in following] == [*keys[1:], None]
+        assert [key_of[int(m.group(1))] if m else None for m in before] == [None, *keys[:-1]]
+        # "next" hands out the pairs that need a verdict in that order too
+        csrf = csrf_of(pages[keys[0]])
+        handed = []
+        while "/pairs/" in (location := client.post("/next", data={"csrf": csrf}).headers["location"]):
+            pid = int(location.rsplit("/", 1)[1])
+            handed.append(key_of[pid])
+            assert client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": "wording"}).status_code == 303
+    assert handed == [k for k in keys if k not in ("k85", "k82")]     # not the failed nor the equivalent pair
