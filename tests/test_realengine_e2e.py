@@ -169,7 +169,7 @@ def test_report_names_both_models_and_what_is_unknown(streamed: Path, tmp_path: 
     html, markdown = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
     for text in (html, markdown):
         assert "smol-f16" in text and "smol-q8" in text
-        assert "version unknown (no /version)" in text   # llama.cpp has no /version
+        assert "unknown (no /version)" in text   # llama.cpp has no /version
         assert "Output token counts: baseline: " in text and "candidate: " in text
     assert summary["pairs"] == len(CATEGORIES)
 
