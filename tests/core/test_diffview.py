@@ -133,9 +133,8 @@ def test_tool_call_arguments_are_aligned_line_by_line() -> None:
         same("}")]
 
 
-def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No alignment, of lines or of words, is asked for more than MAX_DIFF_CELLS cells:
-    past it a run is marked whole and its lines are paired in order."""
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The cells (items times items) of each alignment Indel is asked for, in order."""
     sizes: list[int] = []
     opcodes = diffview.Indel.opcodes
 
@@ -143,8 +142,17 @@ def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatc
         sizes.append(len(a) * len(b))
         return opcodes(a, b)
 
-    monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 400)
     monkeypatch.setattr(diffview.Indel, "opcodes", counted)
+    return sizes
+
+
+def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No alignment is asked for more than its bound: MAX_LINE_CELLS lines times lines,
+    MAX_DIFF_CELLS words times words; past it a run is marked whole and its lines are
+    paired in order."""
+    sizes = _spied(monkeypatch)
+    monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 400)
+    monkeypatch.setattr(diffview, "MAX_LINE_CELLS", 400)
     a = "".join(f"left {i} " + "word " * 8 + "\n" for i in range(30))
     b = "".join(f"right {i} " + "word " * 8 + "\n" for i in range(25))
     rows = text_rows("Head.\n" + a + "Tail.", "Head.\n" + b + "Tail.")
@@ -163,6 +171,28 @@ def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatc
     # within the bound the same texts are aligned word by word
     monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 25_000_000)
     assert any(kind == "same" for row in text_rows(a, b) for kind, _ in row.left or ())
+
+
+def test_lines_are_aligned_far_past_the_bound_on_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two one-word changes 15,000 lines apart in a 50,000-line answer: the lines between
+    them stand beside themselves, unmarked (the words' bound, applied to the lines, marked
+    all 15,001 as deleted and inserted); each changed line is word-diffed within its bound."""
+    sizes = _spied(monkeypatch)
+    lines = [f"line {i} of a long answer\n" for i in range(50_000)]
+    changed = list(lines)
+    changed[20_000], changed[35_000] = "line 20000 of a short answer\n", "line 35000 of a long reply\n"
+    rows = text_rows("".join(lines), "".join(changed))
+    assert len(rows) == 50_000
+    assert [i for i, row in enumerate(rows) if any(row.changed)] == [20_000, 35_000]
+    assert rows[20_000] == changed_line("line 20000 of a ", "long", "short", " answer\n")
+    assert sizes[0] == 15_001 ** 2 > diffview.MAX_DIFF_CELLS       # the lines, in one alignment
+    assert sizes[0] <= diffview.MAX_LINE_CELLS
+    assert max(sizes[1:]) <= diffview.MAX_DIFF_CELLS and len(sizes) == 3   # then each changed line's words
+    # past the lines' bound the middle is one run, marked whole: no alignment of its lines
+    sizes.clear()
+    monkeypatch.setattr(diffview, "MAX_LINE_CELLS", 15_001 ** 2 - 1)
+    rows = text_rows("".join(lines), "".join(changed))
+    assert sizes == [] and sum(any(row.changed) for row in rows) == 15_001
 
 
 _TEXTS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "42", " ", "  ", ", ", "\n", "\n\n", "\t", ".",
