@@ -11,6 +11,7 @@ marked against each other. A part one side lacks is marked whole on the other.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -102,6 +103,15 @@ class Row:
     @property
     def changed(self) -> tuple[bool, bool]:
         return changed(self.left), changed(self.right)
+
+    @property
+    def normalized_alike(self) -> bool:
+        """Whether the two lines differ only in their Unicode normalization (NFC): é as one
+        character or as e and a combining accent look the same, yet are marked changed."""
+        if self.left is None or self.right is None:
+            return False
+        a, b = ("".join(text for _, text in side) for side in (self.left, self.right))
+        return a != b and unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
 
     def mirrored(self) -> Row:
         return Row(None if self.right is None else _mirror(self.right),

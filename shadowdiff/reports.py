@@ -30,6 +30,7 @@ from shadowdiff import headline
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_view
 from shadowdiff.flips import flip_lines, flip_rows
+from shadowdiff.invisible import add_filters
 from shadowdiff.records import Side
 from shadowdiff.reportplots import report_plots
 from shadowdiff.requestview import request_view
@@ -297,6 +298,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float =
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, pct2=_pct2, num=_num, ms=_ms, fenced=_fenced, code=_code)
+    add_filters(env)
     text = summary_text(summary) + "\n" + verdict.text()
     context = {"s": summary, "outcomes": OUTCOMES, "text": text, "acceptance": verdict, "changed": changed,
                "failed": failed, "listed": listed, "shown": shown, "speed": speed_rows(summary),

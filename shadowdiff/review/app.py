@@ -40,6 +40,7 @@ from starlette.routing import Route
 
 from shadowdiff.diffview import sides_view
 from shadowdiff.errors import InputError
+from shadowdiff.invisible import add_filters
 from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Auth, Identity, same_origin
@@ -96,6 +97,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["side_words"] = side_words
+    add_filters(env)
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)

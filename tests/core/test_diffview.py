@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jinja2 import Environment, PackageLoader
 
 from shadowdiff import diffview
 from shadowdiff.diffview import (
@@ -22,7 +25,9 @@ from shadowdiff.diffview import (
     text_rows,
     word_diff,
 )
+from shadowdiff.invisible import add_filters, is_invisible, visible
 from shadowdiff.records import Answer, Choice, Side
+from tests.answercells import cells
 
 
 def call(name: str, arguments: str) -> dict[str, Any]:
@@ -295,3 +300,74 @@ def test_two_swapped_lines_keep_the_same_line_on_either_side() -> None:
     rows = text_rows("alpha\nbeta\n", "beta\nalpha\n")
     assert text_rows("beta\nalpha\n", "alpha\nbeta\n") == [row.mirrored() for row in rows]
     assert len([row for row in rows if row.left and row.right]) == 1   # one line kept, beside itself
+
+
+# Issue: invisible and bidi characters spoofed the diff (U+202E showed "24" as "42").
+_CF = "\u00ad\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff\U000e0041"
+_CONTROLS = "\x00\x07\r\x1b\x7f\x85\u2028\u2029"
+
+
+def _marker(ch: str) -> str:
+    return f">U+{ord(ch):04X}</span>"
+
+
+def test_invisible_characters_are_shown_as_their_code_points() -> None:
+    assert visible("total \u202e24\u202c units") == (
+        'total <span class="cf" title="right-to-left override">U+202E</span>24'
+        '<span class="cf" title="pop directional formatting">U+202C</span> units')
+    for ch in _CF + _CONTROLS:
+        shown = visible(f"4{ch}2")
+        assert _marker(ch) in shown and ch not in shown, repr(ch)
+    # the newline and the tab have markers of their own; accents, letters of any script and
+    # markup are text (escaped)
+    for text in ("a\nb\tc", "é", "e\u0301", "שלום 42", "\u00a0", "👍🏽"):
+        assert visible(text) == text
+    assert visible("<b>&\u200b") == '&lt;b&gt;&amp;<span class="cf" title="zero width space">U+200B</span>'
+
+
+_UNICODE = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_UNICODE)
+def test_no_invisible_character_is_written_and_none_is_lost(text: str) -> None:
+    shown = str(visible(text))
+    assert not [ch for ch in shown if is_invisible(ch)]
+    back = re.sub(r'<span class="cf" title="[^"]*">U\+([0-9A-F]{4,6})</span>', lambda m: chr(int(m[1], 16)), shown)
+    assert html.unescape(back) == text
+
+
+def _rendered(view: PairView, blind: bool) -> str:
+    env = Environment(loader=PackageLoader("shadowdiff", "templates"), autoescape=True,
+                      trim_blocks=True, lstrip_blocks=True)
+    add_filters(env)
+    template = env.from_string('{% from "_answer.html" import pair_view %}'
+                               '{% call(at) pair_view(view, blind) %}{{ at }}{% endcall %}')
+    return template.render(view=view, blind=blind)
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_the_answer_cells_show_markers_changed_or_not(blind: bool) -> None:
+    """An RLO reverses the digits after it, in changed text or not: every one is a marker,
+    and none is written live; the same for a control character in changed whitespace."""
+    page = _rendered(pair_view([Choice(0, "total 42 units\nkept \u202e12\u202c\na b\n")],
+                               [Choice(0, "total \u202e24\u202c units\nkept \u202e12\u202c\na\x0cb\n")]), blind)
+    left, right = cells(page, "text", "l"), cells(page, "text", "r")
+    rlo, pdf = _marker("\u202e"), _marker("\u202c")
+    assert rlo not in (left[0] or "") and f"{rlo}24<span" in (right[0] or "")
+    assert left[1] == right[1] and f"{rlo}12<span" in (left[1] or "") and pdf in (left[1] or "")
+    assert _marker("\x0c") in (right[2] or "") and "ws-other" not in page
+    assert not [ch for ch in page if is_invisible(ch)]
+
+
+def test_lines_that_differ_only_in_their_normalization_say_so() -> None:
+    """é as one character and as e with a combining accent look alike: the row is marked
+    changed (they are different strings) and says they are the same once normalized (NFC)."""
+    [row] = text_rows("café 42\n", "cafe\u0301 42\n")
+    assert row.changed == (True, True) and row.normalized_alike and row.mirrored().normalized_alike
+    assert not text_rows("café\n", "cafe\n")[0].normalized_alike
+    assert not same("café\n").normalized_alike and not Row(None, [("ins", "é")]).normalized_alike
+    page = _rendered(pair_view([Choice(0, "café 42\nsame\n")], [Choice(0, "cafe\u0301 42\nsame\n")]), True)
+    assert page.count('class="l changed nfc" title="the same text once Unicode-normalized (NFC)') == 1
+    assert page.count('class="r changed nfc" title="the same text once Unicode-normalized (NFC)') == 1
+    assert page.count("nfc") == 2
