@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
@@ -479,7 +480,7 @@ def _snippet(prompt: str) -> tuple[str, str]:
     return (line[:SNIPPET].rstrip() + "…" if len(line) > SNIPPET else line), start
 
 
-def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key: str) -> str | None:
+def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key: str) -> Markup | None:
     """"Verdict saved for pair KEY: VERDICT" for the verdict ``saved`` names (its id, put
     there by the redirect after the post) if it is ``reviewer``'s on this pair, else nothing."""
     if not (saved and saved.isascii() and saved.isdigit()):
@@ -487,7 +488,8 @@ def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key:
     for review in reviews:
         if review.id == int(saved) and review.reviewer == reviewer:
             side = f" ({side_words(review)})" if review.wrong_side else ""
-            return f"Verdict saved for pair {key}: {review.verdict.value}{side}."
+            # the key is the log's: isolated, no bidi character in it reorders the message
+            return Markup("Verdict saved for pair <bdi>{}</bdi>: {}{}.").format(key, review.verdict.value, side)
     return None
 
 
