@@ -4,7 +4,8 @@ Targets (../shared/DESIGN.md): a 1,000-character pair in at most 0.1 ms, a
 32,000-character pair in at most 20 ms. Three kinds of pair per size: one digit
 changed, a wording drift from the middle on (the common FP8 case), and two unrelated
 answers (the worst case for the Indel similarity). difflib's ratio with autojunk off
-(the opt-in compatibility column) is shown for scale.
+(the opt-in compatibility column) is shown for scale. Past the targets: megabyte pairs
+and a 50,000-line one, with what the side-by-side view (``text_rows``) costs them.
 
     python bench/compare_cost.py
 """
@@ -89,6 +90,17 @@ def main() -> None:
         ours = timed(functools.partial(compare, base, other), budget=3.0) * 1000
         diff = timed(functools.partial(text_rows, base, other), budget=3.0) * 1000
         rows.append((f"{name} (text_rows {diff:.0f} ms)", f"{length:,}", f"{ours:.1f}", "—", "(quadratic: skipped)"))
+    # A long answer changed in two lines far apart: the lines are aligned (within
+    # MAX_LINE_CELLS, far past the words' MAX_DIFF_CELLS) and only those two are marked.
+    lines = [f"line {i} of a long answer\n" for i in range(50_000)]
+    changed = list(lines)
+    changed[20_000], changed[35_000] = "line 20000 of a short answer\n", "line 35000 of a long reply\n"
+    base, other = "".join(lines), "".join(changed)
+    ours = timed(functools.partial(compare, base, other), budget=3.0) * 1000
+    diff = timed(functools.partial(text_rows, base, other), budget=3.0) * 1000
+    marked = sum(any(row.changed) for row in text_rows(base, other))
+    rows.append((f"50,000 lines, 2 changed 15,000 apart (text_rows {diff:.0f} ms, {marked} rows marked)",
+                 f"{len(base):,}", f"{ours:.1f}", "—", "(quadratic: skipped)"))
     print("shadowdiff.compare.compare(), median per call, one core\n")
     print(table(rows))
 

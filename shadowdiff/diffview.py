@@ -11,6 +11,7 @@ marked against each other. A part one side lacks is marked whole on the other.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -28,6 +29,11 @@ Segments = list[tuple[str, str]]   # ("same"|"del"|"ins", text)
 _WORDS = re.compile(r"\n|[^\S\n]+|\w+|[^\w\s]")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")   # each line with its newline
 MAX_DIFF_CELLS = 25_000_000
+# Lines are far fewer than words and Indel aligns them as cheaply per cell (a bit each):
+# 15,000 by 15,000 lines take 0.06 s and 30 MB, 31,600 by 31,600 (this bound) 0.3 s and
+# 125 MB (rapidfuzz 3.14, one core; bench/compare_cost.py). The words' bound would give
+# up on two changes 5,000 lines apart and mark every line between them.
+MAX_LINE_CELLS = 1_000_000_000
 
 
 def word_diff(a: str, b: str) -> tuple[Segments, Segments]:
@@ -98,6 +104,15 @@ class Row:
     def changed(self) -> tuple[bool, bool]:
         return changed(self.left), changed(self.right)
 
+    @property
+    def normalized_alike(self) -> bool:
+        """Whether the two lines differ only in their Unicode normalization (NFC): é as one
+        character or as e and a combining accent look the same, yet are marked changed."""
+        if self.left is None or self.right is None:
+            return False
+        a, b = ("".join(text for _, text in side) for side in (self.left, self.right))
+        return a != b and unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
+
     def mirrored(self) -> Row:
         return Row(None if self.right is None else _mirror(self.right),
                    None if self.left is None else _mirror(self.left))
@@ -108,11 +123,11 @@ def text_rows(a: str, b: str) -> list[Row]:
 
     Whole lines are aligned first (Indel, the common head and tail set aside), so that a
     run of lines one side inserted stands beside gaps; each run of lines that differ is
-    then word-diffed as one text and laid out by the words it kept (``_run``). Both steps
-    share the bound of ``word_diff``: a differing middle of more than ``MAX_DIFF_CELLS``
-    lines times lines is taken as one run, and the runs' word diffs together take at most
-    ``MAX_DIFF_CELLS`` words times words (a thousand runs each just under it would add
-    up); a run past what is left is marked whole. Symmetric like ``word_diff``, and for
+    then word-diffed as one text and laid out by the words it kept (``_run``). A differing
+    middle of more than ``MAX_LINE_CELLS`` lines times lines is taken as one run; the runs'
+    word diffs together take at most ``MAX_DIFF_CELLS`` words times words, the bound of
+    ``word_diff`` (a thousand runs each just under it would add up); a run past what is
+    left is marked whole. Symmetric like ``word_diff``, and for
     the same reason: run with the lesser text first and mirrored back."""
     if b < a:
         return [row.mirrored() for row in _text_rows(b, a)]
@@ -133,7 +148,7 @@ def _text_rows(a: str, b: str) -> list[Row]:
     rows = _kept(la[:head])
     middle_a, middle_b = la[head:len(la) - tail], lb[head:len(lb) - tail]
     budget = [MAX_DIFF_CELLS]   # the words times words the runs' word diffs may still take
-    if len(middle_a) * len(middle_b) > MAX_DIFF_CELLS:
+    if len(middle_a) * len(middle_b) > MAX_LINE_CELLS:
         rows += _run(middle_a, middle_b, budget)
     else:
         at_a = at_b = 0   # Indel has no substitutions: the lines between two equal blocks are one run

@@ -33,6 +33,7 @@ from shadowdiff import headline
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_view
 from shadowdiff.flips import flip_lines, flip_rows
+from shadowdiff.invisible import add_filters
 from shadowdiff.records import Side
 from shadowdiff.reportplots import report_plots
 from shadowdiff.requestview import request_view
@@ -324,6 +325,7 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code)
+    add_filters(env)
     changed, failed = summary.stored_changed, summary.stored_failed
     # changed pairs first, in the review queue's order, then the failed ones (which have no
     # review priority), each capped apart: a cap over both would leave the failures out

@@ -10,7 +10,7 @@ def cells(html: str, part: str, side: str) -> list[str]:
     B) in every table of one part ("text", "reasoning", "calls", "refusal"), in order;
     a gap is ``None``."""
     tables = re.findall(rf'<table class="diff {part}">(.*?)</table>', html, re.S)
-    found = re.findall(rf'<td class="{side}( changed| gap)?">(.*?)</td>', "".join(tables), re.S)
+    found = re.findall(rf'<td class="{side}( changed| gap)?(?: nfc" title="[^"]*)?">(.*?)</td>', "".join(tables), re.S)
     return [None if kind == " gap" else text for kind, text in found]
 
 

@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
@@ -40,6 +41,7 @@ from starlette.routing import Route
 
 from shadowdiff.diffview import sides_view
 from shadowdiff.errors import InputError
+from shadowdiff.invisible import add_filters
 from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Auth, Identity, same_origin
@@ -115,6 +117,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["side_words"] = side_words
+    add_filters(env)
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
@@ -531,7 +534,7 @@ def _snippet(prompt: str) -> tuple[str, str]:
     return (line[:SNIPPET].rstrip() + "…" if len(line) > SNIPPET else line), start
 
 
-def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key: str) -> str | None:
+def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key: str) -> Markup | None:
     """"Verdict saved for pair KEY: VERDICT" for the verdict ``saved`` names (its id, put
     there by the redirect after the post) if it is ``reviewer``'s on this pair, else nothing."""
     if not (saved and saved.isascii() and saved.isdigit()):
@@ -539,7 +542,8 @@ def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key:
     for review in reviews:
         if review.id == int(saved) and review.reviewer == reviewer:
             side = f" ({side_words(review)})" if review.wrong_side else ""
-            return f"Verdict saved for pair {key}: {review.verdict.value}{side}."
+            # the key is the log's: isolated, no bidi character in it reorders the message
+            return Markup("Verdict saved for pair <bdi>{}</bdi>: {}{}.").format(key, review.verdict.value, side)
     return None
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -18,6 +20,7 @@ import pytest
 
 from shadowdiff.flips import grade_pair
 from shadowdiff.grading import Grader
+from shadowdiff.records import Pair
 from shadowdiff.reports import write_reports
 from shadowdiff.review.app import ERRORS, build_review_app
 from shadowdiff.review.blind import Blinding
@@ -402,15 +405,21 @@ _UNCLIPPED = """cell => {
 }"""
 
 
-def test_the_report_shows_whole_answers_line_beside_line(page: Any, tmp_path: Path) -> None:
+def open_report(page: Any, tmp_path: Path, name: str, pairs: list[Pair]) -> None:
+    """A run of ``pairs``, its report written under ``test-output/name``, opened in ``page``."""
     store = Store.open(tmp_path)
     run = store.create_run("replay", {})
-    store.add_pairs(run, [pair("k40", *INSERTED), pair("k41", LONG, LONG.replace("line 7 ", "line seven "))])
+    store.add_pairs(run, pairs)
     store.finish_run(run)
-    report = output_dir().resolve() / "answers-report"
+    report = output_dir().resolve() / name
     write_reports(store, run, report)
     store.close()
     page.goto((report / "report.html").as_uri())
+
+
+def test_the_report_shows_whole_answers_line_beside_line(page: Any, tmp_path: Path) -> None:
+    open_report(page, tmp_path, "answers-report",
+                [pair("k40", *INSERTED), pair("k41", LONG, LONG.replace("line 7 ", "line seven "))])
     inserted = page.locator(".pair", has_text="k40")
     for line in ("Alpha line.", "indented", "Beta line", "End."):
         _same_height(page, inserted, line)
@@ -435,3 +444,89 @@ def test_the_pair_page_shows_whole_answers_line_beside_line(page: Any, site: tup
     assert sides.locator("mark").count() >= 4 and sides.locator("del, ins").count() == 0   # blind
     assert page.locator("#side-A").bounding_box()["x"] < page.locator("#side-B").bounding_box()["x"]
     sides.screenshot(path=str(output_dir() / "review-pair-answers.png"))
+
+
+# A right-to-left override shows "24" as "42"; in the log's text shown inline (a category)
+# it reversed the page's own words after it.
+RLO, PDF = "\u202e", "\u202c"
+BIDI = ("total 42 units\nkept line\n", f"total {RLO}24{PDF} units\nkept line\n")
+
+_NEXT_FRAME = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+_DRAWN_BEFORE = """(cell, [first, second]) => {
+  // whether the first text is drawn left of the second, whatever their order in the DOM
+  const at = text => {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const i = n.data.indexOf(text);
+      if (i < 0) continue;
+      const r = document.createRange();
+      r.setStart(n, i); r.setEnd(n, i + 1);
+      return r.getBoundingClientRect().left;
+    }
+    throw new Error("no " + text);
+  };
+  return at(first) < at(second);
+}"""
+
+
+def _digits_in_order(cell: Any) -> None:
+    """The cell shows the override as a marker, then 24 drawn as 2 before 4."""
+    cell.scroll_into_view_if_needed()
+    cell.evaluate(_NEXT_FRAME)   # the report lays out a pair only once it is near the screen (content-visibility)
+    assert re.search(r"U\+202E\s*24\s*U\+202C", cell.inner_text()), cell.inner_text()
+    marker = cell.locator(".cf").first.bounding_box()
+    assert marker and marker["width"] > 5                                  # a visible box
+    assert cell.evaluate(_DRAWN_BEFORE, ["2", "4"])
+    assert cell.evaluate(_DRAWN_BEFORE, ["total", "units"])
+
+
+def test_an_rlo_in_an_answer_is_a_marker_in_the_report(page: Any, tmp_path: Path) -> None:
+    open_report(page, tmp_path, "bidi-report", [pair("k70", *BIDI)])
+    shown = page.locator(".pair", has_text="k70")
+    _digits_in_order(shown.locator("table.diff.text td.r", has_text="units"))
+    assert "U+202E" not in shown.locator("table.diff.text td.l").first.inner_text()   # the baseline's 42
+
+
+def test_an_rlo_reorders_nothing_on_the_pair_page(page: Any, site: tuple[str, Store, str]) -> None:
+    base, store, run = site
+    store.add_pairs(run, [replace(pair("k70", *BIDI), category=f"ops{RLO}")])
+    sign_in(page, base)
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k70")
+    page.goto(f"{base}/pairs/{pid}")
+    _digits_in_order(page.locator(".sides table.diff.text td", has_text="U+202E"))
+    meta = page.locator("p.muted", has_text="similarity")
+    assert meta.evaluate(_DRAWN_BEFORE, ["category", "similarity"])
+    assert meta.evaluate(_DRAWN_BEFORE, ["similarity", "priority"])        # not "06 ytiroirp · … ytiralimis"
+    page.locator(".sides").screenshot(path=str(output_dir() / "review-pair-bidi.png"))
+
+
+def _heads_in_sight(page: Any, scope: Any) -> None:
+    """Scrolled to the middle of a long diff, each side's heading is at the top, drawn over the lines."""
+    line = scope.locator("table.diff.text td.r", has_text="line 60 of").element_handle()
+    for _ in range(3):   # the pairs far off screen are laid out only as they come near (content-visibility)
+        page.evaluate("el => window.scrollTo(0, el.getBoundingClientRect().top + scrollY - 5)", line)
+        page.evaluate(_NEXT_FRAME)
+    assert abs(line.bounding_box()["y"] - 5) < 2
+    for side in "lr":
+        box = scope.locator(f".pairview > table.heads th.{side}").bounding_box()
+        assert box and abs(box["y"]) < 1, box
+        on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('table.heads') !== null",
+                               [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+        assert on_top, side
+
+
+def test_the_answers_headings_stay_in_sight_down_a_long_diff(page: Any, site: tuple[str, Store, str],
+                                                            tmp_path: Path) -> None:
+    """report.html (its filter bar is not sticky: the pairs' content-visibility makes each
+    one a stacking context, so a bar stuck to the top of the page would be drawn over any
+    heading in them, whatever its z-index), and the pair page."""
+    base, store, run = site
+    store.add_pairs(run, [pair("k41", LONG, LONG.replace("line 7 ", "line seven "))])
+    report = tmp_path / "report"
+    write_reports(store, run, report)
+    page.goto((report / "report.html").as_uri())
+    _heads_in_sight(page, page.locator(".pair", has_text="k41"))
+    sign_in(page, base)
+    pid = next(r["id"] for r in ReviewQueue(store).page(Filters(run_id=run)) if r["key"] == "k41")
+    page.goto(f"{base}/pairs/{pid}")
+    _heads_in_sight(page, page.locator(".sides"))

@@ -125,6 +125,10 @@ CASES = [
          judge=("factual", "y", "Answer {y} gets the sum wrong"), kinds=("flip", "numbers")),
     Case("graded-alike", {"text": "Answer: (B)"}, {"text": "The answer is B."}, reference=("B", "choice")),
     Case("equivalent", {"text": "Line one.\nLine two."}, {"text": "Line one.\n\nLine two."}),
+    # invisible characters, changed and not, shown as markers; accents encoded two ways
+    Case("invisible", {"text": "The total is 42 units.\nKept \u202e12\u202c.\u200b"},
+         {"text": "The total is \u202e24\u202c units.\nKept \u202e12\u202c.\r"}),
+    Case("normalization", {"text": "Café au lait."}, {"text": "Cafe\u0301 au lait."}),
     Case("identical", {"text": "Same answer."}, {"text": "Same answer."}),
     Case("error", {"text": "Fine."}, {"text": "", "error": "connection failed: host candidate-vllm:8001"}),
 ]
@@ -256,6 +260,7 @@ def test_every_page_is_the_same_whichever_side_is_the_baseline(swapped_stores: t
     assert any('id="judge"' in page for page in first.values())
     assert any('id="grade"' in page and "wrong" in page for page in first.values())
     assert any('id="token-agreement"' in page and "99.5%" in page for page in first.values())
+    assert any(">U+202E</span>" in page for page in first.values()) and any(" nfc\"" in page for page in first.values())
     differing = [path for path in first if first[path] != second[path]]
     report = "\n".join("".join(difflib.unified_diff(first[p].splitlines(True), second[p].splitlines(True),
                                                     p, p + " (swapped)", n=0))[:3000] for p in differing[:4])

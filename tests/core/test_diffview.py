@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jinja2 import Environment, PackageLoader
 
 from shadowdiff import diffview
 from shadowdiff.diffview import (
@@ -22,7 +25,9 @@ from shadowdiff.diffview import (
     text_rows,
     word_diff,
 )
+from shadowdiff.invisible import add_filters, is_invisible, visible
 from shadowdiff.records import Answer, Choice, Side
+from tests.answercells import cells
 
 
 def call(name: str, arguments: str) -> dict[str, Any]:
@@ -133,9 +138,8 @@ def test_tool_call_arguments_are_aligned_line_by_line() -> None:
         same("}")]
 
 
-def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No alignment, of lines or of words, is asked for more than MAX_DIFF_CELLS cells:
-    past it a run is marked whole and its lines are paired in order."""
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The cells (items times items) of each alignment Indel is asked for, in order."""
     sizes: list[int] = []
     opcodes = diffview.Indel.opcodes
 
@@ -143,8 +147,17 @@ def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatc
         sizes.append(len(a) * len(b))
         return opcodes(a, b)
 
-    monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 400)
     monkeypatch.setattr(diffview.Indel, "opcodes", counted)
+    return sizes
+
+
+def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No alignment is asked for more than its bound: MAX_LINE_CELLS lines times lines,
+    MAX_DIFF_CELLS words times words; past it a run is marked whole and its lines are
+    paired in order."""
+    sizes = _spied(monkeypatch)
+    monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 400)
+    monkeypatch.setattr(diffview, "MAX_LINE_CELLS", 400)
     a = "".join(f"left {i} " + "word " * 8 + "\n" for i in range(30))
     b = "".join(f"right {i} " + "word " * 8 + "\n" for i in range(25))
     rows = text_rows("Head.\n" + a + "Tail.", "Head.\n" + b + "Tail.")
@@ -163,6 +176,28 @@ def test_huge_answers_are_diffed_within_the_bound(monkeypatch: pytest.MonkeyPatc
     # within the bound the same texts are aligned word by word
     monkeypatch.setattr(diffview, "MAX_DIFF_CELLS", 25_000_000)
     assert any(kind == "same" for row in text_rows(a, b) for kind, _ in row.left or ())
+
+
+def test_lines_are_aligned_far_past_the_bound_on_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two one-word changes 15,000 lines apart in a 50,000-line answer: the lines between
+    them stand beside themselves, unmarked (the words' bound, applied to the lines, marked
+    all 15,001 as deleted and inserted); each changed line is word-diffed within its bound."""
+    sizes = _spied(monkeypatch)
+    lines = [f"line {i} of a long answer\n" for i in range(50_000)]
+    changed = list(lines)
+    changed[20_000], changed[35_000] = "line 20000 of a short answer\n", "line 35000 of a long reply\n"
+    rows = text_rows("".join(lines), "".join(changed))
+    assert len(rows) == 50_000
+    assert [i for i, row in enumerate(rows) if any(row.changed)] == [20_000, 35_000]
+    assert rows[20_000] == changed_line("line 20000 of a ", "long", "short", " answer\n")
+    assert sizes[0] == 15_001 ** 2 > diffview.MAX_DIFF_CELLS       # the lines, in one alignment
+    assert sizes[0] <= diffview.MAX_LINE_CELLS
+    assert max(sizes[1:]) <= diffview.MAX_DIFF_CELLS and len(sizes) == 3   # then each changed line's words
+    # past the lines' bound the middle is one run, marked whole: no alignment of its lines
+    sizes.clear()
+    monkeypatch.setattr(diffview, "MAX_LINE_CELLS", 15_001 ** 2 - 1)
+    rows = text_rows("".join(lines), "".join(changed))
+    assert sizes == [] and sum(any(row.changed) for row in rows) == 15_001
 
 
 _TEXTS = st.lists(st.sampled_from(["alpha", "beta", "gamma", "42", " ", "  ", ", ", "\n", "\n\n", "\t", ".",
@@ -265,3 +300,74 @@ def test_two_swapped_lines_keep_the_same_line_on_either_side() -> None:
     rows = text_rows("alpha\nbeta\n", "beta\nalpha\n")
     assert text_rows("beta\nalpha\n", "alpha\nbeta\n") == [row.mirrored() for row in rows]
     assert len([row for row in rows if row.left and row.right]) == 1   # one line kept, beside itself
+
+
+# Issue: invisible and bidi characters spoofed the diff (U+202E showed "24" as "42").
+_CF = "\u00ad\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff\U000e0041"
+_CONTROLS = "\x00\x07\r\x1b\x7f\x85\u2028\u2029"
+
+
+def _marker(ch: str) -> str:
+    return f">U+{ord(ch):04X}</span>"
+
+
+def test_invisible_characters_are_shown_as_their_code_points() -> None:
+    assert visible("total \u202e24\u202c units") == (
+        'total <span class="cf" title="right-to-left override">U+202E</span>24'
+        '<span class="cf" title="pop directional formatting">U+202C</span> units')
+    for ch in _CF + _CONTROLS:
+        shown = visible(f"4{ch}2")
+        assert _marker(ch) in shown and ch not in shown, repr(ch)
+    # the newline and the tab have markers of their own; accents, letters of any script and
+    # markup are text (escaped)
+    for text in ("a\nb\tc", "é", "e\u0301", "שלום 42", "\u00a0", "👍🏽"):
+        assert visible(text) == text
+    assert visible("<b>&\u200b") == '&lt;b&gt;&amp;<span class="cf" title="zero width space">U+200B</span>'
+
+
+_UNICODE = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_UNICODE)
+def test_no_invisible_character_is_written_and_none_is_lost(text: str) -> None:
+    shown = str(visible(text))
+    assert not [ch for ch in shown if is_invisible(ch)]
+    back = re.sub(r'<span class="cf" title="[^"]*">U\+([0-9A-F]{4,6})</span>', lambda m: chr(int(m[1], 16)), shown)
+    assert html.unescape(back) == text
+
+
+def _rendered(view: PairView, blind: bool) -> str:
+    env = Environment(loader=PackageLoader("shadowdiff", "templates"), autoescape=True,
+                      trim_blocks=True, lstrip_blocks=True)
+    add_filters(env)
+    template = env.from_string('{% from "_answer.html" import pair_view %}'
+                               '{% call(at) pair_view(view, blind) %}{{ at }}{% endcall %}')
+    return template.render(view=view, blind=blind)
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_the_answer_cells_show_markers_changed_or_not(blind: bool) -> None:
+    """An RLO reverses the digits after it, in changed text or not: every one is a marker,
+    and none is written live; the same for a control character in changed whitespace."""
+    page = _rendered(pair_view([Choice(0, "total 42 units\nkept \u202e12\u202c\na b\n")],
+                               [Choice(0, "total \u202e24\u202c units\nkept \u202e12\u202c\na\x0cb\n")]), blind)
+    left, right = cells(page, "text", "l"), cells(page, "text", "r")
+    rlo, pdf = _marker("\u202e"), _marker("\u202c")
+    assert rlo not in (left[0] or "") and f"{rlo}24<span" in (right[0] or "")
+    assert left[1] == right[1] and f"{rlo}12<span" in (left[1] or "") and pdf in (left[1] or "")
+    assert _marker("\x0c") in (right[2] or "") and "ws-other" not in page
+    assert not [ch for ch in page if is_invisible(ch)]
+
+
+def test_lines_that_differ_only_in_their_normalization_say_so() -> None:
+    """é as one character and as e with a combining accent look alike: the row is marked
+    changed (they are different strings) and says they are the same once normalized (NFC)."""
+    [row] = text_rows("café 42\n", "cafe\u0301 42\n")
+    assert row.changed == (True, True) and row.normalized_alike and row.mirrored().normalized_alike
+    assert not text_rows("café\n", "cafe\n")[0].normalized_alike
+    assert not same("café\n").normalized_alike and not Row(None, [("ins", "é")]).normalized_alike
+    page = _rendered(pair_view([Choice(0, "café 42\nsame\n")], [Choice(0, "cafe\u0301 42\nsame\n")]), True)
+    assert page.count('class="l changed nfc" title="the same text once Unicode-normalized (NFC)') == 1
+    assert page.count('class="r changed nfc" title="the same text once Unicode-normalized (NFC)') == 1
+    assert page.count("nfc") == 2

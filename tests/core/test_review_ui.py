@@ -211,7 +211,7 @@ def test_the_pair_page_shows_the_conversation_and_the_offered_tools(ui: tuple[st
     store.add_pairs(run, [replace(pair("k30", "It is 21 C.", "It is 21 F."), request=request)])
     page = signed_in(base).get(f"/pairs/{pair_ids(store, run)['k30']}").text
     [view] = re.findall(r'<details class="request">.*?</details>', page, re.S)
-    assert "3 messages, 1 tools offered (tool_choice auto)" in view
+    assert "3 messages, 1 tools offered (tool_choice <bdi>auto</bdi>)" in view
     assert "<strong>tool (c1)</strong>" in view and "&#34;temp&#34;: 21" in view and "<script>" not in view
     assert "<code>get_weather</code>" in view and "The weather &lt;now&gt;" in view and "fahrenheit" in view
 
@@ -299,7 +299,7 @@ def test_sign_out_forgets_the_session_and_the_name(ui: tuple[str, Store, str]) -
     base, _, _ = ui
     client = signed_in(base, "ana")
     page = client.get("/").text
-    assert "reviewing as ana" in page and 'action="/review/logout"' in page
+    assert "reviewing as <bdi>ana</bdi>" in page and 'action="/review/logout"' in page
     csrf = csrf_of(page)
     # another site cannot sign a reviewer out
     assert client.post("/logout", data={}).status_code == 403
@@ -544,7 +544,7 @@ def test_odd_input_gets_4xx_not_500(ui: tuple[str, Store, str]) -> None:
 def test_names_beyond_ascii_survive_the_cookie(ui: tuple[str, Store, str]) -> None:
     base, store, run = ui
     client = signed_in(base, "Jörg 李")
-    assert "reviewing as Jörg 李" in client.get("/").text
+    assert "reviewing as <bdi>Jörg 李</bdi>" in client.get("/").text
     pid = pair_ids(store, run)["k1"]
     csrf = csrf_of(client.get(f"/pairs/{pid}").text)
     assert client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": "wording"}).status_code == 303
@@ -660,6 +660,33 @@ def test_the_queue_shows_a_one_line_escaped_snippet_of_each_prompt(sqlite_store:
     assert '<span class="snippet" title="prompt k2">prompt k2</span>' in short
 
 
+RLO, PDF = "\u202e", "\u202c"
+
+
+def test_bidi_characters_reorder_nothing_on_the_pages(ui: tuple[str, Store, str]) -> None:
+    """An RLO in an answer is a marker, never the character: "24" cannot show as "42".
+    One in the log's text shown inline (a key, a category, a name) stays, in an isolate
+    (<bdi>): it cannot reverse the page's own words after it ("similarity … · priority …")."""
+    base, store, run = ui
+    store.add_pairs(run, [replace(pair("k7", "total 42 units", f"total {RLO}24{PDF} units"),
+                                  key=f"k7{RLO}", category=f"ops{RLO}")])
+    client = signed_in(base, "eve")   # (a reviewer's name cannot hold one: check_name)
+    queue = client.get("/").text
+    pid = pair_ids(store, run)[f"k7{RLO}"]
+    assert f'<bdi><a href="/review/pairs/{pid}?">k7{RLO}</a></bdi>' in queue
+    assert f"<td><bdi>ops{RLO}</bdi></td>" in queue and "reviewing as <bdi>eve</bdi>" in queue
+    page = client.get(f"/pairs/{pid}").text
+    assert f"<h1><bdi>k7{RLO}</bdi> " in page and f"category <bdi>ops{RLO}</bdi> · similarity" in page
+    marked = ('total <mark><span class="cf" title="right-to-left override">U+202E</span>24'
+              '<span class="cf" title="pop directional formatting">U+202C</span></mark> units')
+    assert {text_of(page, side) for side in "lr"} == {"total <mark>42</mark> units", marked}
+    [answers] = re.findall(r'<div class="sides">.*?</div>\n<h2>Verdict', page, re.S)
+    assert RLO not in answers and PDF not in answers
+    # every other inline place of the log's text is isolated too
+    bare = re.sub(r"<title>.*?</title>|<bdi>[^<]*</bdi>|<bdi><a [^>]*>[^<]*</a></bdi>", "", page + queue)
+    assert RLO not in bare
+
+
 def nav_text(page: str) -> str:
     nav = re.search(r'<p id="pair-nav">(.*?)<span class="muted">', page, re.S)
     assert nav, "no nav on the page"
@@ -692,7 +719,7 @@ def test_a_saved_verdict_is_confirmed_on_the_next_page(ui: tuple[str, Store, str
     assert posted.headers["location"] == f"/review/pairs/{pid}?q=prompt&saved={review.id}"
     after = follow(client, posted).text
     assert ('<p class="message" id="saved" role="status" aria-live="polite">'
-            "Verdict saved for pair &lt;i&gt;k60&lt;/i&gt;: factual (candidate wrong).</p>") in after
+            "Verdict saved for pair <bdi>&lt;i&gt;k60&lt;/i&gt;</bdi>: factual (candidate wrong).</p>") in after
     assert "saved=" not in after.split('id="pair-nav"')[1].split("</p>")[0]   # the links do not carry it
     # only a verdict of this reviewer's on this pair is announced: a link cannot make one up
     other = ids["k1"]

@@ -53,7 +53,7 @@ def judge(client: httpx.Client, pair_id: int, verdict: str, side: str | None = N
 def test_an_issued_token_names_its_reviewer_whatever_is_typed(ui: UI) -> None:
     base, store, run = ui
     cleo = as_reviewer(base, store, "cleo")
-    assert "reviewing as cleo" in cleo.get("/").text
+    assert "reviewing as <bdi>cleo</bdi>" in cleo.get("/").text
     pid = pair_ids(store, run)["k1"]
     page = cleo.get(f"/pairs/{pid}").text
     assert 'name="reviewer"' not in page                  # no name to type: the server's
@@ -83,7 +83,7 @@ def test_one_reviewer_cannot_see_anothers_reveal_verdicts_or_export(ui: UI) -> N
         assert "export" not in re.sub(r"<form.*?</form>", "", bob.get("/").text.split("<main>")[0], flags=re.S)
     assert judge(bob, pid, "wording").status_code == 303
     page = bob.get(f"/pairs/{pid}").text
-    assert 'id="revealed"' in page and "bob: <strong>wording" in page
+    assert 'id="revealed"' in page and "<bdi>bob</bdi>: <strong>wording" in page
     assert "ana-says" not in page and "ana:" not in page                 # his reveal shows his verdicts only
     assert "≠" not in bob.get("/").text                                    # nor whether others disagree
     # "my reviews": the pairs bob judged, with his verdict
@@ -97,11 +97,11 @@ def test_an_admin_reads_every_verdict_and_exports(ui: UI) -> None:
     pid = pair_ids(store, run)["k2"]
     assert judge(ana, pid, "minor", "A", note="ana-note").status_code == 303
     assert "ana-note" in boss.get("/export.csv").text
-    assert "reviewing as boss (admin)" in boss.get("/").text
+    assert "reviewing as <bdi>boss</bdi> (admin)" in boss.get("/").text
     assert "≠" not in boss.get("/").text
     assert judge(boss, pid, "equivalent").status_code == 303
     page = boss.get(f"/pairs/{pid}").text
-    assert "ana-note" in page and "boss: <strong>equivalent" in page
+    assert "ana-note" in page and "<bdi>boss</bdi>: <strong>equivalent" in page
     assert "≠" in boss.get("/").text                                       # two verdicts that differ
 
 
@@ -245,7 +245,7 @@ def test_the_shared_token_never_takes_a_registered_name_from_its_cookie(ui: UI) 
     shared = signed_in(base, "mallory")
     shared.cookies.set("shadowdiff_reviewer", "Ana%20Lima", path="/review")
     page = shared.get(f"/pairs/{pid}").text
-    assert 'id="revealed"' not in page and "reviewing as Ana" not in page
+    assert 'id="revealed"' not in page and "reviewing as <bdi>Ana" not in page
     forged = shared.post(f"/pairs/{pid}/verdict", data={"csrf": csrf_of(page), "verdict": "factual", "side": "A"})
     assert forged.status_code == 400
     script = httpx.post(f"{base}/pairs/{pid}/verdict", data={"verdict": "wording"},
