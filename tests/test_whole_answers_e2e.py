@@ -148,7 +148,7 @@ def test_reports_show_the_whole_answer_escaped(tmp_path: Path) -> None:
     md = (out / "report.md").read_text()
     assert "````text\n<script>alert(1)</script>" + fenced + "\n````" in md
     # a one-message request without tools: no conversation to show, only the settings it was sent with
-    assert '<summary>the request: sent with temperature 0.0, n 1, max_tokens 256</summary>' in html
+    assert '<summary>the request: sent with <bdi>temperature 0.0, n 1, max_tokens 256</bdi></summary>' in html
     assert '<div class="turn">' not in html
     assert md.count("Tool call 0:") == 2 and '"unit": "fahrenheit"' in md
 

@@ -23,7 +23,7 @@ from shadowdiff.errors import ConfigError
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.store import Store, schema
 from shadowdiff.store.prune import Scope, parse_duration, prune, pruned_counts, vacuum
-from shadowdiff.store.review import ReviewQueue
+from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.summary import summarize
 from tests.core.factories import pair
 
@@ -106,7 +106,7 @@ def test_prune_deletes_old_unreviewed_pairs_of_serve_runs_and_nothing_else(store
     stored = {p["key"]: p["id"] for p in store.pairs(run_id)}
     queue.add_review(stored["k2"], "ann", "wording")
     queue.add_review(stored["k3"], "bob", "factual", "candidate")
-    assert queue.claim_next("cy", None) is not None          # held by a reviewer: kept too
+    assert queue.claim_next("cy", Filters(run_id=run_id)) is not None   # held by a reviewer: kept too
     claimed = [p["key"] for p in store.pairs(run_id) if p["claimed_by"]]
     counts, runs = rows(store, schema.run_counts), rows(store, schema.runs)
 

@@ -182,7 +182,7 @@ def test_the_stored_request_is_what_was_sent(recorded: tuple[dict[Side, str], di
     # report.html's request view shows the same settings, for every changed pair
     changed = sum(row["outcome"] != "identical" for row in rows)
     assert changed and (out / "report.html").read_text().count(
-        "sent with temperature 0.0, n 1, max_completion_tokens 256") == changed
+        "sent with <bdi>temperature 0.0, n 1, max_completion_tokens 256</bdi>") == changed
 
 
 def test_turn_n_sends_the_conversation_up_to_it(recorded: tuple[dict[Side, str], dict[Side, Recorder]],

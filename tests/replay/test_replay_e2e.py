@@ -302,7 +302,7 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
     rank = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
     first = min(changed, key=lambda r: (-r["priority"], rank[r["outcome"]],
                                         r["similarity"] if r["similarity"] is not None else -1.0, r["seq"]))
-    assert f'<span class="rank">#1</span> {first["key"]} — ' in html
+    assert f'<span class="rank">#1</span> <bdi>{first["key"]}</bdi> — ' in html
     assert f'### 1. `{first["key"]}` — ' in md
     assert len((out / "pairs.jsonl").read_text().splitlines()) == 12    # every pair, whatever is shown
     assert report("--side-by-side", "0").returncode == 2    # incomplete: nobody has reviewed
