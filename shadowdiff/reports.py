@@ -341,8 +341,8 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
                "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)]}
     for name in ("report.md", "report.html"):
         with _open(out / name) as f:
-            for piece in env.get_template(f"{name}.j2").generate(pairs=_diffs(store, run_id, *shown, review_url),
-                                                                             **context):
+            pairs = _diffs(store, run_id, *shown, review_url, marked=name == "report.html")
+            for piece in env.get_template(f"{name}.j2").generate(pairs=pairs, **context):
                 f.write(piece)
 
 
@@ -356,17 +356,21 @@ def signals_text(pair: StoredPair) -> str:
     return "; ".join(f"{s['kind']}: {s['reason']}" for s in pair["signals"] or ())
 
 
-def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str | None) -> Iterator[dict[str, Any]]:
+def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str | None,
+           marked: bool) -> Iterator[dict[str, Any]]:
+    """The pairs shown side by side, each with what a template shows of it; ``marked``:
+    with the line-aligned diff and the request's view, which report.html draws and
+    report.md (each answer whole in a code block) does not."""
     pairs = itertools.chain(
         itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, changed)), failed=False), changed),
         itertools.islice(store.pairs_by_priority(run_id, batch=min(200, max(1, failed)), failed=True), failed))
     for pair in pairs:
         base = pair.answers.get(Side.BASELINE)
         cand = pair.answers.get(Side.CANDIDATE)
-        yield {"pair": pair, "base": base, "cand": cand, "view": sides_view(base, cand),
-               "request": request_view(pair["request"]), "signals": pair["signals"] or [],
+        yield {"pair": pair, "base": base, "cand": cand, "signals": pair["signals"] or [],
                "kinds": " ".join(dict.fromkeys(s["kind"] for s in pair["signals"] or ())),
-               "link": pair_link(review_url, pair)}
+               "link": pair_link(review_url, pair),
+               **({"view": sides_view(base, cand), "request": request_view(pair["request"])} if marked else {})}
 
 
 def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None) -> None:

@@ -87,7 +87,7 @@ NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "dra
 # under ``of = DROPPED`` by outcome: those that needed a verdict can never get one.
 DROPPED = "dropped"
 
-# The order of the side-by-side view: errors first, then the most different.
+# Within a review priority, the worst first: errors, then the most different (queue_order).
 _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
 
 
@@ -109,6 +109,7 @@ def queue_place(row: Mapping[str, Any]) -> sa.ColumnElement[Any]:
     key = (-row["priority"], _WORST_FIRST.get(row["outcome"], len(_WORST_FIRST)),
            -1.0 if row["similarity"] is None else row["similarity"], row["seq"], row["id"])
     return sa.tuple_(*map(sa.literal, key))
+
 
 _MEASURES: dict[str, sa.ColumnElement[Any]] = {
     "ttft": schema.answers.c.ttft, "ttfat": schema.answers.c.ttfat, "duration": schema.answers.c.duration,
