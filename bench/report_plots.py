@@ -16,6 +16,7 @@ import argparse
 import random
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 
 from shadowdiff.compare import Comparison, Outcome
@@ -53,9 +54,12 @@ def _score(rng: random.Random, floor: float) -> dict[str, object]:
 
 
 def fill(store: Store, pairs: int, seed: int = 21) -> str:
-    rng = random.Random(seed)
-    run = store.create_run("replay", {"thresholds": {"near": 0.9}})
-    batch: list[Pair] = []
+    from tests.bigstore import stored_run  # once _common has put the repository on the path
+
+    return stored_run(store, {"thresholds": {"near": 0.9}}, _pairs(random.Random(seed), pairs))
+
+
+def _pairs(rng: random.Random, pairs: int) -> Iterator[Pair]:
     for i in range(pairs):
         outcome = rng.choices(list(OUTCOME_WEIGHTS), list(OUTCOME_WEIGHTS.values()))[0]
         noise = rng.choices(list(NOISE_WEIGHTS), list(NOISE_WEIGHTS.values()))[0]
@@ -65,13 +69,7 @@ def fill(store: Store, pairs: int, seed: int = 21) -> str:
         pair = Pair(f"k{i}", i, "/v1/chat/completions", f"prompt {i}", {}, _comparison(rng, outcome), answers,
                     category=f"category {int(rng.paretovariate(1.2)) % 30:02d}", noise=_comparison(rng, noise),
                     score=_score(rng, 3.0), noise_score=_score(rng, 1.5))
-        batch.append(replace(pair, comparable=rng.random() > 0.05))
-        if len(batch) == 500:
-            store.add_pairs(run, batch)
-            batch = []
-    store.add_pairs(run, batch)
-    store.finish_run(run)
-    return run
+        yield replace(pair, comparable=rng.random() > 0.05)
 
 
 def main() -> None:

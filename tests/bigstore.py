@@ -10,9 +10,11 @@ noise floor. Timings, token positions and teacher-forced scores are drawn per pa
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from shadowdiff.compare import Outcome, Thresholds, compare, error_comparison
 from shadowdiff.records import Answer, Pair, Side
@@ -75,18 +77,30 @@ def _side(side: Side, text: str | None, rng: random.Random, speed: float = 1.0) 
     return Answer(side, "m", text, "stop", 40, tokens, ttft, ttft + tokens * 0.02 * speed, 200)
 
 
+def stored_run(store: Store, settings: dict[str, Any], pairs: Iterable[Pair], batch: int = 500) -> str:
+    """A finished replay run of ``pairs``, stored ``batch`` at a time; returns its id."""
+    run = store.create_run("replay", settings)
+    iterator = iter(pairs)
+    while chunk := list(itertools.islice(iterator, batch)):
+        store.add_pairs(run, chunk)
+    store.finish_run(run)
+    return run
+
+
 def big_run(store: Store, pairs: int = 10_000, seed: int = 21) -> str:
     """Fill ``store`` with a finished replay run of ``pairs`` pairs; returns its id."""
-    rng = random.Random(seed)
-    run = store.create_run("replay", {"thresholds": {"near": 0.9}, "score": True, "sides": {
+    return stored_run(store, {"thresholds": {"near": 0.9}, "score": True, "sides": {
         "baseline": {"url": "http://bf16:8000", "model": "Qwen/Qwen3-8B"},
         "candidate": {"url": "http://fp8:8000", "model": "Qwen/Qwen3-8B-FP8"},
         "replica": {"url": "http://bf16-b:8000", "model": "Qwen/Qwen3-8B"}},
-        "versions": {"baseline": "0.34.0", "candidate": "0.34.0", "replica": "0.34.0"}})
+        "versions": {"baseline": "0.34.0", "candidate": "0.34.0", "replica": "0.34.0"}},
+        _pairs(random.Random(seed), pairs))
+
+
+def _pairs(rng: random.Random, pairs: int) -> Iterator[Pair]:
     kinds = list(CHANGES)
     weights = [CHANGES[k][0] for k in kinds]
     thresholds = Thresholds()
-    batch: list[Pair] = []
     for i in range(pairs):
         base_text = _answer_text(rng)
         failed = rng.random() < 0.02
@@ -106,11 +120,4 @@ def big_run(store: Store, pairs: int = 10_000, seed: int = 21) -> str:
                     comparison, {Side.BASELINE: base, Side.CANDIDATE: cand, Side.REPLICA: replica},
                     category=rng.choice(CATEGORIES), noise=noise, score=score,
                     noise_score={"agreement": 1.0, "tokens": tokens, "agreed": tokens})
-        fields = triage_answers(base, cand, comparison, None)
-        batch.append(replace(pair, **fields))
-        if len(batch) == 500:
-            store.add_pairs(run, batch)
-            batch = []
-    store.add_pairs(run, batch)
-    store.finish_run(run)
-    return run
+        yield replace(pair, **triage_answers(base, cand, comparison, None))
