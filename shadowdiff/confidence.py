@@ -146,3 +146,98 @@ def paired_difference(both: int, first_only: int, second_only: int, neither: int
     epsilon = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
     theta = p1 - p2
     return Interval(theta, max(-1.0, theta - delta), min(1.0, theta + epsilon), confidence)
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued fraction
+    (modified Lentz), taken on the side where it converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _incomplete_beta(b, a, 1.0 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    value = d
+    for m in range(1, 300):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            value *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * value
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t distribution with ``df`` degrees of freedom:
+    its CDF (from the incomplete beta function) inverted by bisection."""
+    if not 0.0 < p < 1.0 or df <= 0:
+        raise ValueError(f"no t quantile for p={p}, df={df}")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+
+    def upper_tail(t: float) -> float:   # P(T > t) for t >= 0
+        return 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t))
+
+    low, high = 0.0, 1.0
+    while upper_tail(high) > 1.0 - p:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if upper_tail(middle) > 1.0 - p:
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+RATIO_METHOD = ("ratio of sums over prompts, cluster-robust (linearized) standard error, Student's t with "
+                "prompts - 1 degrees of freedom")
+
+
+@dataclass
+class ClusteredRatio:
+    """Σy / Σn over clusters, each contributing ``(y, n)``: e.g. each prompt's tokens the
+    candidate disagrees on beyond the baseline's own, over its tokens.
+
+    The prompts are the sampled units, not the tokens: the tokens of one answer go
+    together (a near-tie decided the other way early on moves its neighbours). The
+    interval treats it so: the ratio estimator's linearized variance over clusters,
+    m/(m-1) · Σ(y_i - R·n_i)² / (Σn)², with Student's t at m - 1 degrees of freedom.
+    Running sums only, so a run of millions of pairs needs no list of them."""
+
+    clusters: int = 0
+    y: float = 0.0
+    n: float = 0.0
+    yy: float = 0.0
+    yn: float = 0.0
+    nn: float = 0.0
+
+    def add(self, y: float, n: float) -> None:
+        self.clusters += 1
+        self.y += y
+        self.n += n
+        self.yy += y * y
+        self.yn += y * n
+        self.nn += n * n
+
+    @property
+    def estimate(self) -> float | None:
+        return self.y / self.n if self.n else None
+
+    def interval(self, confidence: float = CONFIDENCE) -> Interval | None:
+        """None without tokens, or with fewer than two prompts (no spread to measure)."""
+        r, m = self.estimate, self.clusters
+        if r is None or m < 2:
+            return None
+        spread = max(self.yy - 2 * r * self.yn + r * r * self.nn, 0.0)
+        error = math.sqrt(m / (m - 1) * spread) / self.n
+        half = t_quantile(1 - (1 - confidence) / 2, m - 1) * error
+        return Interval(r, r - half, r + half, confidence, RATIO_METHOD)

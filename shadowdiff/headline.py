@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowdiff.acceptance import Acceptance, Decision
+from shadowdiff.scorestats import points, unreadable
 
 # each status in words, beside the figure (colour alone is not enough to read it)
 STATUS_WORDS = {"pass": "passes its gate", "fail": "fails its gate", "incomplete": "not decided yet",
@@ -100,16 +101,17 @@ def _agreement(s: Any) -> Figure | None:
     if not t or not t["pairs"] or t["pooled"] is None:
         return None
     value = f"{_pct(t['pooled'], 2)} of {t['tokens']:,} tokens"
-    if floor and floor["pairs"] and floor["pooled"] is not None:
-        gap = t["pooled"] - floor["pooled"]
-        beside = f"noise floor {_pct(floor['pooled'], 2)} ({gap * 100:+.2f} points)"
+    why = unreadable(t)
+    if why:
+        return Figure("token-agreement", "token agreement (teacher-forced)", value, why, "warn")
+    # read against the baseline's own agreement with its answers, never alone (scorestats)
+    beside = (f"the baseline's own {_pct(t['baseline_agreement'], 2)}; the candidate disagrees beyond it on "
+              f"{points(t.get('excess_disagreement'))}")
+    if floor and floor.get("excess_disagreement"):
+        beside += (f"; noise floor (the replica) {points(floor['excess_disagreement'])}, the candidate beyond the "
+                   f"replica {points(t.get('beyond_replica'))}")
     else:
-        beside = "no noise floor (no replica scored)"
-    own = t.get("baseline_agreement")
-    if own is not None and own < 0.99:
-        return Figure("token-agreement", "token agreement (teacher-forced)", value,
-                      beside + f"; the baseline agrees with its own answers on only {_pct(own, 2)}: not a measure "
-                               "of the candidate", "warn")
+        beside += "; no noise floor (no replica scored)"
     return Figure("token-agreement", "token agreement (teacher-forced)", value, beside, "info")
 
 

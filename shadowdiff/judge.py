@@ -11,8 +11,17 @@ it says is stored as the pair's *suggested* verdict (on the real sides) and reas
 shown to reviewers beside the signals. It never counts toward PASS: the acceptance
 verdict reads people's verdicts only.
 
-An answer that is not the JSON asked for is counted and left unjudged, not guessed at;
-a judge that is down or erroring is retried (``shadowdiff.client``), then reported.
+The reply's shape is asked for twice: in words (the system prompt) and, where the server
+takes it, as a JSON schema in ``response_format`` (OpenAI's structured outputs, which vLLM,
+SGLang and llama.cpp's server enforce while decoding): a small model asked in words alone
+answered in no usable shape (SmolLM2-135M on vLLM: 0 of 29 judged), held to the schema it
+cannot stray from it. A server that refuses the field (an HTTP error naming it, or any
+400/422 to the first request that carries it) is asked in words for the rest of the run,
+and the run says so.
+
+An answer that is still not the JSON asked for (cut at ``max_tokens``, a server that
+ignores the schema) is counted, shown, and left unjudged, not guessed at; a judge that is
+down or erroring is retried (``shadowdiff.client``), then reported.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from shadowdiff.arrivals import IDLE_TIMEOUT
 from shadowdiff.client import Caller, Upstream
 from shadowdiff.compare import render
 from shadowdiff.errors import ConfigError, InputError
-from shadowdiff.records import Side, Verdict
+from shadowdiff.records import Answer, Side, Verdict
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store, StoredPair, schema
 from shadowdiff.store.review import NEEDS_REVIEW, ReviewQueue
@@ -56,6 +65,20 @@ and W is "A" or "B" (the worse answer) for "minor" and "factual", otherwise null
 In the reason, call the answers "Answer A" and "Answer B"."""
 
 _JUDGED = {"equivalent", "wording", "minor", "ambiguous", "factual"}
+# The reply the system prompt describes, as a JSON schema for ``response_format``.
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": sorted(_JUDGED)},
+        "worse": {"anyOf": [{"type": "string", "enum": ["A", "B"]}, {"type": "null"}]},
+        "reason": {"type": "string", "maxLength": 600},
+    },
+    "required": ["verdict", "worse", "reason"],
+    "additionalProperties": False,
+}
+RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "rubric_verdict", "strict": True, "schema": SCHEMA}}
+SHOWN = 5    # unreadable replies shown whole (cut at SNIPPET characters) in the command's output
+SNIPPET = 300
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)   # reasoning models' scratchpad
 
 
@@ -88,9 +111,18 @@ class JudgeTally:
     unparsable: int = 0
     failed: int = 0
     first_problem: str | None = None
+    structured: bool = True              # the replies were held to SCHEMA (response_format)
+    refused: str | None = None           # why the server would not take response_format
+    unreadable: list[tuple[str, str, str]] = field(default_factory=list)   # (pair key, why, the reply), the first SHOWN
 
     def problem(self, text: str) -> None:
         self.first_problem = self.first_problem or text
+
+    def cannot_read(self, key: str, why: str, reply: str) -> None:
+        self.unparsable += 1
+        self.problem(f"pair {key}: {why}")
+        if len(self.unreadable) < SHOWN:
+            self.unreadable.append((key, why, reply if len(reply) <= SNIPPET else reply[:SNIPPET] + " [...]"))
 
 
 def _cut(text: str, limit: int) -> str:
@@ -173,6 +205,7 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
     limits = httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=IDLE_TIMEOUT)
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
         caller = Caller(http)
+        asking = _Asking(caller, upstream, tally)
 
         async def one(pair_id: int) -> None:
             async with limit:
@@ -180,9 +213,8 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
                 if pair is None:
                     return
                 order = blinding.a_is_baseline(pair_id)
-                answer = await caller.call(upstream, "/v1/chat/completions", {
-                    "messages": messages(pair, order, settings.max_chars), "temperature": 0,
-                    "max_tokens": settings.max_tokens})
+                answer = await asking.ask({"messages": messages(pair, order, settings.max_chars), "temperature": 0,
+                                           "max_tokens": settings.max_tokens})
                 if answer.error is not None:
                     tally.failed += 1
                     tally.problem(f"pair {pair['key']}: {answer.error}")
@@ -190,8 +222,8 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
                     try:
                         judgement = parse_judgement(answer.text, order)
                     except InputError as exc:
-                        tally.unparsable += 1
-                        tally.problem(f"pair {pair['key']}: {exc}")
+                        why = str(exc) + (" (cut at --judge-max-tokens)" if answer.finish_reason == "length" else "")
+                        tally.cannot_read(pair["key"], why, answer.text)
                     else:
                         await asyncio.to_thread(
                             queue.set_judge, pair_id, judgement.verdict.value,
@@ -204,6 +236,34 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
     return tally
 
 
+class _Asking:
+    """Asks the judge with ``RESPONSE_FORMAT`` until the server refuses it, then in words only.
+
+    A refusal is an HTTP error that names the field, or a 400/422 that goes away when the
+    same request is asked without it (a 400 for a prompt too long stays with both, and
+    keeps the schema for the other pairs). Requests in flight beside the first refusal
+    are each asked again in words, so no pair is lost to the switch."""
+
+    def __init__(self, caller: Caller, upstream: Upstream, tally: JudgeTally) -> None:
+        self.caller, self.upstream, self.tally = caller, upstream, tally
+
+    async def ask(self, body: dict[str, Any]) -> Answer:
+        if not self.tally.structured:
+            return await self.caller.call(self.upstream, "/v1/chat/completions", body)
+        held = await self.caller.call(self.upstream, "/v1/chat/completions",
+                                      {**body, "response_format": RESPONSE_FORMAT})
+        if held.error is None or held.status is None or not 400 <= held.status < 600:
+            return held
+        named = any(word in held.error.lower() for word in ("response_format", "json_schema", "structured"))
+        if not named and held.status not in (400, 422):
+            return held   # a server error that has nothing to do with the schema
+        plain = await self.caller.call(self.upstream, "/v1/chat/completions", body)
+        if (named or plain.error is None) and self.tally.structured:
+            self.tally.structured = False
+            self.tally.refused = f"HTTP {held.status}: {held.error[:300]}"
+        return plain
+
+
 def describe(tally: JudgeTally) -> str:
     parts = [f"{sum(tally.judged.values())} pairs judged"]
     parts += [f"{n} {verdict}" for verdict, n in sorted(tally.judged.items())]
@@ -212,7 +272,17 @@ def describe(tally: JudgeTally) -> str:
     if tally.failed:
         parts.append(f"{tally.failed} calls failed")
     text = ", ".join(parts)
-    if tally.first_problem:
+    if tally.refused:
+        text += ("\nthe judge's server refused a JSON schema in response_format (" + tally.refused + "): asked in "
+                 "words only, which small models often do not follow")
+    elif sum(tally.judged.values()) or tally.unparsable:
+        text += "\nreplies held to a JSON schema (response_format)"
+    if tally.unreadable:
+        shown = len(tally.unreadable)
+        text += (f"\nreplies that could not be read ({shown} of {tally.unparsable} shown; those pairs stay unjudged):"
+                 + "".join(f"\n  pair {key}: {why}\n    {json.dumps(reply, ensure_ascii=False)}"
+                           for key, why, reply in tally.unreadable))
+    elif tally.first_problem:
         text += f"\nfirst problem: {tally.first_problem}"
     return text + "\n(suggestions only: a person's verdict decides PASS)"
 

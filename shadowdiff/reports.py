@@ -37,6 +37,7 @@ from shadowdiff.invisible import add_filters
 from shadowdiff.records import Side
 from shadowdiff.reportplots import report_plots
 from shadowdiff.requestview import request_view
+from shadowdiff.scorestats import points, unreadable
 from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
@@ -195,9 +196,6 @@ def speed_rows(s: Summary) -> list[dict[str, str]]:
 # prefill computes a little differently from decoding it (llama.cpp's F16 SmolLM2 read its
 # own MT-Bench answers at 99.79 %). Below this, the report says the token agreement
 # figures do not measure the candidate; above it and below 1, it gives the figure.
-SELF_AGREEMENT = 0.99
-
-
 def _agreement(tally: dict[str, Any] | None) -> str:
     if not tally or tally["pooled"] is None:
         return "—"
@@ -216,20 +214,22 @@ def token_agreement_lines(s: Summary) -> list[str]:
         if floor and floor["pairs"]:
             line += f"; the replica's (noise floor) {_agreement(floor)}"
         lines.append(line)
+        why = unreadable(t)
+        if why:
+            lines.append(f"  WARNING: {why}")
+        else:
+            own = t["baseline_agreement"]
+            lines.append(f"  the baseline reads its own answers as its top choice on {own * 100:.2f} % of their "
+                         "tokens (a whole answer read at once is computed a little unlike one written token by "
+                         "token, and near-ties fall either way); beyond that, the candidate disagrees on "
+                         f"{points(t.get('excess_disagreement'))} of the tokens")
+            if floor and floor.get("excess_disagreement"):
+                lines.append(f"  the replica (noise floor) on {points(floor['excess_disagreement'])}; the candidate "
+                             f"beyond the replica, on the same answers: {points(t.get('beyond_replica'))}")
         if t["kl_per_token"] is not None:
             lines.append(f"  how far the probabilities moved: KL(baseline || candidate) {t['kl_per_token']:.4f} nats a "
                          f"token (from the top-{TOP_K}), the baseline token's log-probability {t['mean_drop']:+.3f} "
                          f"lower on average, {t['max_drop']:+.2f} at worst")
-        own = t["baseline_agreement"]
-        if own is not None and own < SELF_AGREEMENT:
-            lines.append(f"  WARNING: the baseline reads its own answers as its top choice on only {own * 100:.2f} % "
-                         "of their tokens (greedy answers give about 100 %): they were not its own greedy reading "
-                         "(sampling, or a server that scores a prompt unlike it answers it), so these figures are "
-                         "not a measure of the candidate")
-        elif own is not None and own < 1.0:
-            lines.append(f"  the baseline reads its own answers as its top choice on {own * 100:.2f} % of their tokens "
-                         "(reading a whole answer at once computes a little differently from writing it token by "
-                         "token, and near-ties fall either way): read the candidate's agreement against that")
         if t["cascades"]:
             lines.append(f"  {t['cascades']} pairs changed in substance are cascades: the candidate agrees on "
                          f"{CASCADE_AGREEMENT:.0%} or more of the baseline's tokens, so a near-tie, not a broad "

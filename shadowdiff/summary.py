@@ -192,7 +192,7 @@ def summarize(store: Store, run_id: str) -> Summary:
     scores, noise_scores = ScoreTally(), ScoreTally()
     for pair in store.pairs(run_id):
         total += 1
-        scores.add(pair["score"])
+        scores.add(pair["score"], pair["noise_score"])
         noise_scores.add(pair["noise_score"])
         outcome = pair["outcome"]
         outcomes[outcome] += 1

