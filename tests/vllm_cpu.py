@@ -197,10 +197,8 @@ def _stop(process: subprocess.Popen[bytes], grace: float = 30.0) -> None:
     then SIGKILL after ``grace``: a killed API server must not leave a 2 GB worker behind."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(grace)
-    except subprocess.TimeoutExpired:
-        pass
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
