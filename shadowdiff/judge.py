@@ -12,12 +12,12 @@ shown to reviewers beside the signals. It never counts toward PASS: the acceptan
 verdict reads people's verdicts only.
 
 The reply's shape is asked for twice: in words (the system prompt) and, where the server
-takes it, as a JSON schema in ``response_format`` (OpenAI's structured outputs, which vLLM,
-SGLang and llama.cpp's server enforce while decoding): a small model asked in words alone
-answered in no usable shape (SmolLM2-135M on vLLM: 0 of 29 judged), held to the schema it
-cannot stray from it. A server that refuses the field (an HTTP error naming it, or any
-400/422 to the first request that carries it) is asked in words for the rest of the run,
-and the run says so.
+takes it, as a JSON schema in ``response_format``, which the server enforces while
+decoding (``FORMATS``: OpenAI's structured outputs for vLLM and SGLang, then the JSON mode
+with a schema of llama-cpp-python's server): a small model asked in words alone answered
+in no usable shape (SmolLM2-135M on vLLM: 0 of 29 judged); held to the schema it cannot
+stray from it. A form the server refuses (an HTTP error naming the field, or a 400/422
+that the next form does not get) is not asked again in the run, and the run says so.
 
 An answer that is still not the JSON asked for (cut at ``max_tokens``, a server that
 ignores the schema) is counted, shown, and left unjudged, not guessed at; a judge that is
@@ -77,6 +77,14 @@ SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "rubric_verdict", "strict": True, "schema": SCHEMA}}
+# Tried in this order, the first the server takes kept for the run: OpenAI's structured
+# outputs (vLLM, SGLang, TGI's OpenAI route), then the JSON mode with a schema that
+# llama-cpp-python's server enforces by grammar (it refuses "json_schema"), then words only.
+FORMATS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("a JSON schema (response_format json_schema)", RESPONSE_FORMAT),
+    ("a JSON schema in JSON mode (response_format json_object with a schema)",
+     {"type": "json_object", "schema": SCHEMA}),
+)
 SHOWN = 5    # unreadable replies shown whole (cut at SNIPPET characters) in the command's output
 SNIPPET = 300
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)   # reasoning models' scratchpad
@@ -111,8 +119,9 @@ class JudgeTally:
     unparsable: int = 0
     failed: int = 0
     first_problem: str | None = None
-    structured: bool = True              # the replies were held to SCHEMA (response_format)
-    refused: str | None = None           # why the server would not take response_format
+    # how the replies were held to SCHEMA (a FORMATS name), or None: asked in words only
+    structured: str | None = FORMATS[0][0]
+    refused: list[str] = field(default_factory=list)   # each form the server would not take, and what it said
     unreadable: list[tuple[str, str, str]] = field(default_factory=list)   # (pair key, why, the reply), the first SHOWN
 
     def problem(self, text: str) -> None:
@@ -237,31 +246,45 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
 
 
 class _Asking:
-    """Asks the judge with ``RESPONSE_FORMAT`` until the server refuses it, then in words only.
+    """Asks the judge in the first of ``FORMATS`` its server takes, then in words only.
 
-    A refusal is an HTTP error that names the field, or a 400/422 that goes away when the
-    same request is asked without it (a 400 for a prompt too long stays with both, and
-    keeps the schema for the other pairs). Requests in flight beside the first refusal
-    are each asked again in words, so no pair is lost to the switch."""
+    A refusal is an HTTP error that names the field, or a 400/422 (or, from llama.cpp's
+    server, a 500 naming the field) that goes away when the same request is asked in the
+    next form: a 400 for a prompt too long stays in every form, and keeps the schema for
+    the other pairs. Requests in flight beside the first refusal are each asked again in
+    the next form, so no pair is lost to the switch."""
 
     def __init__(self, caller: Caller, upstream: Upstream, tally: JudgeTally) -> None:
         self.caller, self.upstream, self.tally = caller, upstream, tally
+        self.form = 0   # the index in FORMATS of the form asked now; len(FORMATS): words only
 
     async def ask(self, body: dict[str, Any]) -> Answer:
-        if not self.tally.structured:
-            return await self.caller.call(self.upstream, "/v1/chat/completions", body)
-        held = await self.caller.call(self.upstream, "/v1/chat/completions",
-                                      {**body, "response_format": RESPONSE_FORMAT})
-        if held.error is None or held.status is None or not 400 <= held.status < 600:
-            return held
-        named = any(word in held.error.lower() for word in ("response_format", "json_schema", "structured"))
-        if not named and held.status not in (400, 422):
-            return held   # a server error that has nothing to do with the schema
-        plain = await self.caller.call(self.upstream, "/v1/chat/completions", body)
-        if (named or plain.error is None) and self.tally.structured:
-            self.tally.structured = False
-            self.tally.refused = f"HTTP {held.status}: {held.error[:300]}"
-        return plain
+        form, refused = self.form, []
+        while True:
+            extra = {"response_format": FORMATS[form][1]} if form < len(FORMATS) else {}
+            answer = await self.caller.call(self.upstream, "/v1/chat/completions", {**body, **extra})
+            if form == len(FORMATS) or not _refusal(answer):
+                break
+            refused.append((form, answer))
+            form += 1
+        # the earlier forms were refused if this one was taken, or if each refusal named the field
+        if refused and (answer.error is None or all(_named(a) for _, a in refused)) and self.form < form:
+            self.tally.refused += [f"{FORMATS[f][0]}: HTTP {a.status}: {(a.error or '')[:200]}"
+                                   for f, a in refused if f >= self.form]
+            self.form = form
+            self.tally.structured = FORMATS[form][0] if form < len(FORMATS) else None
+        return answer
+
+
+def _named(answer: Answer) -> bool:
+    return any(word in (answer.error or "").lower() for word in ("response_format", "json_schema", "structured"))
+
+
+def _refusal(answer: Answer) -> bool:
+    """Whether an error may be the server refusing ``response_format`` (asked again in the next form to tell)."""
+    if answer.error is None or answer.status is None or not 400 <= answer.status < 600:
+        return False
+    return _named(answer) or answer.status in (400, 422)
 
 
 def describe(tally: JudgeTally) -> str:
@@ -273,10 +296,10 @@ def describe(tally: JudgeTally) -> str:
         parts.append(f"{tally.failed} calls failed")
     text = ", ".join(parts)
     if tally.refused:
-        text += ("\nthe judge's server refused a JSON schema in response_format (" + tally.refused + "): asked in "
-                 "words only, which small models often do not follow")
-    elif sum(tally.judged.values()) or tally.unparsable:
-        text += "\nreplies held to a JSON schema (response_format)"
+        text += "\nthe judge's server refused " + "; then ".join(tally.refused)
+    if sum(tally.judged.values()) or tally.unparsable:
+        text += (f"\nreplies held to {tally.structured}" if tally.structured else
+                 "\nasked in words only, which small models often do not follow")
     if tally.unreadable:
         shown = len(tally.unreadable)
         text += (f"\nreplies that could not be read ({shown} of {tally.unparsable} shown; those pairs stay unjudged):"

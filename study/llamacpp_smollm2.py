@@ -20,19 +20,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests import realengine  # noqa: E402  (the repository's root, added above)
+from study.common import apply_verdicts, shadowdiff  # noqa: E402  (the repository's root, added above)
+from tests import realengine  # noqa: E402
 
 OUT = ROOT / "study" / "llamacpp-smollm2"
 QUESTIONS = ROOT / "examples" / "mt_bench_questions.jsonl"
@@ -40,17 +38,7 @@ MAX_TOKENS = 256
 # one request at a time per server, as llama.cpp's server works; and never a stream cut
 # short by the next request (its --interrupt_requests default)
 OPTIONS = ("--interrupt_requests", "false")
-REVIEWER = "study"
 VERDICTS = ROOT / "study" / "llamacpp-smollm2-verdicts.json"   # kept apart: a rerun replaces OUT
-
-
-def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "shadowdiff", *args]
-    print("+ shadowdiff " + " ".join(args), file=sys.stderr, flush=True)
-    started = time.monotonic()
-    result = subprocess.run(command, text=True, stdout=subprocess.PIPE)
-    print(f"  ({time.monotonic() - started:.0f} s, exit {result.returncode})", file=sys.stderr, flush=True)
-    return result
 
 
 STEPS = ("replay", "bench", "score")
@@ -120,44 +108,6 @@ def run(out: Path, steps: set[str]) -> None:
             if benched.returncode != 0:
                 raise SystemExit(f"the bench failed (exit {benched.returncode})")
             (out / "bench.txt").write_text(benched.stdout)
-
-
-def answers_digest(baseline: str, candidate: str) -> str:
-    """What a verdict was given about: the two texts the reviewer read."""
-    return hashlib.sha256((baseline + "\0" + candidate).encode()).hexdigest()[:16]
-
-
-def apply_verdicts(out: Path, verdicts: Path) -> None:
-    """Store the reviewer's verdicts (``{key: {"verdict", "side"?, "note", "answers_sha256"}}``)
-    through the review queue the review UI uses, then export every verdict the store holds,
-    as the UI's /review/export.jsonl does. A verdict is stored only on the very answers it
-    was given about: if a rerun's answers differ (another llama.cpp, another CPU), it is
-    left out and said so, never attached to texts nobody read."""
-    from shadowdiff.records import Side
-    from shadowdiff.store import Store
-    from shadowdiff.store.review import ReviewQueue
-
-    wanted = json.loads(verdicts.read_text())
-    store = Store.open(out / "run")
-    try:
-        run = store.latest_run("replay")
-        assert run is not None
-        queue = ReviewQueue(store)
-        pairs = {pair.row["key"]: pair for pair in store.pairs(run.id)}
-        done = {row["key"] for row in queue.export(run.id) if row["reviewer"] == REVIEWER}
-        for key, verdict in wanted.items():
-            pair = pairs[key]
-            read = answers_digest(pair.answers[Side.BASELINE].text, pair.answers[Side.CANDIDATE].text)
-            if read != verdict["answers_sha256"]:
-                print(f"verdict on {key} not stored: the answers differ from those reviewed", file=sys.stderr)
-            elif key not in done:
-                queue.add_review(pair.row["id"], REVIEWER, verdict["verdict"], verdict.get("side"),
-                                 verdict.get("note", ""))
-        with (out / "verdicts.jsonl").open("w") as export:
-            for row in queue.export(run.id):
-                export.write(json.dumps(row, ensure_ascii=False) + "\n")
-    finally:
-        store.close()
 
 
 def results(out: Path) -> str:
@@ -249,7 +199,7 @@ def main() -> None:
     if steps:
         run(args.out, steps)
     if args.verdicts.exists():
-        apply_verdicts(args.out, args.verdicts)
+        apply_verdicts(args.out / "run", args.verdicts, args.out / "verdicts.jsonl")
     reported = shadowdiff("report", str(args.out / "run"), "--side-by-side", "all")
     (args.out / "report.txt").write_text(reported.stdout)
     (args.out / "RESULTS.md").write_text(results(args.out))

@@ -261,3 +261,31 @@ def test_serve_is_transparent_to_the_openai_client(vllm: Trio, tmp_path: Path) -
         assert baseline.text == through[0][0][0] and baseline.model == bf16.model
         assert candidate.ok and candidate.text and candidate.model == vllm.fp8kv.model
         assert baseline.token_source == candidate.token_source == "usage"
+
+
+def test_mirrored_traffic_reports_outcomes_agreement_and_speed(vllm: Trio, questions: Path, tmp_path: Path) -> None:
+    """Greedy traffic from the openai client through ``serve`` (bf16 primary, FP8 KV cache
+    shadow, the replica beside, every pair scored), then ``report`` on its store: what a
+    rollout's shadow traffic reads in summary.json."""
+    asked = [json.loads(line)["turns"][0] for line in questions.read_text().splitlines()]
+    with proxy(tmp_path, vllm.bf16, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model,
+               "--replica", vllm.replica.url, "--replica-rate", "1", "--score-rate", "100") as url:
+        for question in asked:
+            chunks = client(url).chat.completions.create(
+                model=vllm.bf16.model, messages=[{"role": "user", "content": question}], temperature=0,
+                max_tokens=MAX_TOKENS, stream=True, stream_options={"include_usage": True})
+            assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        wait_for(lambda: metric(url, "shadowdiff_pairs_total") == len(asked), seconds=600)
+        # scoring runs after the pair is stored: wait for the last score to land
+        wait_for(lambda: all(p["score"] for p in read_pairs(tmp_path / "store", "serve")), seconds=600)
+    result = shadowdiff("report", tmp_path / "store", "--out", tmp_path / "report")
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert result.returncode == DECISION_CODES[summary["acceptance"]["decision"]], result.stdout + result.stderr
+    assert summary["pairs"] == len(asked) and summary["outcomes"]["error"] == 0
+    assert sum(summary["noise"].values()) == len(asked)
+    for name in ("baseline", "candidate", "replica"):
+        side = summary["sides"][name]
+        assert side["requests"] == len(asked) and side["tokens_per_second_p50"] > 0, (name, side)
+    t = summary["token_agreement"]
+    assert t["pairs"] == len(asked) and 0.9 <= t["baseline_agreement"] <= 1.0
+    assert t["excess_disagreement"]["pairs"] == len(asked)

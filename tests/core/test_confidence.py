@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 
@@ -182,3 +183,47 @@ def test_the_gates_on_how_sure_a_run_is(tmp_path: Path) -> None:
     assert plan.returncode == 0 and plan.stdout.splitlines()[1].split() == ["5", "%", "59"]
     bad = report("--max-factual-rate", "0")
     assert bad.returncode == 3 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(("df", "quantile"), [(1, 12.7062), (2, 4.3027), (3, 3.1824), (5, 2.5706), (10, 2.2281),
+                                              (19, 2.0930), (30, 2.0423), (1000, 1.9623)])
+def test_students_t_quantiles_match_the_tables(df: int, quantile: float) -> None:
+    assert confidence.t_quantile(0.975, df) == pytest.approx(quantile, abs=1e-4)
+    assert confidence.t_quantile(0.025, df) == pytest.approx(-quantile, abs=1e-4)
+    assert confidence.t_quantile(0.95, 7) == pytest.approx(1.8946, abs=1e-4)
+    with pytest.raises(ValueError, match="no t quantile"):
+        confidence.t_quantile(1.0, 3)
+
+
+def test_a_clustered_ratio_is_the_ratio_of_sums_with_an_interval_from_two_clusters() -> None:
+    ratio = confidence.ClusteredRatio()
+    assert ratio.estimate is None and ratio.interval() is None
+    ratio.add(3, 100)
+    assert ratio.estimate == pytest.approx(0.03) and ratio.interval() is None   # one prompt: no spread
+    ratio.add(1, 300)
+    interval = ratio.interval()
+    assert interval is not None and interval.estimate == pytest.approx(4 / 400)
+    # by hand: residuals 3 - 0.01*100 = 2 and 1 - 0.01*300 = -2; m/(m-1) * 8 = 16; se = 4/400; t(0.975, 1)
+    assert interval.high - interval.estimate == pytest.approx(12.7062 * 0.01, abs=1e-5)
+    assert "Student's t" in interval.method
+
+
+def test_the_clustered_interval_covers_the_true_excess_about_95_percent_of_the_time() -> None:
+    """Prompts of unlike lengths whose own excess rates scatter around a true one: the
+    interval over 20 prompts holds the true rate in about 95 % of runs."""
+    rng = random.Random(20261205)
+    true, spread, runs, covered = 0.03, 0.02, 1500, 0
+    # the population ratio E[y]/E[n] (rates independent of lengths): the mean of the rate
+    # clipped at 0, a little above `true`: mu * Phi(mu/sigma) + sigma * phi(mu/sigma)
+    unit = NormalDist()
+    mean_rate = true * unit.cdf(true / spread) + spread * unit.pdf(true / spread)
+    for _ in range(runs):
+        ratio = confidence.ClusteredRatio()
+        for _ in range(20):
+            n = rng.randint(40, 256)
+            rate = min(max(rng.gauss(true, spread), 0.0), 1.0)   # prompts differ in how much they move
+            ratio.add(sum(rng.random() < rate for _ in range(n)), n)
+        interval = ratio.interval()
+        assert interval is not None
+        covered += interval.low <= mean_rate <= interval.high
+    assert 0.92 <= covered / runs <= 0.975, covered / runs

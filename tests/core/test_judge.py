@@ -39,6 +39,11 @@ class FakeJudge:
         if self.mode == "error":
             return JSONResponse({"error": {"message": "boom", "type": "InternalServerError", "code": 500}},
                                 status_code=500)
+        if self.mode == "json-mode" and body.get("response_format", {}).get("type") == "json_schema":
+            # as llama-cpp-python's server: its request model knows "text" and "json_object" only (a 500)
+            return JSONResponse({"error": {"message": "1 validation error: response_format.type: Input should be "
+                                           "'text' or 'json_object'", "type": "InternalServerError", "code": 500}},
+                                status_code=500)
         if self.mode == "no-schema" and "response_format" in body:   # as a server without structured outputs
             return JSONResponse({"error": {"message": "response_format json_schema is not supported",
                                            "type": "BadRequestError", "code": 400}}, status_code=400)
@@ -149,7 +154,7 @@ def test_the_reply_is_held_to_a_json_schema(tmp_path: Path, judge_server: tuple[
     url, fake = judge_server
     store, _, _ = make_run(tmp_path)
     done = run_judge(tmp_path, url)
-    assert done.returncode == 0 and "replies held to a JSON schema (response_format)" in done.stderr
+    assert done.returncode == 0 and "replies held to a JSON schema (response_format json_schema)" in done.stderr
     formats = [r.get("response_format") for r in fake.requests]
     assert len(formats) == 3 and all(f == RESPONSE_FORMAT for f in formats)
     schema_ = formats[0]["json_schema"]["schema"]
@@ -164,10 +169,25 @@ def test_a_server_that_refuses_the_schema_is_asked_in_words(tmp_path: Path,
     store, run, _ = make_run(tmp_path)
     done = run_judge(tmp_path, url)
     assert done.returncode == 0, done.stderr
-    assert "3 pairs judged" in done.stderr and "refused a JSON schema in response_format (HTTP 400" in done.stderr
+    assert "3 pairs judged" in done.stderr and "refused a JSON schema (response_format json_schema): HTTP 400" \
+        in done.stderr and "asked in words only" in done.stderr
     assert judged(store, run)["flip"] == ("factual", "candidate")   # no pair lost to the switch
     # once refused, the rest are asked in words only: at most the requests then in flight carried it
     assert sum("response_format" not in r for r in fake.requests) == 3
+    store.close()
+
+
+def test_a_server_with_json_mode_only_is_held_to_the_schema_there(tmp_path: Path,
+                                                                  judge_server: tuple[str, FakeJudge]) -> None:
+    url, fake = judge_server
+    fake.mode = "json-mode"
+    store, run, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url)
+    assert done.returncode == 0 and "3 pairs judged" in done.stderr, done.stderr
+    assert "replies held to a JSON schema in JSON mode (response_format json_object with a schema)" in done.stderr
+    assert judged(store, run)["flip"] == ("factual", "candidate")
+    taken = [r["response_format"] for r in fake.requests if r["response_format"]["type"] == "json_object"]
+    assert len(taken) == 3 and all(f["schema"]["required"] == ["verdict", "worse", "reason"] for f in taken)
     store.close()
 
 
@@ -177,8 +197,8 @@ def test_a_bad_request_unrelated_to_the_schema_keeps_it(tmp_path: Path, judge_se
     store, _, _ = make_run(tmp_path)
     done = run_judge(tmp_path, url)
     assert "3 calls failed" in done.stderr and "refused a JSON schema" not in done.stderr
-    # each pair: with the schema, then once in words to tell; the schema was never given up
-    assert len(fake.requests) == 6 and sum("response_format" in r for r in fake.requests) == 3
+    # each pair: in each form, then in words, to tell; the schema was never given up
+    assert len(fake.requests) == 9 and sum("response_format" in r for r in fake.requests) == 6
     store.close()
 
 

@@ -206,3 +206,28 @@ def test_vllms_minus_9999_is_read_as_the_floor() -> None:
     score = result[Side.CANDIDATE]
     assert score["agreement"] == 0.0 and score["tokens"] == 1
     assert score["mean_drop"] == 0.0 and score["kl"] == 0.0   # the baseline read the same (one server)
+
+
+def test_a_runs_excess_disagreement_is_read_against_the_baselines_own_reading() -> None:
+    """Three prompts: the baseline reads its own answers at 98 %, the candidate at 95 %,
+    the replica as the baseline: excess 3 points, none for the replica."""
+    from shadowdiff.scorestats import ScoreTally, unreadable
+
+    candidate, replica = ScoreTally(), ScoreTally()
+    for tokens, own, cand in ((100, 98, 95), (200, 196, 188), (50, 49, 49)):
+        score = {"tokens": tokens, "agreed": cand, "agreement": cand / tokens, "kl": 0.01, "mean_drop": 0.0,
+                 "max_drop": 0.1, "baseline_agreement": own / tokens}
+        noise = {**score, "agreed": own, "agreement": own / tokens, "kl": 0.0}
+        candidate.add(score, noise)
+        replica.add(noise)
+    t, floor = candidate.as_json(), replica.as_json()
+    assert t is not None and floor is not None
+    excess = t["excess_disagreement"]
+    assert excess["estimate"] == pytest.approx((3 + 8 + 0) / 350) and excess["pairs"] == 3
+    assert excess["low"] < excess["estimate"] < excess["high"]
+    assert floor["excess_disagreement"]["estimate"] == pytest.approx(0.0)
+    assert t["beyond_replica"]["estimate"] == pytest.approx(excess["estimate"])
+    assert t["baseline_agreement"] == pytest.approx(343 / 350) and unreadable(t) is None
+    # what cannot be read: no reading of its own, or one far below a greedy reading's
+    assert "did not score its own answers" in (unreadable({**t, "baseline_agreement": None}) or "")
+    assert "only 85.00 %" in (unreadable({**t, "baseline_agreement": 0.85}) or "")
