@@ -231,7 +231,8 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
                     try:
                         judgement = parse_judgement(answer.text, order)
                     except InputError as exc:
-                        why = str(exc) + (" (cut at --judge-max-tokens)" if answer.finish_reason == "length" else "")
+                        why = str(exc) + (f" (the reply was cut at max_tokens {settings.max_tokens})"
+                                       if answer.finish_reason == "length" else "")
                         tally.cannot_read(pair["key"], why, answer.text)
                     else:
                         await asyncio.to_thread(

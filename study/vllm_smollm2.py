@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -165,6 +166,8 @@ def results(out: Path, candidates: list[str]) -> str:
 
 
 def main() -> None:
+    # stopped (kill, a CI timeout): unwind, so that the servers' process groups are stopped too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--verdicts", type=Path, default=VERDICTS,
