@@ -79,7 +79,8 @@ TOKEN_SOURCES = {
     "usage": "the server's usage: exact",
     "logprobs": "the logprobs' token list: exact",
     "tokenizer": "the text tokenized again by the server: exact for the text, not for stop tokens",
-    "stream": "the streamed pieces counted: a lower bound, exact where a server sends one token a piece (vLLM)",
+    "stream": "the streamed pieces counted: a lower bound (vLLM sends one token a piece, but counts the end-of-turn "
+              "or stop token it never sends: one short for an answer that stopped itself)",
 }
 
 
@@ -116,7 +117,8 @@ class Answer:
     ttlt: float | None = None              # seconds to the last generated token (streamed answers only)
     # where completion_tokens came from (``TOKEN_SOURCES``): the server's usage (exact), the
     # logprobs' tokens (exact), the streamed pieces (a lower bound: a server may send several
-    # tokens in one piece; exact for vLLM, which sends one), or the server's tokenizer
+    # tokens in one piece, and vLLM, which sends one, never sends the end-of-turn or stop token
+    # it counts), or the server's tokenizer
     token_source: str | None = None
 
     def __post_init__(self) -> None:

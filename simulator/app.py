@@ -3,8 +3,9 @@
 Routes are those of ``vllm serve`` 0.34 that shadowdiff touches: the two completion
 endpoints, ``/v1/models``, ``/health`` and ``/ping``, ``/version``, ``/load``,
 ``/metrics``, ``/tokenize`` and ``/detokenize``. Unknown paths and methods answer as
-FastAPI does (``{"detail": "Not Found"}``), and ``--api-key`` guards only the paths
-vLLM guards.
+FastAPI does (``{"detail": "Not Found"}``), ``--api-key`` guards only the paths
+vLLM guards, and the middlewares are vLLM's, in its order (CORS, then the API key,
+then the request id header: ``entrypoints/serve/middleware/register.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -106,9 +108,9 @@ def _json_request(request: Request, body: bytes) -> Any:
 def build_app(settings: SimulatorSettings) -> Starlette:
     """The simulator as an ASGI app (nothing happens at import time)."""
     engine = Engine(settings)
-    created = int(time.time())
 
     async def models(request: Request) -> Response:
+        created = int(time.time())   # per request, as vLLM's ModelCard and ModelPermission default it
         data = [{
             "id": name, "object": "model", "created": created, "owned_by": "vllm",
             "root": settings.root, "parent": None, "max_model_len": settings.max_model_len,
@@ -193,6 +195,10 @@ def build_app(settings: SimulatorSettings) -> Starlette:
         Route("/detokenize", detokenize, methods=["POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    # vLLM's CORS middleware with its defaults (no origin allowed): besides the preflights, it
+    # adds ``vary: Origin`` to every response but the API key's 401, whose middleware is outside it
+    app.add_middleware(CORSMiddleware, allow_origins=[], allow_credentials=False, allow_methods=["*"],
+                       allow_headers=["*"])
     if settings.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=settings.api_keys)
     if settings.enable_request_id_headers:

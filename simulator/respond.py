@@ -35,11 +35,15 @@ class ClientGone(Exception):
     """The client went away (or a simulated reset dropped it); the job is over."""
 
 
+def _json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
+    """A JSON body's headers, in the order Starlette's ``JSONResponse`` (vLLM's) writes them."""
+    return [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+
+
 async def send_json(send: Send, status: int, body: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = responses.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-        *(headers or [])]})
+    # Starlette writes a response's own headers first, then the length and type
+    await send({"type": "http.response.start", "status": status, "headers": [*(headers or []), *_json_headers(data)]})
     await send({"type": "http.response.body", "body": data})
 
 
@@ -219,8 +223,7 @@ class _Run:
         fault = self.job.fault
         if fault is Fault.MALFORMED:
             body = body[: len(body) // 2]
-        await self.send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await self.send({"type": "http.response.start", "status": 200, "headers": _json_headers(body)})
         if fault is Fault.RESET:
             await self.send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
             raise ClientGone("simulated connection reset")

@@ -216,3 +216,26 @@ def test_odd_prompts_do_not_crash(sim_url: str) -> None:
     r = HTTP.post(sim_url + "/v1/completions", headers={"content-type": "application/json"},
                   content=b'{"prompt":"\\ud800"}')
     assert r.status_code == 400
+
+
+def test_headers_are_vllms_middlewares_and_starlettes_order(start_simulator: Any) -> None:
+    """vLLM's CORS middleware (no origin allowed by default) adds ``vary: Origin`` to every
+    answer but the API key's 401, whose middleware is outside it; a JSON body's length comes
+    before its type, as Starlette's JSONResponse writes them (tests/core/data/vllm/)."""
+    url = start_simulator(api_keys=("sekret",))
+    names = {"date", "server"}   # uvicorn's
+    answered = post(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 1},
+                    headers={"Authorization": "Bearer sekret"})
+    refused = post(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 0},
+                   headers={"Authorization": "Bearer sekret"})
+    for response in (answered, refused, HTTP.get(url + "/health"), HTTP.get(url + "/no-such-route")):
+        assert [k for k, _ in response.headers.multi_items() if k not in names][-1:] == ["vary"], response.url
+        assert response.headers["vary"] == "Origin"
+    for response in (answered, refused):
+        assert [k for k, _ in response.headers.multi_items() if k not in names] == ["content-length", "content-type",
+                                                                                    "vary"]
+    unauthorized = post(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 1})
+    assert unauthorized.status_code == 401 and "vary" not in unauthorized.headers
+    preflight = HTTP.options(url + "/v1/chat/completions", headers={"Origin": "http://elsewhere.example",
+                                                                   "Access-Control-Request-Method": "POST"})
+    assert (preflight.status_code, preflight.text) == (400, "Disallowed CORS origin")
