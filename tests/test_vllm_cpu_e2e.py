@@ -183,7 +183,7 @@ def test_judge_on_real_vllm_reads_every_reply(streamed: Path, vllm: Trio, tmp_pa
     shutil.copy(streamed / STORE_FILE, tmp_path / STORE_FILE)   # the replay's store stays as it was
     result = shadowdiff("judge", tmp_path, "--judge", vllm.bf16.url, "--judge-model", vllm.bf16.model)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "replies held to a JSON schema (response_format)" in result.stderr
+    assert "replies held to a JSON schema (response_format json_schema)" in result.stderr
     pairs = [p for p in read_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
     assert pairs, "the FP8 KV cache changed no answer in substance"
     assert all(p["judge_verdict"] is not None for p in pairs)
@@ -277,7 +277,11 @@ def test_mirrored_traffic_reports_outcomes_agreement_and_speed(vllm: Trio, quest
             assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
         wait_for(lambda: metric(url, "shadowdiff_pairs_total") == len(asked), seconds=600)
         # scoring runs after the pair is stored: wait for the last score to land
-        wait_for(lambda: all(p["score"] for p in read_pairs(tmp_path / "store", "serve")), seconds=600)
+        def scored() -> bool:
+            pairs = read_pairs(tmp_path / "store", "serve")
+            return len(pairs) == len(asked) and all(p["score"] for p in pairs)
+
+        wait_for(scored, seconds=600)
     result = shadowdiff("report", tmp_path / "store", "--out", tmp_path / "report")
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert result.returncode == DECISION_CODES[summary["acceptance"]["decision"]], result.stdout + result.stderr
@@ -287,5 +291,5 @@ def test_mirrored_traffic_reports_outcomes_agreement_and_speed(vllm: Trio, quest
         side = summary["sides"][name]
         assert side["requests"] == len(asked) and side["tokens_per_second_p50"] > 0, (name, side)
     t = summary["token_agreement"]
-    assert t["pairs"] == len(asked) and 0.9 <= t["baseline_agreement"] <= 1.0
+    assert t["pairs"] == len(asked) and 0.9 <= t["baseline_agreement"] <= 1.0, t
     assert t["excess_disagreement"]["pairs"] == len(asked)
