@@ -17,9 +17,11 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from shadowdiff.background import serve_in_thread
 
@@ -169,3 +171,29 @@ class _PerTestClient:
 
 
 HTTP: Any = _PerTestClient()
+
+
+@contextlib.contextmanager
+def serve_process(tmp_path: Path, primary: str, *options: str) -> Iterator[str]:
+    """``shadowdiff serve`` in front of the server at ``primary``, a process of its own,
+    storing every pair in ``tmp_path / "store"``; yields its URL and checks that it stopped
+    cleanly (its stderr is ``tmp_path / "serve.log"``)."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shadowdiff", "serve", "--primary", primary, "--store", str(tmp_path / "store"),
+             "--keep-rate", "1", "--port", str(port), *options], stdout=subprocess.DEVNULL, stderr=err)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/healthz", process, timeout=30)
+        yield url
+    finally:
+        stop(process)
+    assert process.returncode == 0, log.read_text()
+
+
+def metric(url: str, name: str) -> float:
+    """The sum of a metric's samples on ``url``'s /metrics."""
+    text = httpx.get(url + "/metrics", timeout=30).text
+    return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples if s.name == name)

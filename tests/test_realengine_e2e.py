@@ -10,12 +10,10 @@ answer one request at a time, so the prompts are few and the answers short.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +21,13 @@ import httpx
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
-from prometheus_client.parser import text_string_to_metric_families
 
 from shadowdiff.records import TOKEN_SOURCES, Answer, Side
 from shadowdiff.store import STORE_FILE, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from tests.proxy.test_mirroring import wait_for
 from tests.realengine import Models, Server, serve
-from tests.servers import free_port, stop, wait_ready
+from tests.servers import metric, serve_process
 
 pytestmark = pytest.mark.realengine
 
@@ -204,32 +201,8 @@ def test_judge_on_llamacpp_is_held_to_the_schema_in_json_mode(streamed: Path, f1
     assert f"{len(pairs)} pairs judged" in result.stderr and "not in the asked format" not in result.stderr
 
 
-def metric(url: str, name: str) -> float:
-    text = httpx.get(url + "/metrics", timeout=30).text
-    return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples if s.name == name)
-
-
 QUESTION: list[ChatCompletionMessageParam] = [
     {"role": "user", "content": "Name three primary colors and say why they are called primary."}]
-
-
-@contextlib.contextmanager
-def proxy(tmp_path: Path, primary: Server, *options: str) -> Iterator[str]:
-    """``shadowdiff serve`` in front of ``primary``, a process of its own; yields its URL
-    and checks that it stopped cleanly."""
-    port = free_port()
-    log = tmp_path / "serve.log"
-    with log.open("wb") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "shadowdiff", "serve", "--primary", primary.url, "--store", str(tmp_path / "store"),
-             "--keep-rate", "1", "--port", str(port), *options], stdout=subprocess.DEVNULL, stderr=err)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url + "/healthz", process, timeout=30)
-        yield url
-    finally:
-        stop(process)
-    assert process.returncode == 0, log.read_text()
 
 
 def openai_client(base: str) -> openai.OpenAI:
@@ -237,7 +210,7 @@ def openai_client(base: str) -> openai.OpenAI:
 
 
 def test_serve_is_transparent_to_the_openai_client(f16: Server, q8: Server, tmp_path: Path) -> None:
-    with proxy(tmp_path, f16, "--shadow", q8.url, "--shadow-model", q8.model) as url:
+    with serve_process(tmp_path, f16.url, "--shadow", q8.url, "--shadow-model", q8.model) as url:
         ready = httpx.get(url + "/readyz", timeout=30)   # no /health (404); GET /v1/chat/completions: 405
         assert ready.status_code == 200, ready.text
 
@@ -275,7 +248,7 @@ def test_readiness_probes_leave_a_default_llamacpp_stream_alone(llamacpp_python:
     generated, and by default ends its stream on the spot, without a finish chunk.)"""
     interrupting = ("--interrupt_requests", "true")   # the server's default, after the fixtures' "false"
     with serve(llamacpp_python, smollm2.f16, "smol-f16", tmp_path / "f16.log", *interrupting) as f16, \
-            proxy(tmp_path, f16) as url:
+            serve_process(tmp_path, f16.url) as url:
         direct = openai_client(f16.url).chat.completions.create(model=f16.model, messages=QUESTION, temperature=0,
                                                                  max_tokens=64)
         chunks = iter(openai_client(url).chat.completions.create(model=f16.model, messages=QUESTION, temperature=0,

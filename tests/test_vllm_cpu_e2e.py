@@ -9,12 +9,10 @@ version, its speed, its teacher-forced reading of the baseline's answers.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +25,7 @@ from shadowdiff.records import Answer, Side
 from shadowdiff.store import STORE_FILE, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from tests.proxy.test_mirroring import wait_for
-from tests.servers import free_port, stop, wait_ready
-from tests.test_realengine_e2e import metric
+from tests.servers import metric, serve_process
 from tests.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu
@@ -194,24 +191,6 @@ QUESTION: list[ChatCompletionMessageParam] = [
     {"role": "user", "content": "Name three primary colors and say why they are called primary."}]
 
 
-@contextlib.contextmanager
-def proxy(tmp_path: Path, primary: Server, *options: str) -> Iterator[str]:
-    """``shadowdiff serve`` in front of ``primary``, a process of its own; checks it stopped cleanly."""
-    port = free_port()
-    log = tmp_path / "serve.log"
-    with log.open("wb") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "shadowdiff", "serve", "--primary", primary.url, "--store", str(tmp_path / "store"),
-             "--keep-rate", "1", "--port", str(port), *options], stdout=subprocess.DEVNULL, stderr=err)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url + "/healthz", process, timeout=30)
-        yield url
-    finally:
-        stop(process)
-    assert process.returncode == 0, log.read_text()
-
-
 def client(base: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0, timeout=300)
 
@@ -244,7 +223,7 @@ def test_serve_is_transparent_to_the_openai_client(vllm: Trio, tmp_path: Path) -
         assert answer.usage is not None
         return texts, answer.usage.completion_tokens, logprobs
 
-    with proxy(tmp_path, bf16, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model) as url:
+    with serve_process(tmp_path, bf16.url, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model) as url:
         assert httpx.get(url + "/readyz", timeout=30).status_code == 200
         through = [streamed_answer(url), whole_answer(url)]
         direct = [streamed_answer(bf16.url), whole_answer(bf16.url)]
@@ -268,7 +247,7 @@ def test_mirrored_traffic_reports_outcomes_agreement_and_speed(vllm: Trio, quest
     shadow, the replica beside, every pair scored), then ``report`` on its store: what a
     rollout's shadow traffic reads in summary.json."""
     asked = [json.loads(line)["turns"][0] for line in questions.read_text().splitlines()]
-    with proxy(tmp_path, vllm.bf16, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model,
+    with serve_process(tmp_path, vllm.bf16.url, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model,
                "--replica", vllm.replica.url, "--replica-rate", "1", "--score-rate", "100") as url:
         for question in asked:
             chunks = client(url).chat.completions.create(
