@@ -197,3 +197,22 @@ def metric(url: str, name: str) -> float:
     """The sum of a metric's samples on ``url``'s /metrics."""
     text = httpx.get(url + "/metrics", timeout=30).text
     return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples if s.name == name)
+
+
+def run_shadowdiff(*args: str | Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """``shadowdiff ARGS`` run to its end as a process, its output captured."""
+    return subprocess.run([sys.executable, "-m", "shadowdiff", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def latest_pairs(store_location: Path, kind: str) -> list[Any]:
+    """Every pair of the store's latest run of ``kind`` (replay, serve...)."""
+    from shadowdiff.store import Store
+
+    store = Store.open(store_location)
+    try:
+        run = store.latest_run(kind)
+        assert run is not None
+        return list(store.pairs(run.id))
+    finally:
+        store.close()

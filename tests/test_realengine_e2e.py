@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +21,11 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from shadowdiff.records import TOKEN_SOURCES, Answer, Side
-from shadowdiff.store import STORE_FILE, Store, StoredPair
+from shadowdiff.store import STORE_FILE
 from shadowdiff.store.review import NEEDS_REVIEW
 from tests.proxy.test_mirroring import wait_for
 from tests.realengine import Models, Server, serve
-from tests.servers import metric, serve_process
+from tests.servers import latest_pairs, metric, run_shadowdiff, serve_process
 
 pytestmark = pytest.mark.realengine
 
@@ -40,27 +38,12 @@ TOKEN_SLACK = 2
 DECISION_CODES = {"PASS": 0, "FAIL": 1, "INCOMPLETE": 2}
 
 
-def shadowdiff(*args: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-
-
 def token_count(server: Server, text: str) -> int:
     """The server's own count of ``text``'s tokens (llama.cpp's ``/extras/tokenize/count``)."""
     response = httpx.post(f"{server.url}/extras/tokenize/count", json={"model": server.model, "input": text},
                           timeout=60)
     response.raise_for_status()
     return int(response.json()["count"])
-
-
-def read_pairs(store_location: Path, kind: str) -> list[StoredPair]:
-    store = Store.open(store_location)
-    try:
-        run = store.latest_run(kind)
-        assert run is not None
-        return list(store.pairs(run.id))
-    finally:
-        store.close()
 
 
 def check_counted(answer: Answer, server: Server) -> None:
@@ -85,7 +68,7 @@ def questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def replay(questions: Path, out: Path, f16: Server, q8: Server, replica: Server, *options: str) -> dict[str, Any]:
-    result = shadowdiff("replay", questions, "--baseline", f16.url, "--candidate", q8.url, "--replica", replica.url,
+    result = run_shadowdiff("replay", questions, "--baseline", f16.url, "--candidate", q8.url, "--replica", replica.url,
                         "--max-tokens", str(MAX_TOKENS), "--out", out, *options)
     assert result.returncode == 0, result.stdout + result.stderr
     summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
@@ -121,7 +104,7 @@ def check_summary(summary: dict[str, Any]) -> None:
 
 
 def check_store(out: Path, f16: Server, q8: Server) -> None:
-    pairs = read_pairs(out, "replay")
+    pairs = latest_pairs(out, "replay")
     assert len(pairs) == len(CATEGORIES)
     for pair in pairs:
         assert set(pair.answers) == {Side.BASELINE, Side.CANDIDATE, Side.REPLICA}
@@ -143,7 +126,7 @@ def test_replay_streamed_counts_tokens_and_speed_without_usage(streamed: Path, f
     for name in ("baseline", "candidate", "replica"):
         assert "usage" not in summary["sides"][name]["token_sources"], summary["sides"][name]
     check_store(streamed, f16, q8)
-    for pair in read_pairs(streamed, "replay"):   # streamed: the decode was timed
+    for pair in latest_pairs(streamed, "replay"):   # streamed: the decode was timed
         assert pair.answers[Side.BASELINE].inter_token_latency is not None
 
 
@@ -160,7 +143,7 @@ def test_replay_not_streamed(questions: Path, f16: Server, q8: Server, f16_repli
 
 
 def test_report_names_both_models_and_what_is_unknown(streamed: Path, tmp_path: Path) -> None:
-    result = shadowdiff("report", streamed, "--out", tmp_path)
+    result = run_shadowdiff("report", streamed, "--out", tmp_path)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert result.returncode == DECISION_CODES[summary["acceptance"]["decision"]], result.stdout + result.stderr
     html, markdown = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
@@ -173,7 +156,7 @@ def test_report_names_both_models_and_what_is_unknown(streamed: Path, tmp_path: 
 
 def test_bench_measures_both_sides(f16: Server, q8: Server, tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    result = shadowdiff("bench", "--baseline", f16.url, "--candidate", q8.url, "--concurrency", "1",
+    result = run_shadowdiff("bench", "--baseline", f16.url, "--candidate", q8.url, "--concurrency", "1",
                         "--requests", "2", "--max-tokens", "16", "--out", out)
     assert result.returncode == 0, result.stdout + result.stderr
     figures = json.loads(out.read_text())
@@ -192,11 +175,11 @@ def test_judge_on_llamacpp_is_held_to_the_schema_in_json_mode(streamed: Path, f1
     with a schema and enforces it by grammar: every changed pair is judged, where asked in
     words alone none of its replies was in the asked format."""
     shutil.copy(streamed / STORE_FILE, tmp_path / STORE_FILE)   # the replay's store stays as it was
-    result = shadowdiff("judge", tmp_path, "--judge", f16.url, "--judge-model", f16.model)
+    result = run_shadowdiff("judge", tmp_path, "--judge", f16.url, "--judge-model", f16.model)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "refused a JSON schema (response_format json_schema)" in result.stderr
     assert "replies held to a JSON schema in JSON mode (response_format json_object with a schema)" in result.stderr
-    pairs = [p for p in read_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
+    pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
     assert pairs and all(p["judge_verdict"] is not None for p in pairs)
     assert f"{len(pairs)} pairs judged" in result.stderr and "not in the asked format" not in result.stderr
 
@@ -228,7 +211,7 @@ def test_serve_is_transparent_to_the_openai_client(f16: Server, q8: Server, tmp_
         direct = {stream: ask(f16.url, stream) for stream in (True, False)}   # F16 is deterministic
         assert through == direct and through[True], (through, direct)
         wait_for(lambda: metric(url, "shadowdiff_pairs_total") == 2, seconds=120)   # the shadow answers after
-    pairs = read_pairs(tmp_path / "store", "serve")
+    pairs = latest_pairs(tmp_path / "store", "serve")
     assert len(pairs) == 2
     for pair in pairs:
         assert set(pair.answers) == {Side.BASELINE, Side.CANDIDATE}

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +20,10 @@ import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from shadowdiff.records import Answer, Side
-from shadowdiff.store import STORE_FILE, Store, StoredPair
+from shadowdiff.store import STORE_FILE
 from shadowdiff.store.review import NEEDS_REVIEW
 from tests.proxy.test_mirroring import wait_for
-from tests.servers import metric, serve_process
+from tests.servers import latest_pairs, metric, run_shadowdiff, serve_process
 from tests.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu
@@ -36,27 +34,12 @@ MAX_TOKENS = 48
 DECISION_CODES = {"PASS": 0, "FAIL": 1, "INCOMPLETE": 2}
 
 
-def shadowdiff(*args: str | Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-
-
 def token_count(server: Server, text: str) -> int:
     """vLLM's own count of ``text``'s tokens (``POST /tokenize``, no special tokens)."""
     response = httpx.post(f"{server.url}/tokenize", json={"model": server.model, "prompt": text,
                                                            "add_special_tokens": False}, timeout=60)
     response.raise_for_status()
     return int(response.json()["count"])
-
-
-def read_pairs(store_location: Path, kind: str) -> list[StoredPair]:
-    store = Store.open(store_location)
-    try:
-        run = store.latest_run(kind)
-        assert run is not None
-        return list(store.pairs(run.id))
-    finally:
-        store.close()
 
 
 def check_counted(answer: Answer, server: Server) -> None:
@@ -77,7 +60,7 @@ def questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def replay(questions: Path, out: Path, vllm: Trio, *options: str) -> dict[str, Any]:
-    result = shadowdiff("replay", questions, "--baseline", vllm.bf16.url, "--candidate", vllm.fp8kv.url,
+    result = run_shadowdiff("replay", questions, "--baseline", vllm.bf16.url, "--candidate", vllm.fp8kv.url,
                         "--replica", vllm.replica.url, "--max-tokens", str(MAX_TOKENS), "--out", out, *options)
     assert result.returncode == 0, result.stdout + result.stderr
     (out / "stdout.txt").write_text(result.stdout)
@@ -130,7 +113,7 @@ def test_replay_streamed_scores_against_the_baselines_own_reading(streamed: Path
     assert t["beyond_replica"]["pairs"] == n
     stdout = (streamed / "stdout.txt").read_text()
     assert "WARNING" not in stdout and "beyond that, the candidate disagrees on" in stdout, stdout
-    for pair in read_pairs(streamed, "replay"):
+    for pair in latest_pairs(streamed, "replay"):
         assert set(pair.answers) == {Side.BASELINE, Side.CANDIDATE, Side.REPLICA}
         for side, server in ((Side.BASELINE, vllm.bf16), (Side.CANDIDATE, vllm.fp8kv), (Side.REPLICA, vllm.replica)):
             answer = pair.answers[side]
@@ -149,7 +132,7 @@ def test_replay_not_streamed(questions: Path, vllm: Trio, tmp_path: Path) -> Non
 
 
 def test_report_names_both_models_and_the_engine(streamed: Path, tmp_path: Path) -> None:
-    result = shadowdiff("report", streamed, "--out", tmp_path)
+    result = run_shadowdiff("report", streamed, "--out", tmp_path)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert result.returncode == DECISION_CODES[summary["acceptance"]["decision"]], result.stdout + result.stderr
     html, markdown = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
@@ -162,7 +145,7 @@ def test_report_names_both_models_and_the_engine(streamed: Path, tmp_path: Path)
 
 def test_bench_measures_both_sides(vllm: Trio, tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    result = shadowdiff("bench", "--baseline", vllm.bf16.url, "--candidate", vllm.fp8kv.url, "--concurrency", "1,4",
+    result = run_shadowdiff("bench", "--baseline", vllm.bf16.url, "--candidate", vllm.fp8kv.url, "--concurrency", "1,4",
                         "--requests", "4", "--max-tokens", "16", "--out", out)
     assert result.returncode == 0, result.stdout + result.stderr
     figures = json.loads(out.read_text())
@@ -178,10 +161,10 @@ def test_judge_on_real_vllm_reads_every_reply(streamed: Path, vllm: Trio, tmp_pa
     """The 135M model as its own judge: asked in words alone it answered in no usable shape;
     held to the JSON schema by vLLM's structured outputs, every changed pair is judged."""
     shutil.copy(streamed / STORE_FILE, tmp_path / STORE_FILE)   # the replay's store stays as it was
-    result = shadowdiff("judge", tmp_path, "--judge", vllm.bf16.url, "--judge-model", vllm.bf16.model)
+    result = run_shadowdiff("judge", tmp_path, "--judge", vllm.bf16.url, "--judge-model", vllm.bf16.model)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replies held to a JSON schema (response_format json_schema)" in result.stderr
-    pairs = [p for p in read_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
+    pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
     assert pairs, "the FP8 KV cache changed no answer in substance"
     assert all(p["judge_verdict"] is not None for p in pairs)
     assert f"{len(pairs)} pairs judged" in result.stderr and "not in the asked format" not in result.stderr
@@ -232,7 +215,7 @@ def test_serve_is_transparent_to_the_openai_client(vllm: Trio, tmp_path: Path) -
             assert texts[0] and texts[1]
             assert logprobs == tokens   # one logprob entry per generated token, both choices
         wait_for(lambda: metric(url, "shadowdiff_pairs_total") == 2, seconds=300)   # the shadow answers after
-    pairs = read_pairs(tmp_path / "store", "serve")
+    pairs = latest_pairs(tmp_path / "store", "serve")
     assert len(pairs) == 2
     for pair in pairs:
         baseline, candidate = pair.answers[Side.BASELINE], pair.answers[Side.CANDIDATE]
@@ -257,11 +240,11 @@ def test_mirrored_traffic_reports_outcomes_agreement_and_speed(vllm: Trio, quest
         wait_for(lambda: metric(url, "shadowdiff_pairs_total") == len(asked), seconds=600)
         # scoring runs after the pair is stored: wait for the last score to land
         def scored() -> bool:
-            pairs = read_pairs(tmp_path / "store", "serve")
+            pairs = latest_pairs(tmp_path / "store", "serve")
             return len(pairs) == len(asked) and all(p["score"] for p in pairs)
 
         wait_for(scored, seconds=600)
-    result = shadowdiff("report", tmp_path / "store", "--out", tmp_path / "report")
+    result = run_shadowdiff("report", tmp_path / "store", "--out", tmp_path / "report")
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert result.returncode == DECISION_CODES[summary["acceptance"]["decision"]], result.stdout + result.stderr
     assert summary["pairs"] == len(asked) and summary["outcomes"]["error"] == 0
