@@ -51,6 +51,11 @@ def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[...
             ("--judge-api-key", {"default": None, "envvar": "SHADOWDIFF_JUDGE_API_KEY",
                                  "help": "Bearer token for the judge."}),
             ("--judge-concurrency", {"default": 4, "show_default": True, "help": "Judge calls in flight."}),
+            ("--judge-timeout", {"default": 120.0, "show_default": True,
+                                 "type": click.FloatRange(min=0, min_open=True),
+                                 "help": "Seconds for each attempt of a judge call, whole (replies are not streamed); "
+                                         "a call is tried up to 4 times (timeouts, 429, 502-504), then counted "
+                                         "failed."}),
         ]):
             fn = click.option(decl, **kwargs)(fn)  # type: ignore[arg-type]
         return fn
@@ -75,12 +80,12 @@ def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
 
 
 def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
-               redo: bool = False) -> JudgeTally:
+               timeout: float, redo: bool = False) -> JudgeTally:
     from shadowdiff.judge import JudgeSettings, describe, judge_run, pairs_to_judge
 
     if not model:
         raise ConfigError("--judge needs --judge-model")
-    settings = JudgeSettings(url, model, api_key, concurrency)
+    settings = JudgeSettings(url, model, api_key, concurrency, timeout=timeout)
     total = len(pairs_to_judge(store, run_id, redo))
     with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
               mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
@@ -99,14 +104,14 @@ def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: 
 @click.option("--redo", is_flag=True, help="Ask again about pairs that already have a suggestion.")
 @judge_options(required=True)
 def judge(store: str, run_id: str | None, redo: bool, judge: str, judge_model: str, judge_api_key: str | None,
-          judge_concurrency: int) -> None:
+          judge_concurrency: int, judge_timeout: float) -> None:
     """Ask an LLM judge the rubric question for every pair changed in substance: suggestions for reviewers.
 
     Exits 1 when some pairs could not be judged (the judge failed or answered out of format),
     3 when the judge could not be used at all (no call answered) or an option is wrong.
     """
     with _store_run(store, run_id) as (opened, run):
-        tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, redo)
+        tally = _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, judge_timeout, redo)
     if tally.failed or tally.unparsable:
         raise SystemExit(1)
 
@@ -161,7 +166,7 @@ class _ReportCommand(click.Command):
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
            min_compared: int, max_excess_divergence: float | None, max_factual_rate: float | None,
            max_flips: int | None, side_by_side: int | None, judge: str | None, judge_model: str | None,
-           judge_api_key: str | None, judge_concurrency: int, review_url: str | None) -> None:
+           judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
     PASS needs a finished run with at least --min-compared comparable pairs answered by
@@ -172,7 +177,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
 
     with _store_run(store, run_id) as (opened, run):
         if judge:
-            _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency)
+            _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, judge_timeout)
         target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store
                          else Path("."))
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,

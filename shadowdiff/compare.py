@@ -318,6 +318,12 @@ def wants_stream(request: dict[str, Any]) -> bool:
     return bool(stream) if isinstance(stream, bool | int | float) else False
 
 
+def is_greedy(request: dict[str, Any]) -> bool:
+    """Greedy decoding (temperature 0 or top_k 1): each token the model's own top choice,
+    which teacher-forced scoring measures. A seed alone makes sampling repeatable, not greedy."""
+    return request.get("temperature") == 0 or request.get("top_k") == 1
+
+
 def is_comparable(request: dict[str, Any]) -> bool:
     """Deterministic decoding: greedy (temperature 0 or top_k 1), or a fixed seed.
 

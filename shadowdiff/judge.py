@@ -98,12 +98,15 @@ class JudgeSettings:
     concurrency: int = 4
     max_chars: int = 8000          # per answer: long answers are cut (and the judge told so)
     max_tokens: int = 300
+    timeout: float = 120.0         # seconds for each attempt of a call, whole
 
     def __post_init__(self) -> None:
         if not re.match(r"^https?://[^/]+", self.url):
             raise ConfigError(f"--judge must be an http(s) URL, got {self.url!r}")
         if self.concurrency < 1:
             raise ConfigError("--judge-concurrency must be at least 1")
+        if not self.timeout > 0:
+            raise ConfigError("--judge-timeout must be a number of seconds above 0")
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,7 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
     upstream = Upstream(Side.REPLICA, settings.url, settings.model, settings.api_key)
     ids = await asyncio.to_thread(pairs_to_judge, store, run_id, redo)
     limit = asyncio.Semaphore(settings.concurrency)
-    timeout = httpx.Timeout(120.0, connect=10.0)
+    timeout = httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout))
 
     limits = httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=IDLE_TIMEOUT)
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
@@ -270,7 +273,7 @@ class _Asking:
             form += 1
         # the earlier forms were refused if this one was taken, or if each refusal named the field
         if refused and (answer.error is None or all(_named(a) for _, a in refused)) and self.form < form:
-            self.tally.refused += [f"{FORMATS[f][0]}: HTTP {a.status}: {(a.error or '')[:200]}"
+            self.tally.refused += [f"{FORMATS[f][0]}: {(a.error or '')[:200]}"
                                    for f, a in refused if f >= self.form]
             self.form = form
             self.tally.structured = FORMATS[form][0] if form < len(FORMATS) else None

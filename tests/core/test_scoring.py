@@ -166,6 +166,56 @@ def test_a_sampled_pair_or_a_failed_candidate_is_not_scored() -> None:
             return await score_pair(Scorer(client), CHAT, body, answers, ups, Outcome.DIVERGENT)
     assert asyncio.run(go({**BODY, "temperature": 0.7}, Answer(Side.CANDIDATE, "m", "y"))) == {}
     assert asyncio.run(go(BODY, Answer(Side.CANDIDATE, "m", error="down"))) == {}
+    # a seed makes sampling repeatable (the pair is compared), not greedy: nothing to read
+    assert asyncio.run(go({**BODY, "temperature": 1.0, "seed": 7}, Answer(Side.CANDIDATE, "m", "y"))) == {}
+
+
+def _entry(token: int) -> dict[str, Any]:
+    return {str(token): {"logprob": -0.1, "rank": 1, "decoded_token": "x"}}
+
+
+def test_pairs_the_engine_refuses_never_give_the_server_up() -> None:
+    """vLLM answered /tokenize (so it is vLLM) but refuses this pair's prompt_logprobs: the
+    pair says why, no other engine's routes are tried,
+    and later pairs are still scored, however many are refused first."""
+    refused = {"left": GIVE_UP_AFTER + 1}
+
+    def picky(path: str, body: dict[str, Any]) -> Response:
+        if path == "/tokenize":
+            n = 3 if body.get("add_generation_prompt") else 5
+            return JSONResponse({"count": n, "tokens": list(range(n))})
+        if refused["left"] > 0:
+            refused["left"] -= 1
+            return JSONResponse({"error": {"message": "this prompt cannot be read", "type": "BadRequestError",
+                                           "code": 400}}, 400)
+        return JSONResponse({"choices": [{"prompt_logprobs": [None, *(_entry(t) for t in range(1, 5))]}]})
+    seen: list[str] = []
+    with serve_app(_app(picky, seen)) as url:
+        results = _score(url, pairs=GIVE_UP_AFTER + 3)
+    reasons = [r[Side.CANDIDATE].get("unscorable") for r in results]
+    assert all(why and "cannot be read" in why and "llama.cpp" not in why for why in reasons[:2]), reasons
+    assert results[-1][Side.CANDIDATE]["agreement"] == 1.0 and results[-1][Side.CANDIDATE]["tokens"] == 2
+    assert "/extras/tokenize" not in seen
+
+
+def test_an_answer_that_filled_the_context_is_read_without_its_last_token() -> None:
+    """vLLM must generate a token: an answer cut at the context length leaves no room, and
+    it answers 400 ``max_tokens must be at least 1, got 0``. Read again one token short."""
+    asked: list[int] = []
+
+    def full(path: str, body: dict[str, Any]) -> Response:
+        if path == "/tokenize":
+            n = 3 if body.get("add_generation_prompt") else 6
+            return JSONResponse({"count": n, "tokens": list(range(n))})
+        asked.append(len(body["prompt"]))
+        if len(body["prompt"]) == 6:
+            return JSONResponse({"error": {"message": "max_tokens must be at least 1, got 0.", "type":
+                                           "BadRequestError", "param": "max_tokens", "code": 400}}, 400)
+        return JSONResponse({"choices": [{"prompt_logprobs": [None, *(_entry(t) for t in range(1, 5))]}]})
+    with serve_app(_app(full, [])) as url:
+        [result] = _score(url)
+    assert result[Side.CANDIDATE]["tokens"] == 2 and result[Side.CANDIDATE]["agreement"] == 1.0, result
+    assert asked == [6, 5, 6, 5]   # the baseline's own reading too, each read again one token short
 
 
 @pytest.mark.parametrize(("logprob", "rank", "why"), [
@@ -231,3 +281,36 @@ def test_a_runs_excess_disagreement_is_read_against_the_baselines_own_reading() 
     # what cannot be read: no reading of its own, or one far below a greedy reading's
     assert "did not score its own answers" in (unreadable({**t, "baseline_agreement": None}) or "")
     assert "only 85.00 %" in (unreadable({**t, "baseline_agreement": 0.85}) or "")
+
+
+def test_stored_figures_that_are_not_a_score_are_counted_unscored_not_pooled() -> None:
+    """A store edited by hand (or by another tool) may hold a NaN or a share above 1:
+    pooled, it would print "+nan points" or 109 % and write NaN into summary.json."""
+    from shadowdiff.scorestats import ScoreTally
+
+    good = {"tokens": 100, "agreed": 95, "agreement": 0.95, "kl": 0.01, "mean_drop": 0.0, "max_drop": 0.1,
+            "baseline_agreement": 0.98}
+    tally = ScoreTally()
+    for bad in ({**good, "baseline_agreement": 1.5}, {**good, "kl": math.nan}, {**good, "agreement": math.nan},
+                {**good, "tokens": 0, "agreed": 0}, {**good, "agreed": 101}):
+        tally.add(bad)
+    tally.add(good)
+    t = tally.as_json()
+    assert t is not None and t["pairs"] == 1 and t["excess_disagreement"]["estimate"] == pytest.approx(0.03)
+    assert sum(t["unscored"].values()) == 5
+    json.dumps(t, allow_nan=False)   # nothing in it that is not JSON
+
+
+def test_the_replica_counts_beyond_it_only_on_the_same_tokens() -> None:
+    """The replica's score is of the same answer, so of as many tokens: one that is not
+    (another tokenizer, a store mixed up) is left out of ``beyond_replica``."""
+    from shadowdiff.scorestats import ScoreTally
+
+    score = {"tokens": 100, "agreed": 95, "agreement": 0.95, "kl": 0.01, "mean_drop": 0.0, "max_drop": 0.1,
+             "baseline_agreement": 0.98}
+    tally = ScoreTally()
+    tally.add(score, {**score, "tokens": 99, "agreed": 98, "agreement": 98 / 99})
+    tally.add(score, {**score, "agreed": 98, "agreement": 0.98})
+    t = tally.as_json()
+    assert t is not None and t["beyond_replica"]["pairs"] == 1 and t["excess_disagreement"]["pairs"] == 2
+    assert t["beyond_replica"]["estimate"] == pytest.approx(0.03)
