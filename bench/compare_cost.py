@@ -1,6 +1,6 @@
 """What one comparison costs: 1,000- and 32,000-character pairs (and megabyte ones).
 
-Targets (../shared/DESIGN.md): a 1,000-character pair in at most 0.1 ms, a
+Targets: a 1,000-character pair in at most 0.1 ms, a
 32,000-character pair in at most 20 ms. Three kinds of pair per size: one digit
 changed, a wording drift from the middle on (the common FP8 case), and two unrelated
 answers (the worst case for the Indel similarity). difflib's ratio with autojunk off

@@ -1,5 +1,5 @@
 """How much memory the review UI's export takes, now that it reads every verdict before
-sending its first byte (issue 18: an export is whole or an error).
+sending its first byte (an export is whole or an error).
 
 Fills a store with N reviewed pairs (one verdict each, a 200-character note), then
 serves ``shadowdiff review`` on it in a process of its own, downloads export.csv and

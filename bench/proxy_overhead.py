@@ -1,6 +1,6 @@
 """What the proxy costs a client, against zero-delay simulators, in one run.
 
-Measured (targets from ../shared/DESIGN.md):
+Measured, each against its design target:
 
 * added latency per request, proxied minus direct, p50 and p99, at concurrency 1
   (target: p50 ≤ 0.5 ms, p99 ≤ 2 ms) and 32; requests alternate direct/proxied so

@@ -1,4 +1,4 @@
-"""What retention costs (issue 17): a prune of half of a 300,000-pair store.
+"""What retention costs: a prune of half of a 300,000-pair store.
 
 Builds a serve run of ``--pairs`` pairs (~1.7 KB each as stored: a chat request, two
 answers of a few hundred characters, triage signals) through ``Store.add_pairs`` in

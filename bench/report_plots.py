@@ -1,4 +1,4 @@
-"""What the report's plots cost (issue 21): their size, and the time to build them.
+"""What the report's plots cost: their size, and the time to build them.
 
 Fills a SQLite store (in a temporary directory) with a replay run of ``--pairs`` pairs
 drawn like a quantization change with a replica beside it: most pairs identical or

@@ -1,4 +1,4 @@
-"""What a report of a large run costs (issue 21): its files' sizes, the time to write
+"""What a report of a large run costs: its files' sizes, the time to write
 them, and the time Chromium takes to open report.html.
 
 Fills a SQLite store (in a temporary directory) with a replay run of ``--pairs`` pairs

@@ -4,7 +4,7 @@ One simulator (10 ms a token, 30 ms to the first, no slowdown with the batch, so
 pace is the same for every request) serves baseline and candidate alike, on one core;
 the replay client runs on the other, at each concurrency in turn, so that it goes from
 idle to busy (at 96, 192 streams: some 19,000 tokens/s to read). Every ratio should be
-1.00: what differs from it is the client's bias (issue 15: before the client timed
+1.00: what differs from it is the client's bias (before the client timed
 tokens at their arrival, one server came out 1.83x "faster" as candidate, or its TTFT
 1.3-1.6x slower). Printed per concurrency: pairs, tokens/s the client read (wall), each
 side's TTFT and inter-token latency p50, and the candidate/baseline ratios.

@@ -1,4 +1,4 @@
-"""What a failing store costs the proxy's clients (issue 17): real processes, one fault.
+"""What a failing store costs the proxy's clients: real processes, one fault.
 
 Two simulated vLLM servers and ``shadowdiff serve`` (the first the primary, the
 second the shadow, every pair kept: ``--keep-rate 1``) start from the checkout being

@@ -3,7 +3,7 @@ letting the proxy end an answer it cannot complete without uvicorn's error line.
 
 uvicorn splits the target at ``?`` and drops a query that is empty, so ``/v1/models?``
 reaches an app as ``/v1/models`` (the scope's ``raw_path`` ends before the ``?``). The
-proxy forwards a request as it was received (issue 16, B8): this protocol, which
+proxy forwards a request as it was received: this protocol, which
 ``serve`` runs uvicorn with, marks a target that ended in ``?`` in the scope, under
 ``EMPTY_QUERY``, and the forwarder puts the ``?`` back.
 

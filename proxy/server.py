@@ -123,7 +123,7 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
     created = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     _metrics_directory()
     if settings.deployment is None:
-        # the workers are one deployment: they write one run (issue 16)
+        # the workers are one deployment: they write one run
         settings = dataclasses.replace(settings, deployment=f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}")
     os.environ[SETTINGS_ENV] = settings_to_json(settings)
     try:

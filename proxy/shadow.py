@@ -34,7 +34,7 @@ HOP_BY_HOP = frozenset({
 # Request headers that are not forwarded: the hop-by-hop ones, and Expect, which the
 # proxy's own server has answered (uvicorn sends the client its 100 Continue). Sent
 # upstream, aiohttp would wait for a 100 that an upstream need not send, with no
-# timeout running (issue 16, B3).
+# timeout running.
 NOT_FORWARDED = HOP_BY_HOP | {b"expect"}
 _ERROR_BODY_LIMIT = 2000
 TAP_LIMIT = 16 * 1024 * 1024    # an answer larger than this is passed on but not compared
@@ -85,7 +85,7 @@ class TokenTimes:
     """When an answer's tokens passed, found in its bytes read by read: its first
     generated token, first answer token and last generated token. The tokens of one read
     share its time, so that an answer that came whole in one read has no decoding time
-    rather than an absurd one (issue 15: a serve store reported 1,750,640 tokens/s)."""
+    rather than an absurd one (a serve store once reported 1,750,640 tokens/s)."""
 
     first: float | None = None
     first_answer: float | None = None
@@ -284,8 +284,8 @@ class Mirror:
 
 
 def _failure(exc: BaseException, timeout: float) -> tuple[str, str]:
-    """A failed shadow call's reason for the metrics, and its error for the pair (issue 16:
-    each fault is counted by what aiohttp says happened)."""
+    """A failed shadow call's reason for the metrics, and its error for the pair (each
+    fault is counted by what aiohttp says happened)."""
     if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
         # refused, unresolvable, or not connected within --connect-timeout: the shadow never had the request
         return "connect_error", f"connection failed: {failure_text(exc)}"

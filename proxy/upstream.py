@@ -3,7 +3,7 @@
 An upstream may close a kept-alive connection right after answering without sending
 ``Connection: close`` (RFC 9112 §9.3.1 allows it). A request that goes out on such a
 connection before its close is seen fails though the upstream never read it: 48–216 of
-500 requests at concurrency 8 were 502s through the proxy, none direct (issue 16, B1).
+500 requests at concurrency 8 were 502s through the proxy, none direct.
 
 Such a request is sent once more, on a fresh connection, under Envoy's and nginx's rule
 for retrying what may not be idempotent (an LLM request is a POST): only when nothing of
@@ -87,7 +87,7 @@ class _Noting(ResponseHandler):
     def _without_body(self, data: bytes) -> bytes:
         """``data`` up to the end of the head of an answer to HEAD. A broken upstream may
         send a body after it, which aiohttp parses as an invalid next answer, failing
-        this one: a 502 through the proxy, where clients get a 200 (issue 16, B7)."""
+        this one: a 502 through the proxy, where clients get a 200."""
         if self._head_done:
             return b""
         assert self._head is not None
@@ -188,6 +188,6 @@ class Upstream:
 def target(base_url: str, path: str, query: str) -> URL:
     """An upstream's URL for a request's raw path and its query as received (with its
     ``?``, or empty), quoted as it came: yarl must not re-quote it (%7E would become ~),
-    and it drops an empty query, whose ``?`` then ends the path instead (issue 16, B8)."""
+    and it drops an empty query, whose ``?`` then ends the path instead."""
     url = URL(base_url.rstrip("/") + path + query, encoded=True)
     return url.with_path(url.raw_path + "?", encoded=True) if query == "?" else url

@@ -276,7 +276,7 @@ class Replay:
 
     def _stored(self, body: dict[str, Any]) -> dict[str, Any]:
         """The request as the baseline was sent it - overrides applied, its model name (the
-        candidate's differs in that alone; issue 15: not the log's body)."""
+        candidate's differs in that alone; not the log's body)."""
         model = self.settings.baseline.model
         return {**body, "model": model} if model is not None else body
 
@@ -302,7 +302,7 @@ class Replay:
                 return self._error_pair(record, history[:2000], body)
             body = {**body, "messages": history + body["messages"]}
         # Whichever request is written first reaches the server first: the order is drawn
-        # per pair, so that neither side is always second (issue 15).
+        # per pair, so that neither side is always second.
         sides = random.sample(self.settings.upstreams, len(self.settings.upstreams))
         answers = await asyncio.gather(*(caller.call(u, record.endpoint, body) for u in sides))
         by_side = {a.side: a for a in answers}
@@ -327,7 +327,7 @@ class Replay:
         )
 
     async def _graded(self, record: logs.LogRecord, pair: Pair) -> Pair:
-        """``pair`` graded on every side by the record's reference, if it has one (issue 20)."""
+        """``pair`` graded on every side by the record's reference, if it has one."""
         if record.reference is None or record.grader is None:
             return pair
         return await grade_pair_off_loop(pair, record.reference, Grader(record.grader))

@@ -3,7 +3,7 @@
 A streamed answer timed by when the reading task got round to each event is timed by
 how busy the client is, not by the server: with a few hundred streams on one event
 loop, reads come late and several events at once, and whichever side the loop serves
-second looks faster (issue 15: one server as both sides measured 1.83x). aiohttp reads
+second looks faster (one server as both sides once measured 1.83x). aiohttp reads
 a socket in its connection protocol's ``data_received``, which the event loop calls as
 soon as the socket is readable, before any task runs; the connector here makes that
 protocol note the time of every read and how much of the body had come by then.

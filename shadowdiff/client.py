@@ -8,7 +8,7 @@ usage, the times to the first and the last token and to the end, and the tokens 
 their top-1/top-2 logprob margins when logprobs were asked for. The times run from when
 the request was written to when each event's last byte arrived on its connection
 (``shadowdiff.arrivals``), never from when the client got round to reading it: a busy
-client must not make one side look faster (issue 15). ``timeout`` bounds each attempt
+client must not make one side look faster. ``timeout`` bounds each attempt
 whole, however slowly the answer drips.
 
 Failures become answers with an ``error``, never exceptions: HTTP errors keep their
@@ -130,7 +130,7 @@ class Caller:
             async with asyncio.timeout(self.timeout):
                 return await self._once(upstream, path, body)
         except TimeoutError as exc:
-            # httpx's own timeouts bound each read, so a slow drip never ends (issue 15)
+            # httpx's own timeouts bound each read, so a slow drip never ends
             raise _Retryable(Answer(upstream.side, upstream.model or body.get("model"),
                                     error=f"timed out: no whole answer within {self.timeout:g} s")) from exc
 

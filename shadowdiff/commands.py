@@ -93,7 +93,7 @@ def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: 
     click.echo(describe(tally), err=True)
     if tally.failed and not tally.judged and not tally.unparsable:
         # not one answer: unreachable, refused, the wrong model - the --judge given is wrong,
-        # a configuration error (exit 3), not pairs the judge could not decide (issue 15)
+        # a configuration error (exit 3), not pairs the judge could not decide
         raise ConfigError(f"the judge at {url} could not be used: every call failed ({tally.first_problem})")
     return tally
 

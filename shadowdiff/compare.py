@@ -1,6 +1,6 @@
 """Comparing two answers to the same request: the core shared by the proxy and replay.
 
-The steps follow the manual check shadowdiff automates (../shared/DESIGN.md):
+The steps follow the manual check shadowdiff automates:
 byte equality settles identical pairs; equality after normalization (Unicode NFC,
 whitespace runs collapsed) settles formatting-only ones; the rest are graded by a
 normalized Indel similarity (rapidfuzz: ``1 - indel_distance / (len(a) + len(b))``,

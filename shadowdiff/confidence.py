@@ -1,6 +1,6 @@
 """How sure a run's figures are: exact bounds on a rate and intervals on paired differences.
 
-A release gate on 20 prompts must say how little 20 prompts prove (issue 20):
+A release gate on 20 prompts must say how little 20 prompts prove:
 
 * ``rate_upper(k, n)``: the exact (Clopper–Pearson) one-sided upper bound of a rate after
   ``k`` events in ``n`` trials, e.g. of factual regressions among reviewed pairs: 0 in 20

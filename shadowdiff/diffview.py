@@ -3,8 +3,8 @@
 ``pair_view`` lays two answers out part by part: for each choice (by index) its reasoning,
 its text, its tool calls (by position: name and arguments) and its refusal. Each part is a
 list of rows holding one line of each side: the lines are aligned first, so a line one side
-inserted stands beside a gap and the lines after it stay side by side (issue 21: the
-two columns drifted apart after an insertion); the words of lines that differ are then
+inserted stands beside a gap and the lines after it stay side by side (the two columns
+used to drift apart after an insertion); the words of lines that differ are then
 marked against each other. A part one side lacks is marked whole on the other.
 """
 

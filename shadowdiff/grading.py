@@ -1,6 +1,6 @@
 """Grading an answer against a reference answer: is it right?
 
-Issue 20: a prompt may come with a ``reference`` answer and the name of a ``grader``.
+A prompt may come with a ``reference`` answer and the name of a ``grader``.
 Each side's answer is graded, so that a pair can show a *flip*: the baseline right and
 the candidate wrong (``correct_to_wrong``), or the other way round. Four graders, each
 returning whether the answer is right and what it read as the answer (``Graded``):

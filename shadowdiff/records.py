@@ -39,7 +39,7 @@ class Verdict(StrEnum):
 
 
 # What a directional verdict stored without a side meant: before every directional
-# verdict named one (issue 18), only ``factual`` did; ``minor`` said the candidate was
+# verdict named one, only ``factual`` did; ``minor`` said the candidate was
 # slightly worse and ``improvement`` that it was better (so against the baseline).
 # Migration 0010 fills these in; reading them the same way keeps any row it missed right.
 # A ``factual`` verdict always named its side; one without (written by hand) is read as
@@ -141,7 +141,7 @@ class Answer:
         every choice's tokens, and the choices are decoded side by side): from the first
         token's arrival to the last's. None when that was not measured: a body (not
         streamed), one token, or every token in one read, which says nothing of decoding
-        (issue 15: such answers made a serve store report 1,750,640 tokens/s)."""
+        (such answers once made a serve store report 1,750,640 tokens/s)."""
         if not self.completion_tokens or self.ttft is None or self.ttlt is None:
             return None
         tokens = self.completion_tokens / len(self.choices)

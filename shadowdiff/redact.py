@@ -145,7 +145,7 @@ def failure_text(exc: BaseException) -> str:
     """An upstream call's exception on one line, for a log line or a stored error: what
     went wrong, never what was sent. aiohttp's messages carry the request's URL, query
     string included (cut here), and the repr of a ClientResponseError (an invalid status
-    line is one) its headers, the client's Authorization among them (issue 16, B2)."""
+    line is one) its headers, the client's Authorization among them."""
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         where = "within the answer's head" if isinstance(exc.message, RawResponseMessage) else "before any answer"
         text = f"the upstream closed the connection {where}"

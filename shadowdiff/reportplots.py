@@ -1,4 +1,4 @@
-"""The report's plots (issue 21): a run's numbers drawn as inline SVG.
+"""The report's plots: a run's numbers drawn as inline SVG.
 
 ``report_plots`` gives ``Plot``s in this order, each ``svg`` one ``<svg>`` element whose
 ``id`` attribute is the plot's ``id`` (the browser tests look for them):

@@ -361,7 +361,7 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
         return f"the JSON differs at {', '.join(value['paths'][:5])}"
     if kind == "length":
         if isinstance(value, int | float):
-            # stored by earlier builds (issue 18 changed it): the candidate's length over the baseline's
+            # stored by earlier builds (before it held both sides' lengths): the candidate's length over the baseline's
             x, y = (1.0, float(value)) if first == "baseline" else (float(value), 1.0)
             counts = ""
         else:

@@ -1,6 +1,6 @@
 """Small inline SVG charts: grouped bars, stacked horizontal bars, step CDFs, histograms.
 
-Our own, not a plotting library (issue 21): matplotlib is heavy and writes large SVG,
+Our own, not a plotting library: matplotlib is heavy and writes large SVG,
 pygal needs JavaScript. Each function returns one ``<svg>`` element as a string that
 stands alone in a page: no script, no link, no external font, no style sheet; sized by
 its ``viewBox`` with ``width="100%"``; ``role="img"`` with an ``aria-label`` and a

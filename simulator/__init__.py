@@ -2,8 +2,8 @@
 
 No GPU and no model weights are available where shadowdiff is developed and tested,
 so everything (tests, the demo, benchmarks) runs against this simulator. It follows
-the wire format of vLLM 0.34 (../shared/reference/vllm-openai.md) and produces
-synthetic, template-built text. It is not a model and never claims to be one.
+the wire format of vLLM 0.34 (tests/conformance/ holds it to vLLM's own models) and
+produces synthetic, template-built text. It is not a model and never claims to be one.
 
 Why a package of its own rather than a part of ``proxy`` or ``replay``: the proxy and
 the replay client must work against real vLLM, so no production code path may import

@@ -2,8 +2,8 @@
 
 vLLM returns ``model_dump()`` of its pydantic response models: every field in
 definition order, nulls included, and ``usage`` as prompt, total, completion. The
-dicts below are written out in that order on purpose; a test compares the key
-sequences with ../shared/reference/vllm-openai.md.
+dicts below are written out in that order on purpose; tests compare the key
+sequences with vLLM 0.34's (tests/simulator/test_wire.py, tests/conformance/).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class LatencyModel:
 
 
 # A BF16 8B model on one H100, roughly: 12 ms per token alone, ~1,725 output tok/s
-# at concurrency 32 (the published FP8-vs-BF16 run, ../shared/DESIGN.md).
+# at concurrency 32 (the published FP8-vs-BF16 run).
 LATENCY_PRESETS = {
     "zero": LatencyModel(),
     "realistic": LatencyModel(ttft=0.03, prefill_per_token=0.00005, tpot=0.012,

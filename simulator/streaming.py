@@ -2,7 +2,7 @@
 
 Each frame is exactly ``data: <compact JSON>\\n\\n`` and a stream ends with
 ``data: [DONE]\\n\\n``. Chunks are serialized with ``exclude_unset``, so each kind
-of chunk has its own field set (see ../shared/reference/vllm-openai.md, section 2);
+of chunk has its own field set (vLLM 0.34's, checked by tests/conformance/);
 the builders below write those sets out in order. This module only builds bytes;
 ``app`` decides when to send them.
 """

@@ -1,4 +1,4 @@
-"""A large replay run for the report's browser test and its bench (issue 21): pairs that
+"""A large replay run for the report's browser test and its bench: pairs that
 look like a quantization change beside a replica, compared and triaged as replay does.
 
 Each baseline answer is a paragraph and a numbered list (about 600 characters); the

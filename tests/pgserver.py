@@ -1,4 +1,4 @@
-"""A PostgreSQL server of one's own, to stop and start under a proxy (issue 17's fault
+"""A PostgreSQL server of one's own, to stop and start under a proxy (the store-fault
 tests and bench/store_faults.py). The machine's shared server is never touched.
 
 ``initdb`` and ``pg_ctl`` make a cluster in a temporary directory, listening on a free

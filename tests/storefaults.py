@@ -1,4 +1,4 @@
-"""Store faults as production stores fail, done from outside the proxy (issue 17): a
+"""Store faults as production stores fail, done from outside the proxy: a
 SQLite file locked by another process, a PostgreSQL table locked, the proxy's
 connections terminated, the server stopped. Each has ``inject()`` and ``release()``;
 ``injected(fault)`` does both around a block. Used by tests/proxy/test_store_faults.py

@@ -1,4 +1,4 @@
-"""shadowdiff end to end against real inference (issue 19): ``replay``, ``serve`` (the
+"""shadowdiff end to end against real inference: ``replay``, ``serve`` (the
 official ``openai`` client through the proxy), ``report``, ``bench`` and ``judge``, each a
 real ``shadowdiff`` process, against llama.cpp serving SmolLM2-135M-Instruct at F16 (the
 baseline, and the replica with flash attention) and Q8_0 (the candidate).
@@ -135,7 +135,7 @@ def test_replay_not_streamed(questions: Path, f16: Server, q8: Server, f16_repli
     check_summary(summary)
     assert summary["settings"]["overrides"]["stream"] is False
     # a body times no decode: tokens/s is left out rather than made up from the whole
-    # request's time (issue 15), and so is the speedup; the latencies stand
+    # request's time, and so is the speedup; the latencies stand
     for name in ("baseline", "candidate", "replica"):
         assert summary["sides"][name]["tokens_per_second_p50"] is None
     assert summary["speedup"] is None and summary["ratios"]["latency_p50"] > 0

@@ -1,5 +1,5 @@
 """Whole answers end to end: ``replay``, ``serve`` and ``report`` with upstreams that answer in
-vLLM 0.34's reasoning and tool-call shapes (../shared/reference/vllm-openai.md): a pair
+vLLM 0.34's reasoning and tool-call shapes: a pair
 that differs only in a tool argument, or only inside an answer cut off in its thinking,
 is a change, and the gate does not pass it unreviewed.
 """

@@ -3,7 +3,7 @@
 ``Store.open`` takes a directory (its ``shadowdiff.sqlite`` is used), a file path,
 or a database URL (``sqlite:///…``, ``postgresql://…``). A path that does not exist
 yet is a directory unless it ends in a database file's suffix (``.sqlite``,
-``.sqlite3``, ``.db``): ``--out results.v2`` is a directory (issue 15).
+``.sqlite3``, ``.db``): ``--out results.v2`` is a directory.
 ``Store.open_existing``, for the commands that only read a store, never creates one.
 The schema is versioned with Alembic migrations that run on open (under an advisory
 lock on PostgreSQL, so that several proxy replicas starting at once migrate once).

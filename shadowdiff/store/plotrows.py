@@ -3,7 +3,7 @@
 ``Store.pairs`` reads every answer's text; a plot needs a few numbers per pair. One
 query joins each pair to its answers' timings (one outer join per side, by the answers'
 primary key) and streams the rows, so a run of any size is read once, in memory that
-does not grow with it (issue 21).
+does not grow with it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Retention: deleting the old pairs of serve runs (``shadowdiff prune``, ``serve --retain``).
 
-A proxy stores ~1.5-2 KB per pair and nothing else ever deletes one (issue 17). What
+A proxy stores ~1.5-2 KB per pair and nothing else ever deletes one. What
 a prune deletes: the pairs of *serve* runs created before the cutoff, with their
 answers (``ON DELETE CASCADE``). What it never deletes:
 

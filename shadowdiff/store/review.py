@@ -28,7 +28,7 @@ NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
 MAX_NOTE = 10_000
 # a filter longer than any value its column holds (keys, categories: 255) selects nothing
 MAX_FILTER = 255
-# a prompt search is a phrase a reviewer types, not a pasted prompt (issue 21)
+# a prompt search is a phrase a reviewer types, not a pasted prompt
 MAX_SEARCH = 200
 # how much of each prompt the queue reads: its snippet and tooltip, not a whole long prompt per row
 PROMPT_PREVIEW = 1000

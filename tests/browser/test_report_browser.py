@@ -1,4 +1,4 @@
-"""report.html in real headless Chromium (issue 21): the decision and its figures first,
+"""report.html in real headless Chromium: the decision and its figures first,
 every plot drawn, each pair with its evidence, the filters, the links to the review UI,
 no console error and no request beyond the page itself; for the demo and for a
 10,000-pair run. Screenshots go under ``test-output/`` (or ``$SHADOWDIFF_TEST_OUTPUT``).

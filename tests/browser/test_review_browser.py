@@ -164,7 +164,7 @@ def test_sign_out_then_the_queue_asks_for_the_token_again(page: Any, site: tuple
 
 def test_a_link_from_another_site_opens_a_page_signed_in_but_cannot_write_on_it(
         page: Any, site: tuple[str, Store, str]) -> None:
-    """Hostile review of issue 21: the cookies are Lax, so another site's link opens a pair
+    """Found by a hostile review: the cookies are Lax, so another site's link opens a pair
     signed in; its URL's text must not show as the UI's error or notice (it would speak to
     a blind reviewer). The UI's own reasons, chosen by a code, still show."""
     base, store, run = site
@@ -317,7 +317,7 @@ def test_reviewers_with_their_own_tokens_review_blind_twice(browser: Any, site: 
 
 
 def test_search_the_prompts_then_review_and_see_the_verdict_saved(page: Any, site: tuple[str, Store, str]) -> None:
-    """Issue 21: type in the search box and the queue shows the matching pairs only, each
+    """Type in the search box and the queue shows the matching pairs only, each
     with its prompt's snippet; "next" stays within the search, the nav reads with
     separators, and a verdict posted says it was saved."""
     from dataclasses import replace
@@ -372,7 +372,7 @@ def test_search_the_prompts_then_review_and_see_the_verdict_saved(page: Any, sit
     page.screenshot(path=str(output_dir() / "review-verdict-saved.png"), full_page=True)
 
 
-# Issue 21: the answers side by side, line beside line, in the report and on the pair page.
+# The answers side by side, line beside line, in the report and on the pair page.
 INSERTED = ("Intro.\nAlpha line.\n    indented\nBeta line.\nEnd.",
             "Intro.\nNew line one.\nNew line two.\n\nAlpha line.\n  indented\nBeta line!\nEnd.")
 LONG = "".join(f"line {i} of a long answer\n" for i in range(120))

@@ -1,4 +1,4 @@
-"""Answers timed as their bytes arrive, not as the client reads them (issue 15)."""
+"""Answers timed as their bytes arrive, not as the client reads them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The swap test (issue 18): nothing a reviewer sees before the verdict depends on which
+"""The swap test: nothing a reviewer sees before the verdict depends on which
 side is the baseline.
 
 Every pair is stored twice, in two stores: once as (baseline=x, candidate=y) and once

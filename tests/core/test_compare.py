@@ -7,7 +7,7 @@ import pytest
 from shadowdiff.compare import Outcome, Thresholds, compare, error_comparison, first_difference, normalize
 from shadowdiff.errors import ConfigError
 
-# Two 272-character answers that differ in one digit (../shared/DESIGN.md).
+# Two 272-character answers that differ in one digit.
 ANSWER = (
     "The population of the city grew from 2.1 million in 2010 to about 2.6 million in 2020, an increase of "
     "roughly 24 percent. Most of the growth came from migration, while the birth rate stayed flat. Housing "

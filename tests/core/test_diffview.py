@@ -87,7 +87,7 @@ def test_a_failed_side_shows_nothing_and_the_other_side_unmarked() -> None:
 
 
 def test_lines_after_an_insertion_stay_side_by_side() -> None:
-    """Issue 21: the sides drifted apart after an inserted line; now the inserted lines
+    """The sides used to drift apart after an inserted line; now the inserted lines
     stand beside gaps and every line after them beside its counterpart."""
     a = "Intro.\nAlpha line.\nBeta line.\nGamma line.\nEnd."
     b = "Intro.\nNew line one.\nNew line two.\nAlpha line.\nBeta line!\nGamma line.\nEnd."
@@ -239,7 +239,7 @@ def test_the_request_view_takes_odd_stored_requests() -> None:
 @given(_TEXTS, _TEXTS)
 def test_swapped_texts_are_marked_as_the_mirror_image(a: str, b: str) -> None:
     """Ties in the diff are broken alike whichever text comes first: a text's marks do not
-    say which side it is on (issue 18: one pair's highlighting changed when swapped)."""
+    say which side it is on (one pair's highlighting once changed when swapped)."""
     left, right = word_diff(a, b)
     assert word_diff(b, a) == (_mirror(right), _mirror(left))
     assert "".join(t for _, t in left) == a and "".join(t for _, t in right) == b

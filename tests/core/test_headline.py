@@ -1,4 +1,4 @@
-"""The headline of a report (issue 21): each figure's status comes from its gate, and a
+"""The headline of a report: each figure's status comes from its gate, and a
 figure no gate checked is never shown as passing."""
 
 from __future__ import annotations

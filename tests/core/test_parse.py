@@ -209,7 +209,7 @@ def _streamed(*chunks: dict[str, Any]) -> Answer:
 
 
 def test_output_tokens_come_from_usage_then_logprobs_then_the_streamed_pieces() -> None:
-    """llama.cpp's server sends no usage chunk in a stream (issue 19): the count then
+    """llama.cpp's server sends no usage chunk in a stream: the count then
     comes from the logprobs' tokens, else from the pieces that carried output, and the
     answer says which."""
     usage = _streamed(_chunk("Hel"), _chunk("lo"), _chunk(finish="stop"),

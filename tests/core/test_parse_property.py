@@ -1,4 +1,4 @@
-"""Properties of the answer reader over random streams (issue 16, fuzzed parsers).
+"""Properties of the answer reader over random streams.
 
 * A vLLM-shaped stream, however it is framed, reads as what was written.
 * Cut anywhere - at every byte boundary, or into many pieces - its events, and the

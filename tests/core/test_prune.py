@@ -1,4 +1,4 @@
-"""Retention (issue 17): ``shadowdiff prune`` deletes the old pairs of serve runs and
+"""Retention: ``shadowdiff prune`` deletes the old pairs of serve runs and
 nothing a report or a reviewer relies on: reviewed and claimed pairs, runs, their
 outcome counts, replay runs. A pruned serve run reports the same outcome counts and
 the same decision. On SQLite and PostgreSQL, with a writer and a second prune at once."""

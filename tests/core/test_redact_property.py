@@ -1,4 +1,4 @@
-"""Properties of redaction over random texts, patterns and JSON values (issue 16, fuzzed parsers).
+"""Properties of redaction over random texts, patterns and JSON values.
 
 Written against the ``Redactor`` API, with patterns of its own beside the defaults:
 

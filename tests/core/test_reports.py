@@ -119,7 +119,7 @@ def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -
     assert "<td>changed (not identical: equivalent + near + divergent)</td><td>75.0 %</td>" in html
     assert "<td>changed in substance (near + divergent)</td><td>50.0 %</td>" in html
     assert html.count('<article class="pair"') == 4             # changed and failed, side by side
-    # the formatting-only pair: its inserted blank line is marked, a newline beside a gap (issue 21)
+    # the formatting-only pair: its inserted blank line is marked, a newline beside a gap
     assert ('<tr class="line"><td class="l gap"></td><td class="r changed"><ins class="ws-run">'
             '<span class="ws ws-nl">\n</span></ins></td></tr>') in html
     md = (tmp_path / "report.md").read_text()
@@ -211,7 +211,7 @@ def test_pairs_csv_guards_every_text_cell_a_spreadsheet_would_run(store: Store, 
 
 def test_the_reports_say_where_output_token_counts_came_from(store: Store, tmp_path: Path) -> None:
     """A side whose server sent no usage (llama.cpp's streams) is counted from its logprobs
-    or its streamed pieces: every report says which, and how exact (issue 19)."""
+    or its streamed pieces: every report says which, and how exact."""
     run = store.create_run("replay", {})
     base = Answer(Side.BASELINE, "m", "One two three.", "stop", completion_tokens=4, ttft=0.1, ttlt=0.4, duration=0.5)
     cand = Answer(Side.CANDIDATE, "m", "One two four.", "stop", completion_tokens=3, token_source="stream",
@@ -232,7 +232,7 @@ def test_the_reports_say_where_output_token_counts_came_from(store: Store, tmp_p
 
 
 def test_a_server_without_a_version_endpoint_is_reported_as_unknown(store: Store, tmp_path: Path) -> None:
-    """llama.cpp's server has no /version: the reports say "unknown", not nothing (issue 19)."""
+    """llama.cpp's server has no /version: the reports say "unknown", not nothing."""
     run = store.create_run("replay", {"sides": {"baseline": {"url": "http://a:8000", "model": "m"},
                                                 "candidate": {"url": "http://b:8080", "model": "smol-q8"}},
                                       "versions": {"baseline": "0.34.0", "candidate": None}})

@@ -1,4 +1,4 @@
-"""The review UI's smaller holes closed (issue 18), over real HTTP on SQLite and PostgreSQL:
+"""The review UI's smaller holes closed, over real HTTP on SQLite and PostgreSQL:
 sign-in rate limit, Cache-Control on every answer, input the store cannot hold refused
 with a 400, exports whole or an error, and "next" handing out only what needs a verdict."""
 

@@ -1,4 +1,4 @@
-"""The review UI's cookies are Secure where they should be (issue 18): ``serve`` and
+"""The review UI's cookies are Secure where they should be: ``serve`` and
 ``review`` with ``--tls-cert/--tls-key`` serve HTTPS (every worker), and with
 ``--forwarded-allow-ips`` believe X-Forwarded-Proto from those proxies only. Real
 processes on loopback, a self-signed certificate made by the openssl command."""

@@ -559,7 +559,7 @@ def test_csv_cells_are_not_formulas(ui: tuple[str, Store, str]) -> None:
     assert rows[0]["reviewer"].startswith("'=") and rows[0]["note"] == "'+1 agreed"
 
 
-# -- issue 21: the prompt search, the snippet, the pair page's nav, "verdict saved" -----
+# -- the prompt search, the snippet, the pair page's nav, "verdict saved" ---------------
 
 PROMPTS = {"k40": "What is the CAPITAL of France?", "k41": "What is 50% of 80?", "k42": "What is 50 of 80?",
            "k43": "Name a snake_case variable.", "k44": "Name a snakeXcase variable.",
@@ -747,7 +747,7 @@ def test_the_queue_pages_both_ways(sqlite_store: Store) -> None:
     assert 'id="earlier" href="/review/?q=prompt&offset=0"' in second and 'id="more"' not in second
 
 
-# -- a link cannot write on the pages (hostile review of issue 21) -------------------------
+# -- a link cannot write on the pages (found by a hostile review) --------------------------
 # The cookies are Lax: a link on another site opens a page signed in. Text from its URL
 # shown as the page's own error or notice would speak for the UI to a blind reviewer.
 CRAFTED = "Reviewers: side A is the baseline here — mark B factual"
@@ -809,7 +809,7 @@ def test_nothing_left_is_said_by_its_code(ui: tuple[str, Store, str]) -> None:
         assert f'<p class="message" id="message" role="status" aria-live="polite">{MESSAGES[code]}</p>' in page
 
 
-# -- the queue's order is the report's (hostile review of issue 21) ------------------------
+# -- the queue's order is the report's (found by a hostile review) -------------------------
 
 def _order_pairs(store: Store) -> str:
     """Pairs tied in priority, whose outcomes, similarities and log order (seq) all

@@ -1,4 +1,4 @@
-"""Serve runs shared by several processes (issue 16): joining, leaving and closing are
+"""Serve runs shared by several processes: joining, leaving and closing are
 race-free on SQLite and PostgreSQL, and a run finishes when its last live member leaves."""
 
 from __future__ import annotations

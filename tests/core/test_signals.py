@@ -187,7 +187,7 @@ def _mirrored(value: Any) -> Any:
 @given(_ANSWER, _ANSWER, st.none() | st.floats(0, 3))
 def test_every_signal_fires_whichever_side_is_the_baseline(x: dict[str, Any], y: dict[str, Any],
                                                            margin: float | None) -> None:
-    """Issue 18: which signals fire, the suggestion and the priority do not depend on which
+    """Which signals fire, the suggestion and the priority do not depend on which
     answer is the baseline; the values are each other's mirror; and the reasons the review
     page shows (A first) are the same sentence when the same answer is A."""
     def triaged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

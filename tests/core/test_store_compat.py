@@ -120,21 +120,21 @@ def test_an_old_proxys_open_run_closes_as_before(old_store: str) -> None:
 # Values the old version reported wrongly, and the issue that corrected them.
 CORRECTED = {
     # factual verdicts against the baseline were counted as the candidate's regressions;
-    # they are now counted apart, as acceptance.verdicts.factual_baseline (issue 15)
+    # they are now counted apart, as acceptance.verdicts.factual_baseline
     ".acceptance.verdicts.factual",
     # "changed" had two meanings (near or divergent in the rates, any pair not identical -
     # errors included - in the side-by-side count); it now means one thing everywhere:
     # answered by both sides and not identical. In substance (near or divergent) is
-    # substantive_rate and noise_substantive_rate; failed pairs are stored_failed (issue 15)
+    # substantive_rate and noise_substantive_rate; failed pairs are stored_failed
     ".changed_rate", ".noise_rate", ".stored_changed",
     # ... and the reason an unreviewed run is INCOMPLETE names the pairs "changed in substance"
     ".acceptance.reasons",
     # decoding was timed to the end of the response, and over answers whose tokens all
     # came in one read (a serve run's 2,227,014 tokens/s): those stores did not record
-    # when the last token came, so their speed per token is now unknown (issue 15)
+    # when the last token came, so their speed per token is now unknown
     *(f".sides.{side}.tokens_per_second_p50" for side in ("baseline", "candidate", "replica")),
     ".speedup",
-    # the run's start had microseconds and no zone; it is now ISO 8601 to the second, in UTC (issue 21)
+    # the run's start had microseconds and no zone; it is now ISO 8601 to the second, in UTC
     ".created_at",
 }
 

@@ -1,5 +1,5 @@
 """Where a store is: a directory (its shadowdiff.sqlite), a file, or a URL; and what the
-commands that only read a store say when there is none there (issue 15)."""
+commands that only read a store say when there is none there."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pair writer lives through the store failing (issue 17, "a writer that lives").
+"""The pair writer lives through the store failing.
 
 A held SQLite lock and PostgreSQL connections terminated under it, for real; a store
 that fails a few times, to pin the retry, the bound and the shutdown. A failed write

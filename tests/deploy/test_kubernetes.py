@@ -82,6 +82,6 @@ def test_the_pieces_are_wired_together(rendered: tuple[Path, Any]) -> None:
     assert secret["database-url"].startswith("postgresql://")          # every replica shares it
     config = docs["ConfigMap"]["data"]
     assert set(config) <= SERVE_VARIABLES
-    assert config["SHADOWDIFF_DEPLOYMENT"]          # the replicas write one run (issue 16)
+    assert config["SHADOWDIFF_DEPLOYMENT"]          # the replicas write one run
     # generated names carry a hash of the content: a changed setting rolls the pods
     assert container["envFrom"][0]["configMapRef"]["name"] == docs["ConfigMap"]["metadata"]["name"] != "shadowdiff"

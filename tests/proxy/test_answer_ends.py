@@ -2,7 +2,7 @@
 leaves once it has read ``[DONE]`` (the official openai client does) still gets its pair
 compared, a key split across two reads still times the first answer token, and
 decoding is timed from the first token to the last, or not at all when they came
-together (issue 15: a serve store reported 1,750,640 tokens/s per request)."""
+together (a serve store once reported 1,750,640 tokens/s per request)."""
 
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ def test_serve_refuses_an_unusable_store(tmp_path: Path) -> None:
 def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> None:
     """kill -9 leaves the run open, and report says INCOMPLETE; `shadowdiff close`
     closes it once the proxy is gone, and the report stays INCOMPLETE: the killed proxy's
-    last pairs and counts are missing, so what it served was not all checked (issue 17).
+    last pairs and counts are missing, so what it served was not all checked.
     A replay's run is never closed by hand."""
     from simulator.app import build_app
     from simulator.settings import SimulatorSettings

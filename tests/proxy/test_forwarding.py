@@ -253,7 +253,7 @@ def test_many_concurrent_streams(start_simulator: Start, start_proxy: Start) -> 
 def test_a_primary_answering_garbage_never_puts_the_clients_credentials_in_the_log(
         start_proxy: Start, caplog: pytest.LogCaptureFixture) -> None:
     """aiohttp's error for an invalid answer carries the request, headers and all: the
-    log says what went wrong, not what was sent (issue 16, B2)."""
+    log says what went wrong, not what was sent."""
     import logging
     import socket
     import threading

@@ -1,4 +1,4 @@
-"""The proxy against upstreams that misbehave at the connection level (issue 16):
+"""The proxy against upstreams that misbehave at the connection level:
 closing kept-alive connections unannounced, never answering 100 Continue, sending a
 body with a HEAD answer, speaking something that is not HTTP. Each upstream is a raw
 asyncio server on loopback, so that it can do what no well-behaved framework would."""

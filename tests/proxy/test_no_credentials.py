@@ -1,4 +1,4 @@
-"""No credential in any log, store, capture or metric (issue 16, B5/B6).
+"""No credential in any log, store, capture or metric.
 
 A real ``shadowdiff serve`` (a process, logging at DEBUG, with a store, a capture and a
 replica) is sent requests carrying secrets everywhere a client can put them - the

@@ -1,4 +1,4 @@
-"""One deployment, one run (issue 16, B4): the workers of ``serve --workers 2``, and two
+"""One deployment, one run: the workers of ``serve --workers 2``, and two
 ``serve`` processes of one deployment on one store, write ONE run, so the report counts
 every pair; the run stays open (INCOMPLETE) while any of them serves, and finishes when
 the last one stops. Real processes, real HTTP, a simulated backend."""

@@ -1,5 +1,5 @@
 """serve in front of an engine that is not vLLM, shaped as llama.cpp's OpenAI server
-answers (``llama_cpp.server``, issue 19): no ``/health``, no ``/version``, a minimal
+answers (``llama_cpp.server``): no ``/health``, no ``/version``, a minimal
 ``/v1/models``, streams without a usage chunk. The proxy is ready, passes the stream on
 to the official ``openai`` client, and counts the answers' tokens from their pieces.
 (The real engine's tier is ``tests/realengine``; this one pins the shapes.)"""

@@ -1,4 +1,4 @@
-"""The mirror's reading of request bodies, over random bodies (issue 16, fuzzed parsers).
+"""The mirror's reading of request bodies, over random bodies.
 
 * Any bytes give a ``Plan`` or the reason the request is not mirrored, never an exception.
 * A JSON chat request gives a plan whose body - and the replica's - is the request with

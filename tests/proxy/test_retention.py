@@ -1,4 +1,4 @@
-"""``serve --retain`` (issue 17): the proxy deletes its deployment's old pairs itself, at
+"""``serve --retain``: the proxy deletes its deployment's old pairs itself, at
 start-up and periodically, in a thread of its own; the run's counts and report stay
 as they were; a failing store is logged once per state change and never reaches the
 proxy; shutdown does not wait for a prune held up by the store."""

@@ -1,4 +1,4 @@
-"""The store fails; the client cannot tell (issue 17, "How it is checked").
+"""The store fails; the client cannot tell.
 
 A real ``shadowdiff serve`` process in front of two simulators, eight clients (the
 official ``openai`` client, half of them streaming) asking all along, while the store

@@ -1,4 +1,4 @@
-"""Nothing a client, a probe or a scrape waits for waits for the store (issue 17).
+"""Nothing a client, a probe or a scrape waits for waits for the store.
 
 With the store locked for real (PostgreSQL's ``LOCK TABLE``, SQLite's exclusive
 transaction): ``/metrics`` answers with the last review figures it read, ``/readyz``

@@ -1,5 +1,5 @@
 """The proxy finds token times in the bytes it passes on, however they are cut into
-reads (issue 16, fuzzed parsers; B-list: a marker split between reads).
+reads, a marker split between two reads included.
 
 ``TokenTimes`` is fed a random vLLM-shaped stream in random reads; the clock is the
 read's number, so the times it finds say which read it found each token in: the first

@@ -1,4 +1,4 @@
-"""``shadowdiff replay`` on awkward input, run as users run it (issue 15, input edges)."""
+"""``shadowdiff replay`` on awkward input, run as users run it."""
 
 from __future__ import annotations
 

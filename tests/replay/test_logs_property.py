@@ -1,4 +1,4 @@
-"""The log readers over random logs (issue 16, fuzzed parsers).
+"""The log readers over random logs.
 
 * Valid records read as written whatever frames them: spaces and tabs around a JSON
   line, blank lines, LF, CRLF or CR line ends, a byte-order mark at the start of the

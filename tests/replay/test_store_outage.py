@@ -1,5 +1,5 @@
 """A replay whose store fails for longer than it waits stops, to be resumed, rather than
-hang (issue 17): it waits for room (it has no client to protect) up to a limit."""
+hang: it waits for room (it has no client to protect) up to a limit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One server as both sides, under load, is as fast as itself (issue 15).
+"""One server as both sides, under load, is as fast as itself.
 
 The replay client once timed each token when it got round to reading it: with a busy
 client, one simulator as both baseline and candidate over 2,000 prompts came out 1.83x

@@ -1,4 +1,4 @@
-"""Exact bytes on the wire, compared with vLLM 0.34 (../shared/reference/vllm-openai.md)."""
+"""Exact bytes on the wire, compared with vLLM 0.34's wire format."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Time to the last generated token on answers, so that decoding is timed from the
 first token to the last and not to the end of the response, and is not timed at all
-when every token came at once (issue 15). Stores written before: null, so their
+when every token came at once. Stores written before: null, so their
 answers have no inter-token latency or tokens/s.
 
 Revision ID: 0007

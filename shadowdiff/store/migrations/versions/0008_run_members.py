@@ -1,4 +1,4 @@
-"""Runs shared by several proxies (issue 16): a serve run has a name (its deployment)
+"""Runs shared by several proxies: a serve run has a name (its deployment)
 and a digest of its settings, and one row per process that writes to it, with a
 heartbeat. At most one run per name and settings is open at a time (a partial unique
 index), so proxies starting at once end in one run. Stores written before: their runs

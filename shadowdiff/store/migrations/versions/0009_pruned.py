@@ -1,4 +1,4 @@
-"""Retention (issue 17): what ``shadowdiff prune`` (or ``serve --retain``) deleted, per
+"""Retention: what ``shadowdiff prune`` (or ``serve --retain``) deleted, per
 run, by outcome - so that a report on a pruned serve run still counts the pairs that
 needed a verdict and were deleted without one, and a prune can never turn an
 INCOMPLETE run into a PASS - and an index on each run's pairs by age, so that a prune

@@ -1,4 +1,4 @@
-"""Reviewer identities (issue 18): each reviewer signs in with a token of their own,
+"""Reviewer identities: each reviewer signs in with a token of their own,
 made by ``shadowdiff reviewers add``, so that a verdict's name is the server's, not
 whatever was typed, and one reviewer cannot open another's reveal. Only a digest of
 each token is kept. A second secret signs the sessions those tokens open.

@@ -1,4 +1,4 @@
-"""Where an answer's output token count came from (issue 19): the server's ``usage``,
+"""Where an answer's output token count came from: the server's ``usage``,
 the logprobs' token list, the streamed pieces counted, or the server's tokenizer.
 Engines other than vLLM (llama.cpp's server) send no usage in a stream; the count then
 comes from elsewhere, and how exact it is depends on where. Answers stored before:

@@ -1,4 +1,4 @@
-"""Teacher-forced scores and graded answers (issue 20).
+"""Teacher-forced scores and graded answers.
 
 ``score``: the candidate's teacher-forced reading of the baseline's answer (token
 agreement, first disagreement, log-probability drops, KL from the top-k), or why it
