@@ -106,8 +106,11 @@ def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path)
     with slow_sides() as (base, cand):
         command = ["replay", str(log), "--baseline", base, "--candidate", cand, "--api-key", "sk-secret-123",
                    "--out", str(out), "--concurrency", "2"]
+        # (Ctrl+C's signal as a terminal delivers it: a run started in the background, `nohup
+        # .ci/run &`, ignores SIGINT and its children inherit that, as a user's `nohup shadowdiff` should)
         process = subprocess.Popen([sys.executable, "-m", "shadowdiff", *command], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                   stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 60
         while stored_pairs(out) < 5 and time.monotonic() < deadline:
             time.sleep(0.02)
