@@ -18,7 +18,7 @@ from httpx_aiohttp import AiohttpTransport
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from tests.servers import free_port, wait_ready  # noqa: E402
+from tests.support.servers import free_port, wait_ready  # noqa: E402
 
 
 def pin(core: int) -> None:

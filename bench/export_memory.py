@@ -24,8 +24,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
-from tests.core.factories import pair
-from tests.servers import free_port, wait_ready
+from tests.support.factories import pair
+from tests.support.servers import free_port, wait_ready
 
 TOKEN = "export-memory-bench"
 

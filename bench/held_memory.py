@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.servers import free_port, wait_ready
+from tests.support.servers import free_port, wait_ready
 
 
 def start(*args: str) -> tuple[subprocess.Popen[bytes], str]:

@@ -55,7 +55,7 @@ def sentence(rng: random.Random, n: int) -> str:
 def templates(count: int = 64) -> list[Pair]:
     """Pairs of realistic size: a request of a system and a user message, answers of
     ~80 words differing in a word or two (near) or more (divergent)."""
-    from tests.core.factories import pair  # (after _common, which puts the repository on the path)
+    from tests.support.factories import pair  # (after _common, which puts the repository on the path)
 
     rng = random.Random(17)
     out = []

@@ -54,7 +54,7 @@ def _score(rng: random.Random, floor: float) -> dict[str, object]:
 
 
 def fill(store: Store, pairs: int, seed: int = 21) -> str:
-    from tests.bigstore import stored_run  # once _common has put the repository on the path
+    from tests.support.bigstore import stored_run  # once _common has put the repository on the path
 
     return stored_run(store, {"thresholds": {"near": 0.9}}, _pairs(random.Random(seed), pairs))
 

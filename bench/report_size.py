@@ -2,7 +2,7 @@
 them, and the time Chromium takes to open report.html.
 
 Fills a SQLite store (in a temporary directory) with a replay run of ``--pairs`` pairs
-(tests/bigstore.py: compared and triaged as replay does), writes the reports with the
+(tests/support/bigstore.py: compared and triaged as replay does), writes the reports with the
 default ``--side-by-side`` (1,000 changed pairs and the failed ones), then opens
 report.html in headless Chromium (Debian's, driven by Playwright) ``--loads`` times:
 the time to the load event, and the time a filter takes to apply. The same page with
@@ -50,7 +50,7 @@ def _open_times(html: Path, loads: int) -> tuple[list[float], list[float]]:
 
 
 def main() -> None:
-    from tests.bigstore import big_run  # once _common has put the repository on the path
+    from tests.support.bigstore import big_run  # once _common has put the repository on the path
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=10_000)

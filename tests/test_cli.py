@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from shadowdiff.store import Store
-from tests.servers import HTTP, shadowdiff_process
+from tests.support.servers import HTTP, shadowdiff_process
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

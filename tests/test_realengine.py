@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.realengine import Server
+from tests.support.realengine import Server
 
 pytestmark = pytest.mark.realengine
 

@@ -23,9 +23,9 @@ from openai.types.chat import ChatCompletionMessageParam
 from shadowdiff.records import TOKEN_SOURCES, Answer, Side
 from shadowdiff.store import STORE_FILE
 from shadowdiff.store.review import NEEDS_REVIEW
-from tests.proxy.test_mirroring import wait_for
-from tests.realengine import Models, Server, serve
-from tests.servers import latest_pairs, metric, run_shadowdiff, serve_process
+from tests.support.proxying import wait_for
+from tests.support.realengine import Models, Server, serve
+from tests.support.servers import latest_pairs, metric, run_shadowdiff, serve_process
 
 pytestmark = pytest.mark.realengine
 

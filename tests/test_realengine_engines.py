@@ -14,7 +14,7 @@ from shadowdiff.client import Upstream
 from shadowdiff.parse import read_answer
 from shadowdiff.records import Answer, Side
 from shadowdiff.tokencount import TokenCounter
-from tests.realengine import Models, Server, serve
+from tests.support.realengine import Models, Server, serve
 
 pytestmark = pytest.mark.realengine
 

@@ -19,7 +19,7 @@ import pytest
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.scoring import Job, Scorer
-from tests.realengine import Server
+from tests.support.realengine import Server
 
 pytestmark = pytest.mark.realengine
 

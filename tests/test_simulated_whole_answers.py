@@ -27,7 +27,7 @@ from simulator import profiles
 from simulator.expected import Expected
 from simulator.profiles import DriftKind
 from simulator.settings import SimulatorSettings
-from tests.servers import shadowdiff_process
+from tests.support.servers import shadowdiff_process
 
 MODEL = "Qwen/Qwen3-8B"
 QWEN3 = ("--reasoning-parser", "qwen3", "--enable-auto-tool-choice", "--tool-call-parser", "hermes")

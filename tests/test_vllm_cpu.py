@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.vllm_cpu import Server, Trio
+from tests.support.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu
 

@@ -1,5 +1,5 @@
 """The tier's own checkpoints: the GGUF converted to a Hugging Face checkpoint, and the W8A8
-FP8 and INT8 checkpoints written by tests/vllm_cpu_checkpoints.py, checked as files (in the
+FP8 and INT8 checkpoints written by tests/support/vllm_cpu_checkpoints.py, checked as files (in the
 vLLM environment, which has torch) and as vLLM loads and serves them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.vllm_cpu import Checkpoints, Server, Spec, serving
+from tests.support.vllm_cpu import Checkpoints, Server, Spec, serving
 
 pytestmark = pytest.mark.vllmcpu
 

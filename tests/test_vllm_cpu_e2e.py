@@ -22,9 +22,9 @@ from openai.types.chat import ChatCompletionMessageParam
 from shadowdiff.records import Answer, Side
 from shadowdiff.store import STORE_FILE
 from shadowdiff.store.review import NEEDS_REVIEW
-from tests.proxy.test_mirroring import wait_for
-from tests.servers import latest_pairs, metric, run_shadowdiff, serve_process
-from tests.vllm_cpu import Server, Trio
+from tests.support.proxying import wait_for
+from tests.support.servers import latest_pairs, metric, run_shadowdiff, serve_process
+from tests.support.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu
 

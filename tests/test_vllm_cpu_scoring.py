@@ -18,7 +18,7 @@ import pytest
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.scoring import Job, Scorer
-from tests.vllm_cpu import Server, Trio
+from tests.support.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu
 

@@ -24,8 +24,8 @@ from replay.runner import ReplaySettings
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.store import Store
-from tests.answercells import cells
-from tests.servers import read_body, serve_app
+from tests.support.answercells import cells
+from tests.support.servers import read_body, serve_app
 
 HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1760000000, "model": "m"}
 

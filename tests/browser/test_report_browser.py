@@ -18,9 +18,9 @@ import pytest
 from shadowdiff.reports import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
-from tests.bigstore import big_run
-from tests.browser.test_review_browser import TOKEN, browser, output_dir, sign_in  # noqa: F401
-from tests.servers import serve_app
+from tests.support.bigstore import big_run
+from tests.support.browsers import TOKEN, output_dir, sign_in
+from tests.support.servers import serve_app
 
 PLOTS = ("plot-outcomes", "plot-similarity", "plot-divergence", "plot-ttft", "plot-latency", "plot-categories",
          "plot-token-agreement")
@@ -56,7 +56,7 @@ class Watched:
 
 
 @pytest.fixture
-def watched(browser: Any) -> Iterator[Watched]:  # noqa: F811
+def watched(browser: Any) -> Iterator[Watched]:
     w = Watched(browser)
     yield w
     w.context.close()

@@ -1,6 +1,6 @@
 """The review UI in real headless Chromium (Debian's ``chromium``, driven by Playwright).
 
-Skipped when Playwright or Chromium is missing, except under CI (``tests/tools.py``). The pair
+Skipped when Playwright or Chromium is missing, except under CI (``tests/support/tools.py``). The pair
 page's screenshot is saved under ``test-output/`` (or ``$SHADOWDIFF_TEST_OUTPUT``).
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -26,36 +25,12 @@ from shadowdiff.review.app import ERRORS, build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from tests.core.factories import fill, pair
-from tests.servers import serve_app
-from tests.tools import required, tool
+from tests.support.browsers import TOKEN, output_dir, sign_in
+from tests.support.factories import fill, pair
+from tests.support.servers import serve_app
 
-TOKEN = "browser-review-token"
-CHROMIUM = os.environ.get("SHADOWDIFF_CHROMIUM", "/usr/bin/chromium")
 XSS = ('<script>window.pwned = 1; document.title = "pwned"</script>'
        '<img src=x onerror="window.pwned = 2; document.title = \'pwned\'">')
-
-
-def _playwright() -> Any:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if required():
-            raise
-        pytest.skip("playwright is not installed")
-    tool(CHROMIUM, "apt-get install chromium")
-    return sync_playwright
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_playwright = _playwright()
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
@@ -75,21 +50,6 @@ def page(browser: Any) -> Iterator[Any]:
     opened.set_default_timeout(10_000)
     yield opened
     context.close()
-
-
-def sign_in(page: Any, base: str, name: str = "ana") -> None:
-    page.goto(base + "/")
-    assert urlsplit(page.url).path == "/review/login"          # no token: the login form, no data
-    page.fill("input[name=token]", TOKEN)
-    page.fill("input[name=reviewer]", name)
-    page.click("button[type=submit]")
-    page.wait_for_url(base + "/")
-
-
-def output_dir() -> Path:
-    out = Path(os.environ.get("SHADOWDIFF_TEST_OUTPUT", "test-output"))
-    out.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 def test_without_the_token_nothing_shows(page: Any, site: tuple[str, Store, str]) -> None:

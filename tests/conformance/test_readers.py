@@ -27,8 +27,8 @@ from replay import answers as saved_answers
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
-from tests.conformance.conftest import Oracle
-from tests.servers import read_body, serve_app
+from tests.support.conformance.fixtures import Oracle
+from tests.support.servers import read_body, serve_app
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:

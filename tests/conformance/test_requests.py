@@ -31,9 +31,9 @@ from shadowdiff.store import Store
 from simulator import profiles
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.conformance.conftest import Oracle
-from tests.conftest import MODEL
-from tests.servers import Recorder, serve_app
+from tests.support.conformance.fixtures import Oracle
+from tests.support.fixtures import MODEL
+from tests.support.servers import Recorder, serve_app
 
 ROOT = Path(__file__).resolve().parents[2]
 CANDIDATE = "Qwen/Qwen3-8B-FP8"

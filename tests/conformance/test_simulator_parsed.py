@@ -25,9 +25,9 @@ from simulator.expected import Expected
 from simulator.serving import prepare
 from simulator.settings import SimulatorSettings
 from simulator.vocab import ADDED_TOKENS, SPECIAL_TOKENS, vocabulary
-from tests.conformance.conftest import Oracle
-from tests.conftest import MODEL
-from tests.servers import serve_app
+from tests.support.conformance.fixtures import Oracle
+from tests.support.fixtures import MODEL
+from tests.support.servers import serve_app
 
 CHAT = "/v1/chat/completions"
 WEATHER = {"type": "function", "function": {

@@ -19,9 +19,9 @@ from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings
 from simulator.scheduler import LatencyModel
 from simulator.settings import SimulatorSettings
-from tests.conformance.conftest import Oracle
-from tests.conftest import MODEL
-from tests.servers import serve_app
+from tests.support.conformance.fixtures import Oracle
+from tests.support.fixtures import MODEL
+from tests.support.servers import serve_app
 
 CHAT, COMPLETIONS = "/v1/chat/completions", "/v1/completions"
 MESSAGES = [{"role": "user", "content": "List three facts about the Moon, with numbers."}]

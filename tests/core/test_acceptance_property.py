@@ -27,7 +27,7 @@ from shadowdiff.acceptance import Decision, acceptance
 from shadowdiff.records import Answer, Side
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
-from tests.core.test_reports import _pair
+from tests.support.reporting import answered_pair as _pair
 
 # answers that make each outcome (checked by the test: a wrong guess fails it)
 TEXTS = {

@@ -13,8 +13,8 @@ from shadowdiff.agreement import LISTED, Agreement, agreement_of, cohens_kappa
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
-from tests.core.test_acceptance import add_run, flips
-from tests.core.test_reports import assert_nothing_live, commonmark
+from tests.support.reporting import assert_nothing_live, commonmark
+from tests.support.runs import add_run, flips
 
 
 def items(**cells: int) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ from shadowdiff import arrivals
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.parse import EventStream, sse_data
 from shadowdiff.records import Side
-from tests.servers import Drip, free_port, serve_app
+from tests.support.servers import Drip, free_port, serve_app
 
 
 def token(text: str) -> bytes:

@@ -30,7 +30,7 @@ from shadowdiff.review.blind import Blinding
 from shadowdiff.signals import SIGNAL_KINDS, triage_answers, with_cascade
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
-from tests.servers import serve_app
+from tests.support.servers import serve_app
 
 TOKEN = "review-token-for-swap-tests"
 

@@ -27,7 +27,7 @@ from shadowdiff.diffview import (
 )
 from shadowdiff.invisible import add_filters, is_invisible, visible
 from shadowdiff.records import Answer, Choice, Side
-from tests.answercells import cells
+from tests.support.answercells import cells
 
 
 def call(name: str, arguments: str) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from shadowdiff.errors import InputError
 from shadowdiff.judge import RESPONSE_FORMAT, JudgeSettings, judge_run, parse_judgement
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
-from tests.core.test_acceptance import make_run, run_report
-from tests.servers import free_port, serve_app
+from tests.support.runs import make_run, run_report
+from tests.support.servers import free_port, serve_app
 
 
 class FakeJudge:
@@ -271,7 +271,7 @@ def test_the_judge_sees_the_review_pages_order(tmp_path: Path, judge_server: tup
     its worse side read the same on the page; and the order varies across pairs."""
     from shadowdiff.review.blind import Blinding
     from shadowdiff.store.review import Filters, ReviewQueue
-    from tests.core.factories import pair
+    from tests.support.factories import pair
 
     url, fake = judge_server
     store = Store.open(tmp_path / "store")

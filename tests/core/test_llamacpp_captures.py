@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.llamacpp_capture import EXCHANGES, read
+from tests.support.llamacpp_capture import EXCHANGES, read
 
 
 def chunks(name: str) -> list[dict[str, Any]]:

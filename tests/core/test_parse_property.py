@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from shadowdiff.parse import EventStream, Reading, read_answer, read_body, read_event
-from tests.core.streams import Streamed, pieces, splits, streams
+from tests.support.streams import Streamed, pieces, splits, streams
 
 
 def events_of(chunks: list[bytes]) -> list[tuple[str, int]]:

@@ -12,7 +12,7 @@ from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.reportplots import MAX_CATEGORIES, Plot, report_plots
 from shadowdiff.store import Store
 from shadowdiff.summary import summarize
-from tests.core.factories import pair
+from tests.support.factories import pair
 
 NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = "<script>alert(1)</script> & co"

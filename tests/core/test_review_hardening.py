@@ -22,9 +22,9 @@ from shadowdiff.review.app import build_review_app
 from shadowdiff.review.ratelimit import SignInLimit
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from tests.core.factories import fill, pair
-from tests.core.test_review_ui import TOKEN, csrf_of, signed_in
-from tests.servers import serve_app
+from tests.support.factories import fill, pair
+from tests.support.reviewing import TOKEN, csrf_of, signed_in
+from tests.support.servers import serve_app
 
 HTML = {"accept": "text/html"}
 SCRIPT = {"x-review-token": TOKEN}
@@ -211,8 +211,8 @@ def test_an_export_that_fails_part_way_is_a_503_not_a_cut_file(served: Served,
 
 
 def test_an_export_over_a_locked_postgresql_store_is_a_503(tmp_path: Any) -> None:
-    from tests.conftest import postgres_database
-    from tests.storefaults import PgLock, injected
+    from tests.support.fixtures import postgres_database
+    from tests.support.storefaults import PgLock, injected
 
     with postgres_database() as url:
         writer = Store.open(url)

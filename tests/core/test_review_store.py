@@ -13,8 +13,8 @@ from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from tests.conftest import postgres_database
-from tests.core.factories import fill, pair
+from tests.support.factories import fill, pair
+from tests.support.fixtures import postgres_database
 
 
 def test_queue_order_filters_and_counts(store: Store) -> None:
@@ -113,7 +113,7 @@ def test_two_proxy_processes_write_to_one_postgresql_store(tmp_path: Path) -> No
     from simulator import profiles
     from simulator.app import build_app
     from simulator.settings import SimulatorSettings
-    from tests.servers import HTTP, serve_app, shadowdiff_process, wait_ready
+    from tests.support.servers import HTTP, serve_app, shadowdiff_process, wait_ready
 
     with postgres_database() as url:
         with serve_app(build_app(SimulatorSettings())) as primary, \

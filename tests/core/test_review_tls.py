@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from shadowdiff.store import Store
-from tests.core.factories import fill
-from tests.core.test_review_ui import TOKEN
-from tests.servers import free_port
-from tests.tools import tool
+from tests.support.factories import fill
+from tests.support.reviewing import TOKEN
+from tests.support.servers import free_port
+from tests.support.tools import tool
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def serve_args(primary: str, tmp_path: Path, *extra: str) -> list[str]:
 
 def test_serve_with_tls_serves_https_from_every_worker(start_simulator: Any, tmp_path: Path,
                                                        certificate: tuple[Path, Path]) -> None:
-    from tests.proxy.test_mirroring import chat
+    from tests.support.proxying import chat
 
     cert, key = certificate
     primary = start_simulator()

@@ -26,11 +26,11 @@ from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
-from tests.answercells import cells, text_of
-from tests.core.factories import fill, pair
-from tests.servers import free_port, serve_app, wait_ready
+from tests.support.answercells import cells, text_of
+from tests.support.factories import fill, pair
+from tests.support.reviewing import TOKEN, csrf_of, pair_ids, signed_in
+from tests.support.servers import free_port, serve_app, wait_ready
 
-TOKEN = "review-token-for-tests"
 XSS = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
 
 
@@ -47,23 +47,6 @@ def ui(sqlite_store: Store) -> Iterator[tuple[str, Store, str]]:
     sqlite_store.add_pairs(run, [pair("k9", f"The answer is {XSS} and 7.", f"The answer is {XSS} and 8.")])
     with serve_app(build_review_app(sqlite_store, TOKEN)) as url:
         yield url + "/review", sqlite_store, run
-
-
-def signed_in(base: str, name: str = "ana") -> httpx.Client:
-    client = httpx.Client(base_url=base)
-    response = client.post("/login", data={"token": TOKEN, "reviewer": name})
-    assert response.status_code == 303, response.text
-    return client
-
-
-def csrf_of(html: str) -> str:
-    match = re.search(r'name="csrf" value="([0-9a-f]+)"', html)
-    assert match, "no CSRF field in the form"
-    return match.group(1)
-
-
-def pair_ids(store: Store, run: str) -> dict[str, int]:
-    return {row["key"]: row["id"] for row in ReviewQueue(store).page(_all(run))}
 
 
 def _all(run: str) -> Any:
@@ -411,7 +394,7 @@ def test_blind_rewrites_side_names_in_reasons() -> None:
 
 def test_serve_mounts_the_ui_under_review(start_simulator: Any, start_proxy: Any, tmp_path: Path) -> None:
     from simulator import profiles
-    from tests.proxy.test_mirroring import chat, wait_for
+    from tests.support.proxying import chat, wait_for
 
     fp8 = "Qwen/Qwen3-8B-FP8"
     primary = start_simulator()

@@ -19,9 +19,9 @@ from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
-from tests.core.factories import fill
-from tests.core.test_review_ui import TOKEN, csrf_of, pair_ids, signed_in
-from tests.servers import serve_app
+from tests.support.factories import fill
+from tests.support.reviewing import TOKEN, csrf_of, pair_ids, signed_in
+from tests.support.servers import serve_app
 
 UI = tuple[str, Store, str]
 

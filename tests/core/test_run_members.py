@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,9 +14,8 @@ from shadowdiff.errors import RunFinished
 from shadowdiff.store import Store, schema
 from shadowdiff.store.members import STALE_AFTER, RunMembers, StillRunning, describe
 from shadowdiff.store.writer import PairWriter
-from tests.core.factories import pair
-
-SETTINGS = {"primary": "http://a", "shadow": "http://b"}
+from tests.support.factories import pair
+from tests.support.storing import SETTINGS, silence
 
 
 def at_once(n: int, task: Callable[[int], Any]) -> list[Any]:
@@ -41,14 +39,6 @@ def at_once(n: int, task: Callable[[int], Any]) -> list[Any]:
         if isinstance(result, BaseException):
             raise result
     return results
-
-
-def silence(store: Store, run_id: str, member: str, seconds: float) -> None:
-    """Make ``member``'s last heartbeat ``seconds`` old (a killed process)."""
-    m = schema.run_members.c
-    with store.engine.begin() as c:
-        c.execute(schema.run_members.update().where(m.run_id == run_id, m.member == member)
-                  .values(heartbeat_at=datetime.now(UTC) - timedelta(seconds=seconds)))
 
 
 def test_processes_starting_at_once_join_one_run(store: Store) -> None:

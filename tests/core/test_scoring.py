@@ -25,7 +25,7 @@ from shadowdiff.client import Upstream
 from shadowdiff.compare import Outcome
 from shadowdiff.records import Answer, Side
 from shadowdiff.scoring import GIVE_UP_AFTER, Job, Scorer, Step, kl_estimate, measure, scorable, score_pair
-from tests.servers import serve_app
+from tests.support.servers import serve_app
 
 CHAT = "/v1/chat/completions"
 BODY = {"messages": [{"role": "user", "content": "Hi"}], "temperature": 0}

@@ -17,15 +17,7 @@ from shadowdiff.errors import ConfigError
 from shadowdiff.records import Answer, Choice, Pair, Side
 from shadowdiff.store import STORE_FILE, Store, database_url, schema
 from shadowdiff.store.writer import PairWriter
-
-
-def pair(key: str, seq: int, base: str = "a b c", cand: str = "a b d") -> Pair:
-    answers = {
-        Side.BASELINE: Answer(Side.BASELINE, "m", base, "stop", 5, 3, 0.01, 0.1, 200, tokens=["a", " b", " c"]),
-        Side.CANDIDATE: Answer(Side.CANDIDATE, "m-fp8", cand, "stop", 5, 3, 0.01, 0.05, 200),
-    }
-    return Pair(key, seq, "/v1/chat/completions", "prompt é", {"messages": [{"role": "user", "content": "x"}]},
-                compare(base, cand), answers, category="math", margin=0.2)
+from tests.support.storing import pair
 
 
 def test_round_trip(store: Store) -> None:

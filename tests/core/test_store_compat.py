@@ -35,8 +35,8 @@ import pytest
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
 from shadowdiff.store.members import RunMembers
-from tests.conftest import postgres_database
-from tests.servers import HTTP, serve_app
+from tests.support.fixtures import postgres_database
+from tests.support.servers import HTTP, serve_app
 
 DATA = Path(__file__).parent / "data"
 # run kind -> (run id, the decision that version's report exited with)

@@ -83,7 +83,7 @@ def test_commands_that_read_a_store_say_there_is_none(tmp_path: Path) -> None:
 
 
 def test_an_empty_postgresql_database_is_no_store() -> None:
-    from tests.conftest import postgres_database
+    from tests.support.fixtures import postgres_database
 
     with postgres_database() as url:
         with pytest.raises(ConfigError, match="no shadowdiff store in postgresql://"):

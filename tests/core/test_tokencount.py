@@ -16,7 +16,7 @@ from shadowdiff.records import Answer, Choice, Side
 from shadowdiff.tokencount import TokenCounter
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.servers import serve_app
+from tests.support.servers import serve_app
 
 MODEL = "Qwen/Qwen3-8B"
 

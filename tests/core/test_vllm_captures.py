@@ -1,6 +1,6 @@
 """Real vLLM 0.32's captured bytes (tests/core/data/vllm/), read by shadowdiff's readers and set against the simulator.
 
-``python -m tests.vllm_cpu_capture`` sent the same requests to a real vLLM 0.32 on the CPU
+``python -m tests.support.vllm_cpu_capture`` sent the same requests to a real vLLM 0.32 on the CPU
 and to a simulator in its place, and kept both answers byte for byte. With no server:
 
 * every reader shadowdiff has — the proxy's tap and shadow reader (``read_answer``, then
@@ -31,10 +31,9 @@ from replay import answers as saved_answers
 from shadowdiff.client import Caller, RetryPolicy, Upstream
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
-from tests.llamacpp_capture import Captured
-from tests.servers import read_body, serve_app
-from tests.test_vllm_cpu_conformance import VERSION_DIFFERENCES, departures
-from tests.vllm_cpu_capture import (
+from tests.support.llamacpp_capture import Captured
+from tests.support.servers import read_body, serve_app
+from tests.support.vllm_cpu_capture import (
     EXCHANGES,
     FORMAT,
     SIDES,
@@ -45,6 +44,7 @@ from tests.vllm_cpu_capture import (
     send_all,
     simulated,
 )
+from tests.support.vllm_cpu_versions import VERSION_DIFFERENCES, departures
 
 ANSWERS = [name for name, exchange in EXCHANGES.items() if exchange.completion]
 READERS = ("tap", "client", "batch")
@@ -53,7 +53,8 @@ READERS = ("tap", "client", "batch")
 def test_every_exchange_was_captured_as_it_is_asked_now() -> None:
     captured = index()
     assert captured["format"] == FORMAT
-    assert captured["exchanges"] == requests(), "EXCHANGES changed: capture again (python -m tests.vllm_cpu_capture)"
+    assert captured["exchanges"] == requests(), \
+        "EXCHANGES changed: capture again (python -m tests.support.vllm_cpu_capture)"
     for name in EXCHANGES:
         for side in SIDES:
             assert read(name, side).status in (200, 400, 404), (name, side)

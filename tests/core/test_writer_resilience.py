@@ -22,8 +22,8 @@ from sqlalchemy.exc import OperationalError
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.store import writer as writer_module
 from shadowdiff.store.writer import PairWriter
-from tests.conftest import postgres_database
-from tests.core.test_store import pair
+from tests.support.fixtures import postgres_database
+from tests.support.storing import pair
 
 
 @pytest.fixture(autouse=True)

@@ -22,14 +22,13 @@ import httpx
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from proxy.cli import serve
-from tests.proxy.test_mirroring import wait_for
-from tests.servers import free_port, wait_ready
-from tests.tools import tool
+from tests.support.deploying import SERVE_VARIABLES
+from tests.support.proxying import wait_for
+from tests.support.servers import free_port, wait_ready
+from tests.support.tools import tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-SERVE_VARIABLES = {p.envvar for p in serve.params if isinstance(getattr(p, "envvar", None), str)}
 
 
 def dockerfile() -> dict[str, Any]:

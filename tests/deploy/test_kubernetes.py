@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.test_containers import SERVE_VARIABLES
-from tests.tools import tool
+from tests.support.deploying import SERVE_VARIABLES
+from tests.support.tools import tool
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

@@ -25,9 +25,9 @@ import yaml
 
 from simulator import profiles
 from simulator.profiles import DriftKind, Profile
-from tests.proxy.test_mirroring import FP8, chat
-from tests.servers import free_port, wait_ready
-from tests.tools import tool
+from tests.support.proxying import FP8, chat
+from tests.support.servers import free_port, wait_ready
+from tests.support.tools import tool
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 RULES = DEPLOY / "prometheus" / "shadowdiff.rules.yml"
@@ -81,7 +81,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from proxy.settings import ProxySettings
     from simulator.app import build_app as build_simulator
     from simulator.settings import SimulatorSettings
-    from tests.servers import serve_app
+    from tests.support.servers import serve_app
 
     tmp = tmp_path_factory.mktemp("prometheus")
     light = Profile("fp8-light", {DriftKind.WORDING: 0.02, DriftKind.FORMATTING: 0.02}, speed=1.5)

@@ -17,7 +17,7 @@ import httpx
 
 from shadowdiff.store import Store
 from shadowdiff.summary import summarize
-from tests.servers import Drip, read_body, serve_app
+from tests.support.servers import Drip, read_body, serve_app
 
 Start = Callable[..., Any]
 HEAD = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}

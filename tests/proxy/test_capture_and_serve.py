@@ -22,9 +22,9 @@ from shadowdiff.redact import MARK, Redactor
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers
 from simulator import profiles
-from tests.core.test_run_members import silence
-from tests.proxy.test_mirroring import FP8, chat, settled, wait_for
-from tests.servers import HTTP, free_port, shadowdiff_process, wait_ready
+from tests.support.proxying import FP8, chat, settled, wait_for
+from tests.support.servers import HTTP, free_port, shadowdiff_process, wait_ready
+from tests.support.storing import silence
 
 Start = Callable[..., Any]
 
@@ -114,7 +114,7 @@ def test_serve_process_finishes_streams_and_flushes_pairs_on_sigterm(tmp_path: P
     from simulator.app import build_app
     from simulator.scheduler import LatencyModel
     from simulator.settings import SimulatorSettings
-    from tests.servers import serve_app
+    from tests.support.servers import serve_app
 
     slow = LatencyModel(tpot=0.02)
     with serve_app(build_app(SimulatorSettings(latency=slow))) as primary, \
@@ -139,7 +139,7 @@ def test_serve_process_finishes_streams_and_flushes_pairs_on_sigterm(tmp_path: P
 def test_settings_come_from_flags_environment_and_a_config_file(tmp_path: Path) -> None:
     from simulator.app import build_app
     from simulator.settings import SimulatorSettings
-    from tests.servers import serve_app
+    from tests.support.servers import serve_app
 
     config = tmp_path / "shadowdiff.toml"
     with serve_app(build_app(SimulatorSettings())) as primary:
@@ -203,7 +203,7 @@ def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> Non
     A replay's run is never closed by hand."""
     from simulator.app import build_app
     from simulator.settings import SimulatorSettings
-    from tests.servers import serve_app
+    from tests.support.servers import serve_app
 
     store = tmp_path / "store"
     with serve_app(build_app(SimulatorSettings(served_model_names=(FP8,)))) as both, \

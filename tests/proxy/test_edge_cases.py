@@ -21,22 +21,10 @@ from proxy.settings import CaptureSettings
 from shadowdiff.store import Store
 from simulator import profiles
 from simulator.scheduler import LatencyModel
-from tests.proxy.test_mirroring import FP8, chat, counter, settled, wait_for
-from tests.servers import HTTP, serve_app
+from tests.support.proxying import FP8, chat, counter, raw_request, settled, wait_for
+from tests.support.servers import HTTP, serve_app
 
 Start = Callable[..., Any]
-
-
-def raw_request(url: str, data: bytes, read: bool = True) -> bytes:
-    host, port = url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as s:
-        s.sendall(data)
-        if not read:
-            return b""
-        chunks = []
-        while chunk := s.recv(65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
 
 
 def test_a_body_too_deep_to_rewrite_is_forwarded_not_mirrored(start_simulator: Start, start_proxy: Start) -> None:
@@ -189,7 +177,7 @@ def test_a_shadow_speaking_invalid_http_is_contained(start_simulator: Start, sta
 
 
 def test_primary_model_rewrites_only_the_primary(start_proxy: Start) -> None:
-    from tests.proxy.test_forwarding import echo_app
+    from tests.support.proxying import echo_app
 
     with serve_app(echo_app()) as upstream:
         proxy, _ = start_proxy(primary=upstream, primary_model="served-name")
@@ -227,7 +215,7 @@ def test_long_response_headers_pass(start_proxy: Start) -> None:
 
 
 def test_connection_named_headers_are_hop_by_hop(start_proxy: Start) -> None:
-    from tests.proxy.test_forwarding import echo_app
+    from tests.support.proxying import echo_app
 
     with serve_app(echo_app()) as upstream:
         proxy, _ = start_proxy(primary=upstream)

@@ -13,40 +13,15 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from simulator.faults import Fault, FaultSettings
 from simulator.scheduler import LatencyModel
-from tests.conftest import MODEL
-from tests.servers import HTTP, serve_app
+from tests.support.fixtures import MODEL
+from tests.support.proxying import echo_app
+from tests.support.servers import HTTP, serve_app
 
 CHAT: Any = [{"role": "user", "content": "Explain why the sky is blue."}]
 Start = Callable[..., Any]
-
-
-def echo_app() -> Starlette:
-    """An upstream that describes the request it received, with headers of its own."""
-
-    async def echo(request: Request) -> Response:
-        body = await request.body()
-        return JSONResponse(
-            {"method": request.method, "path": request.url.path, "raw_path": request.scope["raw_path"].decode(),
-             "query": request.url.query, "headers": [[k, v] for k, v in request.headers.items()],
-             "body_sha256": hashlib.sha256(body).hexdigest(), "body_length": len(body)},
-            status_code=int(request.headers.get("x-want-status", "200")),
-            headers={"x-upstream": "yes", "set-cookie": "a=1; Path=/", "cache-control": "no-store"})
-
-    async def stream(request: Request) -> StreamingResponse:
-        async def pieces():  # type: ignore[no-untyped-def]
-            for i in range(5):
-                yield f"piece {i}\n".encode()
-        return StreamingResponse(pieces(), media_type="text/plain")
-
-    return Starlette(routes=[Route("/stream", stream), Route("/{path:path}", echo,
-                                                                  methods=["GET", "POST", "PUT", "DELETE", "PATCH"])])
 
 
 @pytest.fixture
@@ -170,7 +145,7 @@ def test_keep_alive_comments_and_error_frames_pass_through(start_simulator: Star
 
 
 def test_primary_down_or_hanging_gives_openai_errors(start_proxy: Start, start_simulator: Start) -> None:
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     proxy, _ = start_proxy(primary=f"http://127.0.0.1:{free_port()}")
     r = HTTP.post(proxy + "/v1/chat/completions", json={"messages": CHAT})

@@ -13,15 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from shadowdiff.records import Side
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from simulator import profiles
-from tests.proxy.test_mirroring import FP8, chat, settled, wait_for
-from tests.servers import free_port, wait_ready
-from tests.tools import tool
+from tests.support.proxying import FP8, chat, scrape, settled, value, wait_for
+from tests.support.servers import free_port, wait_ready
+from tests.support.tools import tool
 
 Start = Callable[..., Any]
 
@@ -42,18 +41,6 @@ FAMILIES = {
     "shadowdiff_alert_divergence_margin_ratio": "gauge", "shadowdiff_review_queue_pairs": "gauge",
     "shadowdiff_review_verdicts": "gauge", "shadowdiff_score_rate_pairs_per_second": "gauge",
 }
-
-
-def scrape(url: str) -> tuple[str, dict[str, Any]]:
-    text = httpx.get(url + "/metrics").text
-    return text, {f.name: f for f in text_string_to_metric_families(text)}
-
-
-def value(families: dict[str, Any], name: str, sample: str | None = None, **labels: str) -> float:
-    family = families[name]
-    return sum(s.value for s in family.samples if s.name == (sample or (
-        name + "_total" if family.type == "counter" else name)) and all(s.labels.get(k) == v
-                                                                          for k, v in labels.items()))
 
 
 def test_the_full_set_with_a_noise_floor(start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
@@ -242,8 +229,8 @@ def test_verdicts_are_labelled_by_the_side_they_go_against(tmp_path: Path) -> No
     from proxy.store_health import LastKnown
     from shadowdiff.store import schema
     from shadowdiff.store.review import serve_review_state
-    from tests.core.test_acceptance import flips
-    from tests.core.test_reports import _pair
+    from tests.support.reporting import answered_pair as _pair
+    from tests.support.runs import flips
 
     store = Store.open(tmp_path)
     run = store.create_run("serve", {})

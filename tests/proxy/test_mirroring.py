@@ -18,32 +18,11 @@ from shadowdiff.store import Store
 from simulator import profiles
 from simulator.faults import Fault, FaultSettings
 from simulator.scheduler import LatencyModel
-from tests.replay.test_replay_e2e import expected_outcomes
-from tests.servers import HTTP
+from tests.support.proxying import FP8, chat, counter, settled, wait_for
+from tests.support.servers import HTTP
+from tests.support.simulating import expected_outcomes
 
 Start = Callable[..., Any]
-FP8 = "Qwen/Qwen3-8B-FP8"
-
-
-def chat(prompt: str, **extra: Any) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": prompt}], "temperature": 0, "max_tokens": 256, **extra}
-
-
-def counter(app: Any, metric: str, *labels: str) -> float:
-    return float(getattr(app.metrics, metric).labels(*labels)._value.get())
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.01)
-
-
-def settled(app: Any) -> None:
-    """Wait until every mirrored request has become a pair (or a skip)."""
-    wait_for(lambda: not app.pairs.pending)
 
 
 @pytest.mark.parametrize(("fault", "reasons", "extra"), [
@@ -81,7 +60,7 @@ def _without_created(raw: bytes) -> bytes:
 
 
 def test_shadow_down(start_simulator: Start, start_proxy: Start) -> None:
-    from tests.servers import free_port
+    from tests.support.servers import free_port
 
     primary = start_simulator()
     proxy, app = start_proxy(primary=primary, shadow=f"http://127.0.0.1:{free_port()}")
@@ -227,8 +206,8 @@ def test_what_is_not_mirrored(start_simulator: Start, start_proxy: Start) -> Non
 
 
 def test_a_huge_body_is_forwarded_whole(start_proxy: Start) -> None:
-    from tests.proxy.test_forwarding import echo_app
-    from tests.servers import serve_app
+    from tests.support.proxying import echo_app
+    from tests.support.servers import serve_app
 
     with serve_app(echo_app()) as upstream:
         proxy, app = start_proxy(primary=upstream, shadow=upstream, max_mirror_body=1024)

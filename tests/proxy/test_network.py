@@ -20,9 +20,8 @@ import httpx
 import pytest
 
 from shadowdiff.redact import failure_text
-from tests.proxy.test_edge_cases import raw_request
-from tests.proxy.test_mirroring import chat, counter, settled, wait_for
-from tests.servers import HTTP
+from tests.support.proxying import chat, counter, raw_request, settled, wait_for
+from tests.support.servers import HTTP
 
 Start = Callable[..., Any]
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

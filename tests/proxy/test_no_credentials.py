@@ -31,7 +31,7 @@ from pathlib import Path
 import httpx
 
 from shadowdiff.redact import MARK
-from tests.servers import free_port, wait_ready
+from tests.support.servers import free_port, wait_ready
 
 # Shaped secrets (redacted by pattern, wherever they are) in the prompt and the X-Request-Id...
 SK = "sk-proj-Pr0mptS3cret99"

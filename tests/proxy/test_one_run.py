@@ -5,15 +5,10 @@ the last one stops. Real processes, real HTTP, a simulated backend."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
 import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,60 +18,11 @@ import pytest
 from proxy.membership import Membership
 from shadowdiff.store import Run, Store
 from shadowdiff.store.members import RunMembers, StillRunning
-from tests.conftest import postgres_database
-from tests.core.test_run_members import SETTINGS
-from tests.proxy.test_mirroring import FP8, chat, wait_for
-from tests.servers import free_port, shadowdiff_process, wait_ready
+from tests.support.proxying import chat, report, serve, stop, wait_for
+from tests.support.storing import SETTINGS
 
 REQUESTS = 200
 CONCURRENCY = 8
-
-
-@pytest.fixture(scope="module")
-def backends() -> Iterator[tuple[str, str]]:
-    """A baseline and a candidate that answers as it does (every pair identical: a finished run PASSes)."""
-    with shadowdiff_process("simulate") as (_, baseline), \
-            shadowdiff_process("simulate", "--served-model-name", FP8) as (_, candidate):
-        yield baseline, candidate
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "store")
-        return
-    with postgres_database() as url:
-        yield url
-
-
-@contextlib.contextmanager
-def serve(backends: tuple[str, str], location: str, log: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes],
-                                                                                             str]]:
-    """``shadowdiff serve`` in a process of its own; stopped with SIGTERM by the test, killed if left."""
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    env.pop("SHADOWDIFF_DEPLOYMENT", None)
-    with log.open("wb") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "shadowdiff", "serve", "--primary", backends[0], "--shadow", backends[1],
-             "--shadow-model", FP8, "--store", location, "--keep-rate", "1", "--port", str(port), *args],
-            env=env, stdout=subprocess.DEVNULL, stderr=err)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url + "/healthz", process)
-        yield process, url
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(30)
-
-
-def stop(process: subprocess.Popen[bytes], log: Path) -> None:
-    process.send_signal(signal.SIGTERM)
-    # 0 with one process as with several workers (README, "Exit codes")
-    assert process.wait(60) == 0, log.read_text()
-    assert "Traceback" not in log.read_text(), log.read_text()
 
 
 def drive(urls: list[str], requests: int = REQUESTS) -> None:
@@ -111,13 +57,6 @@ def the_run(location: str) -> Run:
         return runs[0]
     finally:
         store.close()
-
-
-def report(location: str, out: Path, *args: str) -> tuple[int, str, dict[str, object]]:
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", location, "--out", str(out), *args],
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode in (0, 2), result.stdout + result.stderr
-    return result.returncode, result.stdout, json.loads((out / "summary.json").read_text(encoding="utf-8"))
 
 
 def test_workers_write_one_run(backends: tuple[str, str], location: str, tmp_path: Path) -> None:

@@ -23,8 +23,8 @@ from starlette.routing import Route
 
 from shadowdiff.records import Side
 from shadowdiff.store import Store
-from tests.proxy.test_mirroring import settled
-from tests.servers import serve_app
+from tests.support.proxying import settled
+from tests.support.servers import serve_app
 
 
 def llama_like(alias: str, words: list[str], *, usage: bool = True, tokenizer: bool = True,

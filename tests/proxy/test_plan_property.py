@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from proxy.metrics import ProxyMetrics
 from proxy.settings import ProxySettings
 from proxy.shadow import Mirror, Plan
-from tests.proxy.test_forwarding import echo_app
-from tests.servers import HTTP, serve_app
+from tests.support.proxying import echo_app
+from tests.support.servers import HTTP, serve_app
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -21,9 +21,8 @@ import proxy.retention
 from proxy.retention import Retention
 from shadowdiff.store import Store, schema
 from shadowdiff.store.prune import prune
-from tests.core.test_prune import serve_run
-from tests.proxy.test_mirroring import FP8, chat, wait_for
-from tests.proxy.test_one_run import backends, location, report, serve, stop  # noqa: F401 (fixtures)
+from tests.support.proxying import FP8, chat, report, serve, stop, wait_for
+from tests.support.pruning import serve_run
 
 
 def age_all(where: str, days: float) -> None:
@@ -44,7 +43,7 @@ def stored(where: str, run_id: str) -> int:
 
 
 def test_serve_retain_prunes_older_runs_at_start_up_and_their_report_stands(
-        backends: tuple[str, str], location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        backends: tuple[str, str], location: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(backends, location, tmp_path / "a.log") as (process, url):
         for i in range(30):
             assert httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}"), timeout=30).is_success

@@ -30,10 +30,9 @@ from shadowdiff.store import Store
 from simulator import profiles
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.conftest import MODEL
-from tests.proxy.test_metrics import scrape, value
-from tests.proxy.test_mirroring import FP8, settled, wait_for
-from tests.servers import HTTP, Recorder, read_body, serve_app
+from tests.support.fixtures import MODEL
+from tests.support.proxying import FP8, scrape, settled, value, wait_for
+from tests.support.servers import HTTP, Recorder, read_body, serve_app
 
 Start = Callable[..., Any]
 SCORING_PATHS = ("/tokenize", "/extras/tokenize", "/v1/completions")

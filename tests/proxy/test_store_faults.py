@@ -5,7 +5,7 @@ official ``openai`` client, half of them streaming) asking all along, while the 
 fails as production stores fail: a SQLite file locked past its 10 s busy timeout,
 ``LOCK TABLE pairs`` held on PostgreSQL, the proxy's connections terminated mid-write,
 the PostgreSQL server stopped and started (a throwaway cluster of the test's own,
-tests/pgserver.py). Each test checks what a user of the proxy would: no client
+tests/support/pgserver.py). Each test checks what a user of the proxy would: no client
 error, every answer whole and the primary's own, ``/healthz`` answering throughout,
 every pair stored once the store is back (none dropped: the queue holds 10,000),
 ``shadowdiff_store_up`` going 0 and back to 1, and a few log lines per outage.
@@ -30,12 +30,11 @@ import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import POSTGRES, postgres_database
-from tests.pgserver import Unavailable, throwaway_postgres
-from tests.proxy.test_mirroring import FP8
-from tests.proxy.test_one_run import serve
-from tests.servers import shadowdiff_process
-from tests.storefaults import PgLock, PgStop, SqliteLock, injected, terminate_backends
+from tests.support.fixtures import POSTGRES, postgres_database
+from tests.support.pgserver import Unavailable, throwaway_postgres
+from tests.support.proxying import FP8, serve
+from tests.support.servers import shadowdiff_process
+from tests.support.storefaults import PgLock, PgStop, SqliteLock, injected, terminate_backends
 
 MODEL = "Qwen/Qwen3-8B"
 CLIENTS = 8

@@ -27,9 +27,9 @@ import sqlalchemy as sa
 from prometheus_client.parser import text_string_to_metric_families
 
 from shadowdiff.store import STORE_FILE, Store
-from tests.conftest import postgres_database
-from tests.proxy.test_mirroring import chat, wait_for
-from tests.servers import free_port, wait_ready
+from tests.support.fixtures import postgres_database
+from tests.support.proxying import chat, wait_for
+from tests.support.servers import free_port, wait_ready
 
 Start = Callable[..., Any]
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxy.shadow import TokenTimes
-from tests.core.streams import Streamed, pieces, splits, streams
+from tests.support.streams import Streamed, pieces, splits, streams
 
 
 def token_key(chunk: dict[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ import httpx
 
 from simulator import profiles
 from simulator.faults import Fault, FaultSettings
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 BASE, FP8 = "Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FP8"
 

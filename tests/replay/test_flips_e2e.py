@@ -28,7 +28,7 @@ from simulator import profiles
 from simulator.generation import Generator, Sampling
 from simulator.prompts import render_chat
 from simulator.vocab import vocabulary
-from tests.replay.conftest import replay_settings
+from tests.support.replaying import replay_settings
 
 PROMPTS = [f"Question {i}: what is the capital, and why?" for i in range(30)]
 

@@ -26,7 +26,7 @@ from simulator import profiles
 from simulator.generation import Generator, Sampling
 from simulator.prompts import render_chat
 from simulator.vocab import vocabulary
-from tests.replay.conftest import replay_settings
+from tests.support.replaying import replay_settings
 
 WORKLOAD = bundled_workload().with_name("gradable.jsonl")
 _ANSWER = re.compile(r"Answer:\s*\(?([^\s)]+?)\)?\.?\s*$")

@@ -18,8 +18,8 @@ import pytest
 
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.core.test_reports import FENCED, HOSTILE, IMG, SCRIPT, assert_nothing_live, commonmark
-from tests.servers import read_body, serve_app
+from tests.support.reporting import FENCED, HOSTILE, IMG, SCRIPT, assert_nothing_live, commonmark
+from tests.support.servers import read_body, serve_app
 
 
 def hostile_upstream() -> Any:

@@ -21,8 +21,8 @@ from shadowdiff.store import STORE_FILE, Store
 from simulator import profiles
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.replay.conftest import numbered_log, slow_sides
-from tests.servers import HTTP, Recorder, serve_app
+from tests.support.replaying import numbered_log, slow_sides
+from tests.support.servers import HTTP, Recorder, serve_app
 
 
 def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> subprocess.CompletedProcess[str]:

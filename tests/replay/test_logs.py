@@ -9,22 +9,9 @@ import pytest
 
 from replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, count, detect, read
 from shadowdiff.errors import InputError
+from tests.support.replaying import lines, records, write
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def write(tmp_path: Path, text: str, name: str = "log") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def lines(*values: object) -> str:
-    return "".join((v if isinstance(v, str) else json.dumps(v)) + "\n" for v in values)
-
-
-def records(path: Path, **kwargs: object) -> list[LogRecord | BadLine]:
-    return list(read(path, **kwargs))  # type: ignore[arg-type]
 
 
 def test_batch(tmp_path: Path) -> None:

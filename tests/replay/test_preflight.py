@@ -12,7 +12,7 @@ import httpx
 
 from shadowdiff.records import Side
 from shadowdiff.store import Store
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 BASE, FP8 = "Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FP8"
 

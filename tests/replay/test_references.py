@@ -11,7 +11,7 @@ from replay.logs import CHAT, BadLine, LogRecord, read
 from replay.references import Grading, read_references
 from shadowdiff.errors import InputError
 from shadowdiff.grading import Grader
-from tests.replay.test_logs import lines, records, write
+from tests.support.replaying import lines, records, write
 
 CHAT_BODY = {"messages": [{"role": "user", "content": "What is 6 * 7?"}]}
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

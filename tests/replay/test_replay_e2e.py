@@ -20,42 +20,18 @@ from replay.cli import run_replay
 from replay.logs import CHAT
 from replay.runner import Overrides, ReplaySettings
 from shadowdiff.client import RetryPolicy, Upstream
-from shadowdiff.compare import Outcome, compare
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side
 from shadowdiff.store import STORE_FILE, Store
-from simulator import profiles
 from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings
-from simulator.generation import Generator, Sampling
-from simulator.prompts import render_chat
 from simulator.settings import SimulatorSettings
-from simulator.vocab import vocabulary
-from tests.replay.conftest import numbered_log, replay_settings, slow_sides
-from tests.servers import serve_app
+from tests.support.replaying import numbered_log, replay_settings, slow_sides
+from tests.support.servers import serve_app
+from tests.support.simulating import expected_outcomes
 
 ROOT = Path(__file__).resolve().parents[2]
 MT_BENCH = ROOT / "examples" / "mt_bench_questions.jsonl"
-
-
-def expected_outcomes(prompts: list[str]) -> Counter[str]:
-    """What the fp8 profile's configuration implies for these prompts, computed from the
-    profile and the generator directly (not from the servers)."""
-    vocab = vocabulary()
-    base, cand = Generator(profiles.builtin("baseline"), 0, vocab), Generator(profiles.builtin("fp8"), 0, vocab)
-    counts: Counter[str] = Counter()
-    for prompt in prompts:
-        rendered = render_chat([{"role": "user", "content": prompt}])
-        sampling = Sampling(prompt=rendered, prompt_ids=tuple(vocab.ids(rendered)), max_tokens=256)
-        a, b = base.generate(sampling)[0].text, cand.generate(sampling)[0].text
-        plan = cand.plan(rendered)
-        if a == b:
-            counts["identical"] += 1
-        else:
-            # formatting drift is whitespace only: equivalent; every other kind changes words
-            assert (compare(a, b).outcome is Outcome.EQUIVALENT) == (plan.kind == profiles.DriftKind.FORMATTING)
-            counts["equivalent" if plan.kind == profiles.DriftKind.FORMATTING else "changed"] += 1
-    return counts
 
 
 def test_mt_bench_replays_without_edits(sides: dict[Side, str], tmp_path: Path) -> None:

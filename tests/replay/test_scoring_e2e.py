@@ -1,5 +1,5 @@
 """Teacher-forced scoring through replay, against simulators on loopback: a baseline, an
-fp8 candidate and a replica (tests/replay/conftest.py).
+fp8 candidate and a replica (tests/support/replaying.py).
 
 What the simulator does under teacher forcing is its own tests' subject
 (tests/simulator/test_teacher_forcing.py); here, that replay asks each side the right
@@ -22,7 +22,7 @@ from shadowdiff.errors import ShadowdiffError
 from shadowdiff.records import Side
 from shadowdiff.scoring import CASCADE_AGREEMENT
 from shadowdiff.store import STORE_FILE, Store
-from tests.replay.conftest import replay_settings
+from tests.support.replaying import replay_settings
 
 MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
 

@@ -18,7 +18,7 @@ from shadowdiff.store import Store
 from shadowdiff.store import writer as writer_module
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.servers import serve_app
+from tests.support.servers import serve_app
 
 
 def test_a_store_down_too_long_stops_the_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import shadowdiff_process
+from tests.support.servers import shadowdiff_process
 
 PROMPTS = int(os.environ.get("SHADOWDIFF_SPEED_PROMPTS", "1200"))
 # 128 streams: ~12,800 tokens/s to read, which kept the old client's TTFT ratio at 1.12

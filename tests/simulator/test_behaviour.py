@@ -15,11 +15,8 @@ from simulator.generation import Generator
 from simulator.prompts import render_chat
 from simulator.scheduler import LatencyModel
 from simulator.vocab import vocabulary
-from tests.servers import HTTP
-from tests.simulator.test_wire import CHAT, chunks, post
-
-PROMPTS = [f"Question {i}: explain {topic} for a newcomer."
-           for i, topic in enumerate(["rivers", "taxes", "compilers", "gardens", "bridges", "clouds"] * 10)]
+from tests.support.servers import HTTP
+from tests.support.simulating import CHAT, PROMPTS, chunks, post
 
 
 def answer(url: str, prompt: str, **extra: Any) -> dict[str, Any]:

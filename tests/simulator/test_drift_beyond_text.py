@@ -15,9 +15,8 @@ from simulator import profiles
 from simulator.expected import Expected
 from simulator.profiles import DriftKind
 from simulator.settings import SimulatorSettings
-from tests.conftest import MODEL
-from tests.simulator.test_tools import FLAGS, TOOLS
-from tests.simulator.test_wire import post
+from tests.support.fixtures import MODEL
+from tests.support.simulating import FLAGS, TOOLS, post
 
 CHAT = "/v1/chat/completions"
 SERVER = {"served_model_names": (MODEL,), "reasoning_parser": "qwen3", **FLAGS}

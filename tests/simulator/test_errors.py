@@ -7,9 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import MODEL
-from tests.servers import HTTP
-from tests.simulator.test_wire import CHAT, chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.servers import HTTP
+from tests.support.simulating import CHAT, chunks, post
 
 
 def error(r: httpx.Response) -> dict[str, Any]:

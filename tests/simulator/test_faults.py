@@ -11,8 +11,8 @@ import pytest
 
 from shadowdiff.errors import ProfileError
 from simulator.faults import Fault, FaultInjector, FaultSettings, parse_fault
-from tests.servers import HTTP
-from tests.simulator.test_wire import CHAT, frames, post
+from tests.support.servers import HTTP
+from tests.support.simulating import CHAT, frames, post
 
 STREAM = {"messages": CHAT, "temperature": 0, "max_tokens": 30, "stream": True}
 PLAIN = {"messages": CHAT, "temperature": 0, "max_tokens": 30}

@@ -38,10 +38,9 @@ from simulator.prompts import render_chat
 from simulator.settings import SimulatorSettings
 from simulator.textgen import prompt_key
 from simulator.vocab import vocabulary
-from tests.conftest import MODEL
-from tests.servers import shadowdiff_process
-from tests.simulator.test_behaviour import PROMPTS
-from tests.simulator.test_wire import chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.servers import shadowdiff_process
+from tests.support.simulating import PROMPTS, chunks, post
 
 WORKLOAD = Path(str(resources.files("replay") / "workloads" / "gradable.jsonl"))
 ROWS = [json.loads(line) for line in WORKLOAD.read_text().splitlines()]

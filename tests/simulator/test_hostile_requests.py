@@ -19,9 +19,9 @@ from simulator.cli import settings_from_options
 from simulator.expected import Expected
 from simulator.settings import SimulatorSettings
 from simulator.tools import Tool, arguments
-from tests.conftest import MODEL
-from tests.servers import serve_app
-from tests.simulator.test_wire import chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.servers import serve_app
+from tests.support.simulating import chunks, post
 
 CHAT = "/v1/chat/completions"
 FLAGS = {"reasoning_parser": "qwen3", "enable_auto_tool_choice": True, "tool_call_parser": "hermes"}

@@ -7,7 +7,7 @@ from typing import Any
 import openai
 import pytest
 
-from tests.conftest import MODEL
+from tests.support.fixtures import MODEL
 
 MESSAGES: Any = [{"role": "user", "content": "List three tips for writing clear documentation."}]
 

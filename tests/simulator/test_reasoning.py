@@ -16,9 +16,9 @@ from simulator.app import build_app
 from simulator.cli import simulate
 from simulator.settings import SimulatorSettings
 from simulator.thinking import write
-from tests.conftest import MODEL
-from tests.servers import serve_app
-from tests.simulator.test_wire import chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.servers import serve_app
+from tests.support.simulating import chunks, post
 
 CHAT = "/v1/chat/completions"
 ARITHMETIC = re.compile(r"(\d+) \* (\d+) = (\d+)")

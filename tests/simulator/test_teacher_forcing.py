@@ -21,9 +21,9 @@ from simulator.profiles import DriftKind, Profile
 from simulator.prompts import render_chat
 from simulator.settings import SimulatorSettings
 from simulator.vocab import vocabulary
-from tests.conftest import MODEL
-from tests.servers import serve_app
-from tests.simulator.test_wire import chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.servers import serve_app
+from tests.support.simulating import chunks, post
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = [json.loads(line)["messages"]

@@ -15,22 +15,11 @@ from simulator.app import build_app
 from simulator.expected import Expected
 from simulator.settings import SimulatorSettings
 from simulator.tools import Tool, ToolRequest, arguments, change_argument, change_tool, decide
-from tests.conftest import MODEL
-from tests.servers import serve_app
-from tests.simulator.test_wire import chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.servers import serve_app
+from tests.support.simulating import FLAGS, TOOLS, chunks, post
 
 CHAT = "/v1/chat/completions"
-WEATHER = {"type": "function", "function": {
-    "name": "get_weather", "description": "The current weather in a city",
-    "parameters": {"type": "object", "properties": {
-        "city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-        "days": {"type": "integer", "minimum": 1, "maximum": 7}, "alerts": {"type": "boolean"}},
-        "required": ["city", "unit"]}}}
-TIME = {"type": "function", "function": {
-    "name": "get_time", "description": "The local time in a time zone",
-    "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]}}}
-TOOLS = [WEATHER, TIME]
-FLAGS = {"enable_auto_tool_choice": True, "tool_call_parser": "hermes"}
 CALL_ID = re.compile(r"chatcmpl-tool-[0-9a-f]{16}")
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from simulator import profiles
 from simulator.settings import SimulatorSettings
-from tests.conftest import MODEL
-from tests.simulator.test_wire import CHAT, chunks, post
+from tests.support.fixtures import MODEL
+from tests.support.simulating import CHAT, chunks, post
 
 
 def test_the_end_of_sequence_has_logprobs_too(sim_url: str) -> None:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.conftest import MODEL
-from tests.servers import HTTP
-
-CHAT = [{"role": "user", "content": "Explain why the sky is blue."}]
+from tests.support.fixtures import MODEL
+from tests.support.servers import HTTP
+from tests.support.simulating import CHAT, chunks, post
 
 CHAT_KEYS = ["id", "object", "created", "model", "choices", "service_tier", "system_fingerprint", "usage",
              "prompt_logprobs", "prompt_token_ids", "prompt_text", "kv_transfer_params", "ec_transfer_params",
@@ -25,27 +22,6 @@ COMPLETION_KEYS = ["id", "object", "created", "model", "choices", "service_tier"
                    "kv_transfer_params", "ec_transfer_params", "metrics"]
 COMPLETION_CHOICE_KEYS = ["index", "text", "logprobs", "finish_reason", "stop_reason", "token_ids",
                           "prompt_logprobs", "prompt_token_ids", "routed_experts", "weight_versions"]
-
-
-def post(url: str, path: str, body: dict[str, Any], **kwargs: Any) -> httpx.Response:
-    return HTTP.post(url + path, json=body, timeout=10, **kwargs)
-
-
-def frames(raw: bytes) -> list[str]:
-    """Split an SSE body into frames, checking the framing on the way."""
-    text = raw.decode()
-    assert text.endswith("\n\n")
-    parts = text[:-2].split("\n\n")
-    for part in parts:
-        assert part.startswith("data: ") or part == ": keep-alive", part
-        assert "\n" not in part
-    return [p.removeprefix("data: ") for p in parts]
-
-
-def chunks(raw: bytes) -> list[dict[str, Any]]:
-    found = frames(raw)
-    assert found[-1] == "[DONE]"
-    return [json.loads(f) for f in found[:-1]]
 
 
 def test_chat_body_has_vllm_fields_in_order(sim_url: str) -> None:

@@ -31,7 +31,7 @@ import venv
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Distributions whose modules vLLM's protocol modules import (directly or through the
 # vLLM modules they import), by vLLM's own requirement names; their version
@@ -171,5 +171,5 @@ def _build(home: Path, version: str, stamp: str) -> None:
     work.rename(home)
 
 
-if __name__ == "__main__":   # python tests/conformance/environment.py [VERSION]
+if __name__ == "__main__":   # python tests/support/conformance/environment.py [VERSION]
     print(prepare(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -20,7 +20,7 @@ under ``SHADOWDIFF_REQUIRE_TOOLS=1`` (CI) and skips the tests elsewhere.
 
 The fixtures ``f16``, ``q8`` and ``f16_replica`` are session-scoped servers on loopback
 (one request at a time each, as llama.cpp's server works); tests that use them carry the
-``realengine`` marker. ``python -m tests.realengine`` builds everything and says where.
+``realengine`` marker. ``python -m tests.support.realengine`` builds everything and says where.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.builds import once, sha256, unavailable
-from tests.conformance.environment import BuildError, _run, cache_dir
-from tests.servers import free_port, stop, wait_ready
+from tests.support.builds import once, sha256, unavailable
+from tests.support.conformance.environment import BuildError, _run, cache_dir
+from tests.support.servers import free_port, stop, wait_ready
 
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
 # llama.cpp is built for x86-64-v3 (AVX2, FMA, F16C), not for the building machine's own
@@ -72,7 +72,7 @@ STEM = "SmolLM2-135M-Instruct"
 SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "false")
 # What makes the replica differ from ``f16``, the noise floor: flash attention, a kernel
 # choice that changes every logprob but rarely the greedy text, as batching does in vLLM.
-# Thread counts and batch sizes change nothing on this engine (tests/realengine.md).
+# Thread counts and batch sizes change nothing on this engine (tests/support/realengine.md).
 REPLICA_OPTIONS = ("--flash_attn", "true")
 START_TIMEOUT = 120.0   # seconds for a server to load its model and answer /v1/models
 
@@ -248,7 +248,7 @@ def f16_replica(llamacpp_python: Path, smollm2: Models,
     yield from _server(llamacpp_python, smollm2.f16, "smol-f16", tmp_path_factory, *REPLICA_OPTIONS)
 
 
-if __name__ == "__main__":   # python -m tests.realengine: build (or find) everything, say where
+if __name__ == "__main__":   # python -m tests.support.realengine: build (or find) everything, say where
     python = engine()
     print(python)
     for path in vars(models(python)).values():

@@ -9,9 +9,9 @@ greedy, one request at a time, and counts identical and different answers.
 Texts are compared, and so are the logprobs of the tokens they chose: equal logprobs to
 the last bit mean the setting does not touch the numerics at all.
 
-``python -m tests.llamacpp_noise [--questions N] [--max-tokens M] [--only TEXT]`` (default
+``python -m tests.support.llamacpp_noise [--questions N] [--max-tokens M] [--only TEXT]`` (default
 10 questions, 128 tokens, every pair; ``--only`` keeps the pairs whose label holds TEXT);
-the figures are in tests/realengine.md.
+the figures are in tests/support/realengine.md.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.realengine import engine, models, serve
+from tests.support.realengine import engine, models, serve
 
-QUESTIONS = Path(__file__).resolve().parents[1] / "examples" / "mt_bench_questions.jsonl"
+QUESTIONS = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
 # (label, model, baseline options, other options); SERVER_OPTIONS (one thread, n_ctx 2048) come first
 PAIRS: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
     ("same settings (two servers)", "f16", (), ()),

@@ -1,7 +1,7 @@
 """Capture what llama.cpp's OpenAI server really sends, byte for byte, for tests to replay.
 
-``python -m tests.llamacpp_capture [DIR]`` starts the F16 server of the real-engine tier
-(tests/realengine.py) and writes, into DIR (default tests/core/data/llamacpp):
+``python -m tests.support.llamacpp_capture [DIR]`` starts the F16 server of the real-engine tier
+(tests/support/realengine.py) and writes, into DIR (default tests/core/data/llamacpp):
 
 * ``NAME.http``: the raw response: the status line, the headers as received, a blank
   line, and the body's bytes exactly as they came off the socket (event streams included);
@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 
-from tests.realengine import engine, models, serve
+from tests.support.realengine import engine, models, serve
 
-DATA = Path(__file__).parent / "core" / "data" / "llamacpp"
+DATA = Path(__file__).resolve().parents[1] / "core" / "data" / "llamacpp"
 MODEL = "smol-f16"
 ASK = [{"role": "user", "content": "What is 17 times 23?"}]
 GREEDY = {"model": MODEL, "messages": ASK, "temperature": 0, "max_tokens": 12}

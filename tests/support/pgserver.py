@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 class Unavailable(RuntimeError):

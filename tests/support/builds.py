@@ -1,5 +1,5 @@
-"""Building what the real-engine tiers need, once per machine, safely: shared by tests/realengine.py
-(llama.cpp) and tests/vllm_cpu.py (vLLM on the CPU).
+"""Building what the real-engine tiers need, once per machine, safely: shared by tests/support/realengine.py
+(llama.cpp) and tests/support/vllm_cpu.py (vLLM on the CPU).
 
 A build runs one at a time per name (a lock file), in a work directory of its own that
 takes its real name only once finished and marked ``ready`` with a stamp naming what it
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.environment import BuildError
-from tests.tools import required
+from tests.support.conformance.environment import BuildError
+from tests.support.tools import required
 
 
 @contextlib.contextmanager

@@ -1,0 +1,77 @@
+"""What the report tests share: hostile texts, what a browser would act on in a page, report.md
+as CommonMark reads it, and pairs made from two answers."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from markdown_it import MarkdownIt
+
+from shadowdiff.compare import compare_answers, error_comparison
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.signals import triage_answers
+
+SCRIPT = "<script>alert('x')</script>"
+IMG = "<img src=x onerror=alert(1)>"
+HOSTILE = f"{SCRIPT} {IMG} </textarea></pre> \"double\" 'single' `tick` ```` fence"
+FENCED = f"Here is code:\n```python\nprint(1)\n```\nand a longer fence:\n`````\n{SCRIPT}\n`````\n"
+
+
+class _Live(HTMLParser):
+    """What a browser would act on in a page: its elements and their attributes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str | None]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attrs += [(tag, name, value) for name, value in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def live(html: str) -> _Live:
+    parser = _Live()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def assert_nothing_live(html: str, *shown: str) -> None:
+    """No element or attribute that could run or load anything, and each of ``shown``
+    is on the page as text."""
+    page = live(html)
+    assert not {"script", "img", "iframe", "object", "embed", "textarea", "form", "base", "foreignobject", "use",
+                "image", "animate", "set"} & set(page.tags)
+    # the only SVG is the report's own plots (shadowdiff.svgplot escapes every text in them)
+    plots = [value for tag, name, value in page.attrs if tag == "svg" and name == "id"]
+    assert page.tags.count("svg") == len(plots) and all((value or "").startswith("plot-") for value in plots)
+    assert [a for a in page.attrs if a[1].startswith("on")] == []
+    assert [a for a in page.attrs if a[1] in ("href", "src") and "javascript:" in (a[2] or "")] == []
+    csp = [v for tag, name, v in page.attrs if tag == "meta" and name == "content" and v and "default-src" in v]
+    assert csp and "default-src 'none'" in csp[0] and "script-src" not in csp[0]
+    text = "".join(page.text)
+    for value in shown:
+        assert value in text, value
+
+
+def commonmark(md: str) -> list[object]:
+    """report.md as a CommonMark renderer reads it (raw HTML allowed, as the spec allows)."""
+    return list(MarkdownIt("commonmark").parse(md))
+
+
+def answered_pair(key: str, seq: int, base: str | Answer, cand: str | Answer, *, category: str | None = None,
+                  prompt: str = "a prompt") -> Pair:
+    answers = {Side.BASELINE: base if isinstance(base, Answer) else Answer(Side.BASELINE, "m", base),
+               Side.CANDIDATE: cand if isinstance(cand, Answer) else Answer(Side.CANDIDATE, "m", cand)}
+    b, c = answers[Side.BASELINE], answers[Side.CANDIDATE]
+    if not (b.ok and c.ok):
+        return Pair(key, seq, "/v1/chat/completions", prompt, {"messages": [{"role": "user", "content": prompt}]},
+                    error_comparison(), answers, category=category)
+    comparison = compare_answers(b, c)
+    return Pair(key, seq, "/v1/chat/completions", prompt, {"messages": [{"role": "user", "content": prompt}]},
+                comparison, answers, category=category, **triage_answers(b, c, comparison, None))

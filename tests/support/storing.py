@@ -1,0 +1,30 @@
+"""What the store's tests share: a pair with every figure filled in, a serve run's settings, and
+a member made to look dead."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from shadowdiff.compare import compare
+from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.store import Store, schema
+
+
+def pair(key: str, seq: int, base: str = "a b c", cand: str = "a b d") -> Pair:
+    answers = {
+        Side.BASELINE: Answer(Side.BASELINE, "m", base, "stop", 5, 3, 0.01, 0.1, 200, tokens=["a", " b", " c"]),
+        Side.CANDIDATE: Answer(Side.CANDIDATE, "m-fp8", cand, "stop", 5, 3, 0.01, 0.05, 200),
+    }
+    return Pair(key, seq, "/v1/chat/completions", "prompt é", {"messages": [{"role": "user", "content": "x"}]},
+                compare(base, cand), answers, category="math", margin=0.2)
+
+
+SETTINGS = {"primary": "http://a", "shadow": "http://b"}
+
+
+def silence(store: Store, run_id: str, member: str, seconds: float) -> None:
+    """Make ``member``'s last heartbeat ``seconds`` old (a killed process)."""
+    m = schema.run_members.c
+    with store.engine.begin() as c:
+        c.execute(schema.run_members.update().where(m.run_id == run_id, m.member == member)
+                  .values(heartbeat_at=datetime.now(UTC) - timedelta(seconds=seconds)))
