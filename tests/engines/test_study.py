@@ -18,7 +18,7 @@ import pytest
 from shadowdiff.records import Side
 from shadowdiff.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def study(name: str = "llamacpp_smollm2") -> ModuleType:

@@ -28,7 +28,7 @@ from tests.support.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu
 
-MT_BENCH = Path(__file__).resolve().parents[1] / "examples" / "mt_bench_questions.jsonl"
+MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
 CATEGORIES = ("writing", "reasoning", "math", "stem", "coding", "extraction")   # the first question of each
 MAX_TOKENS = 48
 DECISION_CODES = {"PASS": 0, "FAIL": 1, "INCOMPLETE": 2}
