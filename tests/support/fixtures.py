@@ -32,6 +32,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
+# The markers of the real-engine tiers (tests/engines/), whose servers are session fixtures.
+REAL_ENGINES = ("realengine", "vllmcpu")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-engine tiers' tests run last, as they did when their files stood at the end of
+    tests/: their session's servers (three vLLM servers hold 10 GB) are then up for those tests
+    only, not for the rest of the run. (Stable: every other test keeps its place and order.)"""
+    items.sort(key=lambda item: any(item.get_closest_marker(name) for name in REAL_ENGINES))
+
+
 @pytest.fixture(autouse=True)
 def fresh_http_client() -> Iterator[None]:
     yield
