@@ -1,2 +1,3 @@
-"""What the tests share: fixtures (plugins of tests/conftest.py), servers, clients, builders of
-stores and runs, and the real engines' builds. No test module imports another test module."""
+"""What the tests share: fixtures (plugins of tests/conftest.py), servers, clients, stores, runs, engine builds.
+
+No test module imports another test module or a conftest.py: what two need is here."""

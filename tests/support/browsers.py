@@ -1,5 +1,6 @@
-"""Headless Chromium for the browser tests (the fixture ``browser``; a plugin of tests/conftest.py),
-signing in to the review UI, and where screenshots go."""
+"""Headless Chromium for the browser tests: the ``browser`` fixture, signing in, where screenshots go.
+
+``browser`` is a fixture of a plugin listed in tests/conftest.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Fixtures shared by the tests: simulators, proxies and stores, on real sockets and databases
-(a plugin of tests/conftest.py, with the run's SIGTERM handling)."""
+"""Fixtures shared by the tests: simulators, proxies and stores, on real sockets and databases.
+
+A plugin listed in tests/conftest.py, with the session's hooks: SIGTERM unwinds as Ctrl+C, and the
+real-engine tiers run last."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""What the proxy's tests share: chat bodies, waiting for pairs, an echoing upstream, raw
-sockets, metrics read back, and ``shadowdiff serve`` run as a process of its own over simulated
-backends (the fixtures ``backends`` and ``location``; a plugin of tests/conftest.py)."""
+"""What the proxy's tests share: chat bodies, waiting for pairs, an echo upstream, metrics, ``serve`` as a process.
+
+The fixtures ``backends`` and ``location`` (a plugin listed in tests/conftest.py) run
+``shadowdiff serve`` processes over simulated backends, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What the replay tests share: three simulators (baseline, fp8 candidate, a replica) on loopback
-(the fixture ``sides``; a plugin of tests/conftest.py), the settings of a replay between them, and
-log files written for a test."""
+"""What the replay tests share: three simulators on loopback (``sides``), a replay's settings, log files.
+
+``sides`` (baseline, fp8 candidate, a replica) is a fixture of a plugin listed in tests/conftest.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What the report tests share: hostile texts, what a browser would act on in a page, report.md
-as CommonMark reads it, and pairs made from two answers."""
+"""What the report tests share: hostile texts, what a page would act on, report.md as CommonMark, answered pairs."""
 
 from __future__ import annotations
 
@@ -66,6 +65,8 @@ def commonmark(md: str) -> list[object]:
 
 def answered_pair(key: str, seq: int, base: str | Answer, cand: str | Answer, *, category: str | None = None,
                   prompt: str = "a prompt") -> Pair:
+    """Two answers (or texts) as a pair, compared and triaged as replay does; an error on either side
+    makes an error pair."""
     answers = {Side.BASELINE: base if isinstance(base, Answer) else Answer(Side.BASELINE, "m", base),
                Side.CANDIDATE: cand if isinstance(cand, Answer) else Answer(Side.CANDIDATE, "m", cand)}
     b, c = answers[Side.BASELINE], answers[Side.CANDIDATE]

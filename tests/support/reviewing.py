@@ -1,5 +1,4 @@
-"""What the review UI's HTTP tests share: the token, a signed-in client, a form's CSRF field,
-and the pairs' ids."""
+"""What the review UI's HTTP tests share: the token, a signed-in client, a form's CSRF field, the pairs' ids."""
 
 from __future__ import annotations
 

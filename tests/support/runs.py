@@ -1,5 +1,4 @@
-"""Runs of hand-written pairs in a store, and ``shadowdiff report`` run on one: for the acceptance,
-agreement, judge and metrics tests."""
+"""Runs of hand-written pairs in a store, and ``shadowdiff report`` on one (acceptance, agreement, judge, metrics)."""
 
 from __future__ import annotations
 

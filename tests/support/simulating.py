@@ -1,5 +1,4 @@
-"""What the simulator's tests share: requests and their answers' frames over HTTP, prompts, tools
-and the flags that enable them, and the outcomes the fp8 profile implies."""
+"""What the simulator's tests share: requests, their answers' frames, prompts, tools, the fp8 profile's outcomes."""
 
 from __future__ import annotations
 

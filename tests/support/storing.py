@@ -1,5 +1,4 @@
-"""What the store's tests share: a pair with every figure filled in, a serve run's settings, and
-a member made to look dead."""
+"""What the store's tests share: a pair with every figure filled in, a run's settings, a member made to look dead."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""How vLLM 0.32 (the real-vLLM tier's) and 0.34 (the simulator's) write the same things
-differently (``VERSION_DIFFERENCES``), and where the simulator departs from 0.32 once 0.32's
-forms are made 0.34's (``departures``): for the live comparison and the captured one."""
+"""vLLM 0.32's forms made 0.34's (``VERSION_DIFFERENCES``), and where the simulator departs from 0.32's answers.
+
+Shared by the live comparison (tests/engines/test_vllm_cpu_conformance.py) and the captured
+one (tests/core/test_vllm_captures.py)."""
 
 from __future__ import annotations
 

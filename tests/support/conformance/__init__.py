@@ -1,2 +1,1 @@
-"""The conformance tier's environment (vLLM's wheel in a venv of its own), the oracle that runs
-in it, and the fixture that talks to it."""
+"""The conformance tier: vLLM's wheel in a venv of its own, the oracle run in it, the fixture that talks to it."""

@@ -1,5 +1,6 @@
-"""The oracle: vLLM's own models, in their own environment, one process for the session (the
-fixture ``oracle``; a plugin of tests/conftest.py)."""
+"""The oracle: vLLM's own models, in their own environment, one process for the session.
+
+The fixture ``oracle`` is a plugin listed in tests/conftest.py."""
 
 from __future__ import annotations
 
