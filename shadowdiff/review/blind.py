@@ -9,7 +9,7 @@ its letters are the page's.
 
 Letters alone are not enough: whatever else a page shows before the verdict (signal
 reasons, the judge's suggestion, the marks) must read the same whichever side A is,
-or its order or wording would name the side (tests/core/test_blind_pages.py).
+or its order or wording would name the side (tests/review/test_blind_pages.py).
 """
 
 from __future__ import annotations
