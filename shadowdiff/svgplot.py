@@ -74,10 +74,13 @@ def nice_step(span: float, count: int = 5) -> float:
 def nice_ticks(lo: float, hi: float, count: int = 5, *, integer: bool = False) -> list[float]:
     """Round ticks covering ``lo``..``hi``: multiples of a 1-2-5 step (of at least 1 with
     ``integer``: counts), the first at or below ``lo``, the last at or above ``hi``. Equal
-    ends are widened around the value."""
+    ends (or ends too close to tell apart) are widened around them."""
     lo, hi = min(lo, hi), max(lo, hi)
-    if lo == hi:
-        pad = abs(lo) * 0.1 or 1.0
+    # ends too close for round ticks between them (a subnormal span makes a step of 0) are
+    # drawn as equal ends; ends that close to 0 are drawn about 0
+    if hi - lo <= max(abs(lo), abs(hi), 1e-100) * 1e-12:
+        pad = max(abs(lo), abs(hi)) * 0.1
+        pad = pad if pad > 1e-100 else 1.0
         lo, hi = lo - pad, hi + pad
     step = max(nice_step(hi - lo, count), 1.0) if integer else nice_step(hi - lo, count)
     digits = _decimals(step)
