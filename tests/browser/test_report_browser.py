@@ -7,8 +7,6 @@ no console error and no request beyond the page itself; for the demo and for a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import pytest
 from shadowdiff.reports import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
+from tests.support import cli
 from tests.support.bigstore import big_run
 from tests.support.browsers import TOKEN, output_dir, sign_in
 from tests.support.servers import serve_app
@@ -31,8 +30,7 @@ FIGURES = ("changed", "token-agreement", "factual", "reviewed", "errors", "speed
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo's run (three simulated servers, replay, reports), as a user gets it."""
     out = tmp_path_factory.mktemp("demo") / "out"
-    done = subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(out), "--latency", "zero"],
-                          capture_output=True, text=True, timeout=300)
+    done = cli.shadowdiff("demo", "--out", str(out), "--latency", "zero")
     assert (out / "report.html").exists(), done.stdout + done.stderr
     return out
 

@@ -1,19 +1,18 @@
-"""The ``shadowdiff`` command line, run as users run it: a real process."""
+"""The ``shadowdiff`` command line: options and messages through click's runner, signals on a real process."""
 
 from __future__ import annotations
 
 import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 from shadowdiff.store import Store
+from tests.support import cli
 from tests.support.servers import HTTP, shadowdiff_process
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=60)
+def run(*args: str) -> cli.Ran:
+    return cli.shadowdiff(*args)
 
 
 def test_version_and_help() -> None:

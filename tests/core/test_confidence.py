@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 from statistics import NormalDist
 
@@ -17,6 +15,7 @@ from shadowdiff import confidence
 from shadowdiff.confidence import paired_difference, rate_upper, reviews_needed
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
+from tests.support import cli
 
 
 def test_zero_in_twenty_still_allows_fourteen_percent() -> None:
@@ -122,8 +121,7 @@ def test_a_run_reports_its_excess_divergence_and_the_bound_its_reviews_allow(tmp
     """The demo's run (simulators), then reviews: summary.json and the report text carry
     the paired excess over the noise floor and the exact bound on the regression rate."""
     out = tmp_path / "demo"
-    demo = subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    demo = cli.shadowdiff("demo", "--out", str(out))
     assert demo.returncode in (0, 2), demo.stderr
     summary = json.loads((out / "summary.json").read_text())
     excess, (both, first, second, neither) = summary["excess_divergence"], summary["paired"]
@@ -140,8 +138,7 @@ def test_a_run_reports_its_excess_divergence_and_the_bound_its_reviews_allow(tmp
     for pair_id in needing:
         queue.add_review(pair_id, "ada", "wording")
     store.close()
-    report = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out)], capture_output=True, text=True,
-                            timeout=120)
+    report = cli.shadowdiff("report", str(out))
     bound = json.loads((out / "summary.json").read_text())["acceptance"]["factual_rate_upper"]
     n = len(needing)
     assert bound["factual"] == 0 and bound["reviewed"] == n and bound["upper"] == pytest.approx(rate_upper(0, n))
@@ -162,12 +159,12 @@ def test_the_gates_on_how_sure_a_run_is(tmp_path: Path) -> None:
     it; --max-factual-rate holds a run INCOMPLETE until enough reviews bound the rate;
     `shadowdiff plan` says how many."""
     out = tmp_path / "demo"
-    subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(out)], capture_output=True, timeout=300)
+    cli.shadowdiff("demo", "--out", str(out))
     excess = json.loads((out / "summary.json").read_text())["excess_divergence"]
 
-    def report(*options: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out), "--min-reviewed", "0",
-                               *options], capture_output=True, text=True, timeout=120)
+    def report(*options: str) -> cli.Ran:
+        return cli.shadowdiff("report", str(out), "--min-reviewed", "0",
+                               *options)
 
     assert report().returncode == 0                                    # nothing asked of the figures: PASS
     above = report("--max-excess-divergence", f"{excess['high'] + 0.01:.2f}")
@@ -178,8 +175,7 @@ def test_the_gates_on_how_sure_a_run_is(tmp_path: Path) -> None:
     assert below.returncode == 1 and "more answers than the noise floor" in below.stdout
     bounded = report("--max-factual-rate", "0.05")
     assert bounded.returncode == 2 and "59 more reviewed pairs without a factual regression" in bounded.stdout
-    plan = subprocess.run([sys.executable, "-m", "shadowdiff", "plan", "--max-factual-rate", "0.05"],
-                          capture_output=True, text=True, timeout=60)
+    plan = cli.shadowdiff("plan", "--max-factual-rate", "0.05")
     assert plan.returncode == 0 and plan.stdout.splitlines()[1].split() == ["5", "%", "59"]
     bad = report("--max-factual-rate", "0")
     assert bad.returncode == 3 and "Traceback" not in bad.stderr

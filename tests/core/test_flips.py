@@ -4,8 +4,6 @@ the gate on them, and what the reports and the review queue make of them."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from shadowdiff.signals import triage_answers
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.summary import summarize
+from tests.support import cli
 
 
 def _pair(key: str, base: str, cand: str, replica: str | None = None) -> Pair:
@@ -168,9 +167,9 @@ def test_the_gate_on_flips(tmp_path: Path) -> None:
     assert any("--max-flips needs pairs graded against a reference answer" in r for r in nothing.reasons)
     store.close()
 
-    def report(*options: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(tmp_path), "--run", run,
-                               "--min-reviewed", "0", *options], capture_output=True, text=True, timeout=120)
+    def report(*options: str) -> cli.Ran:
+        return cli.shadowdiff("report", str(tmp_path), "--run", run,
+                               "--min-reviewed", "0", *options)
 
     assert report("--max-flips", "0").returncode == 1
     assert report("--max-flips", "1").returncode == 0

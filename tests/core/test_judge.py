@@ -22,6 +22,7 @@ from shadowdiff.errors import InputError
 from shadowdiff.judge import RESPONSE_FORMAT, JudgeSettings, judge_run, parse_judgement
 from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
+from tests.support import cli
 from tests.support.runs import make_run, run_report
 from tests.support.servers import free_port, serve_app
 
@@ -76,9 +77,9 @@ def judge_server() -> Iterator[tuple[str, FakeJudge]]:
         yield url, fake
 
 
-def run_judge(store_dir: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "judge", str(store_dir), "--judge", url,
-                           "--judge-model", "judge-model", *args], capture_output=True, text=True, timeout=60)
+def run_judge(store_dir: Path, url: str, *args: str) -> cli.Ran:
+    return cli.shadowdiff("judge", str(store_dir), "--judge", url,
+                           "--judge-model", "judge-model", *args)
 
 
 def judged(store: Store, run: str) -> dict[str, tuple[str | None, str | None]]:

@@ -13,8 +13,6 @@ tool parsers (``--reasoning-parser qwen3 --enable-auto-tool-choice --tool-call-p
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from simulator import profiles
 from simulator.expected import Expected
 from simulator.profiles import DriftKind
 from simulator.settings import SimulatorSettings
+from tests.support import cli
 from tests.support.servers import shadowdiff_process
 
 MODEL = "Qwen/Qwen3-8B"
@@ -82,9 +81,9 @@ def replay(tmp_path: Path, baseline: str, candidate: str) -> dict[str, dict[str,
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps(b) + "\n" for b in log_bodies()))
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", baseline,
+    done = cli.shadowdiff("replay", str(log), "--baseline", baseline,
                            "--candidate", candidate, "--out", str(out), "--baseline-model", MODEL,
-                           "--candidate-model", MODEL], capture_output=True, text=True, timeout=300)
+                           "--candidate-model", MODEL)
     assert done.returncode in (0, 1, 2), done.stderr   # the gate's verdict, not a crash
     pairs = {row["key"]: row for row in map(json.loads, (out / "pairs.jsonl").read_text().splitlines())}
     store = Store.open(out)

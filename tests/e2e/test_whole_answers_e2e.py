@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +22,7 @@ from replay.runner import ReplaySettings
 from shadowdiff.client import Upstream
 from shadowdiff.records import Side
 from shadowdiff.store import Store
+from tests.support import cli
 from tests.support.answercells import cells
 from tests.support.servers import read_body, serve_app
 
@@ -120,8 +119,7 @@ def replayed(tmp_path: Path, base: dict[str, Any], cand: dict[str, Any],
 
 
 def report_exit(out: Path) -> int:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out)], capture_output=True,
-                          timeout=120).returncode
+    return cli.shadowdiff("report", str(out)).returncode
 
 
 def test_replay_finds_a_changed_tool_argument_and_the_gate_waits(tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -17,6 +15,7 @@ import pytest
 
 from shadowdiff.records import Side
 from shadowdiff.store import Store
+from tests.support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,8 +32,7 @@ def study(name: str = "llamacpp_smollm2") -> ModuleType:
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A simulated run's directory (the demo's: baseline, FP8-like candidate, replica)."""
     out = tmp_path_factory.mktemp("demo") / "run"
-    demo = subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    demo = cli.shadowdiff("demo", "--out", str(out))
     assert demo.returncode in (0, 2), demo.stderr
     return out
 
@@ -73,8 +71,7 @@ def test_the_vllm_study_tabulates_each_candidate_against_its_floor(tmp_path: Pat
     common = study("common")
     for name in ("fp8kv", "w8a8-int8"):
         shutil.copytree(demo_run, tmp_path / name / "run")
-        report = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(tmp_path / name / "run")],
-                                capture_output=True, text=True, timeout=300)
+        report = cli.shadowdiff("report", str(tmp_path / name / "run"))
         assert report.returncode in (0, 1, 2), report.stderr
     store = Store.open(tmp_path / "fp8kv" / "run")
     run = store.latest_run("replay")

@@ -22,6 +22,7 @@ from shadowdiff.redact import MARK, Redactor
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers
 from simulator import profiles
+from tests.support import cli
 from tests.support.proxying import FP8, chat, settled, wait_for
 from tests.support.servers import HTTP, free_port, shadowdiff_process, wait_ready
 from tests.support.storing import silence
@@ -172,14 +173,12 @@ def test_settings_come_from_flags_environment_and_a_config_file(tmp_path: Path) 
     (("--primary", "http://x", "--redact", "("), "is not a valid regular expression"),
 ])
 def test_bad_settings_are_usage_errors(args: tuple[str, ...], message: str, tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "serve", *args, "--store", str(tmp_path / "s")],
-                            capture_output=True, text=True, timeout=60)
+    result = cli.shadowdiff("serve", *args, "--store", str(tmp_path / "s"))
     assert result.returncode == 2
     assert message in result.stderr
     config = tmp_path / "bad.toml"
     config.write_text('primary = "http://x"\ncolour = "red"\n')
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "serve", "--config", str(config)],
-                            capture_output=True, text=True, timeout=60)
+    result = cli.shadowdiff("serve", "--config", str(config))
     assert result.returncode == 2
     assert "unknown settings colour" in result.stderr
 
@@ -187,9 +186,9 @@ def test_bad_settings_are_usage_errors(args: tuple[str, ...], message: str, tmp_
 def test_serve_refuses_an_unusable_store(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     port = free_port()
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "serve", "--primary", "http://127.0.0.1:1",
+    result = cli.shadowdiff("serve", "--primary", "http://127.0.0.1:1",
                              "--shadow", "http://127.0.0.1:2", "--store", str(tmp_path / "file" / "sub.sqlite"),
-                             "--port", str(port)], capture_output=True, text=True, timeout=60)
+                             "--port", str(port))
     assert result.returncode == 3  # uvicorn's "startup failed"
     assert "cannot use store" in result.stderr
     assert "Application startup failed" in result.stderr
@@ -215,8 +214,8 @@ def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> Non
         process.kill()
         process.wait(10)
 
-    def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=60)
+    def shadowdiff(*args: str) -> cli.Ran:
+        return cli.shadowdiff(*args)
 
     opened = Store.open(store)
     run = opened.latest_run("serve")

@@ -5,8 +5,6 @@ the last one stops. Real processes, real HTTP, a simulated backend."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +16,7 @@ import pytest
 from proxy.membership import Membership
 from shadowdiff.store import Run, Store
 from shadowdiff.store.members import RunMembers, StillRunning
+from tests.support import cli
 from tests.support.proxying import chat, report, serve, stop, wait_for
 from tests.support.storing import SETTINGS
 
@@ -85,8 +84,7 @@ def test_two_serve_processes_of_one_deployment_write_one_run(backends: tuple[str
         code, text, summary = report(location, tmp_path / "one-left")
         assert code == 2 and "2 proxies, 1 still running" in text.splitlines()[0], text
         assert summary["pairs"] == REQUESTS
-        closing = subprocess.run([sys.executable, "-m", "shadowdiff", "close", location, "--run", run.id],
-                                 capture_output=True, text=True, timeout=60)
+        closing = cli.shadowdiff("close", location, "--run", run.id)
         assert closing.returncode == 1 and "1 proxy still running" in closing.stderr, closing.stderr
         stop(b, logs[1])
     code, text, summary = report(location, tmp_path / "done")
@@ -127,8 +125,8 @@ def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], loc
         try:
             (forced,) = store.runs()
             wait_for(lambda: seen(store, forced.id) >= 50, seconds=60)
-            closing = subprocess.run([sys.executable, "-m", "shadowdiff", "close", location, "--run", forced.id,
-                                      "--force"], capture_output=True, text=True, timeout=60)
+            closing = cli.shadowdiff("close", location, "--run", forced.id,
+                                      "--force")
             assert closing.returncode == 0, closing.stderr
             code, text, before = report(location, tmp_path / "forced", "--run", forced.id)
             # until the proxy shows up in a new run it may as well have been killed: no decision yet

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,14 +10,14 @@ import httpx
 
 from simulator import profiles
 from simulator.faults import Fault, FaultSettings
+from tests.support import cli
 from tests.support.servers import free_port
 
 BASE, FP8 = "Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FP8"
 
 
-def bench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "bench", *args], capture_output=True, text=True,
-                          timeout=120)
+def bench(*args: str) -> cli.Ran:
+    return cli.shadowdiff("bench", *args)
 
 
 def served(url: str) -> float:

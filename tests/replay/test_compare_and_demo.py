@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -13,13 +11,14 @@ import pytest
 
 from replay.answers import BadAnswer, SavedAnswer, read
 from shadowdiff.store import Store
+from tests.support import cli
 
 ANSWERS = ["The answer is 42.", "Paris is the capital of France.", "Use a hash map.\n\nIt is O(1)."]
 CHANGED = ["The answer is 43.", "Paris is the capital of France.", "Use a hash map.\nIt is O(1)."]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=120)
+def run(*args: str) -> cli.Ran:
+    return cli.shadowdiff(*args)
 
 
 def test_lists_of_strings(tmp_path: Path) -> None:
@@ -82,8 +81,8 @@ def test_bad_answer_files(tmp_path: Path) -> None:
 
 
 def test_demo_runs_everything_and_stops_it(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "demo", "--out", str(tmp_path / "demo"),
-                             "--latency", "zero"], capture_output=True, text=True, timeout=300)
+    result = cli.shadowdiff("demo", "--out", str(tmp_path / "demo"),
+                             "--latency", "zero")
     assert result.returncode == 0, result.stderr
     assert "20 pairs:" in result.stdout
     assert "noise floor" in result.stdout

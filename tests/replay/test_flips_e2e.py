@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from simulator import profiles
 from simulator.generation import Generator, Sampling
 from simulator.prompts import render_chat
 from simulator.vocab import vocabulary
+from tests.support import cli
 from tests.support.replaying import replay_settings
 
 PROMPTS = [f"Question {i}: what is the capital, and why?" for i in range(30)]
@@ -136,10 +135,10 @@ def test_a_replay_with_references_counts_its_flips_and_queues_them_first(
 def test_replay_gate_on_flips(sides: dict[Side, str], tmp_path: Path) -> None:
     log, refs, _ = _write(tmp_path)
 
-    def replay(out: str, log: Path, *options: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline",
+    def replay(out: str, log: Path, *options: str) -> cli.Ran:
+        return cli.shadowdiff("replay", str(log), "--baseline",
                                sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out",
-                               str(tmp_path / out), "--gate", *options], capture_output=True, text=True, timeout=300)
+                               str(tmp_path / out), "--gate", *options)
 
     failed = replay("a", log, "--references", str(refs), "--max-flips", "0")
     assert failed.returncode == 1, failed.stderr

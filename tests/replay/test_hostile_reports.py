@@ -8,8 +8,6 @@ report.html, and report.md must hold together under a CommonMark parser.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ import pytest
 
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
+from tests.support import cli
 from tests.support.reporting import FENCED, HOSTILE, IMG, SCRIPT, assert_nothing_live, commonmark
 from tests.support.servers import read_body, serve_app
 
@@ -57,8 +56,8 @@ def sides() -> Iterator[tuple[str, str]]:
         yield base, cand
 
 
-def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=120)
+def shadowdiff(*args: str) -> cli.Ran:
+    return cli.shadowdiff(*args)
 
 
 def check_reports(out: Path, *shown: str) -> None:

@@ -21,14 +21,14 @@ from shadowdiff.store import STORE_FILE, Store
 from simulator import profiles
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
+from tests.support import cli
 from tests.support.replaying import numbered_log, slow_sides
 from tests.support.servers import HTTP, Recorder, serve_app
 
 
-def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
-                           "--candidate", sides[Side.CANDIDATE], "--out", str(out), *options],
-                          capture_output=True, text=True, timeout=120)
+def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> cli.Ran:
+    return cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE],
+                           "--candidate", sides[Side.CANDIDATE], "--out", str(out), *options)
 
 
 def test_out_is_a_directory_whatever_its_name(sides: dict[Side, str], tmp_path: Path) -> None:
@@ -39,14 +39,12 @@ def test_out_is_a_directory_whatever_its_name(sides: dict[Side, str], tmp_path: 
         assert result.returncode == 0, result.stderr
         assert (tmp_path / name / STORE_FILE).is_file()
         assert json.loads((tmp_path / name / "summary.json").read_text())["pairs"] == 1
-        report = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(tmp_path / name)],
-                                capture_output=True, text=True, timeout=60)
+        report = cli.shadowdiff("report", str(tmp_path / name))
         assert report.returncode in (0, 2), report.stderr
 
 
-def report(out: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out), *options], capture_output=True,
-                          text=True, timeout=60)
+def report(out: Path, *options: str) -> cli.Ran:
+    return cli.shadowdiff("report", str(out), *options)
 
 
 def test_a_text_log_of_bracketed_prompts_replays_as_text(sides: dict[Side, str], tmp_path: Path) -> None:
@@ -132,8 +130,7 @@ def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path)
         assert run is not None and run.finished_at is None
         decided = report(out, "--min-reviewed", "0")
         assert decided.returncode == 2 and "--resume" in decided.stdout, decided.stdout
-        resumed = subprocess.run([sys.executable, "-m", "shadowdiff", *command, "--resume"], capture_output=True,
-                                 text=True, timeout=120)
+        resumed = cli.shadowdiff(*command, "--resume")
         assert resumed.returncode == 0, resumed.stderr
     assert stored_pairs(out) == lines
 
@@ -240,8 +237,7 @@ def test_a_turn_that_cannot_be_sent_is_refused(sides: dict[Side, str], tmp_path:
 def test_help_and_readme_say_what_is_retried_and_which_model_is_sent() -> None:
     statuses = sorted(RETRY_STATUSES)
     said = ", ".join(map(str, statuses[:-1])) + f" and {statuses[-1]}"       # "429, 502, 503 and 504"
-    help_text = " ".join(subprocess.run([sys.executable, "-m", "shadowdiff", "replay", "--help"], capture_output=True,
-                                        text=True, timeout=60).stdout.split())
+    help_text = " ".join(cli.shadowdiff("replay", "--help").stdout.split())
     assert f"Retries of HTTP {said}, timeouts, connection failures and streams cut short" in help_text
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
     assert f"HTTP {said}, timeouts, connection failures and streams cut short are retried (`--retries 3`" in readme

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import httpx
 
 from shadowdiff.records import Side
 from shadowdiff.store import Store
+from tests.support import cli
 from tests.support.servers import free_port
 
 BASE, FP8 = "Qwen/Qwen3-8B", "Qwen/Qwen3-8B-FP8"
@@ -24,10 +23,9 @@ def write_log(tmp_path: Path, model: str | None = BASE) -> Path:
     return log
 
 
-def replay(log: Path, out: Path, baseline: str, candidate: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", baseline,
-                           "--candidate", candidate, "--out", str(out), "--max-tokens", "16", *args],
-                          capture_output=True, text=True, timeout=120)
+def replay(log: Path, out: Path, baseline: str, candidate: str, *args: str) -> cli.Ran:
+    return cli.shadowdiff("replay", str(log), "--baseline", baseline,
+                           "--candidate", candidate, "--out", str(out), "--max-tokens", "16", *args)
 
 
 def test_a_candidate_serving_one_other_name_gets_it(start_simulator: Callable[..., str], tmp_path: Path) -> None:

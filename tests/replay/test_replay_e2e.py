@@ -26,6 +26,7 @@ from shadowdiff.store import STORE_FILE, Store
 from simulator.app import build_app
 from simulator.faults import Fault, FaultSettings
 from simulator.settings import SimulatorSettings
+from tests.support import cli
 from tests.support.replaying import numbered_log, replay_settings, slow_sides
 from tests.support.servers import serve_app
 from tests.support.simulating import expected_outcomes
@@ -176,9 +177,8 @@ def test_malformed_lines_are_skipped_or_stop_the_run(sides: dict[Side, str], tmp
 def test_cli_errors_are_clear(sides: dict[Side, str], tmp_path: Path) -> None:
     weird = tmp_path / "weird.jsonl"
     weird.write_text(json.dumps({"input": "embed me"}) + "\n")
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(weird), "--baseline",
-                             sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "o")],
-                            capture_output=True, text=True, timeout=60)
+    result = cli.shadowdiff("replay", str(weird), "--baseline",
+                             sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "o"))
     assert result.returncode == 1
     assert "match no log format" in result.stderr
     assert "Traceback" not in result.stderr
@@ -191,8 +191,7 @@ def test_cli_errors_are_clear(sides: dict[Side, str], tmp_path: Path) -> None:
                           ([str(tmp_path / "nothing"), "--bogus"], "No such option"),
                           ([], "Missing argument"),
                           ([str(tmp_path / "store"), "--out", str(tmp_path / "a-file" / "x")], "no report:")):
-        result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", *args], capture_output=True,
-                                text=True, timeout=60)
+        result = cli.shadowdiff("report", *args)
         assert result.returncode == 3, (args, result.stderr)
         assert message in result.stderr
 
@@ -202,10 +201,9 @@ def test_extra_body_fields_are_sent_and_recorded(sides: dict[Side, str], tmp_pat
     over the log's, recorded with the run; never one of replay's own fields."""
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"messages": [{"role": "user", "content": "Hi"}], "repeat_penalty": 1.3}) + "\n")
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
+    result = cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE],
                              "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "out"),
-                             "--extra-body", "repeat_penalty=1.0", "--extra-body", 'stop=["\\n\\n"]'],
-                            capture_output=True, text=True, timeout=120)
+                             "--extra-body", "repeat_penalty=1.0", "--extra-body", 'stop=["\\n\\n"]')
     assert result.returncode == 0, result.stderr
     store = Store.open(tmp_path / "out")
     run = store.latest_run("replay")
@@ -222,10 +220,9 @@ def test_extra_body_fields_are_sent_and_recorded(sides: dict[Side, str], tmp_pat
                                 (['extra_body={"repeat_penalty": 1.0}'], "give each field as FIELD=JSON")):
             args = [str(log)] if command == "replay" else []
             options = [part for value in values for part in ("--extra-body", value)]
-            result = subprocess.run([sys.executable, "-m", "shadowdiff", command, *args, "--baseline",
+            result = cli.shadowdiff(command, *args, "--baseline",
                                      sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE],
-                                     "--out", str(tmp_path / "o2"), *options],
-                                    capture_output=True, text=True, timeout=60)
+                                     "--out", str(tmp_path / "o2"), *options)
             assert result.returncode != 0 and message in result.stderr, (command, values, result.stderr)
             assert "Traceback" not in result.stderr
 
@@ -238,16 +235,14 @@ def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) ->
     before = {name: (out / name).read_text() for name in ("summary.json", "pairs.csv", "report.md")}
     for name in ("summary.json", "pairs.csv", "report.md", "report.html", "pairs.jsonl"):
         (out / name).unlink()
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out)], capture_output=True,
-                            text=True, timeout=60)
+    result = cli.shadowdiff("report", str(out))
     assert result.returncode == 2, result.stderr  # changed pairs, nobody has reviewed them yet: incomplete
     assert "verdict: INCOMPLETE" in result.stdout
     assert "12 pairs" in result.stdout
     for name, text in before.items():
         assert (out / name).read_text() == text, name
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out / STORE_FILE), "--out",
-                             str(tmp_path / "elsewhere"), "--min-reviewed", "0"], capture_output=True, text=True,
-                            timeout=60)
+    result = cli.shadowdiff("report", str(out / STORE_FILE), "--out",
+                             str(tmp_path / "elsewhere"), "--min-reviewed", "0")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "elsewhere" / "report.html").exists()
 
@@ -264,9 +259,8 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
     assert html.count('<article class="pair"') == len(changed)
     assert "worst of" not in html
 
-    def report(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(out), *args], capture_output=True,
-                              text=True, timeout=60)
+    def report(*args: str) -> cli.Ran:
+        return cli.shadowdiff("report", str(out), *args)
 
     assert report("--side-by-side", "2").returncode == 2
     html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
@@ -414,9 +408,8 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
     gated = subprocess.run([*command, "--out", str(tmp_path / "b"), "--gate"], capture_output=True, text=True,
                            timeout=120)
     assert gated.returncode == 2, gated.stderr
-    ok = subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
-                         "--candidate", sides[Side.REPLICA], "--out", str(tmp_path / "c"), "--gate"],
-                        capture_output=True, text=True, timeout=120)
+    ok = cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE],
+                         "--candidate", sides[Side.REPLICA], "--out", str(tmp_path / "c"), "--gate")
     assert ok.returncode in (0, 2), ok.stderr   # PASS if the replica agreed on both, INCOMPLETE if not
     assert json.loads((tmp_path / "c" / "summary.json").read_text())["acceptance"]["decision"] == (
         "PASS" if ok.returncode == 0 else "INCOMPLETE")
@@ -431,11 +424,11 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
 
 def test_replay_gate_takes_the_confidence_gates(sides: dict[Side, str], tmp_path: Path) -> None:
     """replay --gate decides as report does, with --max-excess-divergence and --max-factual-rate."""
-    def replay(out: str, *options: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", "replay", str(MT_BENCH), "--baseline",
+    def replay(out: str, *options: str) -> cli.Ran:
+        return cli.shadowdiff("replay", str(MT_BENCH), "--baseline",
                                sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--replica",
                                sides[Side.REPLICA], "--out", str(tmp_path / out), "--max-tokens", "64", "--gate",
-                               *options], capture_output=True, text=True, timeout=300)
+                               *options)
 
     surely = replay("a", "--max-excess-divergence", "0.01")
     excess = json.loads((tmp_path / "a" / "summary.json").read_text())["excess_divergence"]

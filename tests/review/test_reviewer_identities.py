@@ -5,8 +5,6 @@ directional verdict, second blind reviews, and the origin check."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
@@ -19,6 +17,7 @@ from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
+from tests.support import cli
 from tests.support.factories import fill
 from tests.support.reviewing import TOKEN, csrf_of, pair_ids, signed_in
 from tests.support.servers import serve_app
@@ -211,26 +210,25 @@ def test_the_reviewers_command(store: Store) -> None:
     location = store.engine.url.render_as_string(hide_password=False) if store.dialect == "postgresql" \
         else str(store.engine.url.database)
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "shadowdiff", "reviewers", *args], capture_output=True,
-                              text=True, timeout=60)
+    def reviewers(*args: str) -> cli.Ran:
+        return cli.shadowdiff("reviewers", *args)
 
-    added = cli("add", location, "Zoë Ng", "--admin")
+    added = reviewers("add", location, "Zoë Ng", "--admin")
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip()
     assert token.startswith("sdr_") and "Zoë Ng (admin)" in added.stderr
     assert Reviewers(store).by_token(token).name == "Zoë Ng"            # type: ignore[union-attr]
-    again = cli("add", location, "Zoë Ng")
+    again = reviewers("add", location, "Zoë Ng")
     assert again.returncode != 0 and "already a reviewer" in again.stderr
-    assert cli("add", location, "x" * 300).returncode != 0
-    listed = cli("list", location)
+    assert reviewers("add", location, "x" * 300).returncode != 0
+    listed = reviewers("list", location)
     assert "Zoë Ng\tadmin\tactive" in listed.stdout and token not in listed.stdout
-    assert cli("revoke", location, "Zoë Ng").returncode == 0
+    assert reviewers("revoke", location, "Zoë Ng").returncode == 0
     assert Reviewers(store).by_token(token) is None
-    assert "revoked" in cli("list", location).stdout
-    new = cli("token", location, "Zoë Ng")
+    assert "revoked" in reviewers("list", location).stdout
+    new = reviewers("token", location, "Zoë Ng")
     assert new.returncode == 0 and Reviewers(store).by_token(new.stdout.strip()) is not None
-    assert cli("revoke", location, "nobody").returncode != 0
+    assert reviewers("revoke", location, "nobody").returncode != 0
 
 
 def test_the_shared_token_never_takes_a_registered_name_from_its_cookie(ui: UI) -> None:

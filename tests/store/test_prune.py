@@ -5,8 +5,6 @@ the same decision. On SQLite and PostgreSQL, with a writer and a second prune at
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,6 +19,7 @@ from shadowdiff.store import Store, schema
 from shadowdiff.store.prune import Scope, parse_duration, prune, pruned_counts, vacuum
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.summary import summarize
+from tests.support import cli
 from tests.support.pruning import made, serve_run
 
 DAY = 86_400.0
@@ -207,8 +206,8 @@ def test_vacuum_gives_a_sqlite_file_back(tmp_path: Path) -> None:
         store.close()
 
 
-def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=120)
+def shadowdiff(*args: str) -> cli.Ran:
+    return cli.shadowdiff(*args)
 
 
 def test_the_command(tmp_path: Path) -> None:

@@ -23,8 +23,6 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ import pytest
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
 from shadowdiff.store.members import RunMembers
+from tests.support import cli
 from tests.support.fixtures import postgres_database
 from tests.support.servers import HTTP, serve_app
 
@@ -107,8 +106,7 @@ def test_an_old_proxys_open_run_closes_as_before(old_store: str) -> None:
         store.finish_run(run_id, finished=False)    # as a proxy killed before it stopped left it
     finally:
         store.close()
-    closed = subprocess.run([sys.executable, "-m", "shadowdiff", "close", old_store, "--run", run_id],
-                            capture_output=True, text=True, timeout=120)
+    closed = cli.shadowdiff("close", old_store, "--run", run_id)
     assert closed.returncode == 0 and f"closed run {run_id} (serve" in closed.stdout, closed.stderr
     store = Store.open_existing(old_store)
     try:
@@ -143,8 +141,8 @@ CORRECTED = {
 def test_an_old_store_reports_what_it_reported(old_store: str, tmp_path: Path, kind: str) -> None:
     run_id, decision = RUNS[kind]
     out = tmp_path / "report"
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", old_store, "--run", run_id,
-                             "--out", str(out)], capture_output=True, text=True, timeout=120)
+    result = cli.shadowdiff("report", old_store, "--run", run_id,
+                             "--out", str(out))
     assert result.returncode == decision, result.stdout + result.stderr
     expected = DATA / "store-0.1.0" / kind
 

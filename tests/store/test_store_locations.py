@@ -3,8 +3,6 @@ commands that only read a store say when there is none there."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ import sqlalchemy as sa
 
 from shadowdiff.errors import ConfigError
 from shadowdiff.store import STORE_FILE, Store
+from tests.support import cli
 
 
 def test_a_directory_name_with_a_dot_is_a_directory(tmp_path: Path) -> None:
@@ -55,8 +54,8 @@ def test_another_programs_database_is_no_store(tmp_path: Path) -> None:
         Store.open(path)     # nor is it made one by a command that writes
 
 
-def shadowdiff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", *args], capture_output=True, text=True, timeout=60)
+def shadowdiff(*args: str) -> cli.Ran:
+    return cli.shadowdiff(*args)
 
 
 def test_commands_that_read_a_store_say_there_is_none(tmp_path: Path) -> None:
