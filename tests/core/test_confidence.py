@@ -164,7 +164,7 @@ def test_the_gates_on_how_sure_a_run_is(tmp_path: Path) -> None:
 
     def report(*options: str) -> cli.Ran:
         return cli.shadowdiff("report", str(out), "--min-reviewed", "0",
-                               *options)
+                              *options)
 
     assert report().returncode == 0                                    # nothing asked of the figures: PASS
     above = report("--max-excess-divergence", f"{excess['high'] + 0.01:.2f}")

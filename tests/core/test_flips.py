@@ -169,7 +169,7 @@ def test_the_gate_on_flips(tmp_path: Path) -> None:
 
     def report(*options: str) -> cli.Ran:
         return cli.shadowdiff("report", str(tmp_path), "--run", run,
-                               "--min-reviewed", "0", *options)
+                              "--min-reviewed", "0", *options)
 
     assert report("--max-flips", "0").returncode == 1
     assert report("--max-flips", "1").returncode == 0

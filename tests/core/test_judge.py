@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,7 +77,7 @@ def judge_server() -> Iterator[tuple[str, FakeJudge]]:
 
 def run_judge(store_dir: Path, url: str, *args: str) -> cli.Ran:
     return cli.shadowdiff("judge", str(store_dir), "--judge", url,
-                           "--judge-model", "judge-model", *args)
+                          "--judge-model", "judge-model", *args)
 
 
 def judged(store: Store, run: str) -> dict[str, tuple[str | None, str | None]]:
@@ -225,8 +223,7 @@ def test_bad_judge_options(tmp_path: Path) -> None:
     assert bad.returncode == 3 and "must be an http(s) URL" in bad.stderr
     no_model = run_report(tmp_path, "--judge", "http://127.0.0.1:9")
     assert no_model.returncode == 3 and "--judge needs --judge-model" in no_model.stderr, no_model.stderr
-    missing = subprocess.run([sys.executable, "-m", "shadowdiff", "judge", str(tmp_path / "nope"), "--judge",
-                              "http://x", "--judge-model", "m"], capture_output=True, text=True)
+    missing = cli.shadowdiff("judge", str(tmp_path / "nope"), "--judge", "http://x", "--judge-model", "m")
     assert missing.returncode == 3 and "no store at" in missing.stderr
 
 

@@ -82,8 +82,8 @@ def replay(tmp_path: Path, baseline: str, candidate: str) -> dict[str, dict[str,
     log.write_text("".join(json.dumps(b) + "\n" for b in log_bodies()))
     out = tmp_path / "out"
     done = cli.shadowdiff("replay", str(log), "--baseline", baseline,
-                           "--candidate", candidate, "--out", str(out), "--baseline-model", MODEL,
-                           "--candidate-model", MODEL)
+                          "--candidate", candidate, "--out", str(out), "--baseline-model", MODEL,
+                          "--candidate-model", MODEL)
     assert done.returncode in (0, 1, 2), done.stderr   # the gate's verdict, not a crash
     pairs = {row["key"]: row for row in map(json.loads, (out / "pairs.jsonl").read_text().splitlines())}
     store = Store.open(out)

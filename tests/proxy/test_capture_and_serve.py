@@ -187,8 +187,8 @@ def test_serve_refuses_an_unusable_store(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     port = free_port()
     result = cli.shadowdiff("serve", "--primary", "http://127.0.0.1:1",
-                             "--shadow", "http://127.0.0.1:2", "--store", str(tmp_path / "file" / "sub.sqlite"),
-                             "--port", str(port))
+                            "--shadow", "http://127.0.0.1:2", "--store", str(tmp_path / "file" / "sub.sqlite"),
+                            "--port", str(port))
     assert result.returncode == 3  # uvicorn's "startup failed"
     assert "cannot use store" in result.stderr
     assert "Application startup failed" in result.stderr

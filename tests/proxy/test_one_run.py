@@ -126,7 +126,7 @@ def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], loc
             (forced,) = store.runs()
             wait_for(lambda: seen(store, forced.id) >= 50, seconds=60)
             closing = cli.shadowdiff("close", location, "--run", forced.id,
-                                      "--force")
+                                     "--force")
             assert closing.returncode == 0, closing.stderr
             code, text, before = report(location, tmp_path / "forced", "--run", forced.id)
             # until the proxy shows up in a new run it may as well have been killed: no decision yet

@@ -144,7 +144,7 @@ def test_replay_and_report_against_an_engine_without_version_or_stream_usage(tmp
     q8 = llama_like("smol-q8", ["17", " *", " 23", " =", " 391"])
     with serve_app(f16) as baseline, serve_app(q8) as candidate:
         result = cli.shadowdiff("replay", str(log), "--baseline", baseline,
-                                 "--candidate", candidate, "--out", str(tmp_path / "out"))
+                                "--candidate", candidate, "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     for side in ("baseline", "candidate"):
@@ -168,8 +168,8 @@ def test_answers_without_any_count_are_counted_by_the_servers_tokenizer(tmp_path
     with (serve_app(llama_like("smol-f16", words, usage=False)) as baseline,
           serve_app(llama_like("smol-q8", [*words, " !"], usage=False, tokenizer=False)) as candidate):
         result = cli.shadowdiff("replay", str(log), "--baseline", baseline,
-                                 "--candidate", candidate, "--out", str(tmp_path / "out"), "--no-stream",
-                                 "--logprobs", "0")
+                                "--candidate", candidate, "--out", str(tmp_path / "out"), "--no-stream",
+                                "--logprobs", "0")
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["sides"]["baseline"]["output_tokens"] == 10          # 5 words, twice, by the tokenizer
@@ -185,7 +185,7 @@ def test_a_replay_against_a_server_that_cuts_streams_says_so_once_and_compares_n
     with (serve_app(llama_like("smol-f16", ["The", " answer"])) as baseline,
           serve_app(llama_like("smol-q8", ["The", " answer"], cut=True)) as candidate):
         result = cli.shadowdiff("replay", str(log), "--baseline", baseline,
-                                 "--candidate", candidate, "--out", str(tmp_path / "out"), "--retries", "1")
+                                "--candidate", candidate, "--out", str(tmp_path / "out"), "--retries", "1")
     assert result.returncode == 1, result.stdout + result.stderr     # nothing could be compared
     assert result.stderr.count("the candidate cut a stream short") == 1, result.stderr
     assert "--interrupt_requests false" in result.stderr
@@ -197,8 +197,8 @@ def test_bench_against_an_engine_without_usage_says_its_counts_are_the_streams(t
     with (serve_app(llama_like("smol-f16", ["The", " answer", " is", " 406"])) as baseline,
           serve_app(llama_like("smol-q8", ["The", " answer", " is", " 391"])) as candidate):
         result = cli.shadowdiff("bench", "--baseline", baseline, "--candidate",
-                                 candidate, "--concurrency", "1", "--requests", "2", "--max-tokens", "8",
-                                 "--extra-body", "repeat_penalty=1.0", "--out", str(tmp_path / "b.json"))
+                                candidate, "--concurrency", "1", "--requests", "2", "--max-tokens", "8",
+                                "--extra-body", "repeat_penalty=1.0", "--out", str(tmp_path / "b.json"))
     assert result.returncode == 0, result.stderr
     figures = json.loads((tmp_path / "b.json").read_text())
     assert [level["token_sources"] for level in figures["levels"]] == [{"stream": 2}, {"stream": 2}]

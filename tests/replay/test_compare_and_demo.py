@@ -82,7 +82,7 @@ def test_bad_answer_files(tmp_path: Path) -> None:
 
 def test_demo_runs_everything_and_stops_it(tmp_path: Path) -> None:
     result = cli.shadowdiff("demo", "--out", str(tmp_path / "demo"),
-                             "--latency", "zero")
+                            "--latency", "zero")
     assert result.returncode == 0, result.stderr
     assert "20 pairs:" in result.stdout
     assert "noise floor" in result.stdout

@@ -137,8 +137,8 @@ def test_replay_gate_on_flips(sides: dict[Side, str], tmp_path: Path) -> None:
 
     def replay(out: str, log: Path, *options: str) -> cli.Ran:
         return cli.shadowdiff("replay", str(log), "--baseline",
-                               sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out",
-                               str(tmp_path / out), "--gate", *options)
+                              sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out",
+                              str(tmp_path / out), "--gate", *options)
 
     failed = replay("a", log, "--references", str(refs), "--max-flips", "0")
     assert failed.returncode == 1, failed.stderr

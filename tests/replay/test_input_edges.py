@@ -28,7 +28,7 @@ from tests.support.servers import HTTP, Recorder, serve_app
 
 def replay(log: Path, sides: dict[Side, str], out: Path, *options: str) -> cli.Ran:
     return cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE],
-                           "--candidate", sides[Side.CANDIDATE], "--out", str(out), *options)
+                          "--candidate", sides[Side.CANDIDATE], "--out", str(out), *options)
 
 
 def test_out_is_a_directory_whatever_its_name(sides: dict[Side, str], tmp_path: Path) -> None:

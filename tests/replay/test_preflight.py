@@ -25,7 +25,7 @@ def write_log(tmp_path: Path, model: str | None = BASE) -> Path:
 
 def replay(log: Path, out: Path, baseline: str, candidate: str, *args: str) -> cli.Ran:
     return cli.shadowdiff("replay", str(log), "--baseline", baseline,
-                           "--candidate", candidate, "--out", str(out), "--max-tokens", "16", *args)
+                          "--candidate", candidate, "--out", str(out), "--max-tokens", "16", *args)
 
 
 def test_a_candidate_serving_one_other_name_gets_it(start_simulator: Callable[..., str], tmp_path: Path) -> None:

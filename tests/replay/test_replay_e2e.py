@@ -178,7 +178,7 @@ def test_cli_errors_are_clear(sides: dict[Side, str], tmp_path: Path) -> None:
     weird = tmp_path / "weird.jsonl"
     weird.write_text(json.dumps({"input": "embed me"}) + "\n")
     result = cli.shadowdiff("replay", str(weird), "--baseline",
-                             sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "o"))
+                            sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "o"))
     assert result.returncode == 1
     assert "match no log format" in result.stderr
     assert "Traceback" not in result.stderr
@@ -202,8 +202,8 @@ def test_extra_body_fields_are_sent_and_recorded(sides: dict[Side, str], tmp_pat
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"messages": [{"role": "user", "content": "Hi"}], "repeat_penalty": 1.3}) + "\n")
     result = cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE],
-                             "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "out"),
-                             "--extra-body", "repeat_penalty=1.0", "--extra-body", 'stop=["\\n\\n"]')
+                            "--candidate", sides[Side.CANDIDATE], "--out", str(tmp_path / "out"),
+                            "--extra-body", "repeat_penalty=1.0", "--extra-body", 'stop=["\\n\\n"]')
     assert result.returncode == 0, result.stderr
     store = Store.open(tmp_path / "out")
     run = store.latest_run("replay")
@@ -221,8 +221,8 @@ def test_extra_body_fields_are_sent_and_recorded(sides: dict[Side, str], tmp_pat
             args = [str(log)] if command == "replay" else []
             options = [part for value in values for part in ("--extra-body", value)]
             result = cli.shadowdiff(command, *args, "--baseline",
-                                     sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE],
-                                     "--out", str(tmp_path / "o2"), *options)
+                                    sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE],
+                                    "--out", str(tmp_path / "o2"), *options)
             assert result.returncode != 0 and message in result.stderr, (command, values, result.stderr)
             assert "Traceback" not in result.stderr
 
@@ -242,7 +242,7 @@ def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) ->
     for name, text in before.items():
         assert (out / name).read_text() == text, name
     result = cli.shadowdiff("report", str(out / STORE_FILE), "--out",
-                             str(tmp_path / "elsewhere"), "--min-reviewed", "0")
+                            str(tmp_path / "elsewhere"), "--min-reviewed", "0")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "elsewhere" / "report.html").exists()
 
@@ -395,9 +395,9 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
     log = tmp_path / "log.txt"
     log.write_text("What is 2 + 2?\nName a colour.\n")
     wrong = sides[Side.CANDIDATE] + "/v1/chat/completions"
-    command = [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", sides[Side.BASELINE],
+    command = ["replay", str(log), "--baseline", sides[Side.BASELINE],
                "--candidate", wrong, "--candidate-model", "Qwen/Qwen3-8B-FP8", "--retries", "0"]
-    result = subprocess.run([*command, "--out", str(tmp_path / "a")], capture_output=True, text=True, timeout=120)
+    result = cli.shadowdiff(*command, "--out", str(tmp_path / "a"))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "nothing could be compared" in result.stderr and "Traceback" not in result.stderr
     # why, on the terminal too, not only in the reports
@@ -405,19 +405,17 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
     [row, *_] = [json.loads(line) for line in (tmp_path / "a" / "pairs.jsonl").read_text().splitlines()]
     error = row["answers"]["candidate"]["error"]
     assert error.startswith(f"HTTP 404 from {wrong}/v1/chat/completions (give each side's base URL"), error
-    gated = subprocess.run([*command, "--out", str(tmp_path / "b"), "--gate"], capture_output=True, text=True,
-                           timeout=120)
+    gated = cli.shadowdiff(*command, "--out", str(tmp_path / "b"), "--gate")
     assert gated.returncode == 2, gated.stderr
     ok = cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE],
-                         "--candidate", sides[Side.REPLICA], "--out", str(tmp_path / "c"), "--gate")
+                        "--candidate", sides[Side.REPLICA], "--out", str(tmp_path / "c"), "--gate")
     assert ok.returncode in (0, 2), ok.stderr   # PASS if the replica agreed on both, INCOMPLETE if not
     assert json.loads((tmp_path / "c" / "summary.json").read_text())["acceptance"]["decision"] == (
         "PASS" if ok.returncode == 0 else "INCOMPLETE")
     # a bad option decides nothing: 3, never click's 2 (which would read as INCOMPLETE)
     for bad in (["--timeout", "0"], ["--timeout", "nan"], ["--temperature", "nan"], ["--near", "nan"],
                 ["--retries", "-1"], ["--logprobs", "-1"], ["--concurrency", "x"], ["--no-such-option"]):
-        usage = subprocess.run([*command, "--out", str(tmp_path / "d"), "--gate", *bad], capture_output=True,
-                               text=True, timeout=60)
+        usage = cli.shadowdiff(*command, "--out", str(tmp_path / "d"), "--gate", *bad)
         assert usage.returncode == 3, (bad, usage.stderr)
 
 
@@ -426,9 +424,9 @@ def test_replay_gate_takes_the_confidence_gates(sides: dict[Side, str], tmp_path
     """replay --gate decides as report does, with --max-excess-divergence and --max-factual-rate."""
     def replay(out: str, *options: str) -> cli.Ran:
         return cli.shadowdiff("replay", str(MT_BENCH), "--baseline",
-                               sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--replica",
-                               sides[Side.REPLICA], "--out", str(tmp_path / out), "--max-tokens", "64", "--gate",
-                               *options)
+                              sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--replica",
+                              sides[Side.REPLICA], "--out", str(tmp_path / out), "--max-tokens", "64", "--gate",
+                              *options)
 
     surely = replay("a", "--max-excess-divergence", "0.01")
     excess = json.loads((tmp_path / "a" / "summary.json").read_text())["excess_divergence"]

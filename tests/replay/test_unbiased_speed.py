@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import cli
 from tests.support.servers import shadowdiff_process
 
 PROMPTS = int(os.environ.get("SHADOWDIFF_SPEED_PROMPTS", "1200"))
@@ -40,10 +39,8 @@ def test_the_same_server_as_both_sides_is_as_fast_as_itself(tmp_path: Path) -> N
     # 10 ms a token (100 tokens/s a stream), as a GPU decodes; no slowdown with the
     # batch, so that the server's pace is the same for every request
     with shadowdiff_process("simulate", "--ttft", "0.03", "--tpot", "0.01", "--batch-slowdown", "0") as (_, url):
-        result = subprocess.run(
-            [sys.executable, "-m", "shadowdiff", "replay", str(log), "--baseline", url, "--candidate", url,
-             "--out", str(tmp_path / "out"), "--concurrency", CONCURRENCY, "--no-score"],
-            capture_output=True, text=True, timeout=120)
+        result = cli.shadowdiff("replay", str(log), "--baseline", url, "--candidate", url,
+                                "--out", str(tmp_path / "out"), "--concurrency", CONCURRENCY, "--no-score")
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     assert summary["outcomes"]["identical"] == PROMPTS

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from shadowdiff.store import Store
+from tests.support import cli
 from tests.support.factories import fill
 from tests.support.reviewing import TOKEN
 from tests.support.servers import free_port
@@ -151,7 +152,6 @@ def test_bad_transport_options_are_usage_errors(review_store: Path, tmp_path: Pa
     names = {"cert": cert, "key": key, "missing": tmp_path / "nothing.pem", "encrypted": encrypted}
     given = [flag.format(**names) for flag in flags]
     for command in (["review", str(review_store)], serve_args("http://127.0.0.1:1", tmp_path)):
-        done = subprocess.run([sys.executable, "-m", "shadowdiff", *command, *given, "--port", str(free_port())],
-                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        done = cli.shadowdiff(*command, *given, "--port", str(free_port()))
         assert done.returncode == 2, (command, done.stderr)
         assert message in done.stderr, done.stderr

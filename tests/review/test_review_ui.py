@@ -26,6 +26,7 @@ from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
+from tests.support import cli
 from tests.support.answercells import cells, text_of
 from tests.support.factories import fill, pair
 from tests.support.reviewing import TOKEN, csrf_of, pair_ids, signed_in
@@ -432,8 +433,7 @@ def test_short_tokens_are_refused() -> None:
 def test_review_command_serves_a_replay_store(sqlite_store: Store, tmp_path: Path) -> None:
     fill(sqlite_store)
     port = free_port()
-    missing = subprocess.run([sys.executable, "-m", "shadowdiff", "review", str(tmp_path / "nothing")],
-                             capture_output=True, text=True)
+    missing = cli.shadowdiff("review", str(tmp_path / "nothing"))
     assert missing.returncode == 3 and "no store at" in missing.stderr
     process = subprocess.Popen([sys.executable, "-m", "shadowdiff", "review", str(tmp_path), "--port", str(port)],
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})

@@ -142,7 +142,7 @@ def test_an_old_store_reports_what_it_reported(old_store: str, tmp_path: Path, k
     run_id, decision = RUNS[kind]
     out = tmp_path / "report"
     result = cli.shadowdiff("report", old_store, "--run", run_id,
-                             "--out", str(out))
+                            "--out", str(out))
     assert result.returncode == decision, result.stdout + result.stderr
     expected = DATA / "store-0.1.0" / kind
 
