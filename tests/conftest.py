@@ -5,6 +5,7 @@ pytest_plugins = [
     "tests.support.fixtures",              # simulators, proxies, stores; SIGTERM unwinds as Ctrl+C
     "tests.support.proxying",              # backends, location: `shadowdiff serve` as a process
     "tests.support.replaying",             # sides: three simulators for replay
+    "tests.support.demo",                  # demo: `shadowdiff demo` run once per session
     "tests.support.browsers",              # browser: headless Chromium
     "tests.support.conformance.fixtures",  # oracle: vLLM's own models (tests/conformance)
     # the real-engine tiers (llama.cpp: f16, q8, f16_replica; vLLM: vllm, and the tier's test order)

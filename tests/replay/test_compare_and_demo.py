@@ -12,6 +12,7 @@ import pytest
 from replay.answers import BadAnswer, SavedAnswer, read
 from shadowdiff.store import Store
 from tests.support import cli
+from tests.support.demo import Demo
 
 ANSWERS = ["The answer is 42.", "Paris is the capital of France.", "Use a hash map.\n\nIt is O(1)."]
 CHANGED = ["The answer is 43.", "Paris is the capital of France.", "Use a hash map.\nIt is O(1)."]
@@ -80,17 +81,16 @@ def test_bad_answer_files(tmp_path: Path) -> None:
     assert "nothing to compare" in result.stderr
 
 
-def test_demo_runs_everything_and_stops_it(tmp_path: Path) -> None:
-    result = cli.shadowdiff("demo", "--out", str(tmp_path / "demo"),
-                            "--latency", "zero")
+def test_demo_runs_everything_and_stops_it(demo: Demo) -> None:
+    result = demo.ran
     assert result.returncode == 0, result.stderr
     assert "20 pairs:" in result.stdout
     assert "noise floor" in result.stdout
     assert "simulated servers stopped" in result.stderr
     assert "test doubles" in result.stderr
-    report = tmp_path / "demo" / "report.html"
+    report = demo.out / "report.html"
     assert f"report: {report}" in result.stdout
-    summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    summary = json.loads((demo.out / "summary.json").read_text())
     assert summary["pairs"] == 20
     assert {c["category"] for c in summary["categories"]} == {
         "reasoning", "code", "summarization", "translation", "extraction", "classification", "math",
