@@ -52,9 +52,11 @@ def watched(browser: Any) -> Iterator[Watched]:
 
 
 def shown(page: Any) -> list[dict[str, str]]:
-    """The pairs the filters leave on the page (``display`` not none), in order."""
+    """The pairs the filters leave on the page (not ``display: none``), in order.
+    (``checkVisibility`` rather than ``getComputedStyle``: on 1,210 pairs with
+    ``content-visibility: auto`` the latter took 97 s against 0.1 s.)"""
     return page.evaluate("""[...document.querySelectorAll('article.pair')]
-        .filter(e => getComputedStyle(e).display !== 'none')
+        .filter(e => e.checkVisibility())
         .map(e => ({key: e.dataset.key, outcome: e.dataset.outcome, signals: e.dataset.signals,
                     priority: e.dataset.priority}))""")
 
