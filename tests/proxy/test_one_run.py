@@ -5,6 +5,7 @@ the last one stops. Real processes, real HTTP, a simulated backend."""
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -125,6 +126,9 @@ def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], loc
         try:
             (forced,) = store.runs()
             wait_for(lambda: seen(store, forced.id) >= 50, seconds=60)
+            # the proxy is paused while the run is closed and reported on: its heartbeat (every
+            # 10 s) would otherwise, now and then, find the run closed and move on first
+            process.send_signal(signal.SIGSTOP)
             closing = cli.shadowdiff("close", location, "--run", forced.id,
                                      "--force")
             assert closing.returncode == 0, closing.stderr
@@ -132,6 +136,7 @@ def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], loc
             # until the proxy shows up in a new run it may as well have been killed: no decision yet
             assert code == 2 and before["pairs"] == 50 and "closed by --force" in text, text
             assert "closed by --force, 1 proxy was still running" in text.splitlines()[0], text
+            process.send_signal(signal.SIGCONT)
             drive([url], 30)
             wait_for(lambda: len(store.runs()) == 2 and seen(store, store.runs()[1].id) >= 30, seconds=60)
             moved = store.runs()[1]

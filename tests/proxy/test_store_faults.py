@@ -30,7 +30,7 @@ import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.fixtures import POSTGRES, postgres_database
+from tests.support.fixtures import need_postgres, postgres_database
 from tests.support.pgserver import Unavailable, throwaway_postgres
 from tests.support.proxying import FP8, serve
 from tests.support.servers import shadowdiff_process
@@ -268,8 +268,7 @@ def waiting(url: str) -> int:
 
 
 def test_the_postgresql_server_stopped_and_started(backends: tuple[str, str], tmp_path: Path) -> None:
-    if not POSTGRES:
-        pytest.skip("set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
+    need_postgres()
     try:
         cluster_context = throwaway_postgres()
         cluster = cluster_context.__enter__()

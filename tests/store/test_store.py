@@ -1,4 +1,4 @@
-"""The store on SQLite (always) and PostgreSQL (when SHADOWDIFF_TEST_POSTGRES names one)."""
+"""The store on SQLite (always) and PostgreSQL (the one SHADOWDIFF_TEST_POSTGRES names, or one on 127.0.0.1:5432)."""
 
 from __future__ import annotations
 

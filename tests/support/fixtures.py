@@ -6,6 +6,7 @@ real-engine tiers run last."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import uuid
@@ -20,9 +21,41 @@ from shadowdiff.store import Store, database_url
 from simulator.app import build_app
 from simulator.settings import SimulatorSettings
 from tests.support.servers import HTTP, serve_app
+from tests.support.tools import required
 
 MODEL = "Qwen/Qwen3-8B"
-POSTGRES = os.environ.get("SHADOWDIFF_TEST_POSTGRES")
+# The PostgreSQL server the store's tests use: SHADOWDIFF_TEST_POSTGRES names one ("off" for
+# none); without it, a server on the default port with trust auth is used when one answers, so
+# the README's test command tests the same things on a contributor's machine as in CI.
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+@functools.cache
+def postgres_url() -> str | None:
+    """The PostgreSQL server's URL, or None: none named, and none answers on 127.0.0.1:5432."""
+    named = os.environ.get("SHADOWDIFF_TEST_POSTGRES")
+    if named is not None:
+        return None if named.strip().lower() in ("", "off", "0", "no") else named
+    engine = sa.create_engine(database_url(LOCAL_POSTGRES), connect_args={"connect_timeout": 2})
+    try:
+        with engine.connect():
+            return LOCAL_POSTGRES
+    except sa.exc.SQLAlchemyError:
+        return None
+    finally:
+        engine.dispose()
+
+
+def need_postgres() -> str:
+    """The PostgreSQL URL; the test is skipped without one (failed under CI)."""
+    url = postgres_url()
+    if url is None:
+        why = ("no PostgreSQL answers on 127.0.0.1:5432 and SHADOWDIFF_TEST_POSTGRES names none"
+               if os.environ.get("SHADOWDIFF_TEST_POSTGRES") is None else "SHADOWDIFF_TEST_POSTGRES is off")
+        if required():
+            pytest.fail(f"PostgreSQL is required here (SHADOWDIFF_REQUIRE_TOOLS=1): {why}")
+        pytest.skip(f"{why}: set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
+    return url
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -100,16 +133,15 @@ def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
 
 @contextlib.contextmanager
 def postgres_database() -> Iterator[str]:
-    """A new, empty database on the PostgreSQL server of SHADOWDIFF_TEST_POSTGRES (the
-    test is skipped without one); yields its URL and drops it afterwards."""
-    if not POSTGRES:
-        pytest.skip("set SHADOWDIFF_TEST_POSTGRES=postgresql://… to test PostgreSQL")
+    """A new, empty database on the PostgreSQL server (``postgres_url``: the test is skipped
+    without one, failed under CI); yields its URL and drops it afterwards."""
+    server = need_postgres()
     name = f"shadowdiff_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(database_url(POSTGRES), isolation_level="AUTOCOMMIT")
+    admin = sa.create_engine(database_url(server), isolation_level="AUTOCOMMIT")
     with admin.connect() as c:
         c.execute(sa.text(f'CREATE DATABASE "{name}"'))
     try:
-        yield POSTGRES.rsplit("/", 1)[0] + "/" + name
+        yield server.rsplit("/", 1)[0] + "/" + name
     finally:
         with admin.connect() as c:
             c.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))

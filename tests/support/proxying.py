@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.support.cli import shadowdiff
 from tests.support.fixtures import postgres_database
 from tests.support.servers import free_port, shadowdiff_process, wait_ready
 
@@ -147,7 +148,6 @@ def stop(process: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def report(location: str, out: Path, *args: str) -> tuple[int, str, dict[str, object]]:
-    result = subprocess.run([sys.executable, "-m", "shadowdiff", "report", location, "--out", str(out), *args],
-                            capture_output=True, text=True, timeout=120)
+    result = shadowdiff("report", location, "--out", str(out), *args)
     assert result.returncode in (0, 2), result.stdout + result.stderr
     return result.returncode, result.stdout, json.loads((out / "summary.json").read_text(encoding="utf-8"))
