@@ -21,6 +21,7 @@ does not grow with the run.
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -185,6 +186,18 @@ def _postgresql_connect_args(timeout: float) -> dict[str, Any]:
             "keepalives_interval": 2, "keepalives_count": 3, "tcp_user_timeout": max(1, round(timeout * 1000))}
 
 
+class _RepeatedDriverWarning(logging.Filter):
+    """Drops psycopg's "error ignored terminating <psycopg.Pipeline …>", logged when the
+    server goes away inside a batched insert: the failure also reaches the caller as the
+    exception the batch raised, and the writer says so once an outage, not once a batch."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
+
+
+_REPEATED_DRIVER_WARNING = _RepeatedDriverWarning()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any, busy: int = 10_000) -> None:
     # Transactions are begun by us (below), not by the driver's implicit BEGIN.
     dbapi_connection.isolation_level = None
@@ -244,6 +257,8 @@ class Store:
             engine = sa.create_engine(url, future=True, pool_pre_ping=True, **options)
         except (sa.exc.ArgumentError, ImportError) as exc:
             raise ConfigError(f"cannot use store {location}: {exc}") from exc
+        if engine.dialect.name == "postgresql":
+            logging.getLogger("psycopg").addFilter(_REPEATED_DRIVER_WARNING)   # (added once: filters are a set)
         if engine.dialect.name == "sqlite":
             busy = 10_000 if timeout is None else max(1, round(timeout * 1000))
             sa.event.listen(engine, "connect", functools.partial(_sqlite_pragmas, busy=busy))

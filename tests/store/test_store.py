@@ -17,6 +17,7 @@ from shadowdiff.errors import ConfigError
 from shadowdiff.records import Answer, Choice, Pair, Side
 from shadowdiff.store import STORE_FILE, Store, database_url, schema
 from shadowdiff.store.writer import PairWriter
+from tests.support.fixtures import postgres_database
 from tests.support.storing import pair
 
 
@@ -232,3 +233,19 @@ def test_run_counts_add_up_across_batches_and_writers(store: Store) -> None:
     assert store.counts(other) == {("pairs", "identical", True): 7}
     assert store.count_pairs(run) == 1
     assert store.counts(store.create_run("replay", {})) == {}
+
+
+def test_a_connection_lost_in_a_batch_is_said_once_not_by_the_driver_too(caplog: pytest.LogCaptureFixture) -> None:
+    """psycopg logs its own warning when the server goes away inside a pipelined batch (as
+    ``executemany`` is); the batch's exception says the same, and the writer logs that."""
+    import psycopg
+
+    with postgres_database() as url:
+        Store.open(url).close()   # opening a PostgreSQL store quiets the driver's repeat
+        with psycopg.connect(url, autocommit=True) as victim, psycopg.connect(url, autocommit=True) as killer:
+            pid = victim.info.backend_pid
+            with pytest.raises(psycopg.OperationalError), victim.pipeline():
+                victim.execute("SELECT 1")
+                killer.execute("SELECT pg_terminate_backend(%s)", [pid])
+                victim.execute("SELECT 2").fetchone()   # fails in the block: then its end fails too
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("psycopg")] == []
