@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-
-import httpx
-import pytest
 
 from replay.answers import BadAnswer, SavedAnswer, read
 from shadowdiff.store import Store
@@ -96,8 +92,5 @@ def test_demo_runs_everything_and_stops_it(demo: Demo) -> None:
         "reasoning", "code", "summarization", "translation", "extraction", "classification", "math",
         "instruction following"}
     # the servers it started are gone
-    urls = re.findall(r"(?:baseline|candidate|replica) (http://127\.0\.0\.1:\d+)", result.stderr)
-    assert len(urls) == 3
-    for url in urls:
-        with pytest.raises(httpx.ConnectError):
-            httpx.get(url + "/health")
+    assert len(demo.servers) == 3
+    assert demo.listening == ()
