@@ -1,5 +1,5 @@
-"""Running the suite on several workers at once (pytest-xdist: ``-n auto --dist loadgroup``
-in pyproject.toml), and which tests must share one.
+"""Running the suite on several workers at once (pytest-xdist, ``-n auto`` in pyproject.toml),
+and which tests must share one.
 
 Most of the suite's time is spent waiting, not computing: on processes starting, on
 uvicorn servers answering on loopback, on real engines generating. Measured on two cores
@@ -8,15 +8,22 @@ that time; ``-n 0`` runs everything in one process, as before (and ``--pdb`` imp
 
 A group runs on one worker, in collection order:
 
-* ``vllm``: the real vLLM tier. Its session's three servers hold 10 GB; on two workers they
-  would be started twice. The checkpoint tests' own servers run before them (see
-  tests/support/vllm_cpu.py), which only one worker can order.
-* ``llamacpp``: the real llama.cpp tier, whose session servers answer one request at a time.
-* ``conformance``: the tests asking vLLM's own models (one ``oracle`` process a session).
+* ``vllm`` (tests/engines/test_vllm_cpu*.py): the real vLLM tier. Its session's three
+  servers hold 10 GB; on two workers they would be started twice. The checkpoint tests'
+  own servers run before them (tests/support/vllm_cpu.py), which only one worker can order.
+* ``llamacpp`` (tests/engines/test_realengine*.py): the real llama.cpp tier, whose session
+  servers answer one request at a time.
+* ``conformance`` (tests/conformance/): vLLM's own models, one ``oracle`` process a session.
 * every other module on its own, so that its module-scoped simulators and proxies start once.
 
-The two engine groups are the longest and run beside each other and beside the rest
-(xdist hands out the largest groups first).
+Workers take the groups in collection order, and on several workers the real engines'
+tests are collected first (tests/support/fixtures.py): the two longest groups start at once,
+each on a worker of its own, while the other workers share out the rest.
+
+The groups are read from the test's file, not from an ``xdist_group`` mark: xdist 3.8 marks
+a test's group by rewriting its id, which pytest 9.2 no longer reads (the groups were
+silently ignored: three workers each started vLLM servers of their own, 21 GB in all).
+Collection checks that every test of a real-engine tier stands in its tier's files.
 """
 
 from __future__ import annotations
@@ -25,6 +32,46 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+from xdist.scheduler import LoadScopeScheduling
+
+GROUPS = (("tests/engines/test_vllm_cpu", "vllm", "vllmcpu"),
+          ("tests/engines/test_realengine", "llamacpp", "realengine"),
+          ("tests/conformance/", "conformance", None))
+
+
+def group(nodeid: str) -> str:
+    """The group of the test ``nodeid``: its tier's, or its module's."""
+    path = nodeid.split("::", 1)[0]
+    return next((name for prefix, name, _ in GROUPS if path.startswith(prefix)), path)
+
+
+class ByGroup(LoadScopeScheduling):
+    """xdist's scheduling by scope, with ``group`` as the scope."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return group(nodeid)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LoadScopeScheduling:
+    return ByGroup(config, log)   # type: ignore[arg-type]   (xdist's Producer)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the machine has cores (the workers mostly wait),
+    at least three (the two engine groups and the rest); ``PYTEST_XDIST_AUTO_NUM_WORKERS``
+    if set."""
+    if named := os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(named)
+    return max(3, (os.cpu_count() or 1) + 1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A real-engine test outside its tier's files would be scheduled beside the tier, on a
+    worker starting servers of its own: refused."""
+    for item in items:
+        for prefix, name, marker in GROUPS:
+            if marker and item.get_closest_marker(marker) and group(item.nodeid) != name:
+                raise pytest.UsageError(f"{item.nodeid} is marked {marker}: it belongs in {prefix}*.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,28 +79,3 @@ def pytest_configure(config: pytest.Config) -> None:
     alone, which is not what those tests check (hypothesis's deadline and too-slow check)."""
     settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("suite")
-
-
-def group(item: pytest.Item) -> str:
-    if item.get_closest_marker("vllmcpu"):
-        return "vllm"
-    if item.get_closest_marker("realengine"):
-        return "llamacpp"
-    if "oracle" in getattr(item, "fixturenames", ()):
-        return "conformance"
-    return item.nodeid.split("::", 1)[0]
-
-
-@pytest.hookimpl(tryfirst=True)   # before xdist's own hook reads the marks into the test ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the machine has cores (the workers mostly wait),
-    at least three (the two engine groups and the rest), ``PYTEST_XDIST_AUTO_NUM_WORKERS``
-    if set."""
-    if named := os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return int(named)
-    return max(3, (os.cpu_count() or 1) + 1)

@@ -68,14 +68,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 # The markers of the real-engine tiers (tests/engines/), whose servers are session fixtures.
-REAL_ENGINES = ("realengine", "vllmcpu")
+REAL_ENGINES = ("vllmcpu", "realengine")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The real-engine tiers' tests run last, as they did when their files stood at the end of
-    tests/: their session's servers (three vLLM servers hold 10 GB) are then up for those tests
-    only, not for the rest of the run. (Stable: every other test keeps its place and order.)"""
-    items.sort(key=lambda item: any(item.get_closest_marker(name) for name in REAL_ENGINES))
+    """In one process (``-n 0``) the real-engine tiers' tests run last: their session's servers
+    (three vLLM servers hold 10 GB) are then up for those tests only, not for the rest of the
+    run. On several workers they run first, vLLM's then llama.cpp's: each tier is a group of
+    its own (tests/support/distribution.py), the longest of the run, so each starts at once on
+    a worker of its own while the others share out the rest. (Stable: every other test keeps
+    its place and order.)"""
+    def tier(item: pytest.Item) -> int:
+        return next((i for i, name in enumerate(REAL_ENGINES) if item.get_closest_marker(name)), len(REAL_ENGINES))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=tier)
+    else:
+        items.sort(key=lambda item: tier(item) < len(REAL_ENGINES))
 
 
 @pytest.fixture(autouse=True)
