@@ -43,7 +43,7 @@ import pytest
 
 from tests.support.builds import once, sha256, unavailable
 from tests.support.conformance.environment import BuildError, _run, cache_dir
-from tests.support.servers import free_port, stop, wait_ready
+from tests.support.servers import dies_with_the_tests, free_port, stop, wait_ready
 
 VERSION = os.environ.get("LLAMA_CPP_PYTHON_VERSION") or "0.3.36"
 # llama.cpp is built for x86-64-v3 (AVX2, FMA, F16C), not for the building machine's own
@@ -190,7 +190,7 @@ def serve(python: Path, model: Path, alias: str, log: Path, *options: str) -> It
     command = [str(python), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
                "--host", "127.0.0.1", "--port", str(port), *SERVER_OPTIONS, *options]
     with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=dies_with_the_tests)
     url = f"http://127.0.0.1:{port}"
     try:
         try:   # ready when /v1/models answers: the server has no /health

