@@ -45,13 +45,31 @@ from shadowdiff.invisible import add_filters
 from shadowdiff.records import Side, Verdict
 from shadowdiff.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Auth, Identity, same_origin
-from shadowdiff.review.blind import Blinding, blind, blind_reason, grade_view, judge_text, score_view
+from shadowdiff.review.blind import (
+    QUEUE_KINDS,
+    Blinding,
+    blind,
+    grade_view,
+    judge_text,
+    queue_kinds,
+    score_view,
+    shown_signals,
+)
 from shadowdiff.review.export import csv_export, jsonl_export
 from shadowdiff.review.nostore import NoStore
 from shadowdiff.review.ratelimit import Lockout, SignInLimit
-from shadowdiff.signals import SIGNAL_KINDS
+from shadowdiff.signals import ONE_SIDED_KINDS
 from shadowdiff.store import Store
-from shadowdiff.store.review import MAX_NOTE, MAX_SEARCH, PROMPT_PREVIEW, Filters, Review, ReviewQueue, check_text
+from shadowdiff.store.review import (
+    MAX_NOTE,
+    MAX_SEARCH,
+    PROMPT_PREVIEW,
+    Filters,
+    Review,
+    ReviewQueue,
+    VerdictGiven,
+    check_text,
+)
 from shadowdiff.store.reviewers import MAX_NAME, Reviewers, check_name
 
 VERDICT_HELP = {
@@ -89,7 +107,7 @@ _MAX_ID = 2**31 - 1        # ids and offsets beyond the database's INTEGER are s
 _ONE_VIEW = ("offset", "message", "error", "saved")
 SNIPPET = 120              # characters of a prompt the queue shows on its one line
 _EXPORT_COLUMNS = ["id", "pair_id", "run_id", "key", "category", "outcome", "similarity", "suggested",
-                   "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at"]
+                   "judge_verdict", "reviewer", "verdict", "wrong_side", "note", "created_at", "after_reveal"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -276,6 +294,9 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     def filters(request: Request) -> Filters:
         q = request.query_params
         who = identity(request)
+        if q.get("signal") in ONE_SIDED_KINDS:
+            raise InputError(f"the queue does not filter by {q['signal']}: it is one side's figure, shown on a pair's "
+                             "page after your verdict; the report lists those pairs (choose another signal)")
         return Filters(run_id=q.get("run") or None, outcome=q.get("outcome") or None,
                        suggested=q.get("suggested") or None, signal=q.get("signal") or None,
                        verdict=q.get("verdict") or None, search=q.get("q") or None,
@@ -300,17 +321,20 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         offset = _bounded_int(request.query_params.get("offset", "0"))
         rows = queue.page(f, offset=offset, limit=50)
         for row in rows:
-            row["signal_kinds"] = sorted({s["kind"] for s in row["signals"] or [] if s["kind"] != "divergence"})
+            row["signal_kinds"] = queue_kinds(row["signals"])
             # the judge's word as on the pair page: the raw one beside it would give the side away
             verdict, worse = row.pop("judge_verdict"), row.pop("judge_wrong_side")
             row["judge"] = judge_text(verdict, worse, blinding.a_is_baseline(row["id"])) if verdict else ""
             row["snippet"], row["prompt"] = _snippet(row["prompt"])
-        return page("queue.html", request, rows=rows, signal_kinds=SIGNAL_KINDS, counts=queue.counts(f),
+        return page("queue.html", request, rows=rows, signal_kinds=QUEUE_KINDS, counts=queue.counts(f),
                     runs=store.runs(), f=f, offset=offset, query=filter_query(request), max_search=MAX_SEARCH,
                     message=MESSAGES.get(request.query_params.get("message", "")))
 
     def pair_page(request: Request) -> Response:
-        pair_id = int(request.path_params["pair_id"])
+        return pair_response(request, int(request.path_params["pair_id"]))
+
+    def pair_response(request: Request, pair_id: int, status: int = 200, refused: str | None = None) -> Response:
+        """The pair page; ``refused``: why a post was refused, said on it (with ``status``)."""
         pair = queue.pair(pair_id) if pair_id <= _MAX_ID else None
         if pair is None:
             return page("message.html", request, status=404, message=f"No pair {pair_id}.")
@@ -324,18 +348,21 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         reviews = queue.reviews(pair_id)
         saved = _saved_message(request.query_params.get("saved"), reviews, who.name, pair["key"])
         # revealed once this reviewer has judged the pair, and never by a query parameter;
-        # then they see their own verdicts, and an admin everyone's
+        # then they see their own verdicts, and an admin everyone's, and no form: their
+        # first verdict is final (another, given knowing the sides, is refused)
         revealed = bool(who.name) and any(r.reviewer == who.name for r in reviews)
         reviews = [r for r in reviews if who.admin or r.reviewer == who.name]
         before, after = queue.neighbours(pair_id, filters(request))
-        signals = [{"kind": s["kind"], "reason": blind_reason(s, a_is_baseline)} for s in pair["signals"] or []]
+        # one side's figures (the margin, the token agreement, a cascade) wait for the reveal
+        signals = shown_signals(pair["signals"], a_is_baseline, revealed)
         return page("pair.html", request, pair=pair, sides=sides, view=view, asked=request_view(pair["request"]),
                     signals=signals, reviews=reviews,
                     revealed=revealed, a_is_baseline=a_is_baseline, before=before, after=after,
                     judge=_judge_view(pair.row, blinding, pair_id, revealed), query=filter_query(request),
                     grade=grade_view(pair["grade"], a_is_baseline),
-                    agreement=score_view(pair["score"], pair["noise_score"]),
-                    error=ERRORS.get(request.query_params.get("error", "")), saved=saved)
+                    agreement=score_view(pair["score"], pair["noise_score"]) if revealed else None,
+                    error=refused or ERRORS.get(request.query_params.get("error", "")), saved=saved,
+                    status=status)
 
     async def verdict_post(request: Request) -> Response:
         pair_id = int(request.path_params["pair_id"])
@@ -350,7 +377,15 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
             against = _side_against(verdict, letter, blinding, pair_id)
             if pair_id > _MAX_ID:
                 raise InputError(f"no pair {pair_id}")
-            review = await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against, note)
+            # the session's own name too: a shared-token holder whose page revealed the pair
+            # under one name must not judge it again by typing another into the form
+            review = await run_in_threadpool(queue.add_review, pair_id, reviewer, verdict, against, note,
+                                             [who.name] if who.name else [])
+        except VerdictGiven as exc:
+            # 409, not the 303 back to the page of other refusals: a script must not read it as saved
+            if wants_html(request):
+                return await run_in_threadpool(pair_response, request, pair_id, 409, str(exc))
+            return JSONResponse({"error": str(exc)}, status_code=409)
         except InputError as exc:
             status = 403 if isinstance(exc, _Forbidden) else 404 if str(exc).startswith("no pair") else 400
             if status == 400 and "text/html" in request.headers.get("accept", ""):

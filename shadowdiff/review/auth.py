@@ -14,10 +14,13 @@ Scripts send a token as ``Authorization: Bearer`` or ``X-Review-Token``; people 
 once into the sign-in form, which sets a session cookie. The cookie never holds a
 token: it names the reviewer (by id) and carries an HMAC, under a key the store made
 for itself, over the digest of their current token, so reissuing or revoking a token
-ends its sessions. Cookies are HttpOnly and SameSite=Strict, Secure over HTTPS. Forms
-carry a CSRF token (an HMAC of the session), and state-changing requests must also
-come from the UI's own origin (scheme, host and port) when the browser says where
-they come from.
+ends its sessions. Cookies are HttpOnly and SameSite=Lax, Secure over HTTPS. Lax, not
+Strict: a pair's link in report.html, pairs.csv or a chat is a navigation from
+another site, which Strict would send to the sign-in form however recently its reader
+signed in; Lax sends the cookie with such a GET (which changes nothing) and never with
+another site's POST. Forms carry a CSRF token (an HMAC of the session) as well, and
+state-changing requests must also come from the UI's own origin (scheme, host and
+port) when the browser says where they come from.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from shadowdiff.records import Side, Verdict
-from shadowdiff.signals import REASONING_REASONS, explain
+from shadowdiff.signals import ONE_SIDED_KINDS, REASONING_REASONS, SIGNAL_KINDS, explain
 
 _SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNORECASE)
 
@@ -38,14 +38,36 @@ def blind(text: str, a_is_baseline: bool) -> str:
     return _SIDE_WORDS.sub(letter, text)
 
 
-def blind_reason(signal: dict[str, Any], a_is_baseline: bool) -> str:
+# the signal kinds the queue filters by: a filter on a one-sided kind would list the pairs it marks
+QUEUE_KINDS = tuple(k for k in SIGNAL_KINDS if k not in ONE_SIDED_KINDS)
+
+
+def shown_signals(signals: list[dict[str, Any]] | None, a_is_baseline: bool,
+                  revealed: bool = False) -> list[dict[str, str]]:
+    """A pair's signals as its page shows them: kind and ``blind_reason``; before the
+    reveal without the one-sided kinds (``signals.ONE_SIDED_KINDS``)."""
+    return [{"kind": str(s.get("kind")), "reason": blind_reason(s, a_is_baseline, revealed)} for s in signals or []
+            if revealed or s.get("kind") not in ONE_SIDED_KINDS]
+
+
+def queue_kinds(signals: list[dict[str, Any]] | None) -> list[str]:
+    """The signal kinds a queue row shows: sorted, none of the one-sided ones (nor the
+    divergence, which nearly every changed pair has)."""
+    return sorted({s["kind"] for s in signals or [] if s["kind"] != "divergence" and s["kind"] not in ONE_SIDED_KINDS})
+
+
+def blind_reason(signal: dict[str, Any], a_is_baseline: bool, revealed: bool = False) -> str:
     """A signal's reason as the reviewer may read it: rebuilt from its value, A first,
     in words that are the same whichever side A is (``signals.explain``).
 
     The stored reason is not blinded word for word: it names the baseline first, and
     the order alone would give the side away. A kind or value this version does not
-    know gets a neutral text, never the stored reason."""
+    know gets a neutral text, never the stored reason. Until ``revealed``, a divergence
+    is said without its margin: that is the baseline's certainty alone, so it differs
+    with the side that is the baseline."""
     kind, value = str(signal.get("kind")), signal.get("value")
+    if kind == "divergence" and isinstance(value, dict) and not revealed:
+        value = {**value, "margin": None}
     if kind == "reasoning":
         reason = signal.get("reason")
         return reason if reason in REASONING_REASONS else "the reasoning differs"
@@ -93,9 +115,10 @@ class Blinding:
 
 
 def score_view(score: dict[str, Any] | None, noise_score: dict[str, Any] | None) -> str | None:
-    """A pair's teacher-forced score (``shadowdiff.scoring``) in words that name no side.
-    The scored answer is always the baseline's, so the page gives the share alone: its
-    length in tokens, or where in it the models part, would point at one of the two."""
+    """A pair's teacher-forced score (``shadowdiff.scoring``) in words that name no side,
+    for the page after the reveal. The scored answer is always the baseline's, so even
+    the share is one side's figure (a reviewer who counts the tokens of each answer can
+    tell which one it is over): the page holds it back until the verdict."""
     if not isinstance(score, dict) or "agreement" not in score:
         return None
     text = (f"Read token by token (each model given the same answer to score), the two models agree on "

@@ -11,16 +11,15 @@ runs inside ``serve``, beside the proxy: it must not be what runs it out of memo
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from starlette.responses import Response, StreamingResponse
 
-from shadowdiff.reports import spreadsheet_safe
+from shadowdiff.invisible import json_text
+from shadowdiff.reports import spreadsheet_safe, spreadsheet_writer
 
 IN_MEMORY = 8 * 1024 * 1024
 CHUNK = 64 * 1024
@@ -28,7 +27,7 @@ CHUNK = 64 * 1024
 
 def csv_export(rows: Iterable[dict[str, Any]], columns: list[str]) -> Response:
     def write(out: IO[str]) -> None:
-        writer = csv.DictWriter(out, columns)
+        writer = spreadsheet_writer(out, columns)
         writer.writeheader()
         writer.writerows({k: spreadsheet_safe(v) for k, v in row.items()} for row in rows)
 
@@ -38,7 +37,7 @@ def csv_export(rows: Iterable[dict[str, Any]], columns: list[str]) -> Response:
 def jsonl_export(rows: Iterable[dict[str, Any]]) -> Response:
     def write(out: IO[str]) -> None:
         for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.write(json_text(row) + "\n")
 
     return _spooled(write, "application/x-ndjson", "verdicts.jsonl")
 

@@ -6,12 +6,15 @@ is *claimed* by one reviewer at a time: on PostgreSQL with ``FOR UPDATE SKIP LOC
 on SQLite by a conditional update (SQLite has one writer at a time anyway). A claim
 expires after ``ttl`` seconds, so a reviewer who walks away does not hold a pair
 forever. A verdict is never overwritten: each is a row of its own, and two reviewers
-who disagree are both kept and shown.
+who disagree are both kept and shown. A reviewer's first verdict on a pair is their
+last: it reveals which side is the candidate on their page, so another from them would
+not be blind (``VerdictGiven``). Rows from builds that took one anyway are kept, and
+read as after the reveal: shown as such, never counted (``first_verdicts``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,6 +49,19 @@ def check_text(what: str, value: str, most: int) -> None:
         raise InputError(f"{what} is longer than {most:,} characters ({len(value):,})")
 
 
+class VerdictGiven(InputError):
+    """A verdict from a reviewer who has already judged the pair (and so seen its reveal)."""
+
+    def __init__(self, reviewer: str, pair_id: int, given: str) -> None:
+        super().__init__(
+            f"{reviewer} has already given pair {pair_id} a verdict ({given}), and it is final: after a first "
+            "verdict the page shows which side is the candidate, so another would not be blind. Nothing was "
+            "saved; for another opinion, have a reviewer who has not seen the pair judge it (the queue's "
+            "'for a second review')")
+        self.reviewer = reviewer
+        self.pair_id = pair_id
+
+
 @dataclass(frozen=True)
 class Review:
     id: int
@@ -55,6 +71,9 @@ class Review:
     wrong_side: Side | None
     note: str
     created_at: datetime
+    # a later verdict of the same reviewer on the pair, which older builds took after the
+    # reveal: kept and shown, never counted
+    after_reveal: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,9 +107,28 @@ class Filters:
             raise InputError(f"the signal filter must be one of {', '.join(SIGNAL_KINDS)}")
 
 
-def _review(row: Any) -> Review:
+def _review(row: Any, after_reveal: bool) -> Review:
     return Review(row.id, row.pair_id, row.reviewer, Verdict(row.verdict),
-                  Side(row.wrong_side) if row.wrong_side else None, row.note, row.created_at)
+                  Side(row.wrong_side) if row.wrong_side else None, row.note, row.created_at, after_reveal)
+
+
+def first_verdict(r: Any) -> Any:
+    """Whether the review row ``r`` (``schema.reviews.c``, or an alias's) is its reviewer's
+    first on its pair: the only one given blind, the only one that counts."""
+    earlier = schema.reviews.alias("earlier").c
+    return ~sa.exists().where(earlier.pair_id == r.pair_id, earlier.reviewer == r.reviewer, earlier.id < r.id)
+
+
+def first_verdicts(rows: Iterable[Any]) -> list[Any]:
+    """Of review rows (``pair_id``, ``reviewer``; oldest first), each reviewer's first on
+    each pair: a later one was given after the reveal, and is not counted."""
+    seen: set[tuple[int, str]] = set()
+    out = []
+    for row in rows:
+        if (row.pair_id, row.reviewer) not in seen:
+            seen.add((row.pair_id, row.reviewer))
+            out.append(row)
+    return out
 
 
 class ReviewQueue:
@@ -140,10 +178,12 @@ class ReviewQueue:
         p, r = schema.pairs.c, schema.reviews.c
         reviews = sa.select(sa.func.count()).where(r.pair_id == p.id).scalar_subquery()
         # whether reviewers disagree is everyone's verdicts: an admin's to see
+        # (the verdicts that count: a reviewer's first on each pair)
         verdicts = (sa.select(sa.func.count(sa.distinct(r.verdict + sa.func.coalesce(r.wrong_side, ""))))
-                    .where(r.pair_id == p.id).scalar_subquery() if f.all_verdicts else sa.literal(0))
+                    .where(r.pair_id == p.id, first_verdict(r)).scalar_subquery()
+                    if f.all_verdicts else sa.literal(0))
         mine = (sa.select(r.verdict).where(r.pair_id == p.id, r.reviewer == (f.viewer or ""))
-                .order_by(r.id.desc()).limit(1).scalar_subquery())
+                .order_by(r.id).limit(1).scalar_subquery())
         preview = sa.func.substr(p.prompt, 1, PROMPT_PREVIEW + 1).label("prompt")
         query = (sa.select(p.id, p.key, p.run_id, p.category, p.outcome, p.similarity, p.suggested, p.priority,
                            preview,
@@ -167,7 +207,7 @@ class ReviewQueue:
             # per verdict: everyone's for an admin, a reviewer's own otherwise
             own = [] if f.all_verdicts else [r.reviewer == (f.viewer or "")]
             by_verdict = c.execute(sa.select(r.verdict, sa.func.count()).select_from(
-                schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base), *own)
+                schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base), *own, first_verdict(r))
                 .group_by(r.verdict)).all()
             # what the acceptance verdict waits for: changed, comparable pairs
             needing = [*self._where(base), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
@@ -227,13 +267,22 @@ class ReviewQueue:
         until = now + timedelta(seconds=self.claim_ttl)
         with self.engine.begin() as c:
             if self.store.dialect == "postgresql":
-                pair_id = c.execute(candidates.limit(1).with_for_update(skip_locked=True, of=schema.pairs)
-                                    ).scalar_one_or_none()
-                if pair_id is None:
-                    return None
-                c.execute(schema.pairs.update().where(p.id == pair_id)
-                          .values(claimed_by=reviewer, claimed_until=until))
-                return int(pair_id)
+                passed: list[int] = []
+                while (pair_id := c.execute(candidates.where(p.id.not_in(passed)).limit(1)
+                                            .with_for_update(skip_locked=True, of=schema.pairs)
+                                            ).scalar_one_or_none()) is not None:
+                    # Under READ COMMITTED a locked row is re-checked against its own
+                    # columns only: a verdict committed (and its claim released) while this
+                    # statement ran is not seen by the statement's subqueries, so the pair
+                    # would be handed out again. A new statement sees it; the lock held
+                    # now keeps the answer true until this transaction ends.
+                    if c.execute(candidates.where(p.id == pair_id)).scalar_one_or_none() is None:
+                        passed.append(pair_id)
+                        continue
+                    c.execute(schema.pairs.update().where(p.id == pair_id)
+                              .values(claimed_by=reviewer, claimed_until=until))
+                    return int(pair_id)
+                return None
             for pair_id in c.execute(candidates.limit(20)).scalars():
                 claimed = c.execute(schema.pairs.update().where(p.id == pair_id, free)
                                     .values(claimed_by=reviewer, claimed_until=until))
@@ -251,8 +300,11 @@ class ReviewQueue:
     # -- verdicts -------------------------------------------------------------------------
 
     def add_review(self, pair_id: int, reviewer: str, verdict: str, wrong_side: str | None = None,
-                   note: str = "") -> Review:
-        """Record a verdict (a new row: an earlier verdict is kept, never overwritten)."""
+                   note: str = "", seen_by: Collection[str] = ()) -> Review:
+        """Record ``reviewer``'s verdict on a pair they have not judged (``VerdictGiven``
+        if they have). ``seen_by``: other names whose verdict on the pair means the writer
+        has seen its reveal too (the name a shared-token session is reviewing under when
+        its form names another)."""
         try:
             checked = Verdict(verdict)
         except ValueError:
@@ -277,10 +329,17 @@ class ReviewQueue:
             # (on PostgreSQL the pair is locked against deletion until the verdict is in: a
             # prune, which skips locked pairs, cannot delete it under the reviewer; one that
             # got there first leaves "no pair", not a foreign-key error)
+            # FOR NO KEY UPDATE, not KEY SHARE: two posts of one reviewer at once take turns,
+            # so the second sees the first's verdict below (SQLite: BEGIN IMMEDIATE does it)
             exists = sa.select(schema.pairs.c.id).where(schema.pairs.c.id == pair_id).with_for_update(
-                read=True, key_share=True)
+                key_share=True)
             if c.execute(exists).first() is None:
                 raise InputError(f"no pair {pair_id}")
+            r = schema.reviews.c
+            given = c.execute(sa.select(r.reviewer, r.verdict).where(
+                r.pair_id == pair_id, r.reviewer.in_([reviewer, *seen_by])).order_by(r.id).limit(1)).first()
+            if given is not None:
+                raise VerdictGiven(given.reviewer, pair_id, given.verdict)
             review_id = c.execute(schema.reviews.insert().values(
                 pair_id=pair_id, reviewer=reviewer, verdict=checked.value,
                 wrong_side=side.value if side else None, note=note, created_at=now)).inserted_primary_key
@@ -291,12 +350,16 @@ class ReviewQueue:
         return Review(int(review_id[0]), pair_id, reviewer, checked, side, note, now)
 
     def reviews(self, pair_id: int) -> list[Review]:
+        """The pair's verdicts, oldest first; a reviewer's later ones marked ``after_reveal``."""
         query = schema.reviews.select().where(schema.reviews.c.pair_id == pair_id).order_by(schema.reviews.c.id)
         with self.engine.connect() as c:
-            return [_review(r) for r in c.execute(query)]
+            rows = c.execute(query).all()
+        first = {row.id for row in first_verdicts(rows)}
+        return [_review(row, row.id not in first) for row in rows]
 
     def export(self, run_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every verdict with its pair's key, outcome and suggestion, oldest first; read in
+        """Every verdict with its pair's key, outcome and suggestion, oldest first, and
+        ``after_reveal`` for a reviewer's later verdict on a pair (not counted); read in
         batches (on PostgreSQL through a server-side cursor), so that memory does not grow
         with their number. A database error can come part-way: the review UI writes the
         whole export out before sending any of it (``shadowdiff.review.export``)."""
@@ -304,7 +367,8 @@ class ReviewQueue:
             check_text("the run filter", run_id, MAX_FILTER)
         p, r = schema.pairs.c, schema.reviews.c
         query = (sa.select(r.id, r.pair_id, p.run_id, p.key, p.category, p.outcome, p.similarity, p.suggested,
-                           p.judge_verdict, r.reviewer, r.verdict, r.wrong_side, r.note, r.created_at)
+                           p.judge_verdict, r.reviewer, r.verdict, r.wrong_side, r.note, r.created_at,
+                           (~first_verdict(r)).label("after_reveal"))
                  .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id)).order_by(r.id))
         if run_id:
             query = query.where(p.run_id == run_id)
@@ -312,6 +376,7 @@ class ReviewQueue:
             for row in c.execution_options(yield_per=1000).execute(query):
                 out = dict(row._mapping)
                 out["created_at"] = out["created_at"].isoformat()
+                out["after_reveal"] = bool(out["after_reveal"])
                 yield out
 
     def set_judge(self, pair_id: int, verdict: str, worse_side: str | None, reason: str) -> None:

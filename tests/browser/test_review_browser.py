@@ -23,7 +23,7 @@ from shadowdiff.records import Pair
 from shadowdiff.reports import write_reports
 from shadowdiff.review.app import ERRORS, build_review_app
 from shadowdiff.review.blind import Blinding
-from shadowdiff.store import Store
+from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
 from tests.support.browsers import TOKEN, output_dir, sign_in
 from tests.support.factories import fill, pair
@@ -50,6 +50,34 @@ def page(browser: Any) -> Iterator[Any]:
     opened.set_default_timeout(10_000)
     yield opened
     context.close()
+
+
+def test_the_queue_fits_its_window_whatever_the_key(browser: Any, site: tuple[str, Store, str]) -> None:
+    """A 300-character key (or category, or judge's label), or one of 3,000 written into the
+    store by hand, does not widen the queue past its window, down to 800 pixels: the key is
+    cut with an ellipsis, whole in its tooltip."""
+    base, store, run = site
+    long_key = "key-" + "x" * 296
+    store.add_pairs(run, [replace(pair("k80", "It is 1.", "It is 2."), key=long_key, category="c" * 300),
+                          pair("k81", "It is 3.", "It is 4.")])
+    with store.engine.begin() as c:   # past the column's 255 (SQLite keeps it whole)
+        c.execute(schema.pairs.update().where(schema.pairs.c.key == "k81").values(key="K" * 3000))
+    for window in (1440, 1280, 1024, 800):
+        context = browser.new_context(viewport={"width": window, "height": 900})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(10_000)
+            sign_in(page, base)
+            page.goto(f"{base}/")
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            assert width <= window, (window, width)
+            link = page.locator("a.key", has_text="key-x")
+            title = link.get_attribute("title")
+            assert len(title) >= 255 and long_key.startswith(title)      # (the store keeps a key's first 255)
+            box = link.bounding_box()
+            assert box and box["x"] + box["width"] <= window
+        finally:
+            context.close()
 
 
 def test_without_the_token_nothing_shows(page: Any, site: tuple[str, Store, str]) -> None:

@@ -7,11 +7,17 @@ blinding is arranged so that x has the same letter on both pages; then every pag
 reviewer can reach before giving a verdict (the queue, filtered or not, each pair page,
 "review the next pair") must be the same, byte for byte, up to the nonce, the CSRF
 field and the run's id.
+
+Scoring is on, as a real run has it: the figures measured on one side (the baseline's
+top-1/top-2 margin where the answers part, and the teacher-forced reading of the
+baseline's answer: its token agreement, and so whether the pair is a cascade) are those
+of whichever answer is the baseline, so they differ between the two stores.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -27,6 +33,7 @@ from shadowdiff.grading import Grader
 from shadowdiff.records import Answer, Choice, Pair, Side, Verdict
 from shadowdiff.review.app import VERDICT_HELP, build_review_app
 from shadowdiff.review.blind import Blinding
+from shadowdiff.scoring import CASCADE_AGREEMENT, scorable
 from shadowdiff.signals import SIGNAL_KINDS, triage_answers, with_cascade
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
@@ -48,11 +55,12 @@ class Case:
     key: str
     x: dict[str, Any]
     y: dict[str, Any]
-    margin: float | None = None
+    margins: tuple[float, float] | None = None   # the baseline's margin where x is the baseline, where y is
     judge: tuple[str, str | None, str] | None = None
     legacy: bool = False
     kinds: tuple[str, ...] = field(default_factory=tuple)   # the signal kinds this case is there for
-    score: dict[str, Any] | None = None     # the teacher-forced score (a cascade), the same in both orders
+    # the teacher-forced scores where x is the baseline and where y is (None: as ``_score`` reads the texts)
+    scores: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
     reference: tuple[str, str] | None = None   # a reference answer and its grader: the pair is graded
 
 
@@ -62,6 +70,10 @@ CASES = [
          judge=("factual", "y", "Answer {y} says 43 dollars; Answer {x} says 42."), kinds=("numbers",)),
     Case("numbers-one-side", {"text": "It takes 3 days to arrive."}, {"text": "It takes a few days to arrive."},
          judge=("factual", "x", "{x} is wrong: it says 3."), kinds=("numbers",)),
+    Case("negation", {"text": "The bridge is not safe to cross today."}, {"text": "The bridge is safe to cross today."},
+         kinds=("negation",)),
+    Case("boolean", {"text": "The method returns True for an empty list."},
+         {"text": "The method returns False for an empty list."}, kinds=("boolean",)),
     Case("label", {"text": "Label: Positive"}, {"text": "Label: Negative"},
          judge=("factual", "y", "answer {y} mislabels it"), kinds=("label",)),
     Case("json-paths", {"text": '{"a": 1, "b": 2}'}, {"text": '{"a": 1, "b": 3, "c": 4}'},
@@ -110,16 +122,21 @@ CASES = [
     Case("divergence-near-tie", {"text": "The capital is Paris, of course.", "tokens": ["The", " capital", " is",
                                                                                        " Paris"]},
          {"text": "The capital is Lyon, of course.", "tokens": ["The", " capital", " is", " Lyon"]},
-         margin=0.2, judge=("factual", "y", "Answer {y} names the wrong capital"), kinds=("divergence",)),
+         margins=(0.2, 1.7), judge=("factual", "y", "Answer {y} names the wrong capital"), kinds=("divergence",)),
     Case("divergence-confident", {"text": "Water boils at sea level quickly."},
-         {"text": "Water boils at high altitude quickly."}, margin=2.5,
+         {"text": "Water boils at high altitude quickly."}, margins=(2.5, 0.3),
          judge=("wording", None, "same content"), kinds=("divergence",)),
     Case("highlight-tie", {"text": "alpha beta gamma"}, {"text": "beta alpha gamma"},
          judge=("wording", None, "reordered"), kinds=("divergence",)),
     Case("cascade", {"text": "The test passed after we fixed the build."},
          {"text": "The test passed once we fixed the build."},
          judge=("wording", None, "same content"), kinds=("cascade",),
-         score={"agreement": 0.995, "tokens": 200, "agreed": 199, "cascade": True}),
+         scores=({"agreement": 0.995, "tokens": 200, "agreed": 199, "cascade": True},
+                 {"agreement": 0.9912, "tokens": 227, "agreed": 225, "cascade": True})),
+    # a cascade read one way round only: its tag alone would tell the stores apart
+    Case("cascade-one-way", {"text": "We shipped the fix on the first try."},
+         {"text": "We shipped the fix on our first try."}, kinds=("divergence",),
+         scores=({"agreement": 0.994, "tokens": 170, "agreed": 169, "cascade": True}, None)),
     # graded against a reference: x right, y wrong (a flip either way round), and both right
     Case("flip", {"text": "So the answer is 42."}, {"text": "So the answer is 41."}, reference=("42", "number"),
          judge=("factual", "y", "Answer {y} gets the sum wrong"), kinds=("flip", "numbers")),
@@ -149,14 +166,38 @@ def _answer(side: Side, fields: dict[str, Any]) -> Answer:
     return Answer(side, "m", **fields)
 
 
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+
+
+def _score(base: Answer, cand: Answer, outcome: str) -> dict[str, Any] | None:
+    """A teacher-forced score as ``shadowdiff.scoring.score_pair`` stores it, of the
+    baseline's answer: its tokens (words and marks here), all agreed on up to where the
+    texts part. Its figures are the baseline's: read the other way round, they differ."""
+    if not cand.ok:
+        return None
+    if (reason := scorable("/v1/completions", {"prompt": "p"}, base)) is not None:
+        return {"unscorable": reason}
+    tokens = _TOKENS.findall(base.text)
+    same = sum(1 for _ in itertools.takewhile(lambda t: t[0] == t[1], zip(tokens, _TOKENS.findall(cand.text),
+                                                                          strict=False)))
+    agreed = len(tokens) if same == len(tokens) else len(tokens) - 1
+    agreement = agreed / len(tokens)
+    return {"agreement": agreement, "tokens": len(tokens), "agreed": agreed,
+            "cascade": outcome in ("near", "divergent") and agreement >= CASCADE_AGREEMENT}
+
+
 def _pair(case: Case, x_is_baseline: bool) -> Pair:
     first, second = (case.x, case.y) if x_is_baseline else (case.y, case.x)
     base, cand = _answer(Side.BASELINE, first), _answer(Side.CANDIDATE, second)
     ok = base.ok and cand.ok
     comparison = compare_answers(base, cand) if ok else error_comparison(base.finish_reason, cand.finish_reason)
+    margin = case.margins[0 if x_is_baseline else 1] if case.margins else None
+    score = case.scores[0 if x_is_baseline else 1] or _score(base, cand, comparison.outcome.value)
+    noise = ({"agreement": 1.0, "tokens": score["tokens"], "agreed": score["tokens"]}   # the replica's reading
+             if score and "agreement" in score else None)
     pair = Pair(case.key, 0, "/v1/chat/completions", f"prompt for {case.key}", {}, comparison,
-                {Side.BASELINE: base, Side.CANDIDATE: cand}, margin=case.margin, score=case.score,
-                **with_cascade(triage_answers(base, cand, comparison, case.margin), case.score))
+                {Side.BASELINE: base, Side.CANDIDATE: cand}, margin=margin, score=score, noise_score=noise,
+                **with_cascade(triage_answers(base, cand, comparison, margin), score))
     return grade_pair(pair, case.reference[0], Grader(case.reference[1])) if case.reference else pair
 
 
@@ -227,10 +268,12 @@ def _normalised(html: str, store: Store) -> str:
 
 def _pages(store: Store, url: str) -> dict[str, str]:
     """Every page a reviewer who has given no verdict can reach, by its path."""
-    client = httpx.Client(base_url=url + "/review")
-    assert client.post("/login", data={"token": TOKEN, "reviewer": "ana"}).status_code == 303
+    client = _signed_in(url)
     paths = ["/", "/?unreviewed=1"]
-    paths += [f"/?signal={k}" for k in SIGNAL_KINDS]
+    # every signal the queue's filter offers
+    offered = re.search(r'<select name="signal">(.*?)</select>', client.get("/").text, re.DOTALL)
+    assert offered
+    paths += [f"/?signal={k}" for k in re.findall(r"<option>([^<]+)</option>", offered.group(1))]
     paths += [f"/?suggested={v}" for v in VERDICT_HELP]
     paths += [f"/?outcome={o}" for o in ("equivalent", "near", "divergent", "error")]
     # every pair any listing shows (the first page of the whole queue holds 50)
@@ -251,6 +294,12 @@ def _pages(store: Store, url: str) -> dict[str, str]:
     return pages
 
 
+def _signed_in(url: str) -> httpx.Client:
+    client = httpx.Client(base_url=url + "/review")
+    assert client.post("/login", data={"token": TOKEN, "reviewer": "ana"}).status_code == 303
+    return client
+
+
 def test_every_page_is_the_same_whichever_side_is_the_baseline(swapped_stores: tuple[Store, Store]) -> None:
     one, two = swapped_stores
     with serve_app(build_review_app(one, TOKEN)) as url_one, serve_app(build_review_app(two, TOKEN)) as url_two:
@@ -259,12 +308,53 @@ def test_every_page_is_the_same_whichever_side_is_the_baseline(swapped_stores: t
     # the judge's suggestion and the grade reach the pages (else this test would prove little about them)
     assert any('id="judge"' in page for page in first.values())
     assert any('id="grade"' in page and "wrong" in page for page in first.values())
-    assert any('id="token-agreement"' in page and "99.5%" in page for page in first.values())
+    # ... and the scores are there, one side's figures that differ between the two stores
+    cascades = [{p["key"] for p in _stored(store) if p["score"] and p["score"].get("cascade")} for store in (one, two)]
+    assert "cascade-one-way-0" in cascades[0] - cascades[1]
+    assert [{p["margin"] for p in _stored(store)} for store in (one, two)] == [{None, 0.2, 2.5}, {None, 1.7, 0.3}]
     assert any(">U+202E</span>" in page for page in first.values()) and any(" nfc\"" in page for page in first.values())
     differing = [path for path in first if first[path] != second[path]]
     report = "\n".join("".join(difflib.unified_diff(first[p].splitlines(True), second[p].splitlines(True),
                                                     p, p + " (swapped)", n=0))[:3000] for p in differing[:4])
     assert not differing, f"{len(differing)} pages differ when the sides are swapped:\n{report}"
+
+
+def _stored(store: Store) -> list[Any]:
+    return [p for run in store.runs() for p in store.pairs_by_priority(run.id)]
+
+
+def test_one_sides_figures_are_shown_after_the_verdict(swapped_stores: tuple[Store, Store]) -> None:
+    """The margin, the token agreement and the cascade wait for the reveal, then show."""
+    one, _ = swapped_stores
+    with serve_app(build_review_app(one, TOKEN)) as url:
+        client = _signed_in(url)
+        ids = {row["key"]: row["id"] for run in one.runs()
+               for row in ReviewQueue(one).page(_filters(run.id), limit=1000)}
+        cascade, near_tie = ids["cascade-0"], ids["divergence-near-tie-0"]
+        csrf = re.search(r'name="csrf" value="([^"]*)"', client.get("/").text)
+        assert csrf
+        before = {i: client.get(f"/pairs/{i}").text for i in (cascade, near_tie)}
+        for i in (cascade, near_tie):
+            assert client.post(f"/pairs/{i}/verdict", data={"csrf": csrf.group(1), "verdict": "wording"}
+                               ).status_code == 303
+        after = {i: client.get(f"/pairs/{i}").text for i in (cascade, near_tie)}
+    for figure in ("99.5%", 'id="token-agreement"', "tag-cascade", "the replica (the noise floor) on 100.0%"):
+        assert figure not in before[cascade] and figure in after[cascade], figure
+    assert "top-1/top-2 margin" not in before[near_tie] and "top-1/top-2 margin was 0.20 (a near-tie" in after[near_tie]
+    assert "the answers part at token 3" in before[near_tie]
+
+
+def test_the_queue_does_not_filter_by_one_sides_figures(swapped_stores: tuple[Store, Store]) -> None:
+    """Which pairs are cascades is the baseline's reading: no filter lists them before the verdict."""
+    one, _ = swapped_stores
+    with serve_app(build_review_app(one, TOKEN)) as url:
+        client = _signed_in(url)
+        page = client.get("/?signal=cascade", headers={"accept": "text/html"})
+        csrf = re.search(r'name="csrf" value="([^"]*)"', client.get("/").text)
+        assert csrf
+        claimed = client.post("/next?signal=cascade", data={"csrf": csrf.group(1)})
+    assert page.status_code == 400 and "after your verdict" in page.text and "report" in page.text
+    assert claimed.status_code == 400
 
 
 def test_no_page_names_a_side_before_the_verdict(swapped_stores: tuple[Store, Store]) -> None:

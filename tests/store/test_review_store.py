@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from shadowdiff.errors import InputError
 from shadowdiff.records import Side, Verdict
-from shadowdiff.store import Store
-from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.store import Store, schema
+from shadowdiff.store.review import Filters, ReviewQueue, VerdictGiven
 from tests.support.factories import fill, pair
 from tests.support.fixtures import postgres_database
 
@@ -70,6 +72,34 @@ def test_concurrent_claims(store: Store) -> None:
     assert queue.counts(Filters(run_id=run))["reviewed"] == 40
 
 
+def test_a_pair_judged_while_a_claim_ran_is_not_handed_out_again() -> None:
+    """PostgreSQL, READ COMMITTED: a claim whose statement saw the top pair free and unjudged,
+    but locked it only after another reviewer had claimed, judged and released it, must not
+    return it (the lock re-checks the pair's own columns, not whether a verdict exists). The
+    claim is held up deliberately, by a second's sleep in its statement after its snapshot."""
+
+    class Slow(ReviewQueue):
+        def _where(self, f: Filters) -> list[Any]:
+            return [*super()._where(f), sa.text("(select pg_sleep(1.0)) is not null")]
+
+    with postgres_database() as url:
+        store = Store.open(url)
+        try:
+            run = fill(store)
+            queue = ReviewQueue(store)
+            late: list[int | None] = []
+            claiming = threading.Thread(target=lambda: late.append(Slow(store).claim_next("bob", Filters(run_id=run))))
+            claiming.start()
+            time.sleep(0.3)   # bob's statement has its snapshot, and sleeps
+            judged = queue.claim_next("ana", Filters(run_id=run))
+            assert judged is not None
+            queue.add_review(judged, "ana", "wording")
+            claiming.join(30)
+            assert late and late[0] is not None and late[0] != judged, (judged, late)
+        finally:
+            store.close()
+
+
 def test_verdicts_are_never_overwritten(store: Store) -> None:
     run = fill(store)
     queue = ReviewQueue(store)
@@ -86,6 +116,40 @@ def test_verdicts_are_never_overwritten(store: Store) -> None:
     assert exported[0]["key"] == "k2"
     assert [r["key"] for r in queue.page(Filters(run_id=run, verdict="factual"))] == ["k2"]
     assert [r["key"] for r in queue.page(Filters(run_id=run, unreviewed=True))] == ["k4", "k1", "k5"]
+
+
+def test_a_reviewers_first_verdict_is_final(store: Store) -> None:
+    run = fill(store)
+    queue = ReviewQueue(store)
+    target = queue.page(Filters(run_id=run))[0]["id"]
+    queue.add_review(target, "ana", "equivalent")
+    for verdict, side in (("factual", "candidate"), ("equivalent", None)):
+        with pytest.raises(VerdictGiven, match=f"ana has already given pair {target} a verdict \\(equivalent\\)"):
+            queue.add_review(target, "ana", verdict, side)
+    # a name whose verdict means the writer saw the reveal too
+    with pytest.raises(VerdictGiven, match="ana has already"):
+        queue.add_review(target, "zed", "factual", "candidate", seen_by=["ana"])
+    queue.add_review(target, "bob", "factual", "candidate", seen_by=["bob"])
+    assert [(r.reviewer, r.verdict.value) for r in queue.reviews(target)] == [("ana", "equivalent"),
+                                                                             ("bob", "factual")]
+
+
+def test_verdicts_stored_after_the_reveal_are_marked_and_not_counted(store: Store) -> None:
+    run = fill(store)
+    queue = ReviewQueue(store)
+    target = queue.page(Filters(run_id=run))[0]["id"]
+    queue.add_review(target, "ana", "equivalent")
+    with store.engine.begin() as c:   # as builds before the first verdict was final took it
+        c.execute(schema.reviews.insert().values(pair_id=target, reviewer="ana", verdict="factual",
+                                                   wrong_side="candidate", note="", created_at=datetime.now(UTC)))
+    assert [(r.verdict.value, r.after_reveal) for r in queue.reviews(target)] == [("equivalent", False),
+                                                                                 ("factual", True)]
+    assert [(e["verdict"], e["after_reveal"]) for e in queue.export(run)] == [("equivalent", False),
+                                                                              ("factual", True)]
+    counts = queue.counts(Filters(run_id=run))
+    assert counts["verdict_equivalent"] == 1 and "verdict_factual" not in counts
+    row = queue.page(Filters(run_id=run, viewer="ana"))[0]
+    assert (row["verdicts"], row["my_verdict"]) == (1, "equivalent")
 
 
 @pytest.mark.parametrize(("verdict", "side", "message"), [
