@@ -130,6 +130,9 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
              "of CPU per 1,000 tokens per server (README).")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
+@option("--allow-same-target", is_flag=True,
+        help="Allow the same server and model as primary and shadow (to measure its noise: the report says "
+             "so). Without it that is refused, as a slip that would PASS.")
 @transport_click_options
 @option("--host", default="127.0.0.1", show_default=True)
 @option("--port", default=8080, show_default=True)

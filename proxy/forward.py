@@ -30,6 +30,7 @@ import aiohttp
 import orjson
 from starlette.types import Receive, Scope, Send
 
+from proxy.answers import guarded
 from proxy.body import with_model
 from proxy.capture import Capture
 from proxy.metrics import ProxyMetrics
@@ -46,6 +47,18 @@ _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
 # A body this small is taken whole by the sockets' buffers, whether the upstream reads it
 # or not; a larger or streamed one is sent within --primary-timeout (see ``_send``).
 _SURELY_BUFFERED = 64 * 1024
+
+
+async def _end_cut(request: _Request, response: aiohttp.ClientResponse, send: Send, tail: bytes,
+                   error: bytes) -> None:
+    """End an answer the client will not get whole: a stream cut between two events gets
+    ``error`` as vLLM's mid-stream error event, then ``[DONE]``; anything else is closed
+    before its end (the client sees a cut)."""
+    if "text/event-stream" in response.headers.get("content-type", "") and tail.endswith(b"\n\n"):
+        await send({"type": "http.response.body", "body": b"data: " + error + b"\n\ndata: [DONE]\n\n",
+                    "more_body": False})
+        return
+    request.abort()
 
 
 def _error(status: int, kind: str, message: str) -> bytes:
@@ -133,7 +146,7 @@ class Forwarder:
                 await self._answer_error(send, request.path, 502, "BadGatewayError",
                                          "the primary is unreachable or sent an invalid answer")
             return
-        await self._relay(request, response, send, started)
+        await self._relay(request, guarded(response), send, started)
 
     async def _send(self, request: _Request, data: Body) -> aiohttp.ClientResponse:
         """The primary's answer, its status and headers read."""
@@ -163,12 +176,16 @@ class Forwarder:
         request.drained = request.responded = True
         log.warning("answer cut at shutdown (--drain-timeout %g s): %s %s", self.settings.drain_timeout,
                     request.method, request.shown_path)
-        if "text/event-stream" in response.headers.get("content-type", "") and tail.endswith(b"\n\n"):
-            error = _error(503, "ServiceUnavailableError", "the proxy is shutting down: the answer was cut")
-            await send({"type": "http.response.body", "body": b"data: " + error + b"\n\ndata: [DONE]\n\n",
-                        "more_body": False})
-            return
-        request.abort()
+        await _end_cut(request, response, send, tail,
+                       _error(503, "ServiceUnavailableError", "the proxy is shutting down: the answer was cut"))
+
+    async def _end_failed(self, request: _Request, response: aiohttp.ClientResponse, send: Send,
+                          tail: bytes) -> None:
+        """End an answer the primary failed after its status was sent: a stream between two
+        events gets vLLM's own mid-stream error event and ``[DONE]``, as vLLM ends a failed
+        stream; otherwise the connection closes before the end, as a direct client sees it."""
+        await _end_cut(request, response, send, tail,
+                       _error(502, "BadGatewayError", "the primary's answer broke off mid-stream"))
 
     async def _relay(self, request: _Request, response: aiohttp.ClientResponse, send: Send,
                      started: float) -> None:
@@ -206,13 +223,11 @@ class Forwarder:
             # The client had the whole answer and left before the upstream's last bytes
             # (the openai client closes on [DONE]): the answer is complete, and compared.
         except (TimeoutError, aiohttp.ClientError) as exc:
-            # The primary failed mid-answer; the status is sent, so the client learns
-            # it from the connection closing before the end, as it would without us.
             request.responded = request.failed = True
             response.close()
             log.warning("primary answer failed after its status (%d) was sent: %s %s: %s", status,
                         request.method, request.shown_path, request.failure(exc))
-            request.abort()
+            await self._end_failed(request, response, send, tail)
             return
         finally:
             response.release()
@@ -408,6 +423,7 @@ class _Request:
         plan = f.mirror.plan(self.headers, body)
         if isinstance(plan, str):
             f.metrics.shadow_event("skipped", plan)
+            f.pairs.not_mirrored(plan)
             return
         self.plan = plan
         shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.raw_path, self.query, self.headers))

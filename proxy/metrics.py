@@ -49,7 +49,8 @@ SHADOW_REASONS = {
                 "client_disconnected", "drained"),
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
-PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted")
+# (aborted: the client left; refused: the baseline, as primary, refused the client's request)
+PAIR_OUTCOMES = (*(o.value for o in Outcome), "aborted", "refused")
 # fine near 1: a same-profile candidate agrees on nearly every token, and the alert is about the last percent
 AGREEMENT_BUCKETS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0)
 SCORE_RESULTS = ("scored", "unscorable", "rate_limited")

@@ -30,7 +30,7 @@ from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Pair, Side, prompt_text
 from shadowdiff.redact import Redactor, failure_text, header_secrets
 from shadowdiff.signals import triage_off_loop, with_cascade
-from shadowdiff.store import NOT_COMPARED
+from shadowdiff.store import CAPPED, NOT_COMPARED, NOT_MIRRORED
 from shadowdiff.store.writer import PairWriter, held_size
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
@@ -108,7 +108,6 @@ class PairRecorder:
             reason = "client_disconnected" if gone else "drained" if drained else "too_large" if overflow \
                 else "primary_error"
             self.metrics.shadow_event("skipped", reason)
-            self.metrics.pairs.labels("aborted" if gone else "error", comparable).inc()
             # Nothing was compared; the run counts why, so that its report shows every
             # request the proxy saw, and a failing primary counts against the run. When
             # the candidate is the primary, its refusing a request or a client giving up
@@ -117,6 +116,9 @@ class PairRecorder:
                 "primary_4xx" if isinstance(tapped, Tapped) and 400 <= tapped.status < 500 else "primary_failed"
             if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
                 why = "candidate_" + ("left" if gone else "4xx")
+            # a client's own bad request (the baseline refused it) is no upstream error
+            self.metrics.pairs.labels("aborted" if gone else "refused" if why == "primary_4xx" else "error",
+                                      comparable).inc()
             self._count_in_run(NOT_COMPARED, why, plan.comparable)
             calls.counted = True
             return
@@ -144,6 +146,8 @@ class PairRecorder:
                 self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
         self._count("pairs", comparison.outcome.value, plan.comparable)
+        if plan.comparable and comparison.outcome is not Outcome.ERROR and base.capped & cand.capped:
+            self._count_in_run(CAPPED, comparison.outcome.value, True)
         calls.counted = True
         # Every comparable pair that changed is kept; identical, sampled and failed ones
         # are counted, and kept at keep_rate (a dead shadow must not flood the store).
@@ -180,6 +184,11 @@ class PairRecorder:
                     comparable=plan.comparable, margin=margin, noise=noise, **triage, **scores)
         stored = await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair)
         self.writer.submit(stored, held_size(stored, len(plan.body)))
+
+    def not_mirrored(self, why: str) -> None:
+        """Count a request the shadow never got (``NOT_MIRRORED_REASONS``) in the run: its
+        report states the share of the traffic that was compared."""
+        self._count_in_run(NOT_MIRRORED, why, False)
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
         """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""

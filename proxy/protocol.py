@@ -13,10 +13,19 @@ without finishing, and uvicorn closes the connection and logs "ASGI callable ret
 without completing response.", with no method, path or cause. The forwarder logs its
 own line, with them, and closes the connection through ``ABORT`` (in the scope): the
 same close, which uvicorn then knows was meant.
+
+uvicorn bounds the idle time between requests (``timeout_keep_alive``) but not the time a
+client takes to send a request's head: a client that sends a header line now and then
+(slowloris) holds its connection, and a socket, for as long as it likes. The protocol
+closes a connection whose request head has not arrived whole within ``HEAD_TIMEOUT``
+seconds of the connection, or of the request's first byte. (A constant of the class, not a
+setting: ``--workers`` hands uvicorn's configuration, this class included, to processes
+that import it by name.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from typing import Any, cast
 
@@ -26,8 +35,44 @@ EMPTY_QUERY = "shadowdiff.empty_query"
 ABORT = "shadowdiff.abort"
 
 
+# Seconds a client may take to send a request's head (method, target, headers). Clients of
+# an OpenAI server send theirs at once; nginx allows 60 s (client_header_timeout), Apache's
+# mod_reqtimeout 20 to 40 s.
+HEAD_TIMEOUT = 20.0
+
+
 class TargetKeepingProtocol(HttpToolsProtocol):
+    head_timeout = HEAD_TIMEOUT
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._head_timer is None:   # (a request after a kept-alive one: its own limit)
+            self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def _arm_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
     def on_headers_complete(self) -> None:
+        self._disarm_head_timer()
         super().on_headers_complete()
         # The request's task has been created but not run: the scope can still be told.
         scope = cast(dict[str, Any], self.scope)

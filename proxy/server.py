@@ -39,13 +39,15 @@ SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
 
 def _log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
     """uvicorn's logging, with every handler redacting what it writes (shadowdiff.redact.
-    LogRedaction: the patterns, and URLs' query strings) and the proxy's own logger, and
+    LogRedaction: the patterns, and URLs' query strings) and writing its invisible characters
+    as escapes (shadowdiff.invisible.VisibleLogs: error texts quote servers), and the proxy's own logger, and
     anything that reaches the root (asyncio's "exception never retrieved"...), sent
     through the same handler rather than Python's bare last resort."""
     config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"redact": {"()": "shadowdiff.redact.LogRedaction", "patterns": list(settings.redact)}}
+    config["filters"] = {"redact": {"()": "shadowdiff.redact.LogRedaction", "patterns": list(settings.redact)},
+                         "visible": {"()": "shadowdiff.invisible.VisibleLogs"}}
     for handler in config["handlers"].values():
-        handler["filters"] = ["redact"]
+        handler["filters"] = ["redact", "visible"]
     config["loggers"]["shadowdiff"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
     config["root"] = {"handlers": ["default"], "level": "WARNING"}
     return config

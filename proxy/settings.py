@@ -18,6 +18,7 @@ from shadowdiff.errors import ConfigError
 from shadowdiff.listen import check_forwarded, check_tls
 from shadowdiff.records import Side
 from shadowdiff.redact import DEFAULT_PATTERNS, check_patterns
+from shadowdiff.targets import same_target
 
 MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
 # Redacted from everything serve keeps, always (``--redact`` adds to them): e-mail
@@ -98,6 +99,8 @@ class ProxySettings:
     # greedy pairs teacher-forced scored per second, at most (proxy.scoring); 0: none. Off by
     # default: each scored pair costs every upstream a prefill of its prompt and answer.
     score_rate: float = 0.0
+    # the primary's server and model as the shadow too: refused unless asked for (its noise)
+    allow_same_target: bool = False
 
     def __post_init__(self) -> None:
         for name in ("primary", "shadow", "replica"):
@@ -106,6 +109,12 @@ class ProxySettings:
                 raise ConfigError(f"--{name} must be an http(s) URL, got {url!r}")
         if self.replica is not None and self.shadow is None:
             raise ConfigError("--replica needs --shadow: the noise floor is measured beside a comparison")
+        if (self.shadow is not None and not self.allow_same_target
+                and same_target(self.primary, self.primary_model, self.shadow, self.shadow_model)):
+            # every pair would agree, and the run would PASS on no evidence about any candidate
+            raise ConfigError(f"--primary and --shadow are the same server and model ({self.shadow}): give the "
+                              "shadow's own address (or --shadow-model), or --allow-same-target to measure the "
+                              "server against itself (its noise)")
         for name in ("sample_rate", "keep_rate", "replica_rate", "alert_margin"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be within 0..1")

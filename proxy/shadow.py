@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from proxy.answers import guarded
 from proxy.body import with_model
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
@@ -129,10 +130,10 @@ class Mirror:
         """
         s = self.settings
         self.upstream = Upstream(s.shadow_side.value, self.metrics, limit=s.max_shadow_in_flight,
-                                 keepalive_timeout=s.upstream_idle_timeout)
+                                 keepalive_timeout=s.upstream_idle_timeout, api_key=s.shadow_api_key)
         if s.replica is not None:
             self.replica_upstream = Upstream(Side.REPLICA.value, self.metrics, limit=s.max_shadow_in_flight,
-                                             keepalive_timeout=s.upstream_idle_timeout)
+                                             keepalive_timeout=s.upstream_idle_timeout, api_key=s.replica_key)
 
     async def close(self) -> None:
         for upstream in (self.upstream, self.replica_upstream):
@@ -252,7 +253,8 @@ class Mirror:
         try:
             timeout = aiohttp.ClientTimeout(total=self.settings.shadow_timeout,
                                             sock_connect=self.settings.connect_timeout)
-            response = await upstream.request("POST", url, headers=sent, data=body, timeouts=timeout)
+            # (guarded: a body broken after its head is malformed at once, not a timeout)
+            response = guarded(await upstream.request("POST", url, headers=sent, data=body, timeouts=timeout))
             status = response.status
             async with response:
                 if response.status != 200:

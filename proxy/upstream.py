@@ -31,6 +31,11 @@ Also here, as they concern every upstream: the connection protocol passes aiohtt
 the head of an answer to HEAD (a body after it failed the answer, B7), and ``target``
 builds an upstream's URL from a request's raw path and query. (An upstream failure is
 put on one line, without what was sent, by ``shadowdiff.redact.failure_text``.)
+
+Credentials for an upstream combine by one rule: its ``--*-api-key`` (``Bearer``), else
+the user and password in its URL (``Basic``, sent as a header: aiohttp's ``auth``, which
+a URL's userinfo becomes, refuses a request that also has an Authorization header), else
+the client's own Authorization. The one chosen replaces the others.
 """
 
 from __future__ import annotations
@@ -152,7 +157,8 @@ class Upstream:
     """Requests to one upstream: a keep-alive pool, and fresh connections for the retries."""
 
     def __init__(self, side: str, metrics: ProxyMetrics, *, limit: int, keepalive_timeout: float,
-                 **session_options: Any) -> None:
+                 api_key: str | None = None, **session_options: Any) -> None:
+        self.api_key = api_key
         # every pool's idle connections are closed by us before the upstream's keep-alive
         # would: a request never lands on a connection the upstream is closing (--upstream-idle-timeout)
         self.pooled = _session(_NotingConnector(limit=limit, ttl_dns_cache=60, keepalive_timeout=keepalive_timeout),
@@ -164,6 +170,7 @@ class Upstream:
     async def request(self, method: str, url: URL, *, headers: list[tuple[str, str]], data: Body,
                       timeouts: aiohttp.ClientTimeout) -> aiohttp.ClientResponse:
         """The upstream's answer (its status and headers read), retried once as the module says."""
+        url, headers = with_credentials(url, headers, self.api_key)
         if not (data is None or isinstance(data, bytes)):
             # A streamed body cannot be sent again, so it is not put where it could need to
             # be: a pooled connection may be one the upstream is closing (5-11 of 500 were 502s).
@@ -183,6 +190,20 @@ class Upstream:
     async def close(self) -> None:
         await self.pooled.close()
         await self.fresh.close()
+
+
+def with_credentials(url: URL, headers: list[tuple[str, str]],
+                     api_key: str | None) -> tuple[URL, list[tuple[str, str]]]:
+    """``url`` without its userinfo and ``headers`` with the one Authorization the module's
+    rule chooses: ``api_key``, else the URL's user and password, else the client's."""
+    if api_key:
+        chosen = f"Bearer {api_key}"
+    elif url.raw_user is not None or url.raw_password is not None:
+        chosen = aiohttp.BasicAuth(url.user or "", url.password or "").encode()
+    else:
+        return url, headers
+    kept = [(k, v) for k, v in headers if k.lower() != "authorization"]
+    return url.with_user(None), [*kept, ("Authorization", chosen)]
 
 
 def target(base_url: str, path: str, query: str) -> URL:

@@ -90,6 +90,9 @@ _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 # Top-level request fields that are dropped from what is kept (store and capture):
 # credentials some clients put in the body, and the end user's identity.
 CREDENTIAL_FIELDS = frozenset({"api_key", "user"})
+# Top-level request fields (any case, with or without - and _) whose values are
+# credentials, removed verbatim from everything kept for the request (``body_secrets``).
+_BODY_SECRET_FIELDS = frozenset({"apikey", "user", "key", "token", "password", "secret", "accesstoken"})
 # JSON keys (any depth, any case, with or without - and _) whose string values are redacted.
 _SECRET_KEYS = frozenset({
     "apikey", "xapikey", "password", "passwd", "secret", "clientsecret", "accesstoken", "authtoken", "refreshtoken",
@@ -132,6 +135,30 @@ def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
             secrets[-1:] = [v for part in value.split(";") if len(v := part.partition("=")[2].strip()) >= MIN_COOKIE]
         else:
             secrets.append(value.partition(" ")[2].strip())   # without its scheme ("Bearer")
+    return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
+
+
+def body_secrets(request: dict[str, Any]) -> tuple[str, ...]:
+    """The credentials in a request's body, as strings to remove verbatim (as whole
+    words) from what is kept of it, as ``header_secrets`` does for its headers: an
+    upstream may repeat them ("Incorrect API key provided: …"). The string values of the
+    top-level ``CREDENTIAL_FIELDS`` and ``_BODY_SECRET_FIELDS``, and of every key at any
+    depth that ``Redactor.value`` replaces whole (``password``, ``access_token``...)."""
+    secrets: list[str] = []
+    stack: list[Any] = [request]   # (no recursion: a request may be 1,024 levels deep)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                named = isinstance(k, str) and (_normal(k) in _SECRET_KEYS
+                                                or (item is request and _normal(k) in _BODY_SECRET_FIELDS))
+                if isinstance(v, str):
+                    if named:
+                        secrets.append(v.strip())
+                else:
+                    stack.append(v)
     return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
 
 
@@ -184,7 +211,10 @@ class Redactor:
         ``MIN_LITERAL`` are left out: they would cut ordinary words."""
         # (the longest MAX_LITERALS: each is one search of every text kept, and a client
         # can send a thousand cookies)
-        kept = tuple(sorted({s for s in literals if len(s) >= MIN_LITERAL}, key=len, reverse=True))[:MAX_LITERALS]
+        given = {s for s in literals if len(s) >= MIN_LITERAL}
+        if given <= set(self._literals):
+            return self
+        kept = tuple(sorted(given | set(self._literals), key=len, reverse=True))[:MAX_LITERALS]
         if not kept:
             return self
         copy = Redactor(())
@@ -283,8 +313,9 @@ class Redactor:
         return out
 
     def request(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A request as it is kept (stored or captured): without the ``CREDENTIAL_FIELDS``, redacted."""
-        kept: dict[str, Any] = self.value(without_credentials(request))
+        """A request as it is kept (stored or captured): without the ``CREDENTIAL_FIELDS``,
+        redacted, its body's credentials (``body_secrets``) removed wherever they recur."""
+        kept: dict[str, Any] = self.with_literals(body_secrets(request)).value(without_credentials(request))
         return kept
 
     def _choice_parts(self, text: str, reasoning: str | None, refusal: str | None,
@@ -308,20 +339,23 @@ class Redactor:
         """A pair as it is stored, once it has been compared (on the true answers): its
         prompt, request (without the ``CREDENTIAL_FIELDS``), answers, signals, grade (its
         reference and what it read in the answers) and scores redacted (a score that could
-        not be had says why, in a server's words, which may repeat a key)."""
-        if not self._active:
+        not be had says why, in a server's words, which may repeat a key). The request's
+        body credentials (``body_secrets``) are removed from all of it verbatim: an
+        upstream may echo an opaque key or the ``user`` in an error or an answer."""
+        r = self.with_literals(body_secrets(pair.request))
+        if not r._active:
             return replace(pair, request=without_credentials(pair.request))
-        return replace(pair, prompt=self.text(pair.prompt), request=self.request(pair.request),
-                       answers={side: self.answer(a) for side, a in pair.answers.items()},
-                       category=None if pair.category is None else self.text(pair.category),
-                       signals=self.value(pair.signals), grade=self.value(pair.grade),
-                       score=self.value(pair.score), noise_score=self.value(pair.noise_score))
+        return replace(pair, prompt=r.text(pair.prompt), request=r.request(pair.request),
+                       answers={side: r.answer(a) for side, a in pair.answers.items()},
+                       category=None if pair.category is None else r.text(pair.category),
+                       signals=r.value(pair.signals), grade=r.value(pair.grade),
+                       score=r.value(pair.score), noise_score=r.value(pair.noise_score))
 
     async def pair_off_loop(self, pair: Pair) -> Pair:
         """``pair`` for callers on an event loop, always in a thread: its cost grows with
         the request as well as the answers (a client's request of 8,000 keys took 43 s
         on the loop), and only stored pairs - the few that changed - are redacted."""
-        if not self._active and not set(pair.request) & CREDENTIAL_FIELDS:
+        if not self._active and not set(pair.request) & CREDENTIAL_FIELDS and not body_secrets(pair.request):
             return pair
         return await asyncio.to_thread(self.pair, pair)
 

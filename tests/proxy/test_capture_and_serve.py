@@ -145,8 +145,9 @@ def test_settings_come_from_flags_environment_and_a_config_file(tmp_path: Path) 
     config = tmp_path / "shadowdiff.toml"
     with serve_app(build_app(SimulatorSettings())) as primary:
         config.write_text(f'primary = "{primary}"\nsample_rate = 0.5\nlabel = ["gpu=H100"]\n')
+        # (the primary as its own shadow: allowed from the environment too)
         env = {**os.environ, "SHADOWDIFF_STORE": str(tmp_path / "from-env"), "SHADOWDIFF_SHADOW": primary,
-               "SHADOWDIFF_SAMPLE_RATE": "0.25"}
+               "SHADOWDIFF_SAMPLE_RATE": "0.25", "SHADOWDIFF_ALLOW_SAME_TARGET": "1"}
         port = free_port()
         process = subprocess.Popen([sys.executable, "-m", "shadowdiff", "serve", "--config", str(config), "--port",
                                     str(port), "--sample-rate", "0.75"], env=env, stderr=subprocess.PIPE)
@@ -234,7 +235,7 @@ def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> Non
     assert closed.returncode == 0 and f"closed run {run.id}" in closed.stdout, closed.stderr
     assert "1 of its proxies that never stopped" in closed.stdout
     after = shadowdiff("report", str(store), "--out", str(tmp_path / "after"))
-    assert after.returncode == 2 and "3 pairs: 3 identical" in after.stdout, after.stdout + after.stderr
+    assert after.returncode == 2 and "3 pairs: 3 compared (3 identical," in after.stdout, after.stdout + after.stderr
     assert "1 of the run's proxies stopped without writing all they compared" in after.stdout
     assert "(serve, started " in after.stdout and ", 1 proxy, 1 lost (killed" in after.stdout.splitlines()[0]
     again = shadowdiff("close", str(store), "--run", run.id)

@@ -62,10 +62,12 @@ def test_a_client_leaving_before_the_answer_starts_aborts_it(start_simulator: St
 
 
 def test_the_in_flight_bound_holds_when_bodies_complete_together(start_simulator: Start,
-                                                                  start_proxy: Start) -> None:
+                                                                  start_proxy: Start, tmp_path: Path) -> None:
+    """The bound holds, and the requests it left unmirrored are in the run: its report
+    states the share of the traffic that made a pair."""
     primary = start_simulator()
     shadow = start_simulator(latency=LatencyModel(ttft=0.5))
-    proxy, app = start_proxy(primary=primary, shadow=shadow, max_shadow_in_flight=2)
+    proxy, app = start_proxy(primary=primary, shadow=shadow, max_shadow_in_flight=2, store=str(tmp_path / "s"))
     host, port = proxy.removeprefix("http://").split(":")
     body = json.dumps(chat("x", max_tokens=2)).encode()
     head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -83,6 +85,22 @@ def test_the_in_flight_bound_holds_when_bodies_complete_together(start_simulator
     settled(app)
     assert app.mirror.peak <= 2
     assert counter(app, "shadow", "skipped", "in_flight_bound") == 28
+    app.pairs.flush_counts()
+    app.writer.close()
+    app.writer = None
+    from shadowdiff.reports import summary_text
+    from shadowdiff.summary import summarize
+
+    store = Store.open(tmp_path / "s")
+    try:
+        run = store.latest_run("serve")
+        assert run is not None
+        summary = summarize(store, run.id)
+        assert summary.not_mirrored == {"in_flight_bound": 28} and summary.pairs == 2
+        assert ("2 of the 30 chat and completions requests the proxy saw made a pair (6.7%); 28 were not "
+                "mirrored: 28 the shadow already had --max-shadow-in-flight requests") in summary_text(summary)
+    finally:
+        store.close()
 
 
 def test_reused_request_ids_lose_no_pair(start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:

@@ -133,7 +133,8 @@ def test_a_request_the_primary_refuses_is_no_candidate_error(start_simulator: St
     assert HTTP.post(proxy + "/v1/chat/completions", json=chat("fine")).status_code == 200
     assert HTTP.post(proxy + "/v1/chat/completions", json=chat("bad", max_tokens=-1)).status_code == 400
     settled(app)
-    assert counter(app, "pairs", "error", "true") == 1
+    # the client's own error, apart from the upstreams' errors
+    assert (counter(app, "pairs", "refused", "true"), counter(app, "pairs", "error", "true")) == (1, 0)
     app.pairs.flush_counts()
     app.writer.close()
     from shadowdiff.acceptance import acceptance
@@ -210,7 +211,7 @@ def test_a_huge_body_is_forwarded_whole(start_proxy: Start) -> None:
     from tests.support.servers import serve_app
 
     with serve_app(echo_app()) as upstream:
-        proxy, app = start_proxy(primary=upstream, shadow=upstream, max_mirror_body=1024)
+        proxy, app = start_proxy(primary=upstream, shadow=upstream, max_mirror_body=1024, allow_same_target=True)
         body = b'{"messages": [{"role": "user", "content": "' + b"x" * (8 * 1024 * 1024) + b'"}]}'
         got = HTTP.post(proxy + "/v1/chat/completions", content=body,
                         headers={"content-type": "application/json"}).json()
@@ -271,3 +272,47 @@ def test_primary_may_be_the_candidate(start_simulator: Start, start_proxy: Start
     assert models == {("Qwen/Qwen3-8B", FP8): 10}
     opened.close()
     app.writer = None
+
+
+def test_the_primary_as_its_own_shadow_is_refused_unless_asked_for() -> None:
+    """Every pair would agree and the run would PASS on no candidate: refused, however the
+    one server is written, unless --allow-same-target (to measure its noise)."""
+    from proxy.settings import ProxySettings
+    from shadowdiff.errors import ConfigError
+
+    for shadow in ("http://127.0.0.1:8000/", "http://localhost:8000/v1", "http://0.0.0.0:8000"):
+        with pytest.raises(ConfigError, match="--primary and --shadow are the same server and model"):
+            ProxySettings(primary="http://127.0.0.1:8000", shadow=shadow)
+        ProxySettings(primary="http://127.0.0.1:8000", shadow=shadow, allow_same_target=True)
+    # one server serving the candidate under another model name is another target
+    ProxySettings(primary="http://127.0.0.1:8000", shadow="http://127.0.0.1:8000", shadow_model="Qwen/Qwen3-8B-FP8")
+
+
+def test_pairs_cut_by_the_token_cap_are_counted_stored_or_not(start_simulator: Start, start_proxy: Start,
+                                                              tmp_path: Path) -> None:
+    """A serve run keeps few identical pairs, so the share cut by the token cap on both sides
+    comes from what the proxy saw: 8 of 10 requests capped at 3 tokens, stored or not, make
+    a run that cannot pass (--max-capped 0.5)."""
+    from shadowdiff.acceptance import Decision, acceptance
+
+    primary, shadow = start_simulator(), start_simulator()   # the same answers: identical, rarely stored
+    proxy, app = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=0.0)
+    for i in range(10):
+        body = chat(f"Explain topic {i} in detail.", max_tokens=3 if i < 8 else 256)
+        assert HTTP.post(proxy + "/v1/chat/completions", json=body).status_code == 200
+    settled(app)
+    app.pairs.flush_counts()
+    app.writer.close()
+    app.writer = None
+    opened = Store.open(tmp_path / "store")
+    try:
+        run = opened.latest_run("serve")
+        assert run is not None
+        assert opened.counts(run.id)[("capped", "identical", True)] == 8
+        assert not list(opened.pairs(run.id))   # none stored: the share is from the counts
+        verdict = acceptance(opened, run.id, min_compared=1)
+        assert (verdict.capped["pairs"], verdict.capped["of"]) == (8, 10)
+        assert verdict.decision is Decision.INCOMPLETE
+        assert any("8 of 10 comparable pairs (80 %) hit the token cap on both sides" in r for r in verdict.reasons)
+    finally:
+        opened.close()

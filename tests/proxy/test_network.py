@@ -528,3 +528,49 @@ def test_an_empty_query_is_forwarded_as_received(start_proxy: Start) -> None:
         for target in (b"/v1/models?", b"/v1/models", b"/v1/models?a=1", b"/v1/%7Emodels?"):
             raw_request(proxy, b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % target)
         assert targets == [b"/v1/models?", b"/v1/models", b"/v1/models?a=1", b"/v1/%7Emodels?"]
+
+
+def test_slow_request_heads_are_closed_while_traffic_flows(start_simulator: Any, start_proxy: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slowloris: 1,000 connections each sending a header line now and then are closed once
+    their head is late (the limit shortened to 1 s here), while requests keep being answered."""
+    import time
+
+    from proxy.protocol import TargetKeepingProtocol
+
+    monkeypatch.setattr(TargetKeepingProtocol, "head_timeout", 1.0)
+    url, _ = start_proxy(primary=start_simulator())
+    host, port = url.removeprefix("http://").split(":")
+    slow: list[socket.socket] = []
+    try:
+        for _ in range(1000):
+            s = socket.create_connection((host, int(port)), timeout=5)
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+            slow.append(s)
+        started = time.monotonic()
+        answered = 0
+        while time.monotonic() - started < 2.5:
+            for s in slow[:50]:   # a header line now and then, as slowloris sends
+                with contextlib.suppress(OSError):
+                    s.sendall(b"X-a: b\r\n")
+            assert HTTP.post(url + "/v1/chat/completions", json=chat("still served?")).status_code == 200
+            answered += 1
+            time.sleep(0.2)
+        assert answered >= 5
+        closed = 0
+        for s in slow:
+            s.settimeout(2)
+            try:
+                closed += s.recv(1) == b""
+            except (ConnectionResetError, BrokenPipeError):
+                closed += 1
+        assert closed == len(slow)
+        # a request whose head arrives in time is answered, however it is split
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(b"GET /health HTTP/1.1\r\n")
+            time.sleep(0.5)
+            s.sendall(b"Host: x\r\n\r\n")
+            assert s.recv(100).startswith(b"HTTP/1.1 ")
+    finally:
+        for s in slow:
+            s.close()

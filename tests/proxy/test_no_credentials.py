@@ -51,7 +51,10 @@ NEEDLES = ["Pr0mptS3cret99", "PR0MPTSECRET1234", "eve.secret", "cHJvbXB0and0", "
 PROMPT_SECRETS = f"my key is {SK}, aws {AWS}, mail {EMAIL}, token {JWT}"
 
 MODES = ("echo", "stream", "bad_status", "reset", "hang", "garbage", "error_500", "error_event")
-HANG = 3.0           # seconds a hanging upstream waits, past the proxy's timeouts (1 s)
+# The proxy's timeouts, and how long a hanging upstream waits (past them). Every other
+# answer is instant, yet on a loaded machine 1 s was too short for some of them.
+TIMEOUT = 5
+HANG = TIMEOUT + 3.0
 
 
 class Upstream(socketserver.ThreadingTCPServer):
@@ -77,8 +80,11 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
             data += chunk
         head, body = data.split(b"\r\n\r\n", 1)
-        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
-        while len(body) < length:
+        if head.startswith(b"GET "):   # the proxy's probes (GET /health, GET /v1/chat/completions)
+            self._send(conn, 404, "text/plain", b"not here")
+            return
+        body_length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+        while len(body) < body_length:
             body += conn.recv(65536)
         request = json.loads(body)
         # ...and what it was sent as credentials, as an upstream may repeat a key it
@@ -193,7 +199,8 @@ def test_no_secret_reaches_a_store_capture_log_or_metric(tmp_path: Path) -> None
             [sys.executable, "-m", "shadowdiff", "serve", "--primary", up["primary"].url, "--shadow", up["shadow"].url,
              "--replica", up["replica"].url, "--replica-rate", "1", "--keep-rate", "1", "--store", str(data / "store"),
              "--capture", str(data / "capture.jsonl"), "--capture-max-bytes", "2048", "--capture-keep", "100",
-             "--shadow-timeout", "1", "--primary-timeout", "1", "--log-level", "debug", "--port", str(port)],
+             "--shadow-timeout", str(TIMEOUT), "--primary-timeout", str(TIMEOUT), "--log-level", "debug",
+             "--port", str(port)],
             stdout=out, stderr=err)
         try:
             wait_ready(proxy + "/healthz", process)

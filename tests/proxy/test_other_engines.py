@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from starlette.routing import Route
 from shadowdiff.records import Side
 from shadowdiff.store import Store
 from tests.support import cli
-from tests.support.proxying import settled
+from tests.support.proxying import settled, wait_for
 from tests.support.servers import serve_app
 
 
@@ -122,14 +123,23 @@ def test_a_primary_url_that_is_no_openai_servers_base_is_not_ready(start_proxy: 
     stranger = Starlette(routes=[Route("/{path:path}", nothing)])
     f16 = llama_like("smol-f16", ["ok"])
     with serve_app(stranger) as other, serve_app(f16) as engine:
+        # (caught at the proxy's own logger: the serve log configuration another test of this
+        # process applied may keep its records from reaching the root logger's capture)
+        logger = logging.getLogger("shadowdiff.proxy")
+        logger.addHandler(caplog.handler)
         for primary in (other, engine + "/v1"):
             with caplog.at_level("WARNING", logger="shadowdiff.proxy"):
                 url, _ = start_proxy(primary=primary, store=str(tmp_path / f"s{len(primary)}"))
-            ready = httpx.get(url + "/readyz")
-            assert ready.status_code == 503, ready.text
-            assert "not an OpenAI-compatible server's base URL" in ready.json()["detail"]
-            assert "not an OpenAI-compatible server's base URL" in caplog.text   # said at start-up too
+                ready = httpx.get(url + "/readyz")
+                assert ready.status_code == 503, ready.text
+                assert "not an OpenAI-compatible server's base URL" in ready.json()["detail"]
+                # said at start-up too, by a probe that runs beside the start (so, on a loaded
+                # machine, after it; and it may run out of its 2 s first)
+                wait_for(lambda: "is not answering" in caplog.text)
+                assert ("not an OpenAI-compatible server's base URL" in caplog.text
+                        or "did not answer" in caplog.text), caplog.text
             caplog.clear()
+        logger.removeHandler(caplog.handler)
         url, _ = start_proxy(primary=engine, store=str(tmp_path / "right"))
         assert httpx.get(url + "/readyz").status_code == 200
     assert f16.state.models == 0

@@ -37,7 +37,7 @@ REQUESTS = st.fixed_dictionaries(
 
 
 def mirror(shadow_model: str | None, replica_model: str | None = None) -> Mirror:
-    return Mirror(ProxySettings(primary="http://127.0.0.1:9", shadow="http://127.0.0.1:9", shadow_model=shadow_model,
+    return Mirror(ProxySettings(primary="http://127.0.0.1:9", shadow="http://127.0.0.1:10", shadow_model=shadow_model,
                                 replica="http://127.0.0.1:9", replica_model=replica_model, replica_rate=1.0),
                   ProxyMetrics())
 

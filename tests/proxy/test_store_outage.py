@@ -147,7 +147,7 @@ def test_a_store_that_cannot_be_opened_fails_the_start_with_exit_code_3(workers:
     refused = f"postgresql://nobody@127.0.0.1:{free_port()}/x"     # nothing listens there
     done = subprocess.run(
         [sys.executable, "-m", "shadowdiff", "serve", "--primary", "http://127.0.0.1:9", "--shadow",
-         "http://127.0.0.1:9", "--store", refused, "--port", str(free_port()), "--workers", workers],
+         "http://127.0.0.1:10", "--store", refused, "--port", str(free_port()), "--workers", workers],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 3, done.stderr
     assert "cannot open store" in done.stderr
@@ -155,14 +155,17 @@ def test_a_store_that_cannot_be_opened_fails_the_start_with_exit_code_3(workers:
 
 class _Recording(http.server.BaseHTTPRequestHandler):
     """An OpenAI-ish upstream that notes the client port of every request (one port per
-    connection) and keeps connections open as long as the client likes."""
+    connection), a POST's in ``ports`` and every request's in ``seen``, and keeps
+    connections open as long as the client likes."""
 
     protocol_version = "HTTP/1.1"
     ports: list[int]
+    seen: list[tuple[str, int]]
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", 0)))
         self.ports.append(self.client_address[1])
+        self.seen.append(("POST", self.client_address[1]))
         body = (b'{"id":"c","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,'
                 b'"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],'
                 b'"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}')
@@ -173,6 +176,7 @@ class _Recording(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        self.seen.append(("GET", self.client_address[1]))
         self.send_response(200)
         self.send_header("content-length", "0")
         self.end_headers()
@@ -182,16 +186,17 @@ class _Recording(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def recording() -> Iterator[Callable[[], tuple[str, list[int]]]]:
+def recording() -> Iterator[Callable[[], tuple[str, list[int], list[tuple[str, int]]]]]:
     servers: list[socketserver.ThreadingTCPServer] = []
 
-    def start() -> tuple[str, list[int]]:
+    def start() -> tuple[str, list[int], list[tuple[str, int]]]:
         ports: list[int] = []
-        handler = type("Handler", (_Recording,), {"ports": ports})
+        seen: list[tuple[str, int]] = []
+        handler = type("Handler", (_Recording,), {"ports": ports, "seen": seen})
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}", ports
+        return f"http://127.0.0.1:{server.server_address[1]}", ports, seen
 
     yield start
     for server in servers:
@@ -200,11 +205,13 @@ def recording() -> Iterator[Callable[[], tuple[str, list[int]]]]:
 
 
 @pytest.mark.parametrize("idle", [0.5, 30.0])
-def test_every_pool_closes_idle_connections_itself(recording: Callable[[], tuple[str, list[int]]],
+def test_every_pool_closes_idle_connections_itself(recording: Callable[[], tuple[str, list[int], list[Any]]],
                                                     start_proxy: Start, idle: float) -> None:
     """--upstream-idle-timeout: past it, the next request (primary's, shadow's, replica's)
-    goes on a new connection - the proxy closed the idle one, not the upstream."""
-    (primary, at_primary), (shadow, at_shadow), (replica, at_replica) = recording(), recording(), recording()
+    goes on a new connection - the proxy closed the idle one, not the upstream; within it,
+    on a connection already open (the first request's, or a start-up probe's GET)."""
+    (primary, at_primary, seen_primary), (shadow, at_shadow, seen_shadow), (replica, at_replica, seen_replica) = (
+        recording(), recording(), recording())
     url, _ = start_proxy(primary=primary, shadow=shadow, replica=replica, replica_rate=1.0,
                            upstream_idle_timeout=idle)
     with httpx.Client() as client:
@@ -212,6 +219,8 @@ def test_every_pool_closes_idle_connections_itself(recording: Callable[[], tuple
             assert client.post(url + "/v1/chat/completions", json=chat(f"q{i}")).is_success
             wait_for(lambda n=i + 1: len(at_shadow) == n and len(at_replica) == n)
             time.sleep(1.5 if i == 0 else 0)
-    for ports in (at_primary, at_shadow, at_replica):
+    for ports, seen in ((at_primary, seen_primary), (at_shadow, seen_shadow), (at_replica, seen_replica)):
         assert len(ports) == 2
-        assert (ports[0] != ports[1]) is (idle < 1.5), ports
+        second = [i for i, (method, _) in enumerate(seen) if method == "POST"][1]
+        before = {port for _, port in seen[:second]}    # the connections used before the second POST
+        assert (ports[1] not in before) is (idle < 1.5), (ports, seen)
