@@ -7,6 +7,7 @@ import itertools
 import re
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +19,20 @@ from replay import logs
 from replay.preflight import check_sides
 from replay.references import Grading, read_references
 from replay.runner import Overrides, Replay, ReplaySettings, Tally
-from shadowdiff.acceptance import Acceptance
+from shadowdiff import gates as gating
+from shadowdiff.acceptance import LOG_CHANGED, STOPPED_BY_LOG, Acceptance, Decision
 from shadowdiff.client import RetryPolicy, Upstream
 from shadowdiff.compare import Thresholds
-from shadowdiff.errors import InputError, ShadowdiffError
+from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
 from shadowdiff.grading import Grader
+from shadowdiff.invisible import safe_text
 from shadowdiff.options import (
     Finite,
     NoDecisionUsage,
     NumberOr,
+    allow_same_target_option,
     confidence_gate_options,
+    decision_gate_options,
     extra_body_option,
     flip_gate_option,
     note,
@@ -39,6 +44,7 @@ from shadowdiff.options import (
 from shadowdiff.records import Side
 from shadowdiff.reports import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
+from shadowdiff.targets import same_target
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
@@ -162,6 +168,8 @@ def _resume_command(ctx: click.Context) -> str:
               help="The grader of references that name none (default: number for a number, choice for an option "
                    "letter, else exact).")
 @extra_body_option
+@allow_same_target_option
+@decision_gate_options
 @confidence_gate_options
 @flip_gate_option
 @side_by_side_option
@@ -173,12 +181,16 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            difflib_limit: int, timeout: float, retries: int, strict: bool, label: tuple[str, ...],
            redact: tuple[str, ...], extra_body: tuple[str, ...], max_excess_divergence: float | None,
            max_factual_rate: float | None, side_by_side: int | None, gate: bool, score: bool,
-           references: Path | None, grader: str | None, max_flips: int | None, review_url: str | None) -> None:
+           references: Path | None, grader: str | None, max_flips: int | None, review_url: str | None,
+           min_reviewed: float | None, max_errors: int | None, min_compared: int | None, max_capped: float | None,
+           allow_same_target: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
     compared (every request failed, every line skipped) or the run could not be made;
-    with --gate, with the verdict's code instead (see `shadowdiff report`). Ctrl+C keeps
+    with --gate, with the verdict's code instead (see `shadowdiff report`). The gates
+    given (--max-flips, --min-reviewed...) are stored with the run, and `shadowdiff
+    report` applies them too. Ctrl+C keeps
     the pairs made, leaves the run unfinished, prints the command that continues it
     (--resume) and exits 130."""
     try:
@@ -194,9 +206,11 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label), score=score,
             references=references, grader=Grader(grader) if grader else None,
         )
-        verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side,
+        given = gating.given(min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                             max_flips=max_flips, review_url=review_url)
+                             max_flips=max_flips, max_capped=max_capped)
+        verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side, gates=given,
+                             review_url=review_url, allow_same_target=allow_same_target)
     except Interrupted as stopped:
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
@@ -209,7 +223,10 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
         click.echo(f"error: the store failed and did not come back within a minute ({first}); the run is "
                    f"unfinished (report: INCOMPLETE). Once the store is back, continue it with:\n  "
                    f"{_resume_command(click.get_current_context())}", err=True)
-        raise SystemExit(1) from None
+        # with --gate: INCOMPLETE, as `report` says of the unfinished run (1 would read as FAIL)
+        raise SystemExit(int(Decision.INCOMPLETE) if gate else 1) from None
+    except LeftUnfinished as exc:
+        raise (_Incomplete if gate else click.ClickException)(str(exc)) from exc
     except ShadowdiffError as exc:
         raise (_NoDecision if gate else click.ClickException)(str(exc)) from exc
     if gate:
@@ -225,11 +242,24 @@ class _NoDecision(click.ClickException):
     exit_code = 3
 
 
+class LeftUnfinished(InputError):
+    """The log could not be read on (bytes not UTF-8, a JSON array that breaks, a bad line
+    under --strict) after the run was made: its pairs are stored and it stays unfinished."""
+
+
+class _Incomplete(click.ClickException):
+    """With --gate, a run made and left unfinished is INCOMPLETE: 2, what ``report`` says
+    of it afterwards (3 would say that no run was made)."""
+
+    exit_code = 2
+
+
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
-               side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
-               max_factual_rate: float | None = None, max_flips: int | None = None,
-               review_url: str | None = None) -> Acceptance:
-    """Run a replay (new, or resumed) and write its reports; returns the run's verdict."""
+               side_by_side: int | None = SIDE_BY_SIDE, gates: Mapping[str, Any] | None = None,
+               review_url: str | None = None, allow_same_target: bool = False) -> Acceptance:
+    """Run a replay (new, or resumed) and write its reports; returns the run's verdict.
+    ``gates``: the gates given (``shadowdiff.gates.given``), stored with the run so that
+    ``report`` decides with them too."""
 
     fmt = settings.fmt or logs.detect(settings.log)
     logs.check_turn(fmt, settings.turn, settings.endpoint)
@@ -237,6 +267,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     grading = Grading(settings.grader, read_references(settings.references, settings.turn, settings.grader),
                       settings.references) if settings.references else Grading(settings.grader)
     settings = check_sides(settings, fmt, warn=note)
+    _check_targets(settings, allow_same_target)
     if settings.replica is None:
         note("no --replica, so no noise floor: without one, differences that batching alone causes are "
               "blamed on the candidate")
@@ -244,34 +275,74 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     store = Store.open(store_location or out / STORE_FILE)
     try:
         run_id = _run_for(store, settings, fmt, resume)
+        _record_gates(store, run_id, gates or {})
         total = logs.count(settings.log, fmt)
         bar, update = _progress(total)
         # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)
         runner = Replay(settings, store, run_id, resume=resume, listener=update,
-                        warn=lambda message: bar.write(message, file=sys.stderr), grading=grading)
+                        warn=lambda message: bar.write(safe_text(message), file=sys.stderr), grading=grading)
         try:
             tally = asyncio.run(runner.run(fmt))
         except KeyboardInterrupt:
             # the runner has stored every pair in flight; the run stays unfinished, for --resume
             raise Interrupted(runner.tally.done) from None
         except InputError as exc:   # a log that breaks part-way, or --strict
-            raise InputError(f"{exc}; the {runner.tally.done} pairs made before it are kept and the run is left "
-                             "unfinished (INCOMPLETE): fix the log, then continue with --resume") from exc
+            store.set_run_setting(run_id, STOPPED_BY_LOG, str(exc))   # for report: what to do is not --resume
+            raise LeftUnfinished(f"{exc}; the {runner.tally.done} pairs made before it are kept and the run is "
+                                 "left unfinished (INCOMPLETE): fix the log and replay it as a new run, without "
+                                 "--resume (a resume refuses a log whose contents changed)") from exc
         finally:
             bar.close()
+        _check_log_kept(store, run_id, settings.log)
         store.finish_run(run_id)
-        paths = write_reports(store, run_id, out, side_by_side=side_by_side,
-                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                              max_flips=max_flips, review_url=review_url)
+        # the gates given are the run's now (_record_gates): decided from the run, as report
+        # will, so that a report made again from the store is the same, byte for byte
+        paths = write_reports(store, run_id, out, side_by_side=side_by_side, review_url=review_url)
         click.echo(_closing_line(tally), err=True)
         if not paths.acceptance.compared:   # say why here, not only in the reports
             for side, error in _first_errors(store, run_id).items():
-                click.echo(f"{side.value}'s first error: {error}", err=True)
+                click.echo(f"{side.value}'s first error: {safe_text(error)}", err=True)
         click.echo(paths.summary_text)
         click.echo(f"\nreport: {paths.html}")
         return paths.acceptance
     finally:
         store.close()
+
+
+def _check_targets(settings: ReplaySettings, allow_same_target: bool) -> None:
+    """Refuse the baseline as its own candidate (one address and model, once each side's
+    model is settled): every pair would agree, and the run would PASS on no evidence about
+    any candidate. --allow-same-target lets it through, to measure a server's noise."""
+    base, cand, replica = settings.baseline, settings.candidate, settings.replica
+    if allow_same_target:
+        return
+    if same_target(base.url, base.model, cand.url, cand.model):
+        model = f" ({base.model})" if base.model else ""
+        raise ConfigError(f"the baseline and the candidate are the same server and model: {base.url}{model}; give "
+                          "the candidate's own address (or --candidate-model), or --allow-same-target to measure "
+                          "the server against itself (its noise)")
+    if replica is not None and same_target(replica.url, replica.model, cand.url, cand.model):
+        # the noise floor would be the candidate's own changes: any excess over it is zero
+        model = f" ({cand.model})" if cand.model else ""
+        raise ConfigError(f"the replica and the candidate are the same server and model: {cand.url}{model}; the "
+                          "replica is a second baseline (the baseline's configuration on another server or "
+                          "process), whose changes are the noise floor the candidate is measured against")
+
+
+def _record_gates(store: Store, run_id: str, given: Mapping[str, Any], command: str = "replay") -> None:
+    """Store the gates given with the run (over those of an earlier part of it, on
+    --resume), so that ``report`` on the run decides as ``replay --gate`` did."""
+    run = store.run(run_id)
+    record = gating.to_store(run.settings, given, command)
+    before, _ = gating.stored(run.settings)
+    if before and before != record["given"]:
+        note(f"--resume: the run's gates change from {_flags(before)} to {_flags(record['given'])} (a gate not "
+             "given now is kept from before)")
+    store.set_run_setting(run_id, gating.SETTINGS_KEY, record)
+
+
+def _flags(values: Mapping[str, Any]) -> str:
+    return " ".join(f"{gating.BY_NAME[n].flag} {gating.BY_NAME[n].show(v)}" for n, v in values.items()) or "none"
 
 
 def _first_errors(store: Store, run_id: str, look: int = 100) -> dict[Side, str]:
@@ -301,6 +372,7 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
                     f"--resume: the last run in this store replayed {last.settings.get('log')} "
                     f"({last.settings.get('format')}, turn {last.settings.get('turn')}); "
                     "resume needs the same log, format and turn")
+            _check_log_unchanged(settings.log, last.settings)
             # Pairs made under other sides or settings would be mixed into one run silently.
             changed = [key for key in _SAME_ON_RESUME
                        if key in last.settings and _as_now(key, last.settings[key]) != recorded[key]]
@@ -317,7 +389,42 @@ def _run_for(store: Store, settings: ReplaySettings, fmt: logs.LogFormat, resume
         click.echo("--resume: no earlier run in this store; starting a new one", err=True)
     elif store.latest_run("replay") is not None:
         click.echo("this store already holds a run; starting a new one (--resume continues the last)", err=True)
-    return store.create_run("replay", recorded)
+    return store.create_run("replay", {**recorded, _FINGERPRINT: logs.fingerprint(settings.log).as_json()})
+
+
+# The recorded settings' key of the log's fingerprint (``logs.fingerprint``), taken when the run began.
+_FINGERPRINT = "log_fingerprint"
+
+
+def _check_log_unchanged(log: Path, recorded: dict[str, Any]) -> None:
+    """A ``ShadowdiffError`` unless the log holds the bytes it held when the run began.
+
+    A resume skips the lines whose ids are stored: in a log rewritten in place, an id may
+    now stand for another prompt, or a line never replayed may have moved behind one that
+    was, and the run would PASS on answers to a log nobody replays. A run begun before
+    fingerprints were recorded cannot be checked, so it is not resumed either."""
+    then = logs.Fingerprint.from_json(recorded.get(_FINGERPRINT))
+    if then is None:
+        raise ShadowdiffError(f"--resume: the run being resumed recorded no fingerprint of {log} (an earlier "
+                              "shadowdiff began it), so whether the log changed since cannot be checked; start a "
+                              "new run without --resume")
+    change = logs.change_since(log, then)
+    if change is not None:
+        raise ShadowdiffError(f"--resume: {log} is not the log the run began with: {change}. The pairs stored "
+                              "were made from the log as it was; restore it, or start a new run without --resume")
+
+
+def _check_log_kept(store: Store, run_id: str, log: Path) -> None:
+    """Note in the run a log whose contents changed while it was replayed (the verdict is
+    then INCOMPLETE): its pairs may answer two versions of it, and the fingerprint the run
+    keeps is the first one's."""
+    then = logs.Fingerprint.from_json(store.run(run_id).settings.get(_FINGERPRINT))
+    try:
+        change = logs.change_since(log, then) if then is not None else None
+    except InputError as exc:   # deleted or made unreadable meanwhile
+        change = str(exc)
+    if change is not None:
+        store.set_run_setting(run_id, LOG_CHANGED, change)
 
 
 # what a recorded setting is made of, in options
@@ -335,7 +442,7 @@ def _as_now(key: str, value: Any) -> Any:
 
 
 def _closing_line(tally: Tally) -> str:
-    parts = [f"{tally.done} pairs compared"]
+    parts = [f"{tally.done} pairs made"]
     if tally.resumed:
         parts.append(f"{tally.resumed} already done")
     if tally.skipped:
@@ -345,7 +452,7 @@ def _closing_line(tally: Tally) -> str:
     return ", ".join(parts)
 
 
-@click.command("compare")
+@click.command("compare", cls=_ReplayCommand)
 @click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
@@ -354,23 +461,54 @@ def _closing_line(tally: Tally) -> str:
 @click.option("--difflib", "difflib_limit", default=0, show_default=True,
               help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
 @side_by_side_option
-def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int, side_by_side: int | None) -> None:
-    """Compare two files of saved answers (A: baseline, B: candidate) and write the reports."""
+@click.option("--gate", is_flag=True,
+              help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
+                   "3 no decision (the files could not be compared).")
+@decision_gate_options
+@allow_same_target_option
+def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int, side_by_side: int | None,
+                    gate: bool, min_reviewed: float | None, max_errors: int | None, min_compared: int | None,
+                    max_capped: float | None, allow_same_target: bool) -> None:
+    """Compare two files of saved answers (A: baseline, B: candidate) and write the reports.
+
+    An answer whose id the other file lacks is an unpartnered pair, an error. Exits 0 once
+    the reports are written (the verdict is in them, and `shadowdiff report` exits with it);
+    with --gate, with the verdict's code. The gates given are stored with the run."""
     from replay.offline import compare_files
 
     try:
+        if not allow_same_target and (a.resolve() == b.resolve() or logs.fingerprint(a) == logs.fingerprint(b)):
+            raise ConfigError(f"{a} and {b} hold the same bytes: every pair would agree, and the run would PASS "
+                              "without a candidate; give the candidate's answers, or --allow-same-target")
+        given = gating.given(min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
+                             max_capped=max_capped)
         store = Store.open(out / STORE_FILE)
         try:
             run_id, _, unmatched = compare_files(a, b, store, Thresholds(near=near, difflib_limit=difflib_limit))
+            _record_gates(store, run_id, given, "compare")
             paths = write_reports(store, run_id, out, side_by_side=side_by_side)
+            settings = store.run(run_id).settings
         finally:
             store.close()
     except ShadowdiffError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise (_NoDecision if gate else click.ClickException)(str(exc)) from exc
     if unmatched:
-        click.echo(f"{unmatched} answers had no partner in the other file (see summary.json)", err=True)
+        click.echo(_unpartnered_line(a, b, settings))
     click.echo(paths.summary_text)
     click.echo(f"\nreport: {paths.html}")
+    if gate:
+        raise SystemExit(int(paths.acceptance.decision))
+
+
+def _unpartnered_line(a: Path, b: Path, settings: dict[str, Any]) -> str:
+    """What the compare run records of its answers without a partner, which side each misses."""
+    from replay.offline import NO_BASELINE, NO_CANDIDATE, UNPARTNERED
+
+    counts = settings.get(UNPARTNERED, {})
+    no_candidate, no_baseline = counts.get(NO_CANDIDATE, 0), counts.get(NO_BASELINE, 0)
+    return (f"{no_candidate + no_baseline} unpartnered pairs, counted as errors (--max-errors): {no_candidate} "
+            f"answers in {a.name} have none in {b.name} (the candidate's missing), {no_baseline} in {b.name} have "
+            f"none in {a.name} (the baseline's missing)")
 
 
 class _Levels(click.ParamType):  # type: ignore[type-arg]

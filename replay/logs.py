@@ -29,11 +29,18 @@ whether to skip it or stop; a file that matches no format raises one ``InputErro
 that says what was found, and so does a log that cannot be read past some point (a
 JSON array that breaks, bytes that are not UTF-8): what follows is lost to the run, so
 it must not finish as if it had been read.
+
+A log is a regular file: it is read more than once (its format, its count, the replay),
+which a pipe cannot be. A run records the log's ``fingerprint`` (its size and sha256,
+read in chunks) when it begins, and ``--resume`` refuses a log whose contents changed
+since (``change_since``): the pairs stored were made from the old lines, and the resume
+would skip by id lines that may now hold other prompts.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import re
@@ -105,7 +112,19 @@ _ARRAY_PROBE_EVENTS = 10_000   # a first item this deep in nesting is taken as J
 _LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 
+def _check_file(path: Path) -> None:
+    """An ``InputError`` for a log that is not a regular file: a pipe (``cat log |
+    shadowdiff replay /dev/stdin``, ``<(...)``) or a device can be read only once, and a
+    replay reads its log several times (its format, its model, its count, the replay) and
+    fingerprints it for ``--resume``; a second read would find it used up."""
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path} is not a regular file (a pipe or a device?): a replay reads its log more than "
+                         "once and fingerprints it so that --resume can check it is unchanged, which a pipe "
+                         "cannot give; save the log to a file first and replay that")
+
+
 def _open(path: Path) -> Any:
+    _check_file(path)
     try:
         # utf-8-sig: a byte-order mark (Windows editors write one) is not the first prompt's
         return path.open("r", encoding="utf-8-sig", newline=None)
@@ -115,6 +134,7 @@ def _open(path: Path) -> Any:
 
 def _open_bytes(path: Path) -> Any:
     """The log as bytes, past a byte-order mark if it has one."""
+    _check_file(path)
     try:
         f = path.open("rb")
     except OSError as exc:
@@ -414,3 +434,72 @@ def _array_items(f: Any) -> Iterator[Any]:
                 yield None
         elif array and depth == 1:
             yield value
+
+
+_CHUNK = 1 << 20   # what a fingerprint reads at a time: a log of any size in constant memory
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """A log's contents as a run recorded them: its size and the sha256 of its bytes."""
+
+    size: int
+    sha256: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"bytes": self.size, "sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Fingerprint | None:
+        """The fingerprint a run recorded; None if it has none (runs made before the
+        fingerprint was taken) or it is not one."""
+        if not isinstance(value, dict):
+            return None
+        size, digest = value.get("bytes"), value.get("sha256")
+        if not isinstance(size, int) or not isinstance(digest, str):
+            return None
+        return cls(size, digest)
+
+
+def fingerprint(path: Path) -> Fingerprint:
+    """The log's size and sha256, read a chunk at a time (never whole)."""
+    return _digest(path)[0]
+
+
+def _digest(path: Path, head: int | None = None) -> tuple[Fingerprint, str | None]:
+    """The log's fingerprint and, with ``head``, the sha256 of its first ``head`` bytes
+    (None if it is shorter): one pass over the file for both."""
+    whole, size = hashlib.sha256(), 0
+    head_digest = whole.hexdigest() if head == 0 else None
+    with _open_raw(path) as f:
+        while chunk := f.read(_CHUNK):
+            if head is not None and head_digest is None and size + len(chunk) >= head:
+                start = whole.copy()
+                start.update(chunk[:head - size])
+                head_digest = start.hexdigest()
+            whole.update(chunk)
+            size += len(chunk)
+    return Fingerprint(size, whole.hexdigest()), head_digest
+
+
+def _open_raw(path: Path) -> Any:
+    _check_file(path)
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from exc
+
+
+def change_since(path: Path, then: Fingerprint) -> str | None:
+    """How the log's contents differ from ``then``, in words; None if they are the same.
+
+    A log that only grew at its end, the bytes it had unchanged, was appended to; any
+    other difference is a change."""
+    now, head = _digest(path, then.size)
+    if now == then:
+        return None
+    if now.size > then.size and head == then.sha256:
+        return (f"it was appended to: {then.size:,} bytes when the run began, {now.size:,} now, the first "
+                f"{then.size:,} unchanged")
+    return (f"its contents changed: {then.size:,} bytes with sha256 {then.sha256[:12]}… when the run began, "
+            f"{now.size:,} bytes with sha256 {now.sha256[:12]}… now")

@@ -142,6 +142,13 @@ class Tally:
 Listener = Callable[[Tally], None]
 
 
+def _counted_as(pair: Pair) -> str:
+    """A pair's outcome as the run's counts name it: a sampled pair that both sides
+    answered is sampled, whatever its texts (``Summary.counts``)."""
+    outcome = pair.comparison.outcome
+    return "sampled" if not pair.comparable and outcome is not Outcome.ERROR else outcome.value
+
+
 class Replay:
     """One replay run into ``store`` (``run_id``), reporting progress to ``listener``."""
 
@@ -194,7 +201,7 @@ class Replay:
         for pair in duplicates:
             # counted when submitted; the store refused it: an earlier line had its id
             self.tally.done -= 1
-            self.tally.outcomes[pair.comparison.outcome.value] -= 1
+            self.tally.outcomes[_counted_as(pair)] -= 1
             await self._bad(pair.seq, f"duplicate id {pair.key!r}: an earlier line has it")
         return self.tally
 
@@ -334,7 +341,7 @@ class Replay:
 
     def _count(self, pair: Pair) -> None:
         self.tally.done += 1
-        self.tally.outcomes[pair.comparison.outcome.value] += 1
+        self.tally.outcomes[_counted_as(pair)] += 1
         if pair.comparison.outcome is Outcome.ERROR:
             self.tally.errors += 1
         self._listener(self.tally)

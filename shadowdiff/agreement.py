@@ -1,8 +1,10 @@
 """Inter-reviewer agreement: do two people reviewing the same pair blind give the same verdict?
 
 A verdict is compared with its side (``minor/candidate`` is not ``minor/baseline``),
-and reviews by the same reviewer are one rater's. Each pair reviewed by two different
-people gives one item: its first review and the first later review by someone else.
+and only a reviewer's first verdict on a pair counts: a later one (which older builds
+took after the page had shown the sides) is neither in kappa nor a disagreement. Each
+pair reviewed by two different people gives one item: its first review and the first
+later review by someone else.
 When those items involve exactly two reviewers, each reviewer is a rater column - the
 classic Cohen's kappa of two raters, whose chance agreement comes from each person's
 own habits. With more reviewers, who rotate, the columns are the first and the second
@@ -19,7 +21,9 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from shadowdiff.invisible import safe_text
 from shadowdiff.records import Verdict, side_against
+from shadowdiff.store.review import first_verdicts
 
 FEW = 10      # below this many pairs reviewed twice, kappa is said to be rough
 LISTED = 20   # disagreements listed in the text (the terminal); summary.json and the reports list them all
@@ -69,7 +73,7 @@ def label(verdict: str, wrong_side: str | None) -> str:
 class Disagreement:
     pair_id: int
     key: str
-    reviews: tuple[Rating, ...]    # every review of the pair, oldest first
+    reviews: tuple[Rating, ...]    # every counted review of the pair (each reviewer's first), oldest first
 
     def as_json(self) -> dict[str, Any]:
         return {"pair_id": self.pair_id, "key": self.key, "reviews": [r.as_json() for r in self.reviews]}
@@ -119,8 +123,9 @@ class Agreement:
                          f"{'pair' if len(self.disagreements) == 1 else 'pairs'} (the verdict least favourable "
                          "to the candidate counts):")
             for d in self.disagreements[:LISTED]:
-                lines.append(f"  pair {d.key} (id {d.pair_id}): " + "; ".join(
-                    f"{r.reviewer} {r.label}" + (f" ({_one_line(r.note)})" if r.note else "") for r in d.reviews))
+                lines.append(f"  pair {safe_text(d.key)} (id {d.pair_id}): " + "; ".join(
+                    f"{safe_text(r.reviewer)} {r.label}" + (f" ({safe_text(_one_line(r.note))})" if r.note else "")
+                    for r in d.reviews))
             if len(self.disagreements) > LISTED:
                 lines.append(f"  ... and {len(self.disagreements) - LISTED} more (all in summary.json and the reports)")
         return "\n".join(lines)
@@ -131,7 +136,7 @@ def agreement_of(reviews: Iterable[Any]) -> Agreement:
     ``wrong_side``, ``note``) in the order they were written."""
     by_pair: dict[int, list[Rating]] = {}
     keys: dict[int, str] = {}
-    for row in reviews:
+    for row in first_verdicts(reviews):
         by_pair.setdefault(row.pair_id, []).append(Rating(row.reviewer, label(row.verdict, row.wrong_side), row.note))
         keys[row.pair_id] = row.key
     items: list[tuple[Rating, Rating]] = []

@@ -54,6 +54,56 @@ class LazyGroup(click.Group):
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                             list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name not in _OWN_LOGGING:
+            _visible_logging()
+        return name, command, rest
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            # every command's error line, one place: errors quote servers, logs and models, and
+            # a terminal obeys the ESC and CR they may hold (imported here: --version loads no more)
+            from shadowdiff.invisible import safe_text
+
+            # (``message`` is final in click's type hints only: show() reads it as it is)
+            vars(exc)["message"] = safe_text(exc.message, lines=True)
+            raise
+        except (click.exceptions.Exit, click.exceptions.Abort):   # --help, Ctrl+C at a prompt: not crashes
+            raise
+        except Exception:
+            # a crash's traceback quotes servers and logs too; it still exits 1, as Python's would
+            import traceback
+
+            from shadowdiff.invisible import safe_text
+
+            click.echo(safe_text(traceback.format_exc(), lines=True), err=True, nl=False)
+            raise SystemExit(1) from None
+
+
+# The commands that set up their logging themselves (uvicorn's, with the same filter).
+_OWN_LOGGING = frozenset({"serve", "simulate", "review"})
+
+
+def _visible_logging() -> None:
+    """Warnings and errors logged by a command (scoring, the replay's runner) to stderr as
+    Python's last-resort handler would write them, but through ``VisibleLogs``: their text
+    quotes servers, so no raw ESC or CR reaches the terminal."""
+    import logging
+
+    from shadowdiff.invisible import VisibleLogs
+
+    root = logging.getLogger()
+    if root.handlers:    # (configured already: an embedding program's, or a test's)
+        return
+    handler = logging.StreamHandler()
+    handler.addFilter(VisibleLogs())
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
 
 @click.group(cls=LazyGroup, lazy=COMMANDS,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

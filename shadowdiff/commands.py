@@ -20,12 +20,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from tqdm import tqdm
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
+from shadowdiff.invisible import safe_text
 from shadowdiff.listen import bind, check_forwarded, check_tls, transport_options
 from shadowdiff.options import (
     Finite,
     NoDecisionUsage,
     click_error,
     confidence_gate_options,
+    decision_gate_options,
     flip_gate_option,
     review_url_option,
     side_by_side_option,
@@ -90,7 +92,7 @@ def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: 
     with tqdm(total=total, unit="pair", desc="judge", file=sys.stderr, dynamic_ncols=True,
               mininterval=0.2 if sys.stderr.isatty() else 10.0) as bar:
         tally = asyncio.run(judge_run(store, run_id, settings, redo, progress=lambda: bar.update(1)))
-    click.echo(describe(tally), err=True)
+    click.echo(safe_text(describe(tally), lines=True), err=True)
     if tally.failed and not tally.judged and not tally.unparsable:
         # not one answer: unreachable, refused, the wrong model - the --judge given is wrong,
         # a configuration error (exit 3), not pairs the judge could not decide
@@ -142,7 +144,8 @@ class _ReportCommand(click.Command):
         except click.ClickException as exc:
             raise _NoReport(exc.format_message()) from exc
         except Exception as exc:   # an unwritable --out, a database gone: still no decision
-            traceback.print_exc()
+            # (the traceback quotes what a server or a store said: no raw ESC or CR to the terminal)
+            click.echo(safe_text(traceback.format_exc(), lines=True), err=True, nl=False)
             raise _NoReport(f"no report: {exc}") from exc
 
 
@@ -151,28 +154,25 @@ class _ReportCommand(click.Command):
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where to write the reports (default: the store's directory).")
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-@click.option("--min-reviewed", default=1.0, show_default=True, type=Finite(0.0, 1.0),
-              help="Share of pairs changed in substance (near or divergent) that must have a verdict "
-                   "for PASS, from 0 to 1 (0.9: 90 %).")
-@click.option("--max-errors", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Pairs that could not be compared, and log lines that made no pair, allowed.")
-@click.option("--min-compared", default=1, show_default=True, type=click.IntRange(min=1),
-              help="Comparable pairs answered by both sides that PASS needs at least (the evidence).")
+@decision_gate_options
 @confidence_gate_options
 @flip_gate_option
 @side_by_side_option
 @review_url_option
 @judge_options(required=False)
-def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float, max_errors: int,
-           min_compared: int, max_excess_divergence: float | None, max_factual_rate: float | None,
-           max_flips: int | None, side_by_side: int | None, judge: str | None, judge_model: str | None,
+def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float | None, max_errors: int | None,
+           min_compared: int | None, max_excess_divergence: float | None, max_factual_rate: float | None,
+           max_flips: int | None, max_capped: float | None, side_by_side: int | None, judge: str | None,
+           judge_model: str | None,
            judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
     PASS needs a finished run with at least --min-compared comparable pairs answered by
     both sides, zero factual verdicts against the candidate, and a verdict on every pair
-    changed in substance (or --min-reviewed of them). With --judge, an LLM judge first fills
-    in suggestions for pairs that have none; suggestions never count toward PASS.
+    changed in substance (or --min-reviewed of them). The gates given to the replay that
+    made the run apply here too, unless overridden by a flag given here; the report says
+    where each came from. With --judge, an LLM judge first fills in suggestions for pairs
+    that have none; suggestions never count toward PASS.
     """
 
     with _store_run(store, run_id) as (opened, run):
@@ -183,7 +183,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
                               min_compared=min_compared, side_by_side=side_by_side,
                               max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                              max_flips=max_flips, review_url=review_url)
+                              max_flips=max_flips, max_capped=max_capped, review_url=review_url)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
                f"{'' if run.finished_at else ', not finished'}{', ' + members if members else ''})")

@@ -1,8 +1,9 @@
 """Comparing two answers to the same request: the core shared by the proxy and replay.
 
 The steps follow the manual check shadowdiff automates:
-byte equality settles identical pairs; equality after normalization (Unicode NFC,
-whitespace runs collapsed) settles formatting-only ones; the rest are graded by a
+byte equality settles identical pairs; equality after normalizing only the whitespace
+that carries no meaning (``normalize``: prose layout, never indentation, code blocks,
+quoted strings, heredocs or diff lines) settles formatting-only ones; the rest are graded by a
 normalized Indel similarity (rapidfuzz: ``1 - indel_distance / (len(a) + len(b))``,
 i.e. twice the longest common subsequence over the total length), over characters, or
 over words for answers longer than ``WORD_LEVEL_FROM`` characters.
@@ -59,9 +60,10 @@ class Outcome(StrEnum):
     """What a pair's comparison concluded, from most to least alike."""
 
     IDENTICAL = "identical"      # byte-for-byte equal
-    EQUIVALENT = "equivalent"    # equal after normalization (whitespace, NFC)
+    EQUIVALENT = "equivalent"    # equal after normalization (``normalize``: prose whitespace, NFC)
     NEAR = "near"                # similarity at or above the near threshold
     DIVERGENT = "divergent"      # below it
+    UNANSWERED = "unanswered"    # neither side gave an answer (cut by the token cap, or empty): nothing compared
     ERROR = "error"              # a side failed: nothing to compare
 
 
@@ -96,9 +98,186 @@ class Comparison:
         return self.finish_reasons[0] != self.finish_reasons[1]
 
 
+# A fence opens a code block: ``` or ~~~ (or a longer run) first on its line.
+_FENCE_OPEN = re.compile(r"\s*(`{3,}|~{3,})")
+# The quotes that open and close a multi-line string literal (Python and others).
+_TRIPLE = re.compile(r"\"\"\"|'''")
+# A heredoc: <<WORD, <<-WORD, <<'WORD' or <<"WORD"; <<< is a here-string, one line.
+_HEREDOC = re.compile(r"(?<!<)<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+# A line of a unified diff that is not indented: a removed or added line (the marker
+# directly followed by its content) or a hunk header. Its spaces are the file's.
+_DIFF_LINE = re.compile(r"[-+]\S|@@")
+# The markers that open a list item or a quotation: the spaces after them set how the
+# lines below nest, so they are kept.
+_MARKERS = re.compile(r"(?:(?:[-*+>]|\d{1,9}[.)])\s+)+")
+_QUOTE = re.compile(r"[\"'`]")
+_RUN = re.compile(r"\s+")
+# The characters that open a string across lines when a line leaves one open: a JS
+# template literal, a double-quoted string (C++ R"(...)", Rust r#"..."#). A single quote
+# does not: it is an apostrophe in prose far more often.
+_LINE_QUOTES = ('"', "`")
+# The HTML elements whose whitespace is shown as written.
+_PRE_TAG = re.compile(r"<(/?)(pre|code|textarea)\b", re.IGNORECASE)
+
+
 def normalize(text: str) -> str:
-    """Unicode NFC with every whitespace run collapsed to one space, ends stripped."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    """The text with only the whitespace that carries no meaning normalized: what
+    ``equivalent`` compares. Unicode NFC, ``\\r\\n`` and ``\\r`` read as ``\\n``, whitespace
+    at the end of the text dropped; then line by line: the lines of a block (``_blocks``:
+    fenced code, a string left open across lines, preformatted HTML, a heredoc) as they
+    are, its first and last lines included; elsewhere each line's trailing plain spaces
+    (U+0020) dropped, a line of plain spaces only (a blank line) dropped unless it lies
+    between two kept lines, a kept line (one that starts with whitespace, with ``-`` or
+    ``+`` directly followed by a non-space, or with ``@@``) otherwise as it is, and on any
+    other line each run of plain spaces one space - a run holding any other whitespace (a
+    tab, a no-break space) kept whole - except after the list or quote markers that open
+    it and from its first quote mark (``"``, ``'``, a backtick) on. Every other line
+    break counts.
+
+    Where a rule cannot tell meaning from layout, the whitespace is kept: a false
+    ``equivalent`` can ship a regression, a false ``near`` only costs a review."""
+    out: list[str] = []
+    blanks = 0   # blank lines in a row outside a block, not yet placed
+    for line, in_block in _blocks(normalize_code(text).split("\n")):
+        if not in_block:
+            line = line.rstrip(" ")
+            if not line:
+                blanks += 1
+                continue
+        if blanks and out and _kept(out[-1]) and _kept(line):
+            out += [""] * blanks   # inside an indented block (a YAML block scalar, a docstring) or a diff
+        blanks = 0
+        out.append(line if in_block or _kept(line) else _prose_line(line))
+    return "\n".join(out)
+
+
+def _kept(line: str) -> bool:
+    """Whether a line outside a block keeps its whitespace: it is indented (code, a
+    nested YAML key) or a line of a diff."""
+    return line[:1].isspace() or _DIFF_LINE.match(line) is not None
+
+
+@dataclass(frozen=True)
+class _Open:
+    """What keeps a block open after a line: at most one kind is set, except that a
+    string left open and preformatted HTML may be open together."""
+
+    fence: str | None = None                 # the run that closes a code block
+    outer: _Open | None = None               # what a code block opened inside another block returns to
+    string: str | None = None                # the triple quote that closes a string
+    heredocs: tuple[tuple[str, bool], ...] = ()   # the words still to close, and whether tabs may precede each
+    quotes: frozenset[str] = frozenset()     # the quote characters (``"``, a backtick) left open
+    tags: tuple[tuple[str, int], ...] = ()   # the preformatted elements still open, and how deeply
+
+    def __bool__(self) -> bool:
+        return bool(self.fence or self.string or self.heredocs or self.quotes or self.tags)
+
+
+def _blocks(lines: list[str]) -> list[tuple[str, bool]]:
+    """Each line, and whether it belongs to a block kept as it is, the first kind that a
+    line outside any block opens: a fenced code block, from a line that starts (after any
+    indentation) with ``` or ~~~ or a longer run, to the line that is only the same
+    character as many times or more; a multi-line string, from a line that leaves a triple
+    quote open to the line that closes it; a string left open, from a line holding an odd
+    number of ``"`` (triple quotes aside) or of backticks to the next line holding an odd
+    number of the same character; preformatted HTML, from a line holding a ``<pre``,
+    ``<code`` or ``<textarea`` tag to the line that closes every such element (the same
+    line, for one closed on it); a heredoc, from a line holding ``<<WORD`` to the line
+    that is WORD alone (after tabs, for ``<<-WORD``; for several on one line, each in
+    turn). A code block may open inside any other block; the other resumes after it. A
+    block left open runs to the end of the text."""
+    out = []
+    state = _Open()
+    for line in lines:
+        if state:
+            state = _advance(state, line)
+            out.append((line, True))
+        else:
+            state = _opened(line)
+            out.append((line, bool(state) or _PRE_TAG.search(line) is not None))
+    return out
+
+
+def _advance(state: _Open, line: str) -> _Open:
+    """What is still open after a line inside a block."""
+    if state.fence is not None:
+        bare = line.strip()
+        closed = bare.startswith(state.fence) and not bare.strip(state.fence[0])
+        return (state.outer or _Open()) if closed else state
+    if opened := _FENCE_OPEN.match(line):
+        # a code block inside another block (a quote left open in prose before it, a string
+        # or heredoc whose end stands inside it): kept whole, and the outer block cannot end
+        # inside it - where the two readings disagree, the one that keeps more wins
+        return _Open(fence=opened.group(1), outer=state)
+    if state.string is not None:
+        return _Open(string=_open_string(line, state.string))
+    if state.heredocs:
+        word, tabs = state.heredocs[0]
+        return _Open(heredocs=state.heredocs[1:]) if (line.lstrip("\t") if tabs else line) == word else state
+    quotes = frozenset(q for q in state.quotes if _quote_count(line, q) % 2 == 0)
+    return _Open(quotes=quotes, tags=_open_tags(line, state.tags))
+
+
+def _opened(line: str) -> _Open:
+    """The block a line outside any opens, the first kind that applies: a code block, a
+    multi-line string, a string left open or preformatted HTML (both, when the line leaves
+    both open), heredocs."""
+    if opened := _FENCE_OPEN.match(line):
+        return _Open(fence=opened.group(1))
+    if (string := _open_string(line, None)) is not None:
+        return _Open(string=string)
+    inline = _Open(quotes=frozenset(q for q in _LINE_QUOTES if _quote_count(line, q) % 2), tags=_open_tags(line, ()))
+    if inline:
+        return inline
+    return _Open(heredocs=tuple((m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)))
+
+
+def _quote_count(line: str, quote: str) -> int:
+    """How many times a quote character stands alone on a line: a triple quote is a
+    multi-line string's, read by ``_open_string``."""
+    return line.replace(quote * 3, "").count(quote) if quote == '"' else line.count(quote)
+
+
+def _open_tags(line: str, tags: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """The preformatted elements still open after a line, given those open before it."""
+    depth = dict(tags)
+    for tag in _PRE_TAG.finditer(line):
+        name = tag.group(2).lower()
+        depth[name] = max(0, depth.get(name, 0) + (-1 if tag.group(1) else 1))
+    return tuple(sorted((name, n) for name, n in depth.items() if n))
+
+
+def _open_string(line: str, string: str | None) -> str | None:
+    """The triple quote still open at the end of the line, given the one open at its start."""
+    for quote in _TRIPLE.finditer(line):
+        if string is None:
+            string = quote.group()
+        elif quote.group() == string:
+            string = None
+    return string
+
+
+def normalize_code(text: str) -> str:
+    """Code compared with its whitespace: Unicode NFC, ``\\r\\n`` and ``\\r`` read as
+    ``\\n``, whitespace at the end of the text dropped."""
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    return text.rstrip()
+
+
+def _prose_line(line: str) -> str:
+    """A line that is not indented: its runs of plain spaces as one space (a run holding a
+    tab, a no-break space or any other whitespace kept whole: each is drawn or parsed
+    otherwise), except after the markers that open it and from its first quote mark on (a
+    string's spaces are its value)."""
+    markers = _MARKERS.match(line)
+    start = markers.end() if markers else 0
+    quote = _QUOTE.search(line, start)
+    end = quote.start() if quote else len(line)
+    return line[:start] + _RUN.sub(_one_space, line[start:end]) + line[end:]
+
+
+def _one_space(run: re.Match[str]) -> str:
+    return " " if not run.group().strip(" ") else run.group()
 
 
 def similarity(a: str, b: str) -> float:
@@ -164,6 +343,49 @@ def compare(a: str, b: str, *, tokens_a: Sequence[str] | None = None,
     else:
         outcome = Outcome.DIVERGENT
     return Comparison(outcome, score, ratio, first_difference(a, b), first_token, length_ratio, finish)
+
+
+def answered(choices: Sequence[Choice]) -> bool:
+    """Whether some choice holds an answer: text with something visible in it once any
+    thinking is set aside, a tool call or a refusal. Reasoning alone is thinking that never
+    reached one."""
+    return any(_visible(_after_thinking(c.text)) or c.tool_calls or c.refusal is not None for c in choices)
+
+
+def _after_thinking(text: str) -> str:
+    """The text after the thinking a server without a reasoning parser leaves in it: every
+    leading ``<think>…</think>`` in turn (a model may think again), set aside; nothing, if
+    one never closed (cut by the cap)."""
+    rest = text
+    while (shown := _from_visible(rest)).startswith(_THINK_OPEN):
+        _, closed, rest = shown.partition(_THINK_CLOSE)
+        if not closed:
+            return ""
+    return rest
+
+
+def _from_visible(text: str) -> str:
+    """The text from its first character that shows on."""
+    return next((text[i:] for i, ch in enumerate(text) if _shows(ch)), "")
+
+
+def _visible(text: str) -> bool:
+    """Whether ``text`` shows anything: not only characters drawn as nothing."""
+    return any(_shows(ch) for ch in text)
+
+
+def _shows(ch: str) -> bool:
+    """Whether a character is drawn as something: not whitespace, a format or control
+    character (a zero-width space, a bidi mark), nor one of the letters and symbols made to
+    look blank (a Hangul filler, a Braille blank, a variation selector, a tag character)."""
+    return not (ch.isspace() or unicodedata.category(ch) in _UNSEEN_CATEGORIES or ch in _BLANK_LOOKING
+                or any(low <= ch <= high for low, high in _BLANK_RANGES))
+
+
+_UNSEEN_CATEGORIES = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp"})
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f")
+_BLANK_RANGES = (("\ufe00", "\ufe0f"), ("\U000e0100", "\U000e01ef"), ("\U000e0000", "\U000e007f"))
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 
 
 def render(choices: Sequence[Choice]) -> str:
@@ -263,6 +485,12 @@ def compare_answers(a: Answer, b: Answer, thresholds: Thresholds = Thresholds())
     ra, rb = render(choices_a), render(choices_b)
     measured = compare(ra, rb, tokens_a=a.tokens, tokens_b=b.tokens, finish_a=a.finish_reason,
                        finish_b=b.finish_reason, thresholds=thresholds)
+    same = _same_parts(choices_a, choices_b, normalized=False) or _same_parts(choices_a, choices_b, normalized=True)
+    if same and not (answered(choices_a) or answered(choices_b)):
+        # two answers that never began (a reasoning model cut by the token cap inside the same
+        # thinking, or nothing at all) are not "identical": no answer was compared. (Thinking
+        # that differs stays a change, for a person to look at.)
+        return Comparison(Outcome.UNANSWERED, None, None, None, None, None, measured.finish_reasons)
     if _same_parts(choices_a, choices_b, normalized=False):
         outcome = Outcome.IDENTICAL
     elif _same_parts(choices_a, choices_b, normalized=True):

@@ -34,7 +34,7 @@ from shadowdiff.store import Store, schema
 CORRECT_TO_WRONG = "correct_to_wrong"
 WRONG_TO_CORRECT = "wrong_to_correct"
 # Added to a flipped pair's triage priority: above anything triage gives (at most 100 for a
-# changed number, plus 10 for a confident divergence: shadowdiff.signals). One band for both
+# changed number: shadowdiff.signals). One band for both
 # directions, for blind review: the pair page says which letter the reference favours, so a
 # priority that told correct→wrong from wrong→correct would tell which letter is the candidate.
 FLIP_PRIORITY = 300

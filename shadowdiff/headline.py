@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shadowdiff.acceptance import Acceptance, Decision
+from shadowdiff.acceptance import Acceptance, Decision, noisy_replica
 from shadowdiff.scorestats import points, unreadable
 
 # each status in words, beside the figure (colour alone is not enough to read it)
@@ -68,14 +68,15 @@ def figures(s: Any, verdict: Acceptance) -> list[Figure]:
         out.append(flips)
     out.append(_reviewed(verdict))
     out.append(_errors(verdict))
+    if (capped := _capped(verdict)) is not None:
+        out.append(capped)
     if (speed := _speed(s)) is not None:
         out.append(speed)
     return out
 
 
 def _changed(s: Any, verdict: Acceptance) -> Figure:
-    answered = sum(s.comparable_outcomes.values()) - s.comparable_outcomes.get("error", 0)
-    value = f"{_pct(s.changed_rate)} of {answered:,} comparable pairs both sides answered"
+    value = f"{_pct(s.changed_rate)} of {verdict.compared:,} comparable pairs both sides answered"
     if s.substantive_rate is not None:
         value += f", {_pct(s.substantive_rate)} in substance"
     limit = verdict.thresholds.get("max_excess_divergence")
@@ -88,11 +89,16 @@ def _changed(s: Any, verdict: Acceptance) -> Figure:
     if excess is None:
         return Figure("changed", "answers changed", value, beside, "incomplete" if gate else "info", gate)
     beside += (f"; excess {_points(excess['estimate'])} points, 95 % interval {_points(excess['low'])} to "
-               f"{_points(excess['high'])}")
+               f"{_points(excess['high'])}, on the {excess['pairs']:,} prompts both the candidate and the replica "
+               f"answered ({_pct(excess['candidate_changed'])} vs {_pct(excess['replica_changed'])} changed)")
+    noisy = noisy_replica(excess)
+    if noisy:
+        beside += "; the replica is as noisy as the candidate or more"
     if limit is not None:
-        status = "fail" if excess["low"] > limit else "pass"
+        # a gate on an interval passes only when the whole interval is within it
+        status = "fail" if excess["low"] > limit else "pass" if excess["high"] <= limit else "incomplete"
     else:
-        status = "warn" if excess["low"] > 0 else "info"
+        status = "warn" if excess["low"] > 0 or noisy else "info"
     return Figure("changed", "answers changed", value, beside, status, gate)
 
 
@@ -165,17 +171,28 @@ def _reviewed(verdict: Acceptance) -> Figure:
     required = verdict.thresholds.get("min_reviewed", 1.0)
     value = f"{done:,} of {need:,}"
     beside = f"{_pct(done / need if need else 1.0, 0)} of the pairs changed in substance have a verdict"
-    status = "pass" if _reviewed_enough(verdict) else "incomplete"
+    # (nothing compared: a gate that checked nothing is never green)
+    status = "pass" if _reviewed_enough(verdict) and verdict.compared else "incomplete"
     return Figure("reviewed", "reviewed", value, beside, status, f"--min-reviewed {required * 100:g} %")
 
 
 def _errors(verdict: Acceptance) -> Figure:
-    failed = verdict.errors + verdict.skipped
     allowed = int(verdict.thresholds.get("max_errors", 0))
-    value = f"{verdict.errors:,} failed pairs" + (f", {verdict.skipped:,} skipped lines" if verdict.skipped else "")
-    status = "pass" if failed <= allowed else "incomplete"
-    return Figure("errors", "errors", value, f"of {verdict.compared + verdict.errors:,} pairs", status,
-                  f"--max-errors {allowed}")
+    value = ", ".join([f"{verdict.errors:,} failed pairs"] + [f"{n:,} {what}" for n, what in (
+        (verdict.skipped, "skipped lines"), (verdict.unanswered, "unanswered pairs"),
+        (verdict.replica_errors, "replica failures")) if n])
+    status = "pass" if verdict.unchecked <= allowed else "incomplete"
+    return Figure("errors", "errors", value, f"of {verdict.pairs:,} pairs made", status, f"--max-errors {allowed}")
+
+
+def _capped(verdict: Acceptance) -> Figure | None:
+    text = verdict.capped_text()
+    if text is None:
+        return None
+    limit = verdict.thresholds.get("max_capped", 1.0)
+    status = "pass" if verdict.capped["share"] <= limit else "incomplete"
+    return Figure("capped", "cut by the token cap", _pct(verdict.capped["share"]), text, status,
+                  f"--max-capped {limit * 100:g} %")
 
 
 def _speed(s: Any) -> Figure | None:
@@ -191,7 +208,8 @@ def _speed(s: Any) -> Figure | None:
                       f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster)", "info")
     # no decoding pace (answers not streamed): the times alone
     return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('latency_p50')} end-to-end latency",
-                  f"TTFT {ratio('ttft_p50')} (below 1: faster); no output tokens/s: the answers were not streamed",
+                  f"TTFT {ratio('ttft_p50')} (below 1: faster); no output tokens/s: no answer's tokens arrived apart "
+                  "(not streamed, one token, or every token in one read)",
                   "info")
 
 

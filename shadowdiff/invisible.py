@@ -9,16 +9,31 @@ answers that differ only by one would look the same though marked changed, so in
 answer's cells each is replaced by a small box naming its code point (``U+202E``),
 never written itself: nothing is left to reorder the text.
 
-The answer templates use ``visible`` as a filter and ``invisible`` as a test
-(``add_filters``), in the report and in the review UI alike.
+The templates use ``visible`` as a filter for every text from a log, a server or a
+person shown in a page's text (answers, prompts, keys, categories, reasons, errors,
+notes) and ``invisible`` as a test (``add_filters``), in the report and in the review
+UI alike; in an attribute or a page's title, where no box can go, ``finalize`` writes
+the escape.
+
+Everywhere else text from a model, a server or a log reaches a person - a terminal,
+report.md, an HTML attribute, a CSV cell, a log line - it goes through ``safe_text``:
+each such character written as its escape (``\\u202e``, ``\\x1b``, ``\\r``), which
+nothing draws or obeys. A terminal obeys ESC and CR: a server's ``\\x1b[2K\\rverdict:
+PASS`` in an error line would otherwise overwrite the line it is on. ``finalize`` is the
+templates' choke point (every ``{{ }}`` of a string not already markup), ``json_text``
+the JSON writers' (``ensure_ascii=False`` writes U+202E and the C1 controls raw), and
+``VisibleLogs`` the log handlers'.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import logging
 import re
 import sys
 import unicodedata
+from typing import Any
 
 from jinja2 import Environment
 from markupsafe import Markup, escape
@@ -33,11 +48,11 @@ def is_invisible(ch: str) -> bool:
 
 
 @functools.cache
-def _pattern() -> re.Pattern[str]:
+def _pattern(also: str = "") -> re.Pattern[str]:
     # built once, on first use (a fifth of a second): the categories of this Python's
     # Unicode, where a hand-written list would fall behind it
     chars = "".join(re.escape(chr(c)) for c in range(sys.maxunicode + 1) if is_invisible(chr(c)))
-    return re.compile(f"[{chars}]")
+    return re.compile(f"[{chars}{re.escape(also)}]")
 
 
 @functools.cache
@@ -54,7 +69,71 @@ def visible(text: str) -> Markup:
     return Markup(_pattern().sub(lambda m: marker(m.group()), escape(text)))
 
 
+def _escaped(match: re.Match[str]) -> str:
+    # Python's own escapes (\r, \x1b, \u202e, \U000e0001): ASCII, and familiar from repr()
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def safe_text(text: str, *, lines: bool = False) -> str:
+    """``text`` with every invisible character written as its escape (``\\u202e``), for
+    a terminal, Markdown, a CSV cell or an HTML attribute; ``lines``: line breaks kept
+    (a block of text), else written as ``\\n`` too, so that one line stays one line and
+    text from elsewhere cannot start a line of its own ("verdict: PASS")."""
+    if text.isprintable():     # (the common case, no regex: nothing invisible, no line break)
+        return text
+    return _pattern("" if lines else "\n").sub(_escaped, text)
+
+
+def finalize(value: Any) -> Any:
+    """The templates' ``finalize``: every string written by ``{{ }}`` that is not markup
+    already (``visible``'s boxes, a macro's output) has its invisible characters written
+    as escapes; its line breaks stay (prompts and answers in ``pre`` blocks)."""
+    if hasattr(value, "__html__") or isinstance(value, (int, float)) or value is None:
+        return value
+    return safe_text(str(value), lines=True)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:   # JSON escapes only 16 bits: a character beyond as its surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` with every invisible character escaped as
+    ``\\uXXXX``: the same JSON, readable in any script, and nothing raw for a terminal
+    that shows the file (``ensure_ascii=False`` escapes the C0 controls but writes DEL,
+    the C1 controls and the bidi ones as they are)."""
+    # outside its strings JSON is ASCII punctuation, digits, letters and white space
+    # (not matched): every match is inside a string, where \uXXXX means the character
+    return _pattern().sub(_json_escape, json.dumps(value, ensure_ascii=False, **options))
+
+
+class VisibleLogs(logging.Filter):
+    """A log handler's filter that writes each record's invisible characters as escapes:
+    its message on one line, its traceback with its line breaks (a failure's text quotes
+    what a server sent)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.name == "uvicorn.access":
+            # (its formatter unpacks the arguments: method, path, status...)
+            record.args = tuple(safe_text(a) if isinstance(a, str) else a for a in record.args)
+        else:
+            record.msg, record.args = safe_text(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = safe_text(record.exc_text, lines=True)
+        if record.stack_info:
+            record.stack_info = safe_text(record.stack_info, lines=True)
+        return True
+
+
 def add_filters(env: Environment) -> None:
-    """Give ``env`` what _answer.html needs: the ``visible`` filter and the ``invisible`` test."""
+    """Give ``env`` what _answer.html needs, the ``visible`` filter and the ``invisible``
+    test, and ``finalize``: nothing else written into a page is raw either."""
     env.filters["visible"] = visible
     env.tests["invisible"] = is_invisible
+    env.finalize = finalize

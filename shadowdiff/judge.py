@@ -41,6 +41,7 @@ from shadowdiff.arrivals import IDLE_TIMEOUT
 from shadowdiff.client import Caller, Upstream
 from shadowdiff.compare import render
 from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.invisible import json_text, safe_text
 from shadowdiff.records import Answer, Side, Verdict
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store, StoredPair, schema
@@ -300,16 +301,16 @@ def describe(tally: JudgeTally) -> str:
         parts.append(f"{tally.failed} calls failed")
     text = ", ".join(parts)
     if tally.refused:
-        text += "\nthe judge's server refused " + "; then ".join(tally.refused)
+        text += "\nthe judge's server refused " + "; then ".join(map(safe_text, tally.refused))
     if sum(tally.judged.values()) or tally.unparsable:
         text += (f"\nreplies held to {tally.structured}" if tally.structured else
                  "\nasked in words only, which small models often do not follow")
     if tally.unreadable:
         shown = len(tally.unreadable)
         text += (f"\nreplies that could not be read ({shown} of {tally.unparsable} shown; those pairs stay unjudged):"
-                 + "".join(f"\n  pair {key}: {why}\n    {json.dumps(reply, ensure_ascii=False)}"
+                 + "".join(f"\n  pair {safe_text(key)}: {safe_text(why)}\n    {json_text(reply)}"
                            for key, why, reply in tally.unreadable))
     elif tally.first_problem:
-        text += f"\nfirst problem: {tally.first_problem}"
+        text += f"\nfirst problem: {safe_text(tally.first_problem)}"
     return text + "\n(suggestions only: a person's verdict decides PASS)"
 

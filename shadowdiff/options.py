@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import click
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
+from shadowdiff.invisible import safe_text
 
 
 class ConfigProblem(click.ClickException):
@@ -165,6 +166,30 @@ def parse_extra_body(items: Iterable[str]) -> dict[str, Any]:
     return extra
 
 
+def decision_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--min-reviewed``, ``--max-errors``, ``--min-compared`` and ``--max-capped``: the gates of every
+    verdict, for ``report`` and ``replay``. Their default is None, so that a flag given is
+    told from one left out: the value then comes from the run, else from
+    ``shadowdiff.gates`` (where the defaults live)."""
+    from shadowdiff.gates import BY_NAME
+
+    f = click.option("--min-compared", default=None, type=click.IntRange(min=1),
+                     help="Comparable pairs answered by both sides that PASS needs at least (the evidence; "
+                          f"default {BY_NAME['min_compared'].default}, or the run's).")(f)
+    f = click.option("--max-capped", default=None, type=Finite(0.0, 1.0),
+                     help="Share of comparable pairs allowed to stop at the token cap on both sides (compared "
+                          "on what came before the cap only; 0.5: half), else INCOMPLETE "
+                          f"(default {BY_NAME['max_capped'].default}, or the run's).")(f)
+    f = click.option("--max-errors", default=None, type=click.IntRange(min=0),
+                     help="Prompts allowed to go unchecked: pairs that could not be compared, log lines that "
+                          "made no pair, pairs where neither side reached an answer, pairs whose replica failed "
+                          f"(default {BY_NAME['max_errors'].default}, or the run's).")(f)
+    return click.option("--min-reviewed", default=None, type=Finite(0.0, 1.0),
+                        help="Share of pairs changed in substance (near or divergent) that must have a verdict "
+                             "for PASS, from 0 to 1 (0.9: 90 %; default 1, or the run's). Pairs with a sign of a "
+                             "factual regression (a flip, a changed number or label) need one whatever it is.")(f)
+
+
 def confidence_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--max-excess-divergence`` and ``--max-factual-rate``: the gates on how sure a run
     is (``Acceptance.gate``), for ``report`` and ``replay --gate``."""
@@ -193,9 +218,17 @@ extra_body_option = click.option(
          "needs beyond the OpenAI fields, e.g. repeat_penalty=1.0 for greedy decoding on llama.cpp's server.")
 
 
+def allow_same_target_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--allow-same-target``, for ``replay`` and ``compare``: see ``shadowdiff.targets``."""
+    return click.option("--allow-same-target", is_flag=True,
+                        help="Allow the same server and model as baseline and candidate (to measure its noise: "
+                             "the report says so). Without it that is refused, as a slip that would PASS.")(f)
+
+
 def note(message: str) -> None:
     """A ``note:`` line on stderr: something the user should know that is not an error."""
-    click.echo(f"note: {message}", err=True)
+    # (on one line, invisible characters as escapes: a note quotes what servers answered)
+    click.echo(f"note: {safe_text(message)}", err=True)
 
 
 def transport_click_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -136,6 +136,11 @@ class Answer:
         return [first, *self.others]
 
     @property
+    def capped(self) -> frozenset[int]:
+        """The indexes of the choices that stopped at the token cap (finish reason ``length``)."""
+        return frozenset(c.index for c in self.choices if c.finish_reason == "length")
+
+    @property
     def inter_token_latency(self) -> float | None:
         """Mean seconds between output tokens after the first, per choice (the usage counts
         every choice's tokens, and the choices are decoded side by side): from the first

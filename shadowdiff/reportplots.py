@@ -41,7 +41,7 @@ from shadowdiff.svgplot import Marker, Series
 SIDE_COLORS = {Side.BASELINE: "#4c72b0", Side.CANDIDATE: "#dd8452", Side.REPLICA: "#8c8c8c"}
 # from alike (light blues) to different (orange, vermillion), errors dark grey
 OUTCOME_COLORS = {"identical": "#c6dbef", "equivalent": "#6baed6", "near": "#f2b447", "divergent": "#c8501e",
-                  "error": "#4d4d4d"}
+                  "unanswered": "#b8b8b8", "error": "#4d4d4d"}
 MAX_CATEGORIES = 20
 _SERVE_NOTE = " A serve run keeps identical pairs only at its --keep-rate: these are its stored pairs."
 

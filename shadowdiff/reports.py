@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import itertools
-import json
 import os
 import re
 import shutil
@@ -29,20 +28,22 @@ from typing import IO, Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from shadowdiff import gates as gating
 from shadowdiff import headline
 from shadowdiff.acceptance import Acceptance, acceptance
 from shadowdiff.diffview import sides_view
 from shadowdiff.flips import flip_lines, flip_rows
-from shadowdiff.invisible import add_filters
+from shadowdiff.invisible import add_filters, json_text, safe_text
 from shadowdiff.records import Side
 from shadowdiff.reportplots import report_plots
 from shadowdiff.requestview import request_view
 from shadowdiff.scorestats import points, unreadable
 from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.signals import SIGNAL_KINDS
-from shadowdiff.store import NOT_COMPARED_REASONS, Store, StoredPair
+from shadowdiff.store import NOT_COMPARED_REASONS, NOT_MIRRORED_REASONS, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
-from shadowdiff.summary import OUTCOMES, Summary, summarize
+from shadowdiff.summary import ANSWERED, OUTCOMES, Summary, summarize
+from shadowdiff.targets import same_target
 
 SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, and as many failed ones
 
@@ -232,7 +233,7 @@ def token_agreement_lines(s: Summary) -> list[str]:
                          "change, set the texts apart (reviewed after the others)")
     if t["unscored"]:
         lines.append(f"  {sum(t['unscored'].values())} pairs not scored: " + "; ".join(
-            f"{n} {why}" for why, n in list(t["unscored"].items())[:3]))
+            f"{n} {safe_text(why)}" for why, n in list(t["unscored"].items())[:3]))
     return lines
 
 
@@ -240,6 +241,8 @@ def caveats(s: Summary) -> list[str]:
     """What the figures leave out, one sentence each: lines that made no pair, pairs
     dropped or sampled, requests that made none (the terminal, and report.html's notes)."""
     lines: list[str] = []
+    if same := same_target_text(s.settings):
+        lines.append(same)
     if s.stored != s.pairs:
         lines.append(f"{s.stored} of them stored (every changed comparable pair; identical, sampled and failed "
                      "ones at --keep-rate): the tables below and the speed per side are over the stored pairs")
@@ -253,19 +256,64 @@ def caveats(s: Summary) -> list[str]:
         lines.append(f"{sum(s.dropped.values())} compared pairs were dropped before reaching the store (its outage "
                      f"outlasted the proxy's queue, or the proxy stopped first); {changed} of them changed in "
                      "substance and can never be reviewed")
+    if s.not_mirrored:
+        skipped = sum(s.not_mirrored.values())
+        seen = s.pairs + sum(s.not_compared.values()) + skipped
+        lines.append(f"{s.pairs:,} of the {seen:,} chat and completions requests the proxy saw made a pair "
+                     f"({s.pairs / seen:.1%}); "
+                     f"{skipped:,} were not mirrored: " + "; ".join(
+                         f"{n:,} {NOT_MIRRORED_REASONS.get(why, safe_text(why))}"
+                         for why, n in sorted(s.not_mirrored.items())))
     if s.not_compared:
         lines.append(f"{sum(s.not_compared.values())} requests made no pair: " + "; ".join(
             f"{n} {NOT_COMPARED_REASONS.get(why, why)}" for why, n in sorted(s.not_compared.items())))
-    if s.pairs != s.comparable:
-        lines.append(f"{s.pairs - s.comparable} pairs were sampled (temperature > 0): not comparable byte for byte, "
+    if sampled := s.counts["sampled"]:
+        lines.append(f"{sampled} pairs were sampled (temperature > 0): not comparable byte for byte, "
                      "so left out of the changed rates, the noise floor and the histogram")
     return lines
 
 
+def same_target_text(settings: dict[str, Any]) -> str | None:
+    """A sentence when the run's baseline and candidate were one server and model
+    (``replay --allow-same-target``): its verdict is about that server's noise, not a
+    candidate."""
+    sides = settings.get("sides") if isinstance(settings, dict) else None
+    if not isinstance(sides, dict):
+        return None
+    base, cand = sides.get("baseline"), sides.get("candidate")
+    if not (isinstance(base, dict) and isinstance(cand, dict) and isinstance(base.get("url"), str)
+            and isinstance(cand.get("url"), str)):
+        return None
+    if not same_target(base["url"], base.get("model"), cand["url"], cand.get("model")):
+        return None
+    return (f"the baseline and the candidate are the same server and model ({base['url']}): this run measures "
+            "that server against itself (its noise), and its verdict says nothing about any candidate")
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """The run's one set of counts in words (``Summary.counts``), as every output says them."""
+    compared = ", ".join(f"{counts[o]} {o}" for o in ANSWERED)
+    rest = [f"{counts[key]} {words}" for key, words in (("unanswered", "unanswered (neither side reached an answer)"),
+                                                          ("sampled", "sampled (not compared)"), ("errors", "errors"))
+            if counts[key] or key == "errors"]
+    return f"{counts['pairs']} pairs: {counts['compared']} compared ({compared}), " + ", ".join(rest)
+
+
+def excess_text(excess: dict[str, Any]) -> str:
+    """The excess over the noise floor, on the prompts it was measured on, in words."""
+    subset = ("" if excess["pairs"] == excess["compared"]
+              else f" (of {excess['compared']:,} compared: the others lack the replica's answer)")
+    return (f"{excess['estimate'] * 100:+.1f} points (95 % interval {excess['low'] * 100:+.1f} to "
+            f"{excess['high'] * 100:+.1f}, Newcombe's paired method) on the {excess['pairs']:,} prompts both the "
+            f"candidate and the replica answered{subset}: the candidate changed "
+            f"{excess['candidate_changed'] * 100:.1f} %, the replica {excess['replica_changed'] * 100:.1f} % of them")
+
+
 def summary_text(s: Summary) -> str:
     """The summary as plain text (the terminal and the top of report.md)."""
-    lines = [f"{s.pairs} pairs: " + ", ".join(f"{s.outcomes[o]} {o}" for o in OUTCOMES)]
-    of = f" of {s.comparable} comparable pairs" if s.comparable != s.pairs else ""
+    lines = [counts_text(s.counts)]
+    answered = s.counts["compared"]
+    of = f" of {answered} compared pairs" if answered != s.pairs else ""
     lines.append(f"candidate changed (not identical): {_pct(s.changed_rate)}{of}, in substance (near or divergent): "
                  f"{_pct(s.substantive_rate)}")
     if s.noise:
@@ -273,9 +321,7 @@ def summary_text(s: Summary) -> str:
                      f"{_pct(s.noise_substantive_rate)}")
         lines.append("noise floor outcomes: " + ", ".join(f"{s.noise.get(o, 0)} {o}" for o in OUTCOMES))
         if (excess := s.excess_divergence) is not None:
-            lines.append(f"excess over the noise floor, the same prompts paired: {excess['estimate'] * 100:+.1f} "
-                         f"points (95 % interval {excess['low'] * 100:+.1f} to {excess['high'] * 100:+.1f}, "
-                         "Newcombe's paired method)")
+            lines.append(f"excess over the noise floor: {excess_text(excess)}")
     lines += token_agreement_lines(s)
     lines += flip_lines(s.flips)
     if "baseline" in s.sides and "candidate" in s.sides:
@@ -293,28 +339,37 @@ def summary_text(s: Summary) -> str:
     return "\n".join(lines)
 
 
-def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float = 1.0,
-                  max_errors: int = 0, min_compared: int = 1, side_by_side: int | None = SIDE_BY_SIDE,
-                  max_excess_divergence: float | None = None, max_factual_rate: float | None = None,
-                  max_flips: int | None = None, review_url: str | None = None) -> ReportPaths:
+def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float | None = None,
+                  max_errors: int | None = None, min_compared: int | None = None,
+                  side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
+                  max_factual_rate: float | None = None, max_flips: int | None = None,
+                  max_capped: float | None = None, review_url: str | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them); ``review_url`` is the review UI's address
-    (``…/review``), for a link from each pair to its page there."""
+    (``…/review``), for a link from each pair to its page there. A gate left at None
+    comes from the run's settings, else its default (``shadowdiff.gates``); one given
+    (to ``report``: nothing else passes one) overrides the run's."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
-    verdict = acceptance(store, run_id, min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared)
-    verdict.gate(summary.excess_divergence, max_excess_divergence, max_factual_rate)
-    verdict.gate_flips(summary.flips, max_flips)
+    gates = gating.resolve(store.run(run_id).settings, gating.given(
+        min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
+        max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,
+        max_capped=max_capped), "report")
+    verdict = acceptance(store, run_id, min_reviewed=gates.value("min_reviewed"), max_errors=gates.value("max_errors"),
+                         min_compared=gates.value("min_compared"), max_capped=gates.value("max_capped"))
+    verdict.gate(summary.excess_divergence, gates.value("max_excess_divergence"), gates.value("max_factual_rate"))
+    verdict.gate_flips(summary.flips, gates.value("max_flips"))
+    verdict.gates = gates.as_json()
     with _staged(out) as staging:
         _write_all(store, run_id, staging, summary, verdict, side_by_side, review_url)
-    return ReportPaths(out, summary_text(summary) + "\n" + verdict.text(), verdict)
+    # (for a terminal: keys, notes and reasons in it come from logs, reviewers and servers)
+    return ReportPaths(out, safe_text(summary_text(summary) + "\n" + verdict.text(), lines=True), verdict)
 
 
 def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: Acceptance,
                side_by_side: int | None, review_url: str | None) -> None:
     with _open(out / "summary.json") as f:
-        json.dump({**summary.as_json(), "acceptance": verdict.as_json()}, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+        f.write(json_text({**summary.as_json(), "acceptance": verdict.as_json()}, indent=2) + "\n")
     _write_pairs(store, run_id, out, review_url)
     # report.html.j2 is HTML: model output and log text in it are escaped (report.md.j2 is not HTML)
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
@@ -372,31 +427,54 @@ def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str
 def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None) -> None:
     with _open(out / "pairs.csv") as csv_file, _open(out / "pairs.jsonl") as jsonl, \
             _open(out / "baseline.texts.json") as base_texts, _open(out / "candidate.texts.json") as cand_texts:
-        writer = csv.DictWriter(csv_file, CSV_COLUMNS)
+        writer = spreadsheet_writer(csv_file, CSV_COLUMNS)
         writer.writeheader()
         base_texts.write("[")
         cand_texts.write("[")
         for i, pair in enumerate(store.pairs(run_id)):
             writer.writerow(_csv_row(pair, review_url))
-            jsonl.write(json.dumps(_json_row(pair, review_url), ensure_ascii=False) + "\n")
+            jsonl.write(json_text(_json_row(pair, review_url)) + "\n")
             sep = ",\n  " if i else "\n  "
             for side, f in ((Side.BASELINE, base_texts), (Side.CANDIDATE, cand_texts)):
                 answer = pair.answers.get(side)
-                f.write(sep + json.dumps(answer.text if answer and answer.ok else "", ensure_ascii=False))
+                f.write(sep + json_text(answer.text if answer and answer.ok else ""))
         base_texts.write("\n]\n")
         cand_texts.write("\n]\n")
 
 
 # A cell a spreadsheet would run as a formula (OWASP's CSV injection list): keys,
-# prompts and error bodies come from logs and servers nobody vetted.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# prompts and error bodies come from logs and servers nobody vetted. The full-width
+# and small forms too: a spreadsheet in an East Asian locale reads "＝1+1" as "=1+1".
+FORMULA_CHARS = "=+-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b"
+FORMULA_START = tuple(FORMULA_CHARS)
+# A separator a spreadsheet may split on (comma, semicolon in many locales, tab, a line
+# break), then a formula: every cell is quoted, but a reader that splits on it regardless
+# (a separator picked on import that the file does not use) starts a cell or a row there.
+_SPLIT_FORMULA = re.compile(f"([,;\t\n]\\s*)(?=[{re.escape(FORMULA_CHARS)}])")
 
 
 def spreadsheet_safe(value: Any) -> Any:
-    """A CSV cell that a spreadsheet will not run as a formula."""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
+    """A CSV cell that a spreadsheet will not run as a formula, and whose invisible
+    characters (a CR, ESC, the bidi overrides: shadowdiff.invisible) are written as
+    escapes, its line breaks kept: a CSV is read by people, in a spreadsheet or a
+    terminal (pairs.jsonl holds every text exactly). A cell starting with a formula
+    character, after any white space (a spreadsheet trims " =1+1"), or with a tab or a
+    line break gets a leading ``'``, and so does a formula after a separator or a line
+    break inside it (``a;'=1+1``, a list's ``'- item``)."""
+    if not isinstance(value, str):
+        return value
+    value = _SPLIT_FORMULA.sub(r"\1'", safe_text(value, lines=True))
+    return "'" + value if _runs_as_formula(value) else value
+
+
+def _runs_as_formula(cell: str) -> bool:
+    return cell.startswith(("\t", "\r", "\n")) or cell.lstrip().startswith(FORMULA_START)
+
+
+def spreadsheet_writer(out: IO[str], columns: list[str]) -> csv.DictWriter[str]:
+    """A CSV writer that quotes every cell: a comma, semicolon or line break inside a
+    text never splits it, whichever separator the spreadsheet reads."""
+    return csv.DictWriter(out, columns, quoting=csv.QUOTE_ALL)
 
 
 def _csv_row(pair: StoredPair, review_url: str | None) -> dict[str, Any]:

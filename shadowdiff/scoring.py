@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import orjson
 
 from shadowdiff.client import Upstream
 from shadowdiff.compare import Outcome, is_greedy
@@ -149,7 +150,14 @@ class _Engine:
         if response.status_code != 200:
             raise CannotScore(f"{url.rsplit('/', 1)[-1]} answered {response.status_code}: "
                               f"{_message(response)}")
+        # orjson first: a scoring answer is large (every position's top-k). It reads an
+        # integer beyond 64 bits as a float, where the standard library kept an int: such a
+        # rank or token id is refused below either way (no vocabulary is that large).
         try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            pass
+        try:   # ... and the standard library for what orjson refuses (-Infinity, NaN)
             return response.json()
         except ValueError:
             # (the route alone: the base URL may carry credentials, and reasons are stored)

@@ -20,7 +20,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from shadowdiff.compare import Comparison, Outcome, call_keys, normalize, off_loop, render, tool_call_parts
+from shadowdiff.compare import (
+    Comparison,
+    Outcome,
+    call_keys,
+    normalize,
+    normalize_code,
+    off_loop,
+    render,
+    tool_call_parts,
+)
 from shadowdiff.records import Answer
 
 
@@ -63,7 +72,68 @@ def _numbers(text: str) -> Counter[str]:
         value = m.group("num").replace(",", "")
         unit = (m.group("currency") or "") + (m.group("unit") or "").lower()
         found[f"{sign}{value}{(' ' + unit) if unit else ''}"] += 1
+    # what the digits took is blanked, so that "5 million" or "1 second" is not read again in words
+    return found + _word_numbers(_NUMBER.sub(lambda m: " " * len(m.group(0)), text))
+
+
+# Numbers written as words, read as the digits would be ("seven" is 7, "twenty-five" 25,
+# "three million" 3 million, "third" 3 as "3rd" is): "seven" changed to "eight" is a changed
+# number, "five" written "5" is not.
+_ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+          "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+# "first" and "second" are mostly the words of a list or of time ("first, check…", "a
+# second"): read as numbers they flagged answers that only repeated a step (the demo's)
+_COUNTED_ORDINALS = _ORDINALS[2:]
+_SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD_VALUES = {**{w: i + 1 for i, w in enumerate(_ONES)}, **{w: i + 10 for i, w in enumerate(_TEENS)},
+                **{w: 20 + 10 * i for i, w in enumerate(_TENS)}, "zero": 0}
+_BELOW_100 = rf"(?:(?:{'|'.join(_TENS)})(?:[-\s]+(?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|zero)"
+_BELOW_1000 = rf"(?:(?:(?:{'|'.join(_ONES)}|a)\s+)?hundred(?:\s+(?:and\s+)?{_BELOW_100})?|{_BELOW_100})"
+_SCALE = "|".join(_SCALES)
+_NUMBER_WORDS = re.compile(
+    rf"\b(?:(?P<phrase>{_BELOW_1000}\s+(?:{_SCALE})(?:,?\s+(?:and\s+)?{_BELOW_1000})?|a\s+(?:{_SCALE})|{_BELOW_1000})"
+    rf"(?:\s?(?P<unit>{_UNITS})(?!\w))?|(?P<ordinal>{'|'.join(_COUNTED_ORDINALS)}))\b", re.IGNORECASE)
+# the words before a number word that make it no number: "the one", "no one", "a second", "at first"
+_NOT_A_NUMBER = {"one": {"the", "this", "that", "which", "no", "any", "each", "every", "another", "a", "one"},
+                 "second": {"a", "per", "one", "each", "every", "split"}, "first": {"at"}}
+_WORD_BEFORE = re.compile(r"(\w+)\s+$")
+
+
+def _word_numbers(text: str) -> Counter[str]:
+    found: Counter[str] = Counter()
+    for m in _NUMBER_WORDS.finditer(text):
+        word = m.group(0).lower()
+        before = _WORD_BEFORE.search(text[max(0, m.start() - 20):m.start()])
+        if word in _NOT_A_NUMBER and before and before.group(1).lower() in _NOT_A_NUMBER[word]:
+            continue
+        if m.group("ordinal"):
+            found[str(_ORDINALS.index(word) + 1)] += 1
+            continue
+        value, scale = _phrase_value(m.group("phrase").lower())
+        unit = scale or (m.group("unit") or "").lower()
+        found[f"{value}{(' ' + unit) if unit else ''}"] += 1
     return found
+
+
+def _phrase_value(phrase: str) -> tuple[int, str]:
+    """A number phrase's value, and its scale word when the phrase ends in one ("three
+    million" is 3 and "million", as the digits "3 million" are read)."""
+    words = [w for w in re.split(r"[\s,-]+", phrase) if w not in ("and", "a", "")]
+    total = current = 0
+    for word in words:
+        if word == "hundred":
+            current = (current or 1) * 100
+        elif word in _SCALES:
+            total += (current or 1) * _SCALES[word]
+            current = 0
+        else:
+            current += _WORD_VALUES[word]
+    if words[-1] in _SCALES:
+        return total // _SCALES[words[-1]], words[-1]
+    return total + current, ""
 
 
 def numbers(a: str, b: str) -> Signal | None:
@@ -76,6 +146,57 @@ def numbers(a: str, b: str) -> Signal | None:
     if not only_a and not only_b:
         return None
     return _signal("numbers", {"baseline_only": only_a, "candidate_only": only_b})
+
+
+# -- negations and booleans -------------------------------------------------------------
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|\w+n['’]t)\b", re.IGNORECASE)
+# phrases with a negation word that deny nothing: "not only", "no matter", "No. 5" (a number)
+_NOT_NEGATING = re.compile(r"\b(?:not\s+(?:only|just)|no\s+(?:matter|doubt))\b|\bno\.\s*\d", re.IGNORECASE)
+
+
+def _negations(text: str) -> Counter[str]:
+    text = _NOT_NEGATING.sub(" ", _FENCE.sub("", text))
+    return Counter(m.group(0).lower().replace("’", "'") for m in _NEGATION.finditer(text))
+
+
+def negation(a: str, b: str) -> Signal | None:
+    """A different count of negations ("not", "never", "cannot", "isn't", "no"...): a
+    denial added or dropped flips what a sentence says while changing a word or two."""
+    na, nb = _negations(a), _negations(b)
+    if na.total() == nb.total():
+        return None
+    return _signal("negation", {"baseline": na.total(), "candidate": nb.total(),
+                                "baseline_only": sorted((na - nb).elements()),
+                                "candidate_only": sorted((nb - na).elements())})
+
+
+_TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+_TRUE_FALSE = re.compile(r"\b(?:true|false|yes)\b", re.IGNORECASE)
+# "no", "on" and "off" are values only standing alone: after the start of a line, a
+# sentence's end, ":", "=", an opening bracket or quote, or a verb that takes a value
+# ("is off", "set to on", "turn it off"), and before the end or punctuation; not "no way",
+# "on the table", "and so on"
+_ALONE = re.compile(
+    r"(?:^|(?<=[.!?:=(\[{\"'`])|\b(?:is|are|was|were|be|been|to|stays?|remains?|turned|switched|set|it|them|"
+    r"says?|said)\b)[ \t]*(?P<word>no|on|off)(?=[ \t]*(?:$|[.,;:!?)\]}\"'`]))(?!\.\s*\d)",
+    re.IGNORECASE | re.MULTILINE)
+
+
+def _booleans(text: str) -> list[str]:
+    text = _FENCE.sub("", text)
+    found = [(m.start(), m.group(0)) for m in _TRUE_FALSE.finditer(text)]
+    found += [(m.start("word"), m.group("word")) for m in _ALONE.finditer(text)]
+    return [word.lower() for _, word in sorted(found)]
+
+
+def boolean(a: str, b: str) -> Signal | None:
+    """A boolean value that changed: true/false, yes/no, on/off (these last two standing
+    alone as a value). Compared by truth, so "yes" written "true" is the same value."""
+    ba, bb = _booleans(a), _booleans(b)
+    if Counter(_TRUTHS[w] for w in ba) == Counter(_TRUTHS[w] for w in bb):
+        return None
+    return _signal("boolean", {"baseline": ba[:10], "candidate": bb[:10]})
 
 
 # -- structured output ----------------------------------------------------------------
@@ -237,9 +358,10 @@ def label(a: str, b: str) -> Signal | None:
 # -- code -----------------------------------------------------------------------------
 
 def code(a: str, b: str) -> Signal | None:
-    """Fenced code blocks that differ (beyond whitespace)."""
-    ca = [normalize(m.group(2)) for m in _FENCE.finditer(a) if m.group(1) not in ("", "json", "text")]
-    cb = [normalize(m.group(2)) for m in _FENCE.finditer(b) if m.group(1) not in ("", "json", "text")]
+    """Fenced code blocks that differ, in whitespace too (indentation is code), as
+    ``equivalent`` reads them: only line endings, NFC and the block's end are forgiven."""
+    ca = [normalize_code(m.group(2)) for m in _FENCE.finditer(a) if m.group(1) not in ("", "json", "text")]
+    cb = [normalize_code(m.group(2)) for m in _FENCE.finditer(b) if m.group(1) not in ("", "json", "text")]
     if (not ca and not cb) or ca == cb:
         return None
     return _signal("code", {"blocks": [len(ca), len(cb)]})
@@ -339,6 +461,14 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
     if kind == "numbers":
         return "; ".join(f"only {n} says {', '.join(map(str, xs[:6]))}" for n, xs in zip(names, pick("_only"),
                                                                                     strict=True) if xs)
+    if kind == "negation":
+        x, y = pick()
+        words = "; ".join(f"only {n} says {', '.join(xs[:6])}" for n, xs in zip(names, pick("_only"), strict=True)
+                          if xs)
+        return f"{names[0]} has {x} negation(s), {names[1]} {y}" + (f" ({words})" if words else "")
+    if kind == "boolean":
+        x, y = pick()
+        return f"{names[0]} says {', '.join(x) or 'no boolean'}, {names[1]} {', '.join(y) or 'none'}"
     if kind == "label":
         x, y = pick()
         return f"{names[0]} answers {x!r}, {names[1]} {y!r}"
@@ -404,13 +534,15 @@ def flip_reason(first: bool, second: bool, grader: str, names: tuple[str, str] =
 
 # -- triage ----------------------------------------------------------------------------------
 
-_PRIORITY = {"numbers": 100, "label": 95, "structured": 90, "refusal": 85, "choices": 75, "code": 70,
-             "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
+_PRIORITY = {"numbers": 100, "negation": 98, "boolean": 97, "label": 95, "structured": 90, "refusal": 85,
+             "choices": 75, "code": 70, "truncation": 60, "repetition": 55, "length": 40, "reasoning": 30}
 # every kind a signal can be, highest priority first (the review queue's filter, the metric's labels)
 # (``flip``: graded against a reference, one side right; shadowdiff.flips, above them all)
 SIGNAL_KINDS = ("flip", *sorted(_PRIORITY, key=lambda k: -_PRIORITY[k]), "divergence", "cascade")
-_CASCADE_LOWERS = 20   # a cascade is reviewed after the changes that are not one, of the same kind
-_FACTUAL = ("numbers", "label", "structured", "refusal")
+# the kinds whose presence is one side's figure (the baseline's answer as the candidate reads
+# it): the blind review page shows them only after the verdict, and its queue does not filter by them
+ONE_SIDED_KINDS = ("cascade",)
+_FACTUAL = ("numbers", "negation", "boolean", "label", "structured", "refusal")
 _MINOR = ("code", "truncation", "repetition", "length")
 Checker = Callable[[str, str], Signal | None]
 
@@ -422,7 +554,8 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
     signals found on the parts of the answers beyond their text."""
     if comparison.outcome in (Outcome.IDENTICAL, Outcome.ERROR):
         return Triage((), "equivalent" if comparison.outcome is Outcome.IDENTICAL else "ambiguous", 0)
-    found = [s for s in (numbers(a, b), structured(a, b, tool_calls_a, tool_calls_b), label(a, b), code(a, b),
+    found = [s for s in (numbers(a, b), negation(a, b), boolean(a, b), structured(a, b, tool_calls_a, tool_calls_b),
+                         label(a, b), code(a, b),
                          truncation(finish_a, finish_b), repetition(a, b), refusal(a, b), length(a, b),
                          divergence(comparison, margin), *extra) if s is not None]
     if any(s.kind == "refusal" for s in found):   # an explicit refusal and a refusing text are one signal
@@ -431,11 +564,10 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
     kinds = {s.kind for s in found}
     if comparison.outcome is Outcome.EQUIVALENT:
         return Triage(tuple(found), "equivalent", 5)
+    # From the kinds alone, which fire alike whichever side is the baseline: the priority
+    # orders the blind review queue, so the margin (the baseline's own certainty, which
+    # the divergence signal keeps for the reports) must not move it.
     priority = max((_PRIORITY[k] for k in kinds if k in _PRIORITY), default=20)
-    # a confident first divergence raises the stakes; a near-tie lowers them a little
-    div = next((s for s in found if s.kind == "divergence"), None)
-    if div is not None and div.value.get("margin") is not None:
-        priority += 10 if div.value["margin"] >= 0.5 else -5
     if any(k in kinds for k in _FACTUAL):
         suggested = "factual"
     elif any(k in kinds for k in _MINOR):
@@ -447,15 +579,15 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
 
 def with_cascade(fields: dict[str, Any], score: dict[str, Any] | None) -> dict[str, Any]:
     """A pair's triage fields once teacher forcing has flagged it a cascade (``score``:
-    shadowdiff.scoring): a ``cascade`` signal, and a lower priority unless the suggested
-    verdict is factual (a near-tie can still fall on a digit: that is reviewed first)."""
+    shadowdiff.scoring): a ``cascade`` signal, for the reports and the revealed review page.
+
+    The priority stays as it was: the score is the candidate's reading of the baseline's
+    answer, read the other way round it would differ, so a priority it moved would order
+    the blind queue by which side is the baseline."""
     if not score or not score.get("cascade") or fields.get("signals") is None:
         return fields
     signal = _signal("cascade", {"agreement": round(float(score["agreement"]), 4)})
-    priority = fields["priority"]
-    if fields.get("suggested") != "factual":
-        priority = max(priority - _CASCADE_LOWERS, 1)
-    return {**fields, "signals": [*fields["signals"], signal.as_json()], "priority": priority}
+    return {**fields, "signals": [*fields["signals"], signal.as_json()]}
 
 
 def reasoning_only(base: Answer, cand: Answer) -> Signal | None:

@@ -17,7 +17,7 @@ from shadowdiff.compare import Outcome
 from shadowdiff.flips import flip_summary
 from shadowdiff.records import Side
 from shadowdiff.scorestats import ScoreTally
-from shadowdiff.store import DROPPED, NOT_COMPARED, Store
+from shadowdiff.store import CAPPED, DROPPED, NOT_COMPARED, NOT_MIRRORED, Store
 from shadowdiff.store.prune import pruned_counts
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
@@ -28,6 +28,8 @@ OUTCOMES = [o.value for o in Outcome]
 # equivalent (formatting only) - those are the pairs a person must review.
 CHANGED = ("equivalent", "near", "divergent")
 SUBSTANTIVE = ("near", "divergent")
+# the outcomes of a pair whose two answers were compared
+ANSWERED = ("identical", *CHANGED)
 # The speed figures compared side to side (candidate over baseline): the first three are
 # times (above 1: the candidate is slower), the last a rate (above 1: faster).
 RATIOS = ("ttft_p50", "inter_token_latency_p50", "latency_p50", "tokens_per_second_p50")
@@ -92,6 +94,8 @@ class Summary:
     skipped: list[dict[str, Any]]
     # a proxy's requests that made no pair, by why (NOT_COMPARED_REASONS)
     not_compared: dict[str, int] = field(default_factory=dict)
+    # a proxy's requests it did not mirror, by why (NOT_MIRRORED_REASONS)
+    not_mirrored: dict[str, int] = field(default_factory=dict)
     # a proxy's pairs compared (and counted above) but never stored, by outcome (store.DROPPED)
     dropped: dict[str, int] = field(default_factory=dict)
     pruned: int = 0                       # stored pairs deleted by retention since (never reviewed ones)
@@ -141,9 +145,29 @@ class Summary:
     @property
     def excess_divergence(self) -> dict[str, Any] | None:
         """The candidate's changed rate minus the noise floor's on the same prompts, with a
-        95 % interval fit for paired proportions (``confidence.paired_difference``)."""
+        95 % interval fit for paired proportions (``confidence.paired_difference``): on the
+        comparable prompts both the candidate and the replica answered (``pairs`` of them,
+        out of ``compared``), each side's changed rate on them beside it."""
         interval = confidence.paired_difference(*self.paired) if self.paired else None
-        return interval.as_json() if interval is not None else None
+        if interval is None or self.paired is None:
+            return None
+        both, candidate_only, replica_only, _ = self.paired
+        n = sum(self.paired)
+        return {**interval.as_json(), "pairs": n, "compared": self.counts["compared"],
+                "candidate_changed": (both + candidate_only) / n, "replica_changed": (both + replica_only) / n}
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """One set of counts for the run, the same in every output and in the verdict's:
+        every pair made is compared (comparable, both sides answered), unanswered
+        (comparable, neither side reached an answer), sampled (not comparable) or an error."""
+        co = self.comparable_outcomes
+        errors = self.outcomes.get(Outcome.ERROR, 0)
+        sampled_errors = errors - co.get(Outcome.ERROR, 0)
+        by_outcome = {o: co.get(o, 0) for o in ANSWERED}
+        return {"pairs": self.pairs, "compared": sum(by_outcome.values()), **by_outcome,
+                "unanswered": co.get(Outcome.UNANSWERED, 0), "sampled": self.pairs - self.comparable - sampled_errors,
+                "errors": errors}
 
     @property
     def ratios(self) -> dict[str, float | None]:
@@ -164,6 +188,7 @@ class Summary:
         out["noise_rate"] = self.noise_rate
         out["noise_substantive_rate"] = self.noise_substantive_rate
         out["excess_divergence"] = self.excess_divergence
+        out["counts"] = self.counts
         out["ratios"] = self.ratios
         out["speedup"] = self.speedup
         return out
@@ -186,6 +211,7 @@ def summarize(store: Store, run_id: str) -> Summary:
     categories: dict[str, CategoryRow] = {}
     sides: dict[Side, SideStats] = {}
     not_compared: Counter[str] = Counter()
+    not_mirrored: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
     total = comparable = 0
     paired = [0, 0, 0, 0]
@@ -202,7 +228,7 @@ def summarize(store: Store, run_id: str) -> Summary:
             comparable_outcomes[outcome] += 1
             if pair["noise_outcome"]:
                 noise[pair["noise_outcome"]] += 1
-                if "error" not in (outcome, pair["noise_outcome"]):
+                if outcome in ANSWERED and pair["noise_outcome"] in ANSWERED:
                     changed, floor = outcome != "identical", pair["noise_outcome"] != "identical"
                     paired[0 if changed and floor else 1 if changed else 2 if floor else 3] += 1
             if outcome in ("near", "divergent") and similarity is not None:
@@ -239,6 +265,11 @@ def summarize(store: Store, run_id: str) -> Summary:
             if of == DROPPED:
                 dropped[outcome] += n
                 continue
+            if of == CAPPED:   # (judged by the verdict: a subset of the pairs counted below)
+                continue
+            if of == NOT_MIRRORED:
+                not_mirrored[outcome] += n
+                continue
             if of == "noise":
                 if is_comparable:
                     noise[outcome] += n
@@ -267,6 +298,7 @@ def summarize(store: Store, run_id: str) -> Summary:
         sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
         not_compared=dict(not_compared),
+        not_mirrored=dict(not_mirrored),
         dropped=dict(dropped),
         pruned=sum(pruned_counts(store, run_id).values()),
         paired=paired if any(paired) else None,
@@ -276,8 +308,8 @@ def summarize(store: Store, run_id: str) -> Summary:
 
 
 def _rate(outcomes: dict[str, int], which: tuple[str, ...]) -> float | None:
-    """The share of the answered pairs (errors left out) whose outcome is one of ``which``."""
-    answered = sum(outcomes.values()) - outcomes.get("error", 0)
+    """The share of the answered pairs (errors and unanswered ones left out) whose outcome is one of ``which``."""
+    answered = sum(outcomes.get(o, 0) for o in ANSWERED)
     return sum(outcomes.get(o, 0) for o in which) / answered if answered else None
 
 

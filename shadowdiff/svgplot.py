@@ -8,7 +8,8 @@ its ``viewBox`` with ``width="100%"``; ``role="img"`` with an ``aria-label`` and
 
 Safe to insert as markup (``markupsafe.Markup``, Jinja's ``| safe``): every text in it -
 titles, series and category names, which come from logs nobody vetted - is escaped,
-and the characters XML cannot hold are replaced with U+FFFD, so the string also parses
+its invisible characters written as escapes (``\\u202e``: shadowdiff.invisible), and
+the characters XML cannot hold are replaced with U+FFFD, so the string also parses
 as XML. Long labels are cut with an ellipsis, the whole text in a ``<title>`` tooltip.
 
 Values that are None, NaN or infinite are skipped. A chart with nothing to draw is a
@@ -24,6 +25,8 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from shadowdiff.invisible import safe_text
 
 WIDTH, HEIGHT = 640, 260
 _FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
@@ -54,7 +57,7 @@ class Marker:
 
 def esc(text: object) -> str:
     """Text (or an attribute's value) as XML: escaped, characters XML cannot hold replaced."""
-    return html.escape(_NOT_XML.sub("\ufffd", str(text)), quote=True)
+    return html.escape(_NOT_XML.sub("\ufffd", safe_text(str(text))), quote=True)
 
 
 def finite(values: Iterable[float | None]) -> list[float]:

@@ -102,11 +102,15 @@ class Scorer:
         ``k`` listed each: None for the first token, which has none."""
         vocab = self.vocab
         texts = [vocab.decode([i], skip_special=False) for i in ids]
-        out = logprobs.prompt_positions(prompt_key(text), ids, texts, k, vocab)
+        key = prompt_key(text)
         answer = find_answer(ids, vocab)
-        if answer is not None and answer.start < answer.end:
-            out[answer.start: answer.end] = self._answer(ids, texts, answer, k)
-        return out
+        if answer is None or answer.start >= answer.end:
+            return logprobs.prompt_positions(key, ids, texts, k, vocab)
+        # the answer's positions are its own (``_answer``): the prompt's are worked out
+        # around them, each from its own index as if the whole were prompt
+        return [*logprobs.prompt_positions(key, ids[: answer.start], texts[: answer.start], k, vocab),
+                *self._answer(ids, texts, answer, k),
+                *(logprobs.prompt_position(key, i, ids[i], texts[i], k, vocab) for i in range(answer.end, len(ids)))]
 
     def _answer(self, ids: Sequence[int], texts: Sequence[str], answer: Answer, k: int) -> list[Position | None]:
         vocab = self.vocab

@@ -3,6 +3,7 @@ every test (pytest allows ``pytest_plugins`` in the root conftest.py only)."""
 
 pytest_plugins = [
     "tests.support.distribution",          # -n auto: which tests share a worker; no timed property test
+    "tests.support.clients",               # httpx clients share one default TLS context
     "tests.support.fixtures",              # simulators, proxies, stores; SIGTERM unwinds as Ctrl+C
     "tests.support.proxying",              # backends, location: `shadowdiff serve` as a process
     "tests.support.replaying",             # sides: three simulators for replay

@@ -87,6 +87,19 @@ NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "dra
 # failed longer than its queue could hold, or it stopped first - are counted again
 # under ``of = DROPPED`` by outcome: those that needed a verdict can never get one.
 DROPPED = "dropped"
+# Of the run's counts: requests a proxy did not mirror, by why (NOT_MIRRORED_REASONS): the
+# traffic its run never checked.
+NOT_MIRRORED = "not_mirrored"
+NOT_MIRRORED_REASONS = {
+    "sampled_out": "left out by --sample-rate",
+    "in_flight_bound": "the shadow already had --max-shadow-in-flight requests",
+    "too_large": "the request body was over --max-mirror-body",
+    "unparsable": "the request body was not a JSON object",
+    "excluded": "its model is in --exclude-model",
+}
+# Of the run's counts: comparable pairs whose two sides stopped at the token cap in the same
+# choice, by outcome (a serve run stores few identical pairs, so the share comes from these).
+CAPPED = "capped"
 
 # Within a review priority, the worst first: errors, then the most different (queue_order).
 _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
@@ -325,6 +338,14 @@ class Store:
                 id=run_id, kind=kind, created_at=datetime.now(UTC), settings=dict(settings)))
         return run_id
 
+    def set_run_setting(self, run_id: str, key: str, value: Any) -> None:
+        """Record one more setting with a run (replay's gates, given again on --resume),
+        the others left as they are; read and written in one transaction."""
+        with self.engine.begin() as c:
+            current = c.execute(sa.select(schema.runs.c.settings).where(schema.runs.c.id == run_id)).scalar_one()
+            c.execute(schema.runs.update().where(schema.runs.c.id == run_id)
+                      .values(settings={**dict(current), key: value}))
+
     def finish_run(self, run_id: str, finished: bool = True) -> None:
         """Mark a run finished (its verdict can then PASS), or open again (a --resume)."""
         with self.engine.begin() as c:
@@ -424,11 +445,12 @@ class Store:
             rows = c.execute(sa.select(t.of, t.outcome, t.comparable, t.pairs).where(t.run_id == run_id)).all()
         return {(r.of, r.outcome, bool(r.comparable)): int(r.pairs) for r in rows}
 
-    def add_skipped(self, run_id: str, line: int, reason: str) -> None:
-        """Note a log line that made no pair, once: a --resume reads the log again."""
+    def add_skipped(self, run_id: str, line: int, reason: str, *, once: bool = True) -> None:
+        """Note a log line that made no pair, once: a --resume reads the log again.
+        ``once=False`` for a run of two files (``compare``), whose line numbers repeat."""
         t = schema.skipped.c
         with self.engine.begin() as c:
-            if c.execute(sa.select(t.id).where(t.run_id == run_id, t.line == line)).first() is None:
+            if not once or c.execute(sa.select(t.id).where(t.run_id == run_id, t.line == line)).first() is None:
                 c.execute(schema.skipped.insert().values(run_id=run_id, line=line,
                                                          reason=reason.replace("\x00", "\ufffd")))
 

@@ -84,7 +84,14 @@ def logs_of_every_format(directory: Path) -> list[tuple[Path, str]]:
          "body": {"model": MODEL, "prompt": prompts[1], "max_tokens": 20, "stop": ["\n"]}},
     ]) + "\n")
     bodies = logs.bundled_workload()
-    questions = ROOT / "examples" / "mt_bench_questions.jsonl"
+    # MT-Bench's own file, one question of each category with and without a reference
+    # answer: its 80 questions ask nothing of the request's shape that these do not
+    questions = directory / "mt_bench_questions.jsonl"
+    kinds: dict[tuple[str, bool], str] = {}
+    for line in (ROOT / "examples" / "mt_bench_questions.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        kinds.setdefault((record["category"], bool(record.get("reference"))), line)
+    questions.write_text("\n".join(kinds.values()) + "\n")
     return [(text, logs.CHAT), (array, logs.COMPLETIONS), (batch, logs.CHAT), (bodies, logs.CHAT),
             (questions, logs.CHAT)]
 

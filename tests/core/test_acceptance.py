@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from shadowdiff.acceptance import Decision, acceptance
-from shadowdiff.compare import compare
-from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.compare import compare, compare_answers, error_comparison
+from shadowdiff.records import Answer, Choice, Pair, Side
+from shadowdiff.reports import summary_text, write_reports
 from shadowdiff.signals import triage_answers
-from shadowdiff.store import Store
+from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.summary import summarize
 from tests.support.runs import TEXTS, add_run, flips, make_run, run_report
 
 
@@ -23,13 +26,17 @@ def test_incomplete_until_reviewed_then_pass(tmp_path: Path) -> None:
     queue = ReviewQueue(store)
     queue.add_review(ids["drift"], "ana", "wording")
     queue.add_review(ids["flip"], "ana", "minor", "candidate", note="rounding, both fine")
-    assert acceptance(store, run, min_reviewed=0.6).decision is Decision.PASS
+    # 2 of 3 reviewed is --min-reviewed 0.6, but the changed label left is a sign of a factual regression
+    tolerant = acceptance(store, run, min_reviewed=0.6)
+    assert tolerant.decision is Decision.INCOMPLETE
+    assert "1 unreviewed pairs show a sign of a factual regression" in tolerant.text()
+    assert "review them (they lead the review queue)" in tolerant.text()
     queue.add_review(ids["label"], "ana", "ambiguous")
     result = acceptance(store, run)
     assert result.decision is Decision.PASS
     assert result.verdicts == {"wording": 1, "minor": 1, "ambiguous": 1}
     store.close()
-    answer = run_report(tmp_path)
+    answer = run_report(tmp_path, "--min-compared", "4")
     assert answer.returncode == 0
     assert "1 identical, 0 equivalent, 1 wording-only, 1 ambiguous, 0 unreviewed" in answer.stdout
     assert ("against the candidate: 0 factual regressions, 0 pairs where the baseline is better, 1 minor regression"
@@ -128,7 +135,8 @@ def test_a_run_of_sampled_pairs_only_compared_nothing(tmp_path: Path) -> None:
     store = Store.open(tmp_path)
     run, _ = add_run(store, TEXTS, comparable=False)
     result = acceptance(store, run, min_reviewed=0)
-    assert result.decision is Decision.INCOMPLETE and result.sampled == 3
+    # an identical sampled pair is sampled too: one set of counts, as the summary's
+    assert result.decision is Decision.INCOMPLETE and result.sampled == 4 and result.identical == 0
     store.close()
 
 
@@ -196,6 +204,13 @@ def test_fewer_compared_pairs_than_min_compared_is_incomplete(tmp_path: Path) ->
     for key in ("drift", "flip", "label"):
         queue.add_review(ids[key], "ana", "wording")
     store.close()
+    # by default a handful of pairs is not enough: the report says what would be, and where 30 came from
+    default = run_report(tmp_path)
+    assert default.returncode == 2, default.stdout
+    assert "only 4 comparable pairs were answered by both sides; 30 required (--min-compared)" in default.stdout
+    assert "up to 53 % of its answers may, 95 %" in default.stdout
+    assert "give --min-compared 4 to accept them as enough" in default.stdout
+    assert "min compared 30 (default)" in default.stdout
     assert run_report(tmp_path, "--min-compared", "4").returncode == 0      # 4 pairs, all answered
     short = run_report(tmp_path, "--min-compared", "5")
     assert short.returncode == 2
@@ -349,3 +364,236 @@ def test_minor_and_improvement_without_a_side_read_as_they_meant(store: Store) -
     result = acceptance(store, run)
     assert result.verdicts == {"minor": 1, "improvement": 1}
     assert result.decision is Decision.PASS
+
+
+def _cut_run(store: Store, n: int, *, answer: str, capped: int, tokens: int = 40) -> str:
+    """``n`` deterministic pairs alike on both sides, ``capped`` of them stopped by the token
+    cap (``length``) on both sides after thinking; ``answer``: their text ("" before any)."""
+    run = store.create_run("replay", {})
+    pairs = []
+    for i in range(n):
+        cut = i < capped
+        text = answer if cut else "The river runs to the sea."
+        sides = {side: Answer(side, "m", text, "length" if cut else "stop", completion_tokens=tokens if cut else 9,
+                              reasoning="Rivers flow downhill, so")
+                 for side in (Side.BASELINE, Side.CANDIDATE)}
+        comparison = compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE])
+        pairs.append(Pair(f"k{i}", i, "/v1/chat/completions", "p", {}, comparison, sides))
+    store.add_pairs(run, pairs)
+    store.finish_run(run)
+    return run
+
+
+def test_pairs_cut_inside_their_thinking_are_unanswered_not_identical(tmp_path: Path) -> None:
+    """A reasoning model at a small --max-tokens: every pair cut inside the same thinking,
+    no content on either side. Nothing of an answer was compared: never a PASS."""
+    store = Store.open(tmp_path)
+    run = _cut_run(store, 40, answer="", capped=40)
+    result = acceptance(store, run, min_compared=1)
+    assert (result.identical, result.unanswered, result.compared) == (0, 40, 0)
+    assert result.decision is Decision.INCOMPLETE
+    assert any("40 pairs where neither side reached an answer (40 cut by the token cap" in r for r in result.reasons)
+    assert result.capped == {"pairs": 40, "unanswered": 40, "of": 40, "unknown": 0, "share": 1.0, "tokens": [40, 40]}
+    # allowing them as unchecked prompts still leaves nothing compared
+    assert acceptance(store, run, max_errors=40, min_compared=1, max_capped=1.0).decision is Decision.INCOMPLETE
+    store.close()
+
+
+def test_a_run_mostly_cut_by_the_token_cap_cannot_pass(tmp_path: Path) -> None:
+    """--max-tokens 16: the answers alike up to the cap, on most pairs; what came after was never
+    compared. The share cut on both sides is said, and above --max-capped the run is INCOMPLETE."""
+    store = Store.open(tmp_path)
+    run = _cut_run(store, 40, answer="The river", capped=30, tokens=16)
+    result = acceptance(store, run, min_compared=1)
+    assert (result.identical, result.unanswered, result.compared) == (40, 0, 40)
+    assert result.decision is Decision.INCOMPLETE
+    said = "30 of 40 comparable pairs (75 %) hit the token cap on both sides, compared over their first 16 tokens"
+    assert any(said in r for r in result.reasons) and said in result.text()
+    assert acceptance(store, run, min_compared=1, max_capped=0.8).decision is Decision.PASS
+    # --max-capped given to replay is kept with the run, and report decides with it
+    store.set_run_setting(run, "gates", {"by": "replay", "given": {"max_capped": 0.8, "min_compared": 1}})
+    paths = write_reports(store, run, tmp_path / "reports")
+    assert paths.acceptance.decision is Decision.PASS
+    assert "max capped 0.8 (from the run: replay --max-capped 0.8)" in paths.summary_text
+    # a few cut pairs are only said
+    few = _cut_run(store, 40, answer="The river", capped=4, tokens=16)
+    result = acceptance(store, few, min_compared=1)
+    assert result.decision is Decision.PASS
+    assert "note: 4 of 40 comparable pairs (10 %) hit the token cap on both sides" in result.text()
+    store.close()
+
+
+def _noise_run(store: Store, n: int, *, changed: int, replica_changed: int, replica_failed: int,
+               replica_from: int = 0) -> str:
+    """``n`` pairs: the first ``changed`` reworded by the candidate, ``replica_changed`` from
+    ``replica_from`` on by the replica; the replica failed the last ``replica_failed``."""
+    run = store.create_run("replay", {})
+    pairs = []
+    for i in range(n):
+        a = f"Answer number {i} is here."
+        b = a.replace("here", "there") if i < changed else a
+        base, cand = Answer(Side.BASELINE, "m", a, "stop"), Answer(Side.CANDIDATE, "m", b, "stop")
+        if i >= n - replica_failed:
+            noise = error_comparison()
+        else:
+            reworded = replica_from <= i < replica_from + replica_changed
+            noise = compare(a, a.replace("here", "over here") if reworded else a)
+        comparison = compare(a, b)
+        pairs.append(Pair(f"k{i}", i, "/v1/chat/completions", "p", {}, comparison,
+                          {Side.BASELINE: base, Side.CANDIDATE: cand}, noise=noise,
+                          **triage_answers(base, cand, comparison, None)))
+    store.add_pairs(run, pairs)
+    store.finish_run(run)
+    return run
+
+
+def test_the_excess_is_stated_on_its_paired_prompts_and_replica_failures_are_unchecked(tmp_path: Path) -> None:
+    """A replica failing a third of the prompts: the excess is measured on the rest, said so with
+    their number, and its failures count toward --max-errors (their noise floor is unknown)."""
+    store = Store.open(tmp_path)
+    run = _noise_run(store, 40, changed=36, replica_changed=0, replica_failed=14)
+    s = summarize(store, run)
+    excess = s.excess_divergence
+    assert excess is not None and (excess["pairs"], excess["compared"]) == (26, 40)
+    assert excess["candidate_changed"] == 1.0 and excess["replica_changed"] == 0.0
+    text = summary_text(s)
+    assert "on the 26 prompts both the candidate and the replica answered (of 40 compared" in text
+    result = acceptance(store, run, min_reviewed=0, min_compared=1)
+    assert result.replica_errors == 14 and result.decision is Decision.INCOMPLETE
+    assert any("14 pairs whose replica failed" in r and "--max-errors" in r for r in result.reasons)
+    store.close()
+
+
+def test_an_interval_gate_passes_only_when_the_whole_interval_is_inside(tmp_path: Path) -> None:
+    """A replica about as noisy as the candidate: the excess is near zero but its interval is wide.
+    --max-excess-divergence passes only if the interval's top is within it; the noisy replica is said."""
+    store = Store.open(tmp_path)
+    run = _noise_run(store, 40, changed=20, replica_changed=22, replica_failed=0, replica_from=12)
+    excess = summarize(store, run).excess_divergence
+    assert excess is not None and excess["low"] < 0 < 0.1 < excess["high"]
+    result = acceptance(store, run, min_reviewed=0, min_compared=1)
+    result.gate(excess, 0.1, None)
+    assert result.decision is Decision.INCOMPLETE
+    assert any(f"may still be {excess['high'] * 100:+.1f} points" in r for r in result.reasons)
+    assert "the replica changed as many answers as the candidate or more (55.0 % vs 50.0 %" in result.text()
+    wide = acceptance(store, run, min_reviewed=0, min_compared=1)
+    wide.gate(excess, excess["high"] + 0.01, None)
+    assert wide.decision is Decision.PASS
+    store.close()
+
+
+def test_every_answer_empty_on_both_sides_checks_nothing(tmp_path: Path) -> None:
+    """Two servers that both answer nothing (a wrong chat template, a stop string that ends every
+    answer at once): each pair is byte-identical, yet no answer was compared."""
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    sides = {side: Answer(side, "m", "", "stop") for side in (Side.BASELINE, Side.CANDIDATE)}
+    store.add_pairs(run, [Pair(f"k{i}", i, "/v1/chat/completions", "p", {},
+                               compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE]), sides)
+                          for i in range(40)])
+    store.finish_run(run)
+    result = acceptance(store, run, min_compared=1)
+    assert (result.identical, result.unanswered, result.compared) == (0, 40, 0)
+    assert result.decision is Decision.INCOMPLETE and "nothing was compared" in result.text()
+    assert result.capped["pairs"] == 0   # not cut: empty
+    store.close()
+
+
+def test_thinking_left_in_the_content_cut_by_the_cap_is_unanswered(tmp_path: Path) -> None:
+    """A server without a reasoning parser leaves the thinking in the content: cut by the cap
+    inside ``<think>``, an empty ``<think></think>``, or nothing but a zero-width space, on both
+    sides alike, is no answer."""
+    for text, finish in (("<think>Rivers flow downhill, so the", "length"), ("<think>\n\n</think>\n\n", "stop"),
+                         ("\u200b", "stop"), ("  <think>ok</think> \u2060 ", "stop")):
+        sides = {side: Answer(side, "m", text, finish) for side in (Side.BASELINE, Side.CANDIDATE)}
+        assert compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE]).outcome == "unanswered", text
+    # an answer after the thinking is an answer
+    sides = {side: Answer(side, "m", "<think>ok</think>The Nile.", "stop") for side in (Side.BASELINE, Side.CANDIDATE)}
+    assert compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE]).outcome == "identical"
+
+
+def test_text_that_shows_nothing_or_a_second_unclosed_thinking_is_unanswered() -> None:
+    """Blank-looking characters (a Hangul filler, a Braille blank, a variation selector, a tag
+    character) show no answer; nor does thinking that goes on in a second ``<think>`` left
+    open by the cap."""
+    for text in ("\u3164\u2800", "\u115f\u1160\uffa0\u180e\u034f", "\ufe0f\U000e0100\U000e0041 \u00a0\u2029",
+                 "<think>a</think><think>b", "<think>a</think>\n\u3164<think>b</think> \u2800 <think>c"):
+        sides = {side: Answer(side, "m", text, "stop") for side in (Side.BASELINE, Side.CANDIDATE)}
+        assert compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE]).outcome == "unanswered", repr(text)
+    # an answer after every thinking block is an answer
+    sides = {side: Answer(side, "m", "<think>a</think><think>b</think>Paris.", "stop")
+             for side in (Side.BASELINE, Side.CANDIDATE)}
+    assert compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE]).outcome == "identical"
+
+
+def test_a_later_choice_cut_by_the_cap_on_both_sides_is_a_capped_pair(tmp_path: Path) -> None:
+    """n=3 (or a completions request of several prompts): the first choice stopped, the others
+    ran into the cap on both sides. Those pairs are cut by the cap, each choice compared over
+    its own tokens (usage sums them)."""
+    store = Store.open(tmp_path)
+    run = store.create_run("replay", {})
+    pairs = []
+    for i in range(10):
+        sides = {side: Answer(side, "m", "Paris.", "stop", completion_tokens=30,
+                              others=(Choice(1, "The capital is", finish_reason="length"),
+                                      Choice(2, "It is Paris", finish_reason="length")))
+                 for side in (Side.BASELINE, Side.CANDIDATE)}
+        pairs.append(Pair(f"k{i}", i, "/v1/chat/completions", "p", {},
+                          compare_answers(sides[Side.BASELINE], sides[Side.CANDIDATE]), sides))
+    store.add_pairs(run, pairs)
+    store.finish_run(run)
+    result = acceptance(store, run, min_compared=1)
+    assert result.capped == {"pairs": 10, "unanswered": 0, "of": 10, "unknown": 0, "share": 1.0, "tokens": [10, 10]}
+    assert result.decision is Decision.INCOMPLETE
+    store.close()
+
+
+def test_a_flipped_negation_boolean_or_number_word_is_never_left_unreviewed(tmp_path: Path) -> None:
+    """--min-reviewed below 1 lets wording go, not a denial dropped, a boolean flipped or a
+    number written as a word that changed: each is a sign of a factual regression."""
+    flipped = {"negation": ("The bridge is not safe to cross.", "The bridge is safe to cross."),
+               "boolean": ("The method returns True for an empty list.", "The method returns False for an empty list."),
+               "number-word": ("The cluster has seven nodes.", "The cluster has eight nodes.")}
+    drift = {f"drift-{i}": (f"Step {i} is usually fine.", f"Step {i} is typically fine.") for i in range(6)}
+    store = Store.open(tmp_path)
+    run, ids = add_run(store, {**flipped, **drift})
+    queue = ReviewQueue(store)
+    for key in drift:
+        queue.add_review(ids[key], "ana", "wording")
+    result = acceptance(store, run, min_reviewed=0.5, min_compared=1)
+    assert result.suggested_unreviewed == {"factual": 3}
+    assert result.decision is Decision.INCOMPLETE
+    assert "3 unreviewed pairs show a sign of a factual regression" in result.text()
+    for key in flipped:
+        queue.add_review(ids[key], "ana", "wording")
+    assert acceptance(store, run, min_reviewed=0.5, min_compared=1).decision is Decision.PASS
+    store.close()
+
+
+def _stored_after_the_reveal(store: Store, pair_id: int, reviewer: str, verdict: str, side: str | None) -> None:
+    """A later verdict of ``reviewer`` on the pair, as builds before the first verdict was
+    final stored it (the queue now refuses it)."""
+    with store.engine.begin() as c:
+        c.execute(schema.reviews.insert().values(pair_id=pair_id, reviewer=reviewer, verdict=verdict,
+                                                 wrong_side=side, note="after the reveal",
+                                                 created_at=datetime.now(UTC)))
+
+
+def test_verdicts_stored_after_the_reveal_decide_nothing(store: Store, tmp_path: Path) -> None:
+    run, ids = add_run(store, flips(3))
+    queue = ReviewQueue(store)
+    first, second, third = ids.values()
+    # a throwaway verdict, then factual against the candidate: not a FAIL
+    queue.add_review(first, "ana", "equivalent")
+    queue.add_review(second, "ana", "wording")
+    queue.add_review(third, "bob", "factual", "candidate")
+    _stored_after_the_reveal(store, first, "ana", "factual", "candidate")
+    # the other way round: a factual verdict, then a lenient one, still a FAIL
+    _stored_after_the_reveal(store, third, "bob", "equivalent", None)
+    result = acceptance(store, run, min_reviewed=0)
+    assert result.decision is Decision.FAIL
+    assert [f["pair_id"] for f in result.factual] == [third]
+    assert result.verdicts == {"equivalent": 1, "wording": 1, "factual": 1}
+    assert result.after_reveal == 2 and result.agreement.disagreements == ()
+    assert "2 verdicts given by a reviewer to a pair they had already judged" in result.text()
+    assert result.as_json()["after_reveal"] == 2

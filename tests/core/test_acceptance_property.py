@@ -8,6 +8,7 @@ it, so that the verdict and this test can disagree:
 
     PASS  <=>  the run finished, no factual verdict against the candidate, at least
                --min-reviewed of the comparable pairs changed in substance reviewed,
+               none of those with a sign of a factual regression unreviewed,
                errored pairs + skipped lines <= --max-errors, and at least
                --min-compared comparable pairs answered by both sides.
 """
@@ -56,7 +57,8 @@ class PlannedPair:
 review = st.builds(lambda verdict, reviewer: (*verdict, reviewer), st.sampled_from(STANDING),
                    st.sampled_from(["ana", "bob"]))
 planned = st.builds(PlannedPair, st.sampled_from([*TEXTS, "error"]), st.booleans(),
-                    st.lists(review, max_size=2).map(tuple))
+                    # (a reviewer's first verdict on a pair is final: at most one each)
+                    st.lists(review, max_size=2, unique_by=lambda r: r[2]).map(tuple))
 
 
 @pytest.fixture(scope="module")
@@ -105,13 +107,19 @@ def test_pass_only_when_the_readme_condition_holds(shared_store: Store, pairs: l
     compared = sum(p.comparable and p.outcome != "error" for p in pairs)
     against_candidate = [p for p in pairs if any(r[:2] == ("factual", "candidate") for r in p.reviews)]
     share = len(reviewed) / len(substantive) if substantive else 1.0
-    condition = (finished and not against_candidate and share >= min_reviewed
+    # unreviewed pairs with a sign of a factual regression (the changed number) are never let go
+    flagged = [p for i, p in enumerate(pairs) if p in substantive and not p.reviews
+               and stored[f"k{i}"]["suggested"] == "factual"]
+    condition = (finished and not against_candidate and share >= min_reviewed and not flagged
                  and errors + skipped <= max_errors and compared >= min_compared)
     assert (result.decision is Decision.PASS) == condition, result.text()
     assert (result.decision is Decision.FAIL) == bool(against_candidate), result.text()
-    # the counts it prints are the store's
+    # the counts it prints are the store's, as the summary counts them: an identical
+    # sampled pair is sampled, not identical
     assert (result.identical, result.errors, result.skipped, result.compared) == (
-        sum(p.outcome == "identical" for p in pairs), errors, skipped, compared)
+        sum(p.comparable and p.outcome == "identical" for p in pairs), errors, skipped, compared)
+    assert result.sampled == sum(not p.comparable and p.outcome != "error" for p in pairs)
+    assert result.pairs == len(pairs)
     assert (result.needs_review, result.unreviewed) == (len(substantive), len(substantive) - len(reviewed))
     assert len(result.factual) == sum(r[:2] == ("factual", "candidate") for p in pairs for r in p.reviews)
     standing = Counter(COUNTED_AS[min((r[:2] for r in p.reviews), key=STANDING.index)] for p in pairs if p.reviews)

@@ -75,9 +75,10 @@ def test_raters_are_a_pairs_first_review_and_the_first_later_one_by_someone_else
     # pairs 1 and 4 agree (minor/candidate), pair 2 does not: p_o = 2/3
     # rater 1: minor/candidate 2, minor/baseline 1; rater 2: minor/candidate 3: p_e = 2/3, kappa 0
     assert agreement.twice.observed == pytest.approx(2 / 3) and agreement.twice.kappa == pytest.approx(0)
-    # disagreements: any two reviewers apart (pair 1: cy; pair 2: the side), every review listed
+    # disagreements: any two reviewers apart (pair 1: cy; pair 2: the side), every counted review
+    # listed (ana's second is after her reveal: not counted)
     assert [(d.pair_id, [(r.reviewer, r.label) for r in d.reviews]) for d in agreement.disagreements] == [
-        (1, [("ana", "minor/candidate"), ("ana", "wording"), ("bob", "minor/candidate"), ("cy", "wording")]),
+        (1, [("ana", "minor/candidate"), ("bob", "minor/candidate"), ("cy", "wording")]),
         (2, [("bob", "minor/baseline"), ("cy", "minor/candidate")]),
     ]
 
@@ -108,6 +109,19 @@ def test_a_reviewer_changing_their_mind_is_no_disagreement() -> None:
     agreement = agreement_of([review(1, "ana", "wording"), review(1, "ana", "minor", "candidate")])
     assert agreement.disagreements == () and agreement.twice.items == 0
     assert "no pair has two reviews by different reviewers" in agreement.text()
+
+
+def test_verdicts_given_after_the_reveal_change_neither_kappa_nor_the_disagreements() -> None:
+    """A reviewer's later verdict on a pair (older builds took one after the page had shown
+    the sides) is left out: the agreement is the one of the blind verdicts alone."""
+    blind = [review(1, "ana", "wording"), review(1, "bob", "wording"),
+             review(2, "ana", "equivalent"), review(2, "bob", "minor", "candidate"),
+             review(3, "bob", "wording"), review(3, "ana", "wording")]
+    unblinded = [review(1, "ana", "factual", "candidate"), review(2, "bob", "equivalent"),
+                 review(3, "bob", "factual", "candidate")]
+    mixed = blind[:2] + unblinded[:1] + blind[2:4] + unblinded[1:2] + blind[4:] + unblinded[2:]
+    assert agreement_of(mixed) == agreement_of(blind)
+    assert [d.pair_id for d in agreement_of(mixed).disagreements] == [2]
 
 
 def test_the_terminal_lists_the_first_disagreements_only() -> None:
@@ -166,7 +180,7 @@ def test_the_reports_show_agreement_and_the_pairs_reviewers_disagree_on(store: S
     assert_nothing_live(html, HOSTILE_NOTE, "Cohen's kappa 0.56")
     # flip1, and flip4 where the verdict least favourable to the candidate stands
     assert "<tr><td>minor: the candidate slightly worse</td><td>2</td></tr>" in html
-    assert f"<tr><td>flip5</td><td>{pairs[5]}</td>" in html
+    assert f"<tr><td><bdi>flip5</bdi></td><td>{pairs[5]}</td>" in html
 
     md = (tmp_path / "report.md").read_text()
     assert "Cohen's kappa 0.56" in md

@@ -17,9 +17,13 @@ def run(*args: str) -> cli.Ran:
 
 def test_version_and_help() -> None:
     assert run("--version").stdout.strip() == "shadowdiff, version 0.1.0"
-    help_text = run("simulate", "--help").stdout
+    shown = run("simulate", "--help")
+    assert shown.returncode == 0 and not shown.stderr, shown.stderr
     for flag in ("--served-model-name", "--profile", "--seed", "--max-num-seqs", "--fault", "--speed"):
-        assert flag in help_text
+        assert flag in shown.stdout
+    for command in ("replay", "report", "compare", "serve", "plan"):
+        shown = run(command, "--help")
+        assert shown.returncode == 0 and "Usage:" in shown.stdout and not shown.stderr, (command, shown.stderr)
 
 
 def test_simulate_serves_until_sigterm_and_finishes_streams_first() -> None:
@@ -88,3 +92,28 @@ def test_a_busy_port_is_one_line_and_no_banner(tmp_path: Path) -> None:
             assert result.stderr.strip() == f"Error: port {port} is in use (on 127.0.0.1): stop what listens " \
                                             "there, or give another --port", (command, result.stderr)
             assert result.stdout == ""
+
+
+def test_a_commands_log_lines_and_a_crash_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    """What a command logs (the scoring's and the runner's warnings quote servers) and the
+    traceback of a crash go to stderr with their control and bidi characters as escapes, as
+    the commands' own lines do; a crash still exits 1."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "hostile.py"
+    script.write_text(
+        "import logging, click\n"
+        "from shadowdiff import cli\n"
+        "@click.command()\n"
+        "def hostile():\n"
+        "    logging.getLogger('replay.runner').warning('server said \\x1b[2K\\rverdict: PASS \\u202e24\\u202c')\n"
+        "    raise RuntimeError('boom \\x1b[31m\\rverdict: PASS')\n"
+        "cli.main.add_command(hostile)\n"
+        "cli.main(['hostile'])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    for raw in ("\x1b", "\r", "\u202e"):
+        assert raw not in done.stderr, done.stderr
+    assert "server said \\x1b[2K\\rverdict: PASS \\u202e24\\u202c" in done.stderr
+    assert "RuntimeError: boom \\x1b[31m\\rverdict: PASS" in done.stderr

@@ -32,11 +32,52 @@ def test_identical_and_equivalent() -> None:
     assert same.outcome is Outcome.IDENTICAL
     assert same.first_char is None and same.similarity == 1.0 and same.length_ratio == 1.0
     assert not same.finish_differs
-    reflowed = ANSWER.replace(". ", ".\n\n")
-    assert compare(ANSWER, reflowed).outcome is Outcome.EQUIVALENT
+    paragraphs = ANSWER.replace(". ", ".\n")
+    spaced = ANSWER.replace(". ", ".   \r\n\n \n").replace(" in ", "  in   ") + "\n\n"
+    assert compare(paragraphs, spaced).outcome is Outcome.EQUIVALENT
     decomposed = "Cafe\u0301 au lait"
     assert compare("Café au lait", decomposed).outcome is Outcome.EQUIVALENT
-    assert normalize("  a\t b\n\nc  ") == "a b c"
+    assert normalize("  a\t b\n\nc  ") == "  a\t b\nc"
+
+
+def test_a_line_break_is_not_a_space() -> None:
+    """Lines keep their breaks: a YAML mapping or a list written on one line is another text."""
+    assert compare(ANSWER, ANSWER.replace(". ", ".\n")).outcome is Outcome.NEAR
+    assert compare("a: 1\nb: 2", "a: 1 b: 2").outcome is not Outcome.EQUIVALENT
+    assert compare("- eggs\n- milk", "- eggs - milk").outcome is not Outcome.EQUIVALENT
+
+
+def test_what_equivalent_forgives_and_keeps() -> None:
+    """The rule, case by case: prose layout is forgiven; indentation, code blocks, quoted
+    strings and the spaces after a list marker are kept."""
+    forgiven = [
+        ("a  b   c", "a b c"),                                 # a run of spaces between words
+        ("Done.   \nNext.", "Done.\nNext."),                   # trailing spaces
+        ("One.\r\nTwo.\r\n", "One.\nTwo."),                    # CRLF, a trailing newline
+        ("One.\n\n\nTwo.", "One.\nTwo."),                      # blank lines between prose lines
+        ("x:\n\n  y: 1", "x:\n  y: 1"),                         # a blank line before a block
+        ("- a\n\n- b", "- a\n- b"),                             # a loose list and a tight one
+        ("```\ncode\n```\n\nAfter  it.", "```\ncode\n```\nAfter it."),
+    ]
+    kept = [
+        ("x:\n  y: 1", "x:\n    y: 1"),                         # indentation
+        ("x:\n  y: 1", "x:\n\ty: 1"),                           # a tab is not two spaces
+        ("a\tb", "a b"),                                        # nor one: a TSV row is not a sentence
+        ("  a  b", "  a b"),                                    # inside an indented line
+        ("k: |\n  a\n\n  b", "k: |\n  a\n  b"),                   # a blank line inside a block
+        ("```\nx  = 1\n```", "```\nx = 1\n```"),                # inside a fenced block
+        ("```\na\n\nb\n```", "```\na\nb\n```"),                  # a blank line inside one
+        ("~~~\na \n~~~", "~~~\na\n~~~"),                          # trailing spaces inside one
+        ('say "a  b" now', 'say "a b" now'),                    # a double-quoted string
+        ("x = 'a  b'", "x = 'a b'"),                            # a single-quoted one
+        ("run `ls  -l`", "run `ls -l`"),                        # inline code
+        ("-   a\n  - b", "- a\n  - b"),                          # after a list marker: nesting
+        (" Indented", "Indented"),                              # a first line's indentation
+    ]
+    for a, b in forgiven:
+        assert compare(a, b).outcome is Outcome.EQUIVALENT, (a, b)
+    for a, b in kept:
+        assert compare(a, b).outcome not in (Outcome.IDENTICAL, Outcome.EQUIVALENT), (a, b)
 
 
 def test_divergent_and_thresholds() -> None:

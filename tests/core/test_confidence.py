@@ -155,20 +155,22 @@ def test_reviews_needed_with_regressions_found() -> None:
 
 def test_the_gates_on_how_sure_a_run_is(tmp_path: Path, demo: Demo) -> None:
     """report --max-excess-divergence fails only when the interval's lower bound is above
-    it; --max-factual-rate holds a run INCOMPLETE until enough reviews bound the rate;
+    it, passes only when the whole interval is within it, and is undecided in between;
+    --max-factual-rate holds a run INCOMPLETE until enough reviews bound the rate;
     `shadowdiff plan` says how many."""
     out = demo.copy(tmp_path / "demo")
     excess = json.loads((out / "summary.json").read_text())["excess_divergence"]
 
     def report(*options: str) -> cli.Ran:
-        return cli.shadowdiff("report", str(out), "--min-reviewed", "0",
-                              *options)
+        # (the demo's 20 prompts: fewer than the default --min-compared, which is not the subject here)
+        return cli.shadowdiff("report", str(out), "--min-reviewed", "0", "--min-compared", "20", *options)
 
     assert report().returncode == 0                                    # nothing asked of the figures: PASS
     above = report("--max-excess-divergence", f"{excess['high'] + 0.01:.2f}")
     assert above.returncode == 0, above.stdout
     within = report("--max-excess-divergence", f"{(excess['low'] + excess['estimate']) / 2:.2f}")
-    assert within.returncode == 0, within.stdout       # the estimate is above, but not surely: no FAIL
+    # the estimate is above, but not surely: no FAIL, and no PASS while the interval reaches past it
+    assert within.returncode == 2 and "more prompts (or a quieter replica) narrow it" in within.stdout, within.stdout
     below = report("--max-excess-divergence", f"{excess['low'] - 0.01:.2f}")
     assert below.returncode == 1 and "more answers than the noise floor" in below.stdout
     bounded = report("--max-factual-rate", "0.05")

@@ -13,7 +13,7 @@ from shadowdiff.acceptance import Acceptance, Decision
 from shadowdiff.compare import compare_answers, error_comparison
 from shadowdiff.confidence import mcnemar_exact, paired_difference, rate_upper
 from shadowdiff.flips import CORRECT_TO_WRONG, FLIP_PRIORITY, WRONG_TO_CORRECT, FlipTally, flip_lines, grade_pair
-from shadowdiff.grading import Grader
+from shadowdiff.grading import Grader, default_grader
 from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.reports import write_reports
 from shadowdiff.signals import triage_answers
@@ -67,6 +67,24 @@ def test_a_pair_graded_on_each_side() -> None:
                      comparison=error_comparison())
     graded = grade_pair(failed, "B", Grader.CHOICE)
     assert graded.grade and graded.grade["candidate"] is None and graded.flip is None
+
+
+def test_a_lower_case_option_reference_shows_the_flip_and_only_the_flip() -> None:
+    """A reference "(b)" with no grader named: the letters are compared, so "b" and "(b)"
+    are the same answer (no flip) and "(c)" a wrong one (a flip)."""
+    grader = default_grader("(b)")
+    assert grade_pair(_pair("k1", "Answer: b", "Answer: (c)"), "(b)", grader).flip == CORRECT_TO_WRONG
+    assert grade_pair(_pair("k2", "Answer: (b)", "Answer: b"), "(b)", grader).flip is None
+    assert grade_pair(_pair("k3", "Answer: B", "Answer: (b)"), "b", default_grader("b")).flip is None
+
+
+def test_a_hedged_candidate_answer_is_a_flip() -> None:
+    """Naming two answers is not the right one: the hedge shows as correct→wrong, with what was read."""
+    flipped = grade_pair(_pair("k1", "Answer: 42", "Answer: 42 or 43"), 42, Grader.NUMBER)
+    assert flipped.flip == CORRECT_TO_WRONG
+    assert flipped.grade and flipped.grade["found"] == {"baseline": "42", "candidate": "42 or 43"}
+    assert grade_pair(_pair("k2", "Answer: B", "Answer: B or C"), "B", Grader.CHOICE).flip == CORRECT_TO_WRONG
+    assert grade_pair(_pair("k3", "Answer: 42 + 1 = 43", "Answer: 43"), 42, Grader.NUMBER).flip is None
 
 
 def test_a_runs_flips_are_counted_and_tested() -> None:
@@ -156,9 +174,19 @@ def test_the_gate_on_flips(tmp_path: Path) -> None:
     assert strict.decision is Decision.FAIL
     assert "1 correct→wrong flips (the baseline right, the candidate wrong, by the reference answers) in 3 " \
            "graded pairs, above --max-flips 0" in strict.reasons
-    assert write_reports(store, run, tmp_path / "b", min_reviewed=0.0, max_flips=1).acceptance.decision \
+    # --min-reviewed 0 lets no flip (nor a changed number) go unreviewed, whatever --max-flips allows
+    unseen = write_reports(store, run, tmp_path / "b", min_reviewed=0.0, max_flips=1, min_compared=1).acceptance
+    assert unseen.decision is Decision.INCOMPLETE
+    assert any("3 unreviewed pairs show a sign of a factual regression" in r for r in unseen.reasons), unseen.reasons
+    queue = ReviewQueue(store)
+    for row in queue.page(Filters(run_id=run), limit=100):
+        queue.add_review(row["id"], "ana", "wording")
+    assert write_reports(store, run, tmp_path / "b", max_flips=1, min_compared=1).acceptance.decision \
         is Decision.PASS
-    assert write_reports(store, run, tmp_path / "c", min_reviewed=0.0).acceptance.decision is Decision.PASS
+    assert write_reports(store, run, tmp_path / "c", min_compared=1).acceptance.decision is Decision.PASS
+    # reviewed or not, the flips the gate counts still fail it
+    assert write_reports(store, run, tmp_path / "c", max_flips=0, min_compared=1).acceptance.decision \
+        is Decision.FAIL
     ungraded = store.create_run("replay", {})
     store.add_pairs(ungraded, [_pair("k1", "The total is 42 dollars.", "The total is 43 dollars.")])
     store.finish_run(ungraded)
@@ -168,8 +196,7 @@ def test_the_gate_on_flips(tmp_path: Path) -> None:
     store.close()
 
     def report(*options: str) -> cli.Ran:
-        return cli.shadowdiff("report", str(tmp_path), "--run", run,
-                              "--min-reviewed", "0", *options)
+        return cli.shadowdiff("report", str(tmp_path), "--run", run, "--min-compared", "1", *options)
 
     assert report("--max-flips", "0").returncode == 1
     assert report("--max-flips", "1").returncode == 0

@@ -19,7 +19,8 @@ OUTCOMES = {"identical": 60, "equivalent": 10, "near": 20, "divergent": 10, "err
 def summary(**over: Any) -> Any:
     base = {"comparable_outcomes": OUTCOMES, "changed_rate": 0.4, "substantive_rate": 0.3,
             "noise": {"identical": 95, "near": 5}, "noise_rate": 0.05,
-            "excess_divergence": {"estimate": 0.35, "low": 0.25, "high": 0.45},
+            "excess_divergence": {"estimate": 0.35, "low": 0.25, "high": 0.45, "pairs": 100,
+                                  "candidate_changed": 0.4, "replica_changed": 0.05},
             "token_agreement": None, "noise_token_agreement": None, "flips": None,
             "ratios": {"ttft_p50": 0.8, "inter_token_latency_p50": 0.66, "latency_p50": 0.7,
                        "tokens_per_second_p50": 1.5}}
@@ -38,14 +39,28 @@ def status(s: Any, v: Acceptance, key: str) -> str:
 
 def test_the_change_figure_is_judged_by_its_gate_or_only_flagged() -> None:
     assert status(summary(), verdict(), "changed") == "warn"                 # surely above the floor, no gate
-    calm = summary(excess_divergence={"estimate": 0.01, "low": -0.02, "high": 0.04})
+    calm = summary(excess_divergence={"estimate": 0.01, "low": -0.02, "high": 0.04, "pairs": 100,
+                                      "candidate_changed": 0.06, "replica_changed": 0.05})
     assert status(calm, verdict(), "changed") == "info"
-    gated = verdict(thresholds={"max_excess_divergence": 0.3, "min_reviewed": 1.0})
-    assert status(summary(), gated, "changed") == "pass"                     # low 0.25 is within 0.3
+    gated = verdict(thresholds={"max_excess_divergence": 0.5, "min_reviewed": 1.0})
+    assert status(summary(), gated, "changed") == "pass"                     # 0.25 to 0.45, all within 0.5
+    # a gate on an interval passes only when the whole interval is inside it
+    gated.thresholds["max_excess_divergence"] = 0.3
+    assert status(summary(), gated, "changed") == "incomplete"               # low 0.25 within, high 0.45 not
     gated.thresholds["max_excess_divergence"] = 0.2
     assert status(summary(), gated, "changed") == "fail"
     assert status(summary(noise=None, noise_rate=None, excess_divergence=None), gated, "changed") == "incomplete"
     assert status(summary(noise=None, noise_rate=None, excess_divergence=None), verdict(), "changed") == "info"
+
+
+def test_a_replica_noisier_than_the_candidate_is_flagged_and_the_excess_names_its_prompts() -> None:
+    noisy = summary(excess_divergence={"estimate": -0.013, "low": -0.16, "high": 0.139, "pairs": 26,
+                                       "candidate_changed": 0.525, "replica_changed": 0.538})
+    changed = next(f for f in figures(noisy, verdict()) if f.key == "changed")
+    assert changed.status == "warn" and "the replica is as noisy as the candidate or more" in changed.beside
+    assert "on the 26 prompts both the candidate and the replica answered" in changed.beside
+    gated = verdict(thresholds={"max_excess_divergence": 0.1, "min_reviewed": 1.0})
+    assert status(noisy, gated, "changed") == "incomplete"                   # the interval reaches +13.9
 
 
 def test_factual_regressions_fail_and_unreviewed_pairs_leave_them_undecided() -> None:
@@ -115,6 +130,8 @@ def test_without_streamed_answers_the_speed_leads_with_latency() -> None:
     ratios = {"ttft_p50": 0.8, "inter_token_latency_p50": None, "latency_p50": 0.7, "tokens_per_second_p50": None}
     speed = next(f for f in figures(summary(ratios=ratios), verdict()) if f.key == "speed")
     assert speed.value == "0.70x end-to-end latency" and "TTFT 0.80x" in speed.beside
+    # answers streamed with every token in one read have no pace either: never "not streamed" alone
+    assert "not streamed, one token, or every token in one read" in speed.beside
 
 
 def test_a_changed_pair_never_reads_as_similarity_one() -> None:
@@ -122,3 +139,10 @@ def test_a_changed_pair_never_reads_as_similarity_one() -> None:
 
     assert [_similarity(v) for v in (0.5, 0.9994, 0.99996, 1.0, None)] == ["0.500", "0.999", "0.99996", "1.000",
                                                                            "—"]
+
+
+def test_a_gate_that_checked_nothing_is_never_green() -> None:
+    """Nothing compared (every pair failed or was sampled): "0 of 0 reviewed" checked nothing."""
+    empty = verdict(needs_review=0, unreviewed=0, compared=0, verdicts={})
+    assert status(summary(), empty, "reviewed") == "incomplete"
+    assert status(summary(), verdict(needs_review=0, unreviewed=0, verdicts={}), "reviewed") == "pass"

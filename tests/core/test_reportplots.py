@@ -102,9 +102,10 @@ def test_every_plot_is_there_in_order_and_shows_the_runs_numbers(store: Store) -
     assert list(outcomes) == ["candidate vs baseline", "replica vs baseline (noise floor)"]
     candidate = _heights(outcomes["candidate vs baseline"])
     floor = _heights(outcomes["replica vs baseline (noise floor)"])
-    assert len(candidate) == len(floor) == 5
-    assert max(candidate) - min(candidate) < 0.2 and candidate[0] > 0
-    assert floor[0] == 4 * floor[2] and floor[2] == candidate[0] and floor[1] == floor[3] == floor[4] == 0
+    assert len(candidate) == len(floor) == 6   # identical, equivalent, near, divergent, unanswered, error
+    shown = candidate[:4] + candidate[5:]     # one pair of each outcome but unanswered
+    assert max(shown) - min(shown) < 0.2 and candidate[0] > 0 and candidate[4] == 0
+    assert floor[0] == 4 * floor[2] and floor[2] == candidate[0] and floor[1] == floor[3] == floor[4] == floor[5] == 0
     assert "noise floor, 5 pairs" in plots["plot-outcomes"].caption
 
     # similarity: the comparable pairs changed in substance (near, divergent), the marker

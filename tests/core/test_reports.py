@@ -23,8 +23,66 @@ from shadowdiff.records import Answer, Choice, Side
 from shadowdiff.reports import write_reports
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from tests.support.reporting import FENCED, HOSTILE, IMG, SCRIPT, assert_nothing_live, commonmark, live
+from tests.support.reporting import (
+    FENCED,
+    HOSTILE,
+    IMG,
+    OWASP_FORMS,
+    SCRIPT,
+    assert_no_formula_in_csv,
+    assert_nothing_live,
+    commonmark,
+    live,
+)
 from tests.support.reporting import answered_pair as _pair
+
+
+def _thought(side: Side, text: str = "", finish: str = "length", tokens: int = 40) -> Answer:
+    return Answer(side, "m", text, finish, completion_tokens=tokens, reasoning="Let me think about rivers")
+
+
+def test_one_set_of_counts_for_a_mixed_run_in_every_output(store: Store, tmp_path: Path) -> None:
+    """Sampled and deterministic pairs, failed ones of each, one cut by the token cap before
+    its answer, one cut after it: every output counts them alike (stdout, summary.json and
+    its verdict, report.md, report.html)."""
+    run = store.create_run("replay", {})
+    sampled = [_pair("s-same", 2, "Same answer.", "Same answer."), _pair("s-near", 3, "It is 42.", "It is 43."),
+               _pair("s-failed", 4, "An answer.", Answer(Side.CANDIDATE, "m", error="HTTP 500: boom", status=500))]
+    store.add_pairs(run, [
+        _pair("same", 1, "Same answer.", "Same answer."),
+        *[replace(p, comparable=False) for p in sampled],
+        _pair("near", 5, "The total is 42 dollars in all.", "The total is 43 dollars in all."),
+        _pair("failed", 6, "An answer.", Answer(Side.CANDIDATE, "m", error="HTTP 500: boom", status=500)),
+        _pair("thinking", 7, _thought(Side.BASELINE), _thought(Side.CANDIDATE)),
+        _pair("capped", 8, _thought(Side.BASELINE, "The river"), _thought(Side.CANDIDATE, "The river")),
+    ])
+    store.finish_run(run)
+    paths = write_reports(store, run, tmp_path)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    counts = {"pairs": 8, "compared": 3, "identical": 2, "equivalent": 0, "near": 1, "divergent": 0,
+              "unanswered": 1, "sampled": 2, "errors": 2}
+    assert summary["counts"] == counts
+    verdict = summary["acceptance"]
+    assert {k: verdict[k] for k in ("pairs", "compared", "identical", "unanswered", "sampled", "errors")} == {
+        k: counts[k] for k in ("pairs", "compared", "identical", "unanswered", "sampled", "errors")}
+    assert paths.summary_text.startswith("8 pairs: 3 compared (2 identical, 0 equivalent, 1 near, 0 divergent), "
+                                         "1 unanswered (neither side reached an answer), 2 sampled (not compared), "
+                                         "2 errors\n")
+    assert "2 identical, 0 equivalent, 0 wording-only, 0 ambiguous, 1 unreviewed, 1 unanswered, 2 sampled " \
+           "(not compared), 2 errors" in paths.summary_text
+    # (the two pairs answered without a finish reason: whether the cap cut them is not known, and said)
+    assert verdict["capped"] == {"pairs": 2, "unanswered": 1, "of": 4, "unknown": 2, "share": 0.5, "tokens": [40, 40]}
+    assert "2 of 4 comparable pairs have no finish reason on a side" in paths.summary_text
+    md = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "| pairs | 8 made (3 compared), 8 stored |" in md
+    assert "<tr><th>pairs</th><td>8 made (3 compared), 8 stored</td></tr>" in html
+    for outcome, n in (("identical", 2), ("near", 1), ("unanswered", 1), ("error", 2), ("sampled (not compared)", 2)):
+        assert f"| {outcome} | {n} |" in md, outcome
+        assert f"<tr><td>{outcome}</td><td>{n}</td>" in html, outcome
+    assert "of 8 pairs made" in md and "of 8 pairs made" in html
+    assert "2 of 4 comparable pairs (50 %) hit the token cap on both sides, compared over their first 40 tokens; " \
+           "1 of them before any answer" in md
 
 
 def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -> None:
@@ -47,7 +105,8 @@ def test_changed_means_one_thing_in_every_report(store: Store, tmp_path: Path) -
     assert summary["changed_rate"] == 3 / answered           # equivalent + near + divergent
     assert summary["substantive_rate"] == 2 / answered       # near + divergent
     assert (summary["stored_changed"], summary["stored_failed"]) == (3, 1)
-    assert "candidate changed (not identical): 75.0 %, in substance (near or divergent): 50.0 %" in paths.summary_text
+    assert ("candidate changed (not identical): 75.0 % of 4 compared pairs, in substance (near or divergent): 50.0 %"
+            in paths.summary_text)
     html = (tmp_path / "report.html").read_text()
     assert "<td>changed (not identical: equivalent + near + divergent)</td><td>75.0 %</td>" in html
     assert "<td>changed in substance (near + divergent)</td><td>50.0 %</td>" in html
@@ -135,11 +194,34 @@ def test_pairs_csv_guards_every_text_cell_a_spreadsheet_would_run(store: Store, 
         row = rows[str(i)]
         for column in ("key", "category", "prompt", "baseline_finish_reason", "candidate_finish_reason",
                        "candidate_error"):
-            assert row[column] == "'" + formula, (column, row[column])
+            # (a CR is written as its escape, \r; a tab is also a separator, so the formula after it is
+            # quoted as well)
+            shown = {"\r=1": "\\r=1", "\t=1": "'\t'=1"}.get(formula, "'" + formula)
+            assert row[column] == shown, (column, row[column])
     assert rows["9"]["margin"] == "-0.5"                       # a number, not text
     assert 0 < float(rows["9"]["similarity"]) < 1
     cells = [cell for row in rows.values() for cell in row.values()]
     assert not [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or (c.startswith("-") and c != "-0.5")]
+
+
+def test_pairs_csv_guards_owasp_forms_of_a_formula(store: Store, tmp_path: Path) -> None:
+    """A formula after white space, after a line break, in full-width characters or after a
+    separator inside a cell: none is left for a spreadsheet to run, and every cell is quoted."""
+    run = store.create_run("replay", {})
+    made = [_pair(form, i, Answer(Side.BASELINE, "m", form, form),
+                  Answer(Side.CANDIDATE, "m", error=form, status=500), category=form, prompt=form)
+            for i, form in enumerate(OWASP_FORMS)]
+    store.add_pairs(run, made)
+    store.finish_run(run)
+    write_reports(store, run, tmp_path)
+    data = (tmp_path / "pairs.csv").read_text(encoding="utf-8")
+    assert_no_formula_in_csv(data)
+    with (tmp_path / "pairs.csv").open(newline="", encoding="utf-8") as f:
+        rows = {row["seq"]: row for row in csv.DictReader(f)}
+    for i, form in enumerate(OWASP_FORMS):
+        assert rows[str(i)]["key"].replace("'", "") == form.replace("\r", "\\r").replace("'", ""), form
+    assert rows["9"]["key"] == "a;'=1+1" and rows["0"]["key"] == "' =1+1"
+    assert data.startswith('"key","seq",') and '"a;\'=1+1","9",' in data       # every cell quoted
 
 
 def test_the_reports_say_where_output_token_counts_came_from(store: Store, tmp_path: Path) -> None:
@@ -275,14 +357,17 @@ def test_two_reports_into_one_directory_at_once_do_not_collide(store: Store, tmp
 
 def test_text_from_logs_cannot_reorder_the_report_around_it(store: Store, tmp_path: Path) -> None:
     """A right-to-left override in a key, a category, a label or a signal's reason (a log's
-    text) is isolated where it is shown inline, so it cannot reverse the report's own words."""
+    text) is never written: shown as the box of its code point, as in an answer, and isolated
+    where it is shown inline, so it cannot reverse the report's own words."""
     rlo = "\u202e"
     run = store.create_run("replay", {"labels": {f"team{rlo}": f"x{rlo}y"}})
     store.add_pairs(run, [_pair(f"k{rlo}1", 1, "The total is 42.", f"The total is {rlo}24.", category=f"c{rlo}at")])
     store.finish_run(run)
     write_reports(store, run, tmp_path)
     html = (tmp_path / "report.html").read_text()
-    for shown in (f"<bdi>k{rlo}1</bdi> —", f"category <bdi>c{rlo}at</bdi> ·", f"<bdi>team{rlo}=x{rlo}y</bdi>"):
-        assert shown in html, shown
+    assert rlo not in html
+    shown = '<span class="cf" title="right-to-left override">U+202E</span>'
+    for text in (f"<bdi>k{shown}1</bdi> —", f"category <bdi>c{shown}at</bdi> ·", f"<bdi>team{shown}=x{shown}y</bdi>"):
+        assert text in html, text
     reasons = [r for r in html.split("<li>") if "signal-numbers" in r]
     assert reasons and "<bdi>" in reasons[0]

@@ -223,6 +223,7 @@ def test_an_answer_that_filled_the_context_is_read_without_its_last_token() -> N
     ("Infinity", "1", "not a finite number"), ("0.5", "1", "at most 0"),
     ('"-0.1"', "1", "not a finite number"), ("-0.1", "0.5", "not a whole number"), ("-0.1", '"1"', "whole number"),
     ("-0.1", "0", "whole number"),
+    ("-0.1", str(2**64), "whole number"),   # read as a float by orjson: no rank is that far down either
 ])
 def test_a_logprob_or_rank_that_cannot_be_is_a_reason_not_a_score(logprob: str, rank: str, why: str) -> None:
     """NaN and infinities (Python's JSON reads them) must never reach a store: PostgreSQL's

@@ -131,7 +131,10 @@ def test_code_truncation_refusal_length() -> None:
     a = "Here:\n```python\nx = 1\n```"
     b = "Here:\n```python\nx = 2\n```"
     assert signals.code(a, b) is not None
-    assert signals.code(a, a.replace("x = 1", "x  =  1")) is None
+    assert signals.code(a, a.replace("x = 1", "x = 1  ")) is None   # the block's end
+    # whitespace in code is code, as for ``equivalent``: an indentation, a space
+    assert signals.code(a, a.replace("x = 1", "  x = 1")) is not None
+    assert signals.code(a, a.replace("x = 1", "x  =  1")) is not None
     assert signals.truncation("stop", "length") is not None
     assert "candidate was cut" in signals.truncation("stop", "length").reason  # type: ignore[union-attr]
     assert signals.truncation("stop", "stop") is None
@@ -183,25 +186,55 @@ def _mirrored(value: Any) -> Any:
     return out
 
 
+_MARGIN = st.none() | st.floats(0, 3)
+
+
 @settings(max_examples=300, deadline=None)
-@given(_ANSWER, _ANSWER, st.none() | st.floats(0, 3))
+@given(_ANSWER, _ANSWER, _MARGIN, _MARGIN)
 def test_every_signal_fires_whichever_side_is_the_baseline(x: dict[str, Any], y: dict[str, Any],
-                                                           margin: float | None) -> None:
+                                                           margin_x: float | None, margin_y: float | None) -> None:
     """Which signals fire, the suggestion and the priority do not depend on which
     answer is the baseline; the values are each other's mirror; and the reasons the review
-    page shows (A first) are the same sentence when the same answer is A."""
-    def triaged(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    page shows (A first) are the same sentence when the same answer is A. The margin is
+    the baseline's own (``margin_x`` where x is the baseline), so it differs with the side:
+    neither the priority nor a reason shown before the reveal may depend on it."""
+    def triaged(first: dict[str, Any], second: dict[str, Any], margin: float | None) -> dict[str, Any]:
         base, cand = Answer(Side.BASELINE, "m", **first), Answer(Side.CANDIDATE, "m", **second)
         return triage_answers(base, cand, compare_answers(base, cand), margin)
 
-    forward, backward = triaged(x, y), triaged(y, x)
+    forward, backward = triaged(x, y, margin_x), triaged(y, x, margin_y)
     assert (forward["suggested"], forward["priority"]) == (backward["suggested"], backward["priority"])
     assert [s["kind"] for s in forward["signals"]] == [s["kind"] for s in backward["signals"]]
     for f, b in zip(forward["signals"], backward["signals"], strict=True):
-        assert _mirrored(f["value"]) == b["value"], f["kind"]
+        if f["kind"] == "divergence":
+            assert (f["value"]["margin"], b["value"]["margin"]) == (margin_x, margin_y)
+        assert _mirrored(_marginless(f["value"])) == _marginless(b["value"]), f["kind"]
         # x is A: the baseline on the forward page, the candidate on the backward one
         assert blind_reason(f, True) == blind_reason(b, False), f["kind"]
         assert blind_reason(f, False) == blind_reason(b, True), f["kind"]
+
+
+def _marginless(value: Any) -> Any:
+    return {k: v for k, v in value.items() if k != "margin"} if isinstance(value, dict) else value
+
+
+def test_the_margin_is_in_the_stored_reason_and_the_revealed_one_only() -> None:
+    found = triage("The capital is Paris.", "The capital is Lyon.", compare("The capital is Paris.",
+                                                                              "The capital is Lyon."), margin=0.2)
+    div = next(s.as_json() for s in found.signals if s.kind == "divergence")
+    assert "margin was 0.20 (a near-tie" in div["reason"]
+    assert "margin" not in blind_reason(div, True) and "margin" not in blind_reason(div, False)
+    assert "margin was 0.20 (a near-tie" in blind_reason(div, True, revealed=True)
+
+
+@pytest.mark.parametrize("suggested", ["wording", "minor", "factual"])
+def test_a_cascade_adds_its_signal_and_leaves_the_priority(suggested: str) -> None:
+    """The score is the candidate's reading of the baseline's answer: the other way round
+    it differs, so it must not move the priority that orders the blind queue."""
+    fields = {"signals": [], "suggested": suggested, "priority": 40}
+    score = {"agreement": 0.995, "tokens": 200, "agreed": 199, "cascade": True}
+    cascaded = signals.with_cascade(fields, score)
+    assert [s["kind"] for s in cascaded["signals"]] == ["cascade"] and cascaded["priority"] == 40
 
 
 def test_stored_reasons_name_the_baseline_first_for_reports() -> None:
@@ -210,3 +243,77 @@ def test_stored_reasons_name_the_baseline_first_for_reports() -> None:
     found = signals.length("a" * 10, "a" * 19)
     assert found is not None and found.reason == (
         "the baseline has 10 characters, the candidate 19; the candidate is 1.90x as long")
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The bridge is not safe to cross.", "The bridge is safe to cross."),
+    ("You should never store the key in the repository.", "You should always store the key in the repository."),
+    ("The library cannot parse YAML.", "The library can parse YAML."),
+    ("The function isn't thread-safe.", "The function is thread-safe."),
+    ("There is no limit on the request size.", "There is a limit on the request size."),
+    ("Nobody may read the file.", "Everybody may read the file."),
+])
+def test_an_added_or_removed_negation_is_a_sign_of_a_factual_regression(a: str, b: str) -> None:
+    found = signals.negation(a, b)
+    assert found is not None and signals.negation(b, a) is not None
+    result = triage(a, b, compare(a, b), margin=0.1)
+    assert result.suggested == "factual"
+    assert result.priority >= 90
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The method returns True for an empty list.", "The method returns False for an empty list."),
+    ("It is true that the cache is shared.", "It is false that the cache is shared."),
+    ("Yes, the port is open.", "No, the port is open."),
+    ("Is the port open? Answer: yes.", "Is the port open? Answer: no."),
+    ("Set the flag to on.", "Set the flag to off."),
+    ("debug: on\nlevel: 3", "debug: off\nlevel: 3"),
+])
+def test_a_flipped_boolean_is_a_sign_of_a_factual_regression(a: str, b: str) -> None:
+    found = signals.boolean(a, b)
+    assert found is not None and signals.boolean(b, a) is not None
+    result = triage(a, b, compare(a, b), margin=0.1)
+    assert result.suggested == "factual"
+    assert result.priority >= 90
+
+
+def test_the_boolean_signal_reads_on_off_and_no_only_as_values() -> None:
+    assert signals.boolean("Put it on the table, and so on.", "Put it off the table, and so forth.") is None
+    assert signals.boolean("There is no way to do it.", "There is one way to do it.") is None
+    found = signals.boolean("The method returns True.", "The method returns False.")
+    assert found is not None and found.reason == "the baseline says true, the candidate false"
+
+
+def test_number_words_are_numbers() -> None:
+    found = signals.numbers("The cluster has seven nodes.", "The cluster has eight nodes.")
+    assert found is not None and found.value == {"baseline_only": ["7"], "candidate_only": ["8"]}
+    result = triage("The cluster has seven nodes.", "The cluster has eight nodes.",
+                    compare("The cluster has seven nodes.", "The cluster has eight nodes."), margin=0.1)
+    assert result.suggested == "factual"
+    # the same value written in words and in digits is the same number
+    assert signals.numbers("It takes five days.", "It takes 5 days.") is None
+    assert signals.numbers("There are twenty-five of them.", "There are 25 of them.") is None
+    assert signals.numbers("About three million people.", "About 3 million people.") is None
+    assert signals.numbers("two hundred and five", "205") is None
+    assert signals.numbers("It is the third attempt.", "It is the 3rd attempt.") is None
+    # "first" and "second" are the words of a list or of time, not numbers
+    assert signals.numbers("First, check the map. First then check.", "First, check the map.") is None
+    assert signals.numbers("one, two, three", "1, 2, 3") is None
+    assert signals.numbers("It takes five days.", "It takes 6 days.") is not None
+    # "one" the pronoun, "a second" of time, "at first": no numbers
+    assert signals.numbers("Use the one that works, wait a second, at first.",
+                           "Use the version that works, wait a moment, initially.") is None
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("The bridge is not safe; do not cross it.", "The bridge isn't safe, so don't cross it."),
+    ("Never store secrets in the repository.", "Secrets should never be stored in the repository."),
+    ("The method returns True when the list is empty.", "When the list is empty, the method returns True."),
+    ("There are seven nodes in the cluster.", "The cluster has seven nodes."),
+    ("No, it is not supported.", "No: that is not supported."),
+])
+def test_a_reworded_answer_that_keeps_its_negations_and_values_does_not_flag(a: str, b: str) -> None:
+    assert signals.negation(a, b) is None
+    assert signals.boolean(a, b) is None
+    assert signals.numbers(a, b) is None
+    assert triage(a, b, compare(a, b), margin=0.1).suggested != "factual"

@@ -175,3 +175,20 @@ def read(client: openai.OpenAI, request: dict[str, Any], stream: bool) -> dict[s
             if call.function and call.function.arguments:
                 entry[2] += call.function.arguments
     return {"reasoning": reasoning, "content": content, "tool_calls": [tuple(c) for _, c in sorted(calls.items())]}
+
+
+def test_a_token_cap_inside_the_thinking_never_passes(simulators: dict[str, str], tmp_path: Path) -> None:
+    """A Qwen3-like model at ``--max-tokens 12``: each answer is cut inside its thinking, the
+    content empty on both sides. Nothing of an answer was compared: the pairs are "unanswered",
+    not "identical", and ``replay --gate`` does not exit 0, for the baseline against itself too."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(b) + "\n" for b in log_bodies()[:12]))
+    for name in ("replica", "candidate"):
+        out = tmp_path / name
+        done = cli.shadowdiff("replay", str(log), "--baseline", simulators["baseline"], "--candidate",
+                              simulators[name], "--out", str(out), "--max-tokens", "12", "--no-score", "--gate")
+        assert done.returncode == 2, done.stdout + done.stderr
+        counts = json.loads((out / "summary.json").read_text())["counts"]
+        assert counts["identical"] == 0 and counts["unanswered"] >= 1, counts
+        assert "unanswered (neither side reached an answer)" in done.stdout
+        assert "hit the token cap on both sides" in done.stdout

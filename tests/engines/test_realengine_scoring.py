@@ -24,18 +24,19 @@ from tests.support.realengine import Server
 pytestmark = pytest.mark.realengine
 
 SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
-QUESTIONS = ("What is the capital of France?", "Name three colors of the rainbow.",
-             "Explain in two sentences why the sky is blue.", "Write a haiku about autumn leaves.",
-             "What is 12 plus 30?", "Give one tip for staying focused while studying.")
+# (each answer read back costs llama-cpp-python a Python sort of the whole vocabulary per
+# token: three answers, about 100 tokens, are what the agreement is pooled over)
+QUESTIONS = ("What is the capital of France?", "Explain in two sentences why the sky is blue.",
+             "Write a haiku about autumn leaves.")
 
 
 def _chatml(question: str) -> str:
     return f"{SYSTEM}<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
 
 
-def _answer(server: Server, prompt: str) -> str:
+def _answer(server: Server, prompt: str, max_tokens: int = 48) -> str:
     response = httpx.post(f"{server.url}/v1/completions", timeout=120, json={
-        "model": server.model, "prompt": prompt, "temperature": 0, "max_tokens": 48, "repeat_penalty": 1.0})
+        "model": server.model, "prompt": prompt, "temperature": 0, "max_tokens": max_tokens, "repeat_penalty": 1.0})
     text: str = response.json()["choices"][0]["text"]
     return text
 
@@ -76,7 +77,7 @@ def test_a_prompt_without_the_bos_token_is_not_scored_and_says_why(f16: Server, 
     does not start with the BOS token (<|im_start|> for SmolLM2): such answers are not
     scored, rather than scored wrong."""
     prompt = "The three primary colors are"
-    [result] = _scores(f16, q8, [Job("/v1/completions", {"prompt": prompt}, _answer(f16, prompt))])
+    [result] = _scores(f16, q8, [Job("/v1/completions", {"prompt": prompt}, _answer(f16, prompt, max_tokens=8))])
     assert "does not start with the BOS token" in result[Side.CANDIDATE]["unscorable"]
 
 

@@ -98,7 +98,8 @@ def test_a_replay_with_references_counts_its_flips_and_queues_them_first(
     w2c = sum(e[Side.CANDIDATE] and not e[Side.BASELINE] for e in expected.values())
     assert c2w >= 3 and w2c >= 3 and len(expected) - len(flips) >= 3, expected   # the plan found its cases
     out = tmp_path / "out"
-    verdict = run_replay(replay_settings(log, sides, references=refs), out, None, resume=False, max_flips=0)
+    verdict = run_replay(replay_settings(log, sides, references=refs), out, None, resume=False,
+                         gates={"max_flips": 0})
     assert verdict.decision is Decision.FAIL
     assert any(f"{c2w} correct→wrong flips" in reason for reason in verdict.reasons)
     warned = capsys.readouterr().err
@@ -156,3 +157,88 @@ def test_replay_gate_on_flips(sides: dict[Side, str], tmp_path: Path) -> None:
     assert refused.returncode == 3 and "bad.jsonl, line 1: the reference 'a(b' is not a valid regular expression" \
         in refused.stderr
     assert not (tmp_path / "d" / STORE_FILE).exists()      # refused before anything was sent or stored
+
+
+def test_report_decides_as_replay_gate_did_with_the_gates_stored_with_the_run(
+        sides: dict[Side, str], tmp_path: Path) -> None:
+    """The gates given to replay are the run's: report on the same store exits as replay
+    --gate did, before the reviews and after them (reviews cannot hide a flip the run's
+    --max-flips counts), and a flag given to report overrides the run's, saying so."""
+    log, refs, expected = _write(tmp_path)
+    c2w = sum(e[Side.BASELINE] and not e[Side.CANDIDATE] for e in expected.values())
+    out = tmp_path / "out"
+    replayed = cli.shadowdiff("replay", str(log), "--baseline", sides[Side.BASELINE], "--candidate",
+                              sides[Side.CANDIDATE], "--out", str(out), "--references", str(refs), "--max-flips", "0",
+                              "--min-reviewed", "0.5", "--gate")
+    assert replayed.returncode == 1, replayed.stderr
+    assert "max flips 0 (from the run: replay --max-flips 0)" in replayed.stdout
+
+    def report(*options: str) -> cli.Ran:
+        return cli.shadowdiff("report", str(out), *options)
+
+    before = report()
+    assert before.returncode == 1, before.stdout
+    assert f"{c2w} correct→wrong flips" in before.stdout and "above --max-flips 0" in before.stdout
+    assert "max flips 0 (from the run: replay --max-flips 0)" in before.stdout
+    assert "min reviewed 0.5 (from the run: replay --min-reviewed 0.5)" in before.stdout
+    assert "max errors 0 (default)" in before.stdout
+    store = Store.open(out / STORE_FILE)
+    try:
+        queue = ReviewQueue(store)
+        for row in queue.page(Filters(), limit=100):
+            queue.add_review(row["id"], "ana", "wording")
+    finally:
+        store.close()
+    reviewed = report()
+    assert reviewed.returncode == 1, reviewed.stdout          # every pair reviewed: the flips still count
+    assert "above --max-flips 0" in reviewed.stdout
+    loosened = report("--max-flips", "1000")
+    assert loosened.returncode == 0, loosened.stdout
+    assert "max flips 1000 (given to report, over the run's --max-flips 0)" in loosened.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["acceptance"]["gates"]["max_flips"] | {"text": ""} == {
+        "flag": "--max-flips", "value": 1000, "source": "given, over the run's", "command": "report", "stored": 0,
+        "text": ""}
+    assert summary["acceptance"]["gates"]["min_reviewed"]["source"] == "from the run"
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text()
+        assert "max flips 1000 (given to report, over the run&#39;s --max-flips 0)" in text \
+            or "max flips 1000 (given to report, over the run's --max-flips 0)" in text, name
+        assert "min reviewed 0.5 (from the run: replay --min-reviewed 0.5)" in text, name
+
+
+def test_the_same_server_as_both_sides_is_refused_unless_asked_for(sides: dict[Side, str], tmp_path: Path) -> None:
+    """One server and model as baseline and candidate agree on everything: refused as a
+    slip, unless --allow-same-target (to measure its noise), and the report then says so.
+    Nothing wrong in the run: replay --gate and report both PASS."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": p}]}) + "\n"
+                           for i, p in enumerate(PROMPTS)))
+    base = sides[Side.BASELINE]
+
+    def replay(out: str, candidate: str, *options: str) -> cli.Ran:
+        return cli.shadowdiff("replay", str(log), "--baseline", base, "--candidate", candidate, "--out",
+                              str(tmp_path / out), "--no-score", "--gate", *options)
+
+    port = base.rsplit(":", 1)[1].rstrip("/")
+    for candidate in (base, base + "/", base.replace("http://", "HTTP://").rstrip("/") + "/",
+                      # the /v1 shadowdiff adds anyway, a dot segment, another name of the same host
+                      base.rstrip("/") + "/v1", base.rstrip("/") + "/./v1/", f"http://localhost:{port}",
+                      # addresses a connection reaches this machine through
+                      f"http://0.0.0.0:{port}", f"http://[::ffff:127.0.0.1]:{port}"):
+        refused = replay("a", candidate)
+        assert refused.returncode == 3, refused.stderr
+        assert "the baseline and the candidate are the same server and model" in refused.stderr
+        assert "--allow-same-target" in refused.stderr
+    assert not (tmp_path / "a" / STORE_FILE).exists()
+    # the candidate as its own replica: the noise floor would be the candidate's own changes
+    replica = replay("a", sides[Side.CANDIDATE], "--replica", sides[Side.CANDIDATE].rstrip("/") + "/v1")
+    assert replica.returncode == 3 and "the replica and the candidate are the same server" in replica.stderr
+    assert not (tmp_path / "a" / STORE_FILE).exists()
+    noise = replay("b", base + "/", "--allow-same-target")
+    assert noise.returncode == 0, noise.stdout + noise.stderr
+    assert "same server and model" in noise.stdout
+    report = cli.shadowdiff("report", str(tmp_path / "b"))
+    assert report.returncode == 0, report.stdout
+    assert "same server and model" in report.stdout and "same server and model" in \
+        (tmp_path / "b" / "report.md").read_text()

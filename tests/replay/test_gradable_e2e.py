@@ -69,7 +69,10 @@ def test_the_gradable_workload_flips_as_the_fp8_profile_was_configured(sides: di
     assert all(e[Side.REPLICA] == e[Side.BASELINE] for e in expected.values())
 
     out = tmp_path / "out"
-    verdict = run_replay(replay_settings(WORKLOAD, sides, concurrency=16), out, None, resume=False, max_flips=0)
+    # (not scored: grading is the subject, and teacher forcing would read 300 answers back
+    # on each side; tests/replay/test_scoring_e2e.py is where scoring is checked)
+    verdict = run_replay(replay_settings(WORKLOAD, sides, concurrency=16, score=False), out, None, resume=False,
+                         gates={"max_flips": 0})
     assert verdict.decision is Decision.FAIL     # a correct→wrong flip fails --max-flips 0
     flips = json.loads((out / "summary.json").read_text())["flips"]
     assert flips["graded"] == 300

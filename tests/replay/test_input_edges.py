@@ -63,13 +63,38 @@ def test_a_log_that_breaks_midway_is_an_error_and_never_passes(sides: dict[Side,
     result = replay(log, sides, out)
     assert result.returncode == 1, result.stderr
     [error] = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert "the JSON array breaks after item 3" in error and "--resume" in error, result.stderr
+    assert "the JSON array breaks after item 3" in error and "replay it as a new run, without --resume" in error
     assert "Traceback" not in result.stderr
     # the pairs before the break are kept; the run is unfinished, so no PASS whatever is allowed
     decided = report(out, "--min-reviewed", "0", "--max-errors", "100")
     assert decided.returncode == 2, decided.stdout + decided.stderr
     assert "verdict: INCOMPLETE" in decided.stdout
     assert json.loads((out / "summary.json").read_text())["pairs"] == 3
+
+
+def test_bytes_not_utf8_part_way_are_incomplete_from_replay_gate_as_from_report(sides: dict[Side, str],
+                                                                                 tmp_path: Path) -> None:
+    """The run is made and left unfinished: report calls it INCOMPLETE (2), and so must
+    replay --gate, not 3 (which says no run was made)."""
+    log = tmp_path / "log.txt"
+    # blank lines put the bad byte past what format detection reads: the run begins, then breaks
+    log.write_bytes(b"What is 2 + 2?\nName a colour.\n" + b"\n" * 12_000 + b"Name \xff river.\nName a sea.\n")
+    gated = replay(log, sides, tmp_path / "gated", "--gate")
+    assert gated.returncode == 2, gated.stdout + gated.stderr
+    assert "line 12003 is not UTF-8" in gated.stderr and "left unfinished (INCOMPLETE)" in gated.stderr
+    assert "Traceback" not in gated.stderr
+    decided = report(tmp_path / "gated", "--min-reviewed", "0", "--max-errors", "100")
+    assert decided.returncode == 2 and "verdict: INCOMPLETE" in decided.stdout, decided.stdout + decided.stderr
+    # what to do, as replay said it: a resume would refuse the fixed log
+    assert "the run stopped at its log" in decided.stdout and "replay it as a new run" in decided.stdout
+    assert "continue it with the same" not in decided.stdout
+    plain = replay(log, sides, tmp_path / "plain")
+    assert plain.returncode == 1 and "line 12003 is not UTF-8" in plain.stderr, plain.stderr
+    # bytes not UTF-8 where detection reads them: no run is made, and both say no decision (3)
+    log.write_bytes(b"What is 2 + 2?\nName \xff colour.\n")
+    early = replay(log, sides, tmp_path / "early", "--gate")
+    assert early.returncode == 3 and "is not UTF-8" in early.stderr, early.stderr
+    assert report(tmp_path / "early").returncode == 3
 
 
 def test_skip_notices_go_to_stderr_in_order(sides: dict[Side, str], tmp_path: Path) -> None:
@@ -82,7 +107,7 @@ def test_skip_notices_go_to_stderr_in_order(sides: dict[Side, str], tmp_path: Pa
     assert not any(line.startswith("line ") for line in result.stdout.splitlines()), result.stdout
     notices = [line for line in result.stderr.splitlines() if line.startswith("line ")]
     assert [n.split(":")[0] for n in notices] == ["line 2", "line 3", "line 5"], result.stderr
-    assert result.stderr.index("line 5:") < result.stderr.index("2 pairs compared, 3 log lines skipped")
+    assert result.stderr.index("line 5:") < result.stderr.index("2 pairs made, 3 log lines skipped")
 
 
 def stored_pairs(out: Path) -> int:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, count, detect, read
+from replay import logs
+from replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, change_since, count, detect, fingerprint, read
 from shadowdiff.errors import InputError
 from tests.support.replaying import lines, records, write
 
@@ -198,3 +201,42 @@ def test_every_line_end_text_mode_knows(tmp_path: Path) -> None:
     log = tmp_path / "log.txt"
     log.write_bytes(b"one\r\ntwo\rthree\nfour \xe2\x80\xa8 same line\n")
     assert [r.prompt for r in read(log, LogFormat.TEXT)] == ["one", "two", "three", "four \u2028 same line"]
+
+
+def test_a_fingerprint_is_the_size_and_sha256_of_the_bytes_read_in_chunks(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logs, "_CHUNK", 7)   # many chunks, and a head that ends inside one
+    data = b"".join(b"prompt %d\n" % i for i in range(100))
+    log = tmp_path / "log.txt"
+    log.write_bytes(data)
+    then = fingerprint(log)
+    assert (then.size, then.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+    assert logs.Fingerprint.from_json(then.as_json()) == then
+    assert logs.Fingerprint.from_json(None) is None and logs.Fingerprint.from_json({"bytes": "1"}) is None
+    log.write_bytes(data)                      # written again, the same bytes: unchanged
+    assert change_since(log, then) is None
+    log.write_bytes(data + b"prompt 100\n")
+    appended = change_since(log, then)
+    assert appended is not None and appended.startswith("it was appended to"), appended
+    log.write_bytes(data.replace(b"prompt 5\n", b"prompt X\n"))   # the same size, another byte
+    changed = change_since(log, then)
+    assert changed is not None and changed.startswith("its contents changed"), changed
+    log.write_bytes(b"prompt X\n" + data)     # longer, but not at its end: changed, not appended
+    assert (change_since(log, then) or "").startswith("its contents changed")
+    log.write_bytes(data[:-10])                # cut short
+    assert (change_since(log, then) or "").startswith("its contents changed")
+
+
+def test_a_log_from_a_pipe_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    """A pipe (``cat log | shadowdiff replay /dev/stdin``) is used up by its first read,
+    and its contents cannot be fingerprinted for --resume: refused, never half read."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"What is 2 + 2?\n")
+        os.close(write_end)
+        pipe = Path(f"/dev/fd/{read_end}")
+        for reading in (detect, fingerprint, lambda path: list(read(path, LogFormat.TEXT))):
+            with pytest.raises(InputError, match=r"is not a regular file.*save the log to a file first"):
+                reading(pipe)
+    finally:
+        os.close(read_end)

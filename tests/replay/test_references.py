@@ -90,6 +90,17 @@ def test_a_log_reference_gets_its_grader_and_a_bad_pattern_is_refused() -> None:
         Grading(default=Grader.NUMBER).resolve(_record("a", "Paris"))
 
 
+def test_a_lower_case_option_letter_is_graded_by_choice(tmp_path: Path) -> None:
+    """A single option letter in either case, with or without parentheses, gets the choice
+    grader when none is named, in the log and in a references file alike."""
+    for reference in ("(b)", "b", "b)", "c.", "(C)"):
+        assert Grading(default=None).resolve(_record("a", reference)).grader == "choice"
+    path = write(tmp_path, lines({"id": "q1", "reference": "(b)"}, {"id": "q2", "reference": "d"},
+                                 {"id": "q3", "reference": "b", "grader": "exact"}), "refs.jsonl")
+    assert {k: r.grader.value for k, r in read_references(path).items()} == {
+        "q1": "choice", "q2": "choice", "q3": "exact"}                      # a named grader still wins
+
+
 def test_a_references_file_by_id_wins_over_the_log(tmp_path: Path) -> None:
     path = write(tmp_path, lines({"id": "q1", "reference": 42},
                                  {"custom_id": "q2", "reference": "(?-i:Paris)", "grader": "regex"},

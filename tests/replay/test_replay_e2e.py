@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,7 +22,7 @@ from replay.cli import run_replay
 from replay.logs import CHAT
 from replay.runner import Overrides, ReplaySettings
 from shadowdiff.client import RetryPolicy, Upstream
-from shadowdiff.errors import InputError
+from shadowdiff.errors import InputError, ShadowdiffError
 from shadowdiff.records import Side
 from shadowdiff.store import STORE_FILE, Store
 from simulator.app import build_app
@@ -242,8 +244,12 @@ def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) ->
     for name, text in before.items():
         assert (out / name).read_text() == text, name
     result = cli.shadowdiff("report", str(out / STORE_FILE), "--out",
-                            str(tmp_path / "elsewhere"), "--min-reviewed", "0")
-    assert result.returncode == 0, result.stderr
+                            str(tmp_path / "elsewhere"), "--min-reviewed", "0", "--min-compared", "12")
+    # --min-reviewed 0 lets the wording changes go unreviewed, not the pair whose number changed
+    assert result.returncode == 2, result.stdout
+    assert re.search(r"verdict: INCOMPLETE - \d+ unreviewed pairs show a sign of a factual regression",
+                     result.stdout), result.stdout
+    assert "min reviewed 0 (given to report)" in result.stdout
     assert (tmp_path / "elsewhere" / "report.html").exists()
 
 
@@ -283,9 +289,11 @@ def test_side_by_side_shows_the_worst_and_says_where_the_rest_are(sides: dict[Si
         assert result.returncode == 3 and message in result.stderr, result.stderr
 
 
-def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path: Path) -> None:
+def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     """With --temperature keep, greedy requests (temperature 0, top_k 1) are compared
-    and sampled ones are recorded, labelled, and left out of every rate."""
+    and sampled ones are recorded, labelled, and left out of every rate (the progress
+    bar's counts too)."""
     log = tmp_path / "log.jsonl"
     bodies = [{"messages": [{"role": "user", "content": f"Explain topic {i} in detail."}], **extra}
               for i, extra in enumerate([{"temperature": 0}, {"top_k": 1, "temperature": 0.7}, {"temperature": 0},
@@ -295,6 +303,8 @@ def test_sampled_pairs_never_count_in_the_rates(sides: dict[Side, str], tmp_path
     run_replay(replay_settings(log, sides, overrides=Overrides(temperature=None)), out, None, resume=False)
     rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
     assert [r["comparable"] for r in rows] == [True, True, True, False, False, False]
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    assert any("sampled=3 " in line for line in bar), bar
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["pairs"], summary["comparable"]) == (6, 3)
     greedy = Counter(r["outcome"] for r in rows if r["comparable"])
@@ -370,6 +380,56 @@ def test_resume_refuses_another_log(sides: dict[Side, str], tmp_path: Path) -> N
     run_replay(replay_settings(first, sides, labels={"gpu": "H100"}), out, None, resume=True)   # a note only
 
 
+def test_resume_refuses_a_log_rewritten_or_appended_since_the_run_began(sides: dict[Side, str],
+                                                                       tmp_path: Path) -> None:
+    """A text log's ids are its line numbers: rewritten in place, a resume would take every
+    line for done and PASS on answers to prompts the log no longer holds."""
+    log = tmp_path / "log.txt"
+    log.write_text("What is 2 + 2?\nName a colour.\n")
+    out = tmp_path / "out"
+    command = ["replay", str(log), "--baseline", sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE],
+               "--out", str(out), "--gate"]
+    cli.shadowdiff(*command)
+    fingerprint = {"bytes": log.stat().st_size, "sha256": hashlib.sha256(log.read_bytes()).hexdigest()}
+    store = Store.open(out)
+    run = store.latest_run("replay")
+    assert run is not None
+    store.finish_run(run.id, finished=False)    # as a run stopped part-way is left
+    store.close()
+    log.write_text("Name a river.\nName a sea.\n")
+    rewritten = cli.shadowdiff(*command, "--resume")
+    assert rewritten.returncode == 3, rewritten.stdout + rewritten.stderr
+    assert f"--resume: {log} is not the log the run began with: its contents changed" in rewritten.stderr
+    assert "restore it, or start a new run without --resume" in rewritten.stderr
+    log.write_text("What is 2 + 2?\nName a colour.\nName a river.\n")
+    appended = cli.shadowdiff(*command, "--resume")
+    assert appended.returncode == 3 and "it was appended to: 30 bytes when the run began, 44 now" in appended.stderr
+    log.write_text("What is 2 + 2?\nName a colour.\n")    # restored: the resume goes on
+    restored = cli.shadowdiff(*command, "--resume")
+    assert "already done" in restored.stderr and "verdict:" in restored.stdout, restored.stderr
+    store = Store.open(out)
+    [run] = store.runs()
+    store.close()
+    assert run.settings["log_fingerprint"] == fingerprint   # recorded when the run began, kept by its resumes
+
+
+def test_resume_refuses_a_run_that_recorded_no_fingerprint_of_its_log(sides: dict[Side, str],
+                                                                      tmp_path: Path) -> None:
+    """A run an earlier version began cannot be checked: its resume is refused, not trusted."""
+    log = tmp_path / "log.txt"
+    log.write_text("What is 2 + 2?\n")
+    out = tmp_path / "out"
+    run_replay(replay_settings(log, sides), out, None, resume=False)
+    with sa.create_engine(f"sqlite:///{out / STORE_FILE}").begin() as c:
+        settings = json.loads(c.execute(sa.text("SELECT settings FROM runs")).scalar_one())
+        settings.pop("log_fingerprint", None)
+        c.execute(sa.text("UPDATE runs SET settings = :s, finished_at = NULL"), {"s": json.dumps(settings)})
+    with pytest.raises(ShadowdiffError, match=r"--resume: the run being resumed recorded no fingerprint of .*"
+                                              r"start a new run without --resume"):
+        run_replay(replay_settings(log, sides), out, None, resume=True)
+    run_replay(replay_settings(log, sides), out, None, resume=False)   # a new run is made as ever
+
+
 def test_completions_logs_replay(sides: dict[Side, str], tmp_path: Path) -> None:
     log = tmp_path / "batch.jsonl"
     log.write_text("".join(json.dumps({"custom_id": f"r{i}", "method": "POST", "url": "/v1/completions",
@@ -400,6 +460,8 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
     result = cli.shadowdiff(*command, "--out", str(tmp_path / "a"))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "nothing could be compared" in result.stderr and "Traceback" not in result.stderr
+    # the pairs were made, never "compared", beside "nothing was compared"
+    assert "2 pairs made, 2 with errors" in result.stderr and "pairs compared" not in result.stderr
     # why, on the terminal too, not only in the reports
     assert f"candidate's first error: HTTP 404 from {wrong}/v1/chat/completions" in result.stderr
     [row, *_] = [json.loads(line) for line in (tmp_path / "a" / "pairs.jsonl").read_text().splitlines()]
@@ -432,6 +494,38 @@ def test_replay_gate_takes_the_confidence_gates(sides: dict[Side, str], tmp_path
     excess = json.loads((tmp_path / "a" / "summary.json").read_text())["excess_divergence"]
     assert excess["low"] > 0.01, excess
     assert surely.returncode == 1 and "more answers than the noise floor" in surely.stdout
+    # the run keeps its gate: report on the same store decides alike, and says where the gate came from
+    reported = cli.shadowdiff("report", str(tmp_path / "a"))
+    assert reported.returncode == 1, reported.stdout
+    assert "more answers than the noise floor" in reported.stdout
+    assert "max excess divergence 0.01 (from the run: replay --max-excess-divergence 0.01)" in reported.stdout
     loose = replay("b", "--max-excess-divergence", "0.99", "--max-factual-rate", "0.05")
     assert loose.returncode == 2                                  # unreviewed, and the bound not yet met
     assert "59 more reviewed pairs without a factual regression" in loose.stdout
+
+
+def test_a_log_rewritten_while_it_is_replayed_never_passes(sides: dict[Side, str], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is rewritten in place after the run read it and before it finished: its pairs
+    may answer two versions of it. The run says so and is INCOMPLETE, from replay --gate and
+    from report alike."""
+    from replay import runner
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Topic {i}?"}]})
+                           + "\n" for i in range(6)))
+    original = runner.Replay.run
+
+    async def run_then_rewrite(self: Any, fmt: Any) -> Any:
+        tally = await original(self, fmt)
+        log.write_text(log.read_text().replace("Topic 5?", "Topic 9?"))   # the same size, other bytes
+        return tally
+
+    monkeypatch.setattr(runner.Replay, "run", run_then_rewrite)
+    out = tmp_path / "out"
+    verdict = run_replay(replay_settings(log, sides), out, None, resume=False, gates={"min_compared": 1,
+                                                                                     "min_reviewed": 0})
+    assert verdict.decision.name == "INCOMPLETE"
+    assert any("the log changed while the run read it" in r for r in verdict.reasons), verdict.reasons
+    report = cli.shadowdiff("report", str(out))
+    assert report.returncode == 2 and "the log changed while the run read it" in report.stdout

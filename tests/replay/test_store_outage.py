@@ -49,3 +49,23 @@ def test_a_store_down_too_long_stops_the_replay(tmp_path: Path, monkeypatch: pyt
         thread.join(60)
     assert not thread.is_alive(), "the replay hangs on a store that is down"
     assert "could not connect to server" in str(outcome.get("error"))
+
+
+def test_replay_gate_reads_a_store_outage_as_incomplete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run a store outage stopped is unfinished: ``replay --gate`` exits 2 (INCOMPLETE), as
+    ``report`` says of it afterwards, never 1 (which a CI reads as FAIL); without --gate, 1."""
+    from click.testing import CliRunner
+
+    from replay import cli as replay_cli
+
+    def outage(*_args: object, **_kwargs: object) -> None:
+        raise OperationalError("INSERT INTO pairs", {}, Exception("could not connect to server"))
+
+    monkeypatch.setattr(replay_cli, "run_replay", outage)
+    log = tmp_path / "log.txt"
+    log.write_text("A prompt.\n")
+    command = [str(log), "--baseline", "http://127.0.0.1:9", "--candidate", "http://127.0.0.1:10",
+               "--out", str(tmp_path / "out")]
+    gated = CliRunner().invoke(replay_cli.replay, [*command, "--gate"])
+    assert gated.exit_code == 2 and "the store failed" in gated.output, gated.output
+    assert CliRunner().invoke(replay_cli.replay, command).exit_code == 1

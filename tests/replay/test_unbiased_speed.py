@@ -39,7 +39,7 @@ def test_the_same_server_as_both_sides_is_as_fast_as_itself(tmp_path: Path) -> N
     # 10 ms a token (100 tokens/s a stream), as a GPU decodes; no slowdown with the
     # batch, so that the server's pace is the same for every request
     with shadowdiff_process("simulate", "--ttft", "0.03", "--tpot", "0.01", "--batch-slowdown", "0") as (_, url):
-        result = cli.shadowdiff("replay", str(log), "--baseline", url, "--candidate", url,
+        result = cli.shadowdiff("replay", str(log), "--baseline", url, "--candidate", url, "--allow-same-target",
                                 "--out", str(tmp_path / "out"), "--concurrency", CONCURRENCY, "--no-score")
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))

@@ -44,7 +44,9 @@ def test_seed_makes_sampling_reproducible_and_no_seed_varies(sim_url: str) -> No
     prompt = PROMPTS[0]
     seeded = {text(sim_url, prompt, temperature=0.9, seed=42) for _ in range(4)}
     assert len(seeded) == 1
-    sampled = {text(sim_url, prompt, temperature=1.0) for _ in range(10)}
+    # PROMPTS[0] has only four sampled answers (one near-tie), so ten draws missed two of
+    # them about once in 170 runs; PROMPTS[1] has hundreds.
+    sampled = {text(sim_url, PROMPTS[1], temperature=1.0) for _ in range(10)}
     assert len(sampled) >= 3
     # top_k=1 is greedy whatever the temperature
     assert text(sim_url, prompt, temperature=1.0, top_k=1) == text(sim_url, prompt)
@@ -158,12 +160,13 @@ def test_latency_model_arithmetic() -> None:
 
 
 def test_streams_arrive_token_by_token_with_delays(start_simulator: Any) -> None:
-    url = start_simulator(latency=LatencyModel(tpot=0.01))
+    url = start_simulator(latency=LatencyModel(tpot=0.05))
     body = {"messages": CHAT, "temperature": 0, "max_tokens": 8, "stream": True}
     with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=10) as r:
         pieces = list(r.iter_raw())
-    # role + first token come together after the prefill; every later token alone
-    assert len(pieces) >= 8
+    # role + first token come together after the prefill; every later token alone, 50 ms
+    # apart (on a loaded machine a read may still take two: CI once saw 7 pieces at 10 ms)
+    assert len(pieces) >= 6
     assert chunks(b"".join(pieces))[-1]["choices"][0]["finish_reason"] == "length"
 
 

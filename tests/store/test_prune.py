@@ -131,10 +131,16 @@ def test_a_pruned_serve_run_reports_the_same_counts_and_decision(store: Store, m
     assert after_summary.stored < before_summary.stored and after_summary.pruned == before_summary.stored - \
         after_summary.stored
     for name in ("decision", "identical", "equivalent", "needs_review", "unreviewed", "errors", "compared",
-                 "sampled", "verdicts", "reasons"):
+                 "sampled", "verdicts"):
         assert getattr(after, name) == getattr(before, name), name
     assert after.pruned_unreviewed == after.unreviewed > 0
-    assert after.decision.name == ("INCOMPLETE" if min_reviewed == 1.0 else "PASS")
+    # a prune never turns an INCOMPLETE run into a PASS: below --min-reviewed 1, the unreviewed
+    # pairs it deleted may have shown a sign of a factual regression (their signs went with them)
+    assert after.decision.name == before.decision.name == "INCOMPLETE"
+    if min_reviewed == 1.0:
+        assert after.reasons == before.reasons
+    else:
+        assert any("deleted by retention, and whether they showed one went with them" in r for r in after.reasons)
 
 
 def test_a_writer_and_a_second_prune_at_once(store: Store) -> None:

@@ -2,7 +2,7 @@
 look like a quantization change beside a replica, compared and triaged as replay does.
 
 Each baseline answer is a paragraph and a numbered list (about 600 characters); the
-candidate is the same answer (identical), with a blank line or indentation changed
+candidate is the same answer (identical), with a blank line or trailing spaces added
 (equivalent), with a word or a number changed (near), or with its second half rewritten
 (divergent); 2 % of the candidates fail. The replica changes a word now and then: the
 noise floor. Timings, token positions and teacher-forced scores are drawn per pair.
@@ -44,7 +44,7 @@ def _reformat(rng: random.Random, text: str) -> str:
     lines = text.split("\n")
     at = rng.randrange(1, len(lines))
     return "\n".join([*lines[:at], "", *lines[at:]]) if rng.random() < 0.5 else \
-        "\n".join("   " + line if line[:1].isdigit() else line for line in lines)
+        "\n".join(line + "   " if line[:1].isdigit() else line for line in lines)
 
 
 def _reword(rng: random.Random, text: str) -> str:

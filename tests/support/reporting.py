@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
@@ -76,3 +79,29 @@ def answered_pair(key: str, seq: int, base: str | Answer, cand: str | Answer, *,
     comparison = compare_answers(b, c)
     return Pair(key, seq, "/v1/chat/completions", prompt, {"messages": [{"role": "user", "content": prompt}]},
                 comparison, answers, category=category, **triage_answers(b, c, comparison, None))
+
+
+# OWASP's forms of a formula: after white space or a line break, full-width, after a separator
+OWASP_FORMS = (" =1+1", "\n=1+1", "\r\n=1+1", "\t=1+1", "\uff1d1+1", "\uff0b1+1", "\uff0d1+1", "\uff20SUM(A1)",
+               "\u3000=1+1", "a;=1+1", "a,=1+1", "a\t=1+1", "a; \uff1d1+1", 'a";=1+1', "one\n- two\n@three")
+FORMULA_CHARS = tuple("=+-@\uff1d\uff0b\uff0d\uff20")
+
+
+def runs_as_formula(cell: str) -> bool:
+    """Whether a spreadsheet could run this cell (a number, negative or not, is a number)."""
+    try:
+        float(cell)
+        return False
+    except ValueError:
+        return cell.startswith(("\t", "\r", "\n")) or cell.lstrip().startswith(FORMULA_CHARS)
+
+
+def assert_no_formula_in_csv(data: str) -> None:
+    """No cell runs: read with each separator a spreadsheet may pick, and split at any
+    separator or line break inside a cell as a reader that ignores the quotes would."""
+    for separator in (",", ";", "\t"):
+        cells = [cell for row in csv.reader(io.StringIO(data, newline=""), delimiter=separator) for cell in row]
+        assert [c for c in cells if runs_as_formula(c)] == [], separator
+    cells = [cell for row in csv.reader(io.StringIO(data, newline="")) for cell in row]
+    pieces = [p for cell in cells for p in re.split("[,;\t\n]", cell)[1:]]
+    assert [p for p in pieces if runs_as_formula(p)] == []

@@ -190,11 +190,19 @@ class Server:
     log: Path
 
 
-def server_environment(core: int) -> dict[str, str]:
-    """The environment a server runs in (the documented recipe), pinned to CPU ``core``."""
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CPU_KVCACHE_SPACE": KV_CACHE_GIB, "VLLM_CPU_OMP_THREADS_BIND": str(core),
-            "VLLM_CACHE_ROOT": str(home() / "vllm-cache")}
+# tests/support/vllm_idle/sitecustomize.py: the worker naps where vLLM spins between steps
+IDLE = Path(__file__).with_name("vllm_idle")
+
+
+def server_environment(core: int, napping: bool = False) -> dict[str, str]:
+    """The environment a server runs in (the documented recipe), pinned to CPU ``core``;
+    ``napping``: its worker sleeps, not spins, while it waits for work (``IDLE``)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+           "VLLM_CPU_KVCACHE_SPACE": KV_CACHE_GIB, "VLLM_CPU_OMP_THREADS_BIND": str(core),
+           "VLLM_CACHE_ROOT": str(home() / "vllm-cache")}
+    if napping:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(IDLE), os.environ.get("PYTHONPATH"))))
+    return env
 
 
 def command(python: Path, checkpoint: Path, precision: Precision, port: int, *extra: str) -> list[str]:
@@ -224,8 +232,11 @@ def _stop(process: subprocess.Popen[bytes], grace: float = 30.0) -> None:
 
 
 @contextlib.contextmanager
-def serving(python: Path, models: Checkpoints, specs: Sequence[Spec], logs: Path) -> Iterator[list[Server]]:
-    """Start a server per spec at once, yield them once every one answers ``/health``."""
+def serving(python: Path, models: Checkpoints, specs: Sequence[Spec], logs: Path,
+            napping: bool = False) -> Iterator[list[Server]]:
+    """Start a server per spec at once, yield them once every one answers ``/health``.
+    ``napping`` (the tests' servers): see ``server_environment``; the study's servers run
+    as vLLM ships, since it times them."""
     started: list[tuple[subprocess.Popen[bytes], Server, list[str]]] = []
     logs.mkdir(parents=True, exist_ok=True)
     try:
@@ -236,7 +247,7 @@ def serving(python: Path, models: Checkpoints, specs: Sequence[Spec], logs: Path
             log = logs / f"{spec.precision}-{port}.log"
             with log.open("wb") as out:
                 process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                           env=server_environment(spec.core), start_new_session=True,
+                                           env=server_environment(spec.core, napping), start_new_session=True,
                                            preexec_fn=dies_with_the_tests)
             started.append((process, Server(f"http://127.0.0.1:{port}", f"smol-{precision.name}", precision, log),
                             argv))
@@ -299,7 +310,8 @@ def vllm(vllm_python: Path, vllm_checkpoints: Checkpoints, tmp_path_factory: pyt
     """Three real vLLM servers for the session, started together: baseline, replica, candidate.
     The baseline has a core of its own; the replica and the candidate share the other."""
     specs = (Spec("bf16", core=0), Spec("bf16", core=1), Spec("fp8kv", core=1))
-    with serving(vllm_python, vllm_checkpoints, specs, tmp_path_factory.mktemp("vllm")) as (bf16, replica, fp8kv):
+    with serving(vllm_python, vllm_checkpoints, specs, tmp_path_factory.mktemp("vllm"), napping=True) \
+            as (bf16, replica, fp8kv):
         yield Trio(bf16, replica, fp8kv)
 
 

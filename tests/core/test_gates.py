@@ -1,0 +1,50 @@
+"""The gates of a verdict kept with the run (``shadowdiff.gates``): where each value comes from."""
+
+from __future__ import annotations
+
+import pytest
+
+from shadowdiff import gates
+from shadowdiff.errors import ConfigError
+
+
+def test_a_flag_beats_the_run_which_beats_the_default() -> None:
+    settings = {"gates": gates.to_store({}, {"max_flips": 0, "min_reviewed": 0.5}, "replay")}
+    resolved = gates.resolve(settings, {"max_flips": 3, "min_reviewed": 0.5}, "report").as_json()
+    assert resolved["max_flips"]["text"] == "max flips 3 (given to report, over the run's --max-flips 0)"
+    assert resolved["min_reviewed"]["text"] == "min reviewed 0.5 (given to report)"   # the same as the run's
+    assert gates.resolve(settings, {}, "report").as_json()["min_reviewed"]["text"] == \
+        "min reviewed 0.5 (from the run: replay --min-reviewed 0.5)"
+    assert resolved["min_compared"] == {"flag": "--min-compared", "value": gates.MIN_COMPARED, "source": "default",
+                                        "text": f"min compared {gates.MIN_COMPARED} (default)"}
+    assert resolved["max_excess_divergence"]["text"] == "max excess divergence off (default)"
+
+
+def test_a_resume_without_a_flag_keeps_the_runs_gate() -> None:
+    first = {"gates": gates.to_store({}, {"max_flips": 0, "max_errors": 2}, "replay")}
+    again = gates.to_store(first, {"max_errors": 5}, "replay")
+    assert again == {"by": "replay", "given": {"max_flips": 0, "max_errors": 5}, "first": {"max_errors": 2}}
+
+
+def test_a_gate_a_resume_changed_says_what_the_run_began_with() -> None:
+    """replay --max-flips 0 FAILed; a --resume --max-flips 100 of the finished run loosens it:
+    every later report says so, however many resumes followed."""
+    settings = {"gates": gates.to_store({}, {"max_flips": 0}, "replay")}
+    for value in (100, 50):
+        settings = {"gates": gates.to_store(settings, {"max_flips": value}, "replay")}
+    resolved = gates.resolve(settings, {}, "report").as_json()["max_flips"]
+    assert resolved["text"] == ("max flips 50 (from the run: replay --max-flips 50, changed by a resume from the "
+                                "--max-flips 0 it began with)")
+    assert resolved["first"] == 0
+    unchanged = {"gates": gates.to_store({"gates": gates.to_store({}, {"max_flips": 0}, "replay")}, {}, "replay")}
+    assert "first" not in gates.resolve(unchanged, {}, "report").as_json()["max_flips"]
+
+
+@pytest.mark.parametrize("record", [
+    {"given": {"max_flips": "0"}}, {"given": {"max_flips": -1}}, {"given": {"min_reviewed": 2}},
+    {"given": {"max_flips": 0.5}}, {"given": {"min_reviewed": float("nan")}}, {"given": {"max_flips": True}},
+    {"given": {"max_wobble": 1}}, {"given": [1]}, "max_flips=0"])
+def test_a_stored_gate_that_is_not_one_is_refused(record: object) -> None:
+    """A hand-edited store must not slip a gate past the verdict (a string compares as no number does)."""
+    with pytest.raises(ConfigError):
+        gates.resolve({"gates": record}, {}, "report")
