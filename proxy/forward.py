@@ -39,7 +39,7 @@ from proxy.protocol import ABORT, EMPTY_QUERY
 from proxy.settings import MIRRORED_PATHS, ProxySettings
 from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
 from proxy.tap import Tapped
-from proxy.upstream import Body, Upstream, target
+from proxy.upstream import Body, Upstream, header_text, target
 from shadowdiff.redact import failure_text, header_secrets
 
 log = logging.getLogger("shadowdiff.proxy")
@@ -107,9 +107,10 @@ class Forwarder:
 
     async def _forward(self, request: _Request, send: Send) -> None:
         assert self.upstream is not None
-        if not request.ascii_headers:
+        if not request.headers_forwardable:
             await self._answer_error(send, request.path, 400, "BadRequestError",
-                                     "a request header holds non-ASCII bytes; shadowdiff forwards ASCII headers only")
+                                     "a request header's value is not UTF-8 (a Latin-1 byte?): shadowdiff forwards "
+                                     "header values in UTF-8 or ASCII only, byte for byte")
             return
         try:
             data = await request.body_for_primary()
@@ -278,9 +279,9 @@ class _Request:
         self.raw_path = raw_path.decode("latin-1")
         self.url = target(forwarder.primary, self.raw_path, self.query)
         self.headers = _end_to_end(scope["headers"], NOT_FORWARDED)
-        self.ascii_headers = all(v.isascii() for _, v in self.headers)
-        self.upstream_headers = [(k.decode("ascii"), v.decode("ascii")) for k, v in self.headers] \
-            if self.ascii_headers else []
+        texts = header_text(self.headers)
+        self.headers_forwardable = texts is not None
+        self.upstream_headers = texts or []
         self.has_body = any((k == b"content-length" and v != b"0") or k == b"transfer-encoding"
                             for k, v in scope["headers"])
         self.keeps_body = self.has_body and self.method == "POST" and self.path in MIRRORED_PATHS and (

@@ -5,7 +5,9 @@ settings the parent hands them (``SHADOWDIFF_SERVE_SETTINGS``, JSON), and the
 Prometheus metrics switch to prometheus-client's multiprocess mode: every worker
 writes its series to files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary
 directory unless one is given) and a scrape of any worker sums them all. The workers
-write one run: without ``--deployment`` the parent names one for them.
+write one run: without ``--deployment`` the parent names one for them. The parent
+supervises them (``proxy.supervisor``): a worker that dies is replaced, and marked lost
+in the run at once, with the requests it held.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ from typing import Any
 
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
-from uvicorn.supervisors import Multiprocess
 
 from proxy.app import ProxyApp, build_app
 from proxy.protocol import TargetKeepingProtocol
 from proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
+from proxy.supervisor import Supervisor
 from shadowdiff.errors import ConfigError
 from shadowdiff.listen import bind, check_forwarded, transport_options
 
@@ -45,9 +47,13 @@ def _log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
     through the same handler rather than Python's bare last resort."""
     config = copy.deepcopy(LOGGING_CONFIG)
     config["filters"] = {"redact": {"()": "shadowdiff.redact.LogRedaction", "patterns": list(settings.redact)},
-                         "visible": {"()": "shadowdiff.invisible.VisibleLogs"}}
+                         "visible": {"()": "shadowdiff.invisible.VisibleLogs"},
+                         "repeats": {"()": "proxy.repeats.RepeatedWarnings"}}
     for handler in config["handlers"].values():
         handler["filters"] = ["redact", "visible"]
+    # a warning any client can set off: one line a minute, not one per connection
+    # a warning any client can set off: one line a minute, not one per connection
+    config["loggers"]["uvicorn.error"]["filters"] = ["repeats"]
     config["loggers"]["shadowdiff"] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
     config["root"] = {"handlers": ["default"], "level": "WARNING"}
     return config
@@ -132,7 +138,7 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
         # what uvicorn.run(workers=N) does, on the socket bound above
         config = uvicorn.Config("proxy.server:app_from_environment", factory=True, host=host, port=port,
                                 workers=workers, **_server_options(settings, log_level))
-        supervisor = Multiprocess(config, sockets=[sock])
+        supervisor = Supervisor(config, [sock], settings)
         supervisor.run()
         # a worker that could not start stops the supervisor, which then exits 0 on its
         # own: the same code as a lone process's failed start (uvicorn's convention)

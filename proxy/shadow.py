@@ -22,7 +22,7 @@ from proxy.answers import guarded
 from proxy.body import with_model
 from proxy.metrics import ProxyMetrics
 from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.upstream import Upstream, target
+from proxy.upstream import Upstream, header_text, target
 from shadowdiff.compare import is_comparable, wants_stream
 from shadowdiff.parse import answer_from, read_answer
 from shadowdiff.records import Answer, Side
@@ -242,9 +242,10 @@ class Mirror:
                     path: str, query: str, headers: list[tuple[bytes, bytes]],
                     api_key: str | None) -> tuple[Answer, str]:
         url = target(base_url, path, query)   # (the query with its "?")
-        sent = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
-                if k.lower() not in NOT_FORWARDED and k.lower() != b"content-length"
-                and not (api_key and k.lower() == b"authorization")]
+        # (the primary's request had them all in UTF-8, or it was refused before a mirror)
+        sent = header_text([(k, v) for k, v in headers
+                            if k.lower() not in NOT_FORWARDED and k.lower() != b"content-length"
+                            and not (api_key and k.lower() == b"authorization")]) or []
         if api_key:
             sent.append(("Authorization", f"Bearer {api_key}"))
         started = time.perf_counter()

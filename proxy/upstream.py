@@ -36,6 +36,12 @@ Credentials for an upstream combine by one rule: its ``--*-api-key`` (``Bearer``
 the user and password in its URL (``Basic``, sent as a header: aiohttp's ``auth``, which
 a URL's userinfo becomes, refuses a request that also has an Authorization header), else
 the client's own Authorization. The one chosen replaces the others.
+
+Header values pass as the client sent them: aiohttp takes them as text and writes them
+as UTF-8, so a value in UTF-8 (ASCII included) decodes to text that is written back byte
+for byte (``header_text``). One that is not UTF-8 (a Latin-1 byte, which RFC 9110 still
+tolerates as obs-text) cannot be written as it came: the request is refused with a 400
+that says so, rather than forwarded altered.
 """
 
 from __future__ import annotations
@@ -190,6 +196,15 @@ class Upstream:
     async def close(self) -> None:
         await self.pooled.close()
         await self.fresh.close()
+
+
+def header_text(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]] | None:
+    """Headers as aiohttp takes them, each written back as the same bytes; None if a value
+    is not UTF-8. (Names are tokens, ASCII: the HTTP parser refuses any other.)"""
+    try:
+        return [(name.decode("ascii"), value.decode("utf-8")) for name, value in headers]
+    except UnicodeDecodeError:
+        return None
 
 
 def with_credentials(url: URL, headers: list[tuple[str, str]],

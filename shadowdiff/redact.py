@@ -128,7 +128,7 @@ def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
     for name, raw in headers:
         if not _SECRET_HEADER.search(name):
             continue
-        value = raw.decode("latin-1").strip()
+        value = _header_value(raw)
         secrets.append(value)
         if name.lower() == b"cookie":
             # (not the whole header, nor a short value: a session id, not a preference)
@@ -136,6 +136,15 @@ def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
         else:
             secrets.append(value.partition(" ")[2].strip())   # without its scheme ("Bearer")
     return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
+
+
+def _header_value(raw: bytes) -> str:
+    """A header's value as an upstream that echoes it reads it: UTF-8 (ASCII included), or
+    Latin-1 for bytes that are not."""
+    try:
+        return raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return raw.decode("latin-1").strip()
 
 
 def body_secrets(request: dict[str, Any]) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+import orjson
 import pytest
 
 from shadowdiff.redact import failure_text
@@ -574,3 +575,49 @@ def test_slow_request_heads_are_closed_while_traffic_flows(start_simulator: Any,
     finally:
         for s in slow:
             s.close()
+
+
+def recording(heads: list[bytes]) -> Handler:
+    """A well-behaved upstream that keeps the head of every request it answers."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head, _ = await read_request(reader, writer)
+                heads.append(head)
+                writer.write(answer())
+                await writer.drain()
+        writer.close()
+
+    return handle
+
+
+def test_header_values_in_utf8_reach_both_upstreams_byte_for_byte(start_proxy: Start) -> None:
+    """aiohttp writes header text as UTF-8: decoded as anything else (Latin-1), a UTF-8
+    value reached the upstream altered; refused, a client the upstream serves got 400."""
+    body = orjson.dumps(chat("hi"))
+    value = "café – 東京 🙂".encode()
+    primary_heads: list[bytes] = []
+    shadow_heads: list[bytes] = []
+    with raw_server(recording(primary_heads)) as primary, raw_server(recording(shadow_heads)) as shadow:
+        proxy, _ = proxy_for(start_proxy, primary=primary, shadow=shadow)
+        answer_ = raw_request(proxy, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                              b"\r\nX-Title: " + value + b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                              % (len(body), body))
+        assert answer_.startswith(b"HTTP/1.1 200")
+        wait_for(lambda: len(shadow_heads) == 1)
+    assert [head for head in primary_heads + shadow_heads if b"\r\nx-title: " + value + b"\r\n" in head.lower()] \
+        == primary_heads + shadow_heads
+
+
+def test_a_header_value_that_is_not_utf8_gets_a_clear_error(start_proxy: Start) -> None:
+    """A Latin-1 byte cannot be written as it came (aiohttp writes text as UTF-8): refused,
+    saying why, rather than forwarded altered."""
+    heads: list[bytes] = []
+    with raw_server(recording(heads)) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary)
+        answer_ = raw_request(proxy, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Name: caf\xe9\r\n"
+                                     b"Connection: close\r\n\r\n")
+    assert answer_.startswith(b"HTTP/1.1 400")
+    assert b"not UTF-8" in answer_
+    assert heads == []
