@@ -17,11 +17,9 @@ changes what a client gets. Each server's reading is bounded by ``--shadow-timeo
 server's engine is found by trying two); what does not finish by then, or when the
 proxy starts stopping, is unscorable, and the pair is stored without its figures.
 
-The servers are asked with the credentials the proxy forwards to them: the primary
-with the client's own bearer token, the shadow with ``--shadow-api-key`` or the
-client's, the replica with ``--replica-api-key`` (or the baseline's) or the client's. A
-client's ``Authorization`` of another scheme than ``Bearer`` is not passed on (the
-scorer sends bearer tokens only): such servers answer 401, and the pair is unscorable.
+The servers are asked with the credentials the proxy forwards to them, by the same rule
+(``proxy.upstream.credentials``): a side's ``--*-api-key``, else the user and password in
+its URL, else the client's own ``Authorization``, whatever its scheme.
 """
 
 from __future__ import annotations
@@ -33,10 +31,12 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from yarl import URL
 
 from proxy.metrics import ProxyMetrics
 from proxy.settings import ProxySettings
 from proxy.shadow import Plan
+from proxy.upstream import credentials
 from shadowdiff.arrivals import http_client
 from shadowdiff.client import Upstream
 from shadowdiff.compare import Outcome
@@ -88,15 +88,13 @@ def reading_timeout(settings: ProxySettings) -> float:
     return min(settings.shadow_timeout, SCORE_TIMEOUT)
 
 
-def client_bearer(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The bearer token of a client's ``Authorization`` header, if it has one."""
+def client_authorization(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The value of a client's ``Authorization`` header, if it sent one (as an upstream
+    reads it: UTF-8)."""
     value = next((v for k, v in headers if k.lower() == b"authorization"), None)
     if value is None:
         return None
-    scheme, _, token = value.decode("latin-1").strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return token.strip() or None
+    return value.decode("utf-8", "replace").strip() or None
 
 
 class PairScorer:
@@ -159,11 +157,14 @@ class PairScorer:
         """The three servers with the credentials the proxy sends each (``proxy.shadow``)."""
         s = self.settings
         assert s.shadow is not None
-        client = client_bearer(headers)
-        upstreams = [Upstream(s.primary_side, s.primary, s.model_of(s.primary_side), client),
-                     Upstream(s.shadow_side, s.shadow, s.model_of(s.shadow_side), s.shadow_api_key or client)]
+        client = client_authorization(headers)
+        sides = [(s.primary_side, s.primary, None), (s.shadow_side, s.shadow, s.shadow_api_key)]
         if replica and s.replica is not None:
-            upstreams.append(Upstream(Side.REPLICA, s.replica, s.model_of(Side.REPLICA), s.replica_key or client))
+            sides.append((Side.REPLICA, s.replica, s.replica_key))
+        upstreams = []
+        for side, url, api_key in sides:
+            bare, authorization = credentials(URL(url), api_key, client)
+            upstreams.append(Upstream(side, str(bare), s.model_of(side), authorization=authorization))
         return upstreams
 
 

@@ -211,14 +211,23 @@ def with_credentials(url: URL, headers: list[tuple[str, str]],
                      api_key: str | None) -> tuple[URL, list[tuple[str, str]]]:
     """``url`` without its userinfo and ``headers`` with the one Authorization the module's
     rule chooses: ``api_key``, else the URL's user and password, else the client's."""
-    if api_key:
-        chosen = f"Bearer {api_key}"
-    elif url.raw_user is not None or url.raw_password is not None:
-        chosen = aiohttp.BasicAuth(url.user or "", url.password or "").encode()
-    else:
+    client = next((v for k, v in headers if k.lower() == "authorization"), None)
+    url, chosen = credentials(url, api_key, client)
+    if chosen is None or chosen == client:
         return url, headers
     kept = [(k, v) for k, v in headers if k.lower() != "authorization"]
-    return url.with_user(None), [*kept, ("Authorization", chosen)]
+    return url, [*kept, ("Authorization", chosen)]
+
+
+def credentials(url: URL, api_key: str | None, client: str | None) -> tuple[URL, str | None]:
+    """``url`` without its userinfo, and the Authorization value the module's rule chooses
+    for it: ``api_key`` (Bearer), else the URL's user and password (Basic), else ``client``
+    (the client's own header, any scheme)."""
+    if api_key:
+        return url.with_user(None), f"Bearer {api_key}"
+    if url.raw_user is not None or url.raw_password is not None:
+        return url.with_user(None), aiohttp.BasicAuth(url.user or "", url.password or "").encode()
+    return url, client
 
 
 def target(base_url: str, path: str, query: str) -> URL:

@@ -46,6 +46,7 @@ class Upstream:
     url: str
     model: str | None = None
     api_key: str | None = None
+    authorization: str | None = None   # a whole Authorization value (any scheme), when there is no api_key
 
     @property
     def root(self) -> str:
@@ -59,8 +60,11 @@ class Upstream:
 
     @property
     def headers(self) -> dict[str, str]:
-        """What every request to this side carries: its bearer token, if it has one."""
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        """What every request to this side carries: its bearer token, or else the
+        Authorization it was given, if it has one."""
+        if self.api_key:
+            return {"Authorization": f"Bearer {self.api_key}"}
+        return {"Authorization": self.authorization} if self.authorization else {}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ never at the figures themselves.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -22,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from proxy.cli import serve, settings_from_options
-from proxy.scoring import SCORE_BURST, TokenBucket, burst_of, client_bearer
+from proxy.scoring import SCORE_BURST, TokenBucket, burst_of, client_authorization
 from proxy.settings import ProxySettings
 from shadowdiff.errors import ConfigError
 from shadowdiff.scoring import GIVE_UP_AFTER
@@ -347,6 +348,28 @@ def test_each_server_is_asked_with_the_credentials_the_proxy_forwards_it(start_r
         assert {given for _, given in server.seen} == {f"Bearer {key}"}
 
 
+def test_a_servers_url_credentials_come_before_the_clients_for_its_scoring_too(start_recorded: Start,
+                                                                                start_proxy: Start) -> None:
+    """The rule the answers are asked by: the URL's user and password (Basic) over the
+    client's Authorization, which goes where neither an API key nor a URL names one."""
+    noted: list[Credentials] = []
+
+    def noting(app: Any) -> Credentials:
+        noted.append(Credentials(app))
+        return noted[-1]
+
+    baseline, candidate = start_recorded(noting)[0], start_recorded(noting, served_model_names=(FP8,))[0]
+    url, app = start_proxy(primary=baseline.replace("http://", "http://pu:ppw@"), shadow=candidate,
+                           shadow_model=FP8, score_rate=1000.0)
+    _ask(url, _prompts(2))
+    settled(app)
+    assert app.metrics.scores.labels("scored")._value.get() == 2
+    basic = "Basic " + base64.b64encode(b"pu:ppw").decode()
+    for server, given in zip(noted, (basic, "Bearer client-key-for-scoring"), strict=True):
+        assert {"/v1/chat/completions", "/tokenize", "/v1/completions"} <= {path for path, _ in server.seen}
+        assert {authorization for _, authorization in server.seen} == {given}
+
+
 def test_a_shadow_whose_tokenizer_hangs_costs_the_timeout_and_the_pair_is_kept(
         start_recorded: Start, start_proxy: Start, tmp_path: Path) -> None:
     (baseline, _), (candidate, _) = (
@@ -426,16 +449,15 @@ def test_the_burst_is_a_seconds_worth_at_least_one_pair_and_small() -> None:
     assert [burst_of(rate) for rate in (0.001, 1.0, 3.0, 1000.0)] == [1.0, 1.0, 3.0, SCORE_BURST]
 
 
-@pytest.mark.parametrize(("headers", "token"), [
-    ([(b"authorization", b"Bearer sk-abc")], "sk-abc"),
-    ([(b"Authorization", b"bearer  sk-abc ")], "sk-abc"),
-    ([(b"authorization", b"Basic dXNlcjpwYXNz")], None),
-    ([(b"authorization", b"Bearer")], None),
+@pytest.mark.parametrize(("headers", "value"), [
+    ([(b"authorization", b"Bearer sk-abc")], "Bearer sk-abc"),
+    ([(b"Authorization", b" Basic dXNlcjpwYXNz ")], "Basic dXNlcjpwYXNz"),
+    ([(b"authorization", b"")], None),
     ([(b"x-api-key", b"sk-abc")], None),
 ])
-def test_the_clients_bearer_token_is_what_the_primary_is_asked_with(headers: list[tuple[bytes, bytes]],
-                                                                   token: str | None) -> None:
-    assert client_bearer(headers) == token
+def test_the_clients_own_authorization_is_passed_whatever_its_scheme(headers: list[tuple[bytes, bytes]],
+                                                                    value: str | None) -> None:
+    assert client_authorization(headers) == value
 
 
 @pytest.mark.parametrize("rate", [-1.0, math.nan, math.inf])
