@@ -40,7 +40,7 @@ from shadowdiff.requestview import request_view
 from shadowdiff.scorestats import points, unreadable
 from shadowdiff.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.signals import SIGNAL_KINDS
-from shadowdiff.store import NOT_COMPARED_REASONS, NOT_MIRRORED_REASONS, Store, StoredPair
+from shadowdiff.store import LOST, NOT_COMPARED_REASONS, NOT_MIRRORED_REASONS, Store, StoredPair
 from shadowdiff.store.review import NEEDS_REVIEW
 from shadowdiff.summary import ANSWERED, OUTCOMES, Summary, summarize
 from shadowdiff.targets import same_target
@@ -256,14 +256,16 @@ def caveats(s: Summary) -> list[str]:
         lines.append(f"{sum(s.dropped.values())} compared pairs were dropped before reaching the store (its outage "
                      f"outlasted the proxy's queue, or the proxy stopped first); {changed} of them changed in "
                      "substance and can never be reviewed")
-    if s.not_mirrored:
+    if s.not_mirrored or s.not_compared.get(LOST):
         skipped = sum(s.not_mirrored.values())
         seen = s.pairs + sum(s.not_compared.values()) + skipped
+        unseen = [f"{skipped:,} were not mirrored: " + "; ".join(
+            f"{n:,} {NOT_MIRRORED_REASONS.get(why, safe_text(why))}" for why, n in sorted(s.not_mirrored.items()))
+        ] if skipped else []
+        # (requests a killed proxy held: never checked, whatever they would have made)
+        unseen += [f"{lost:,} were {NOT_COMPARED_REASONS[LOST]}"] if (lost := s.not_compared.get(LOST)) else []
         lines.append(f"{s.pairs:,} of the {seen:,} chat and completions requests the proxy saw made a pair "
-                     f"({s.pairs / seen:.1%}); "
-                     f"{skipped:,} were not mirrored: " + "; ".join(
-                         f"{n:,} {NOT_MIRRORED_REASONS.get(why, safe_text(why))}"
-                         for why, n in sorted(s.not_mirrored.items())))
+                     f"({s.pairs / seen:.1%}); " + "; ".join(unseen))
     if s.not_compared:
         lines.append(f"{sum(s.not_compared.values())} requests made no pair: " + "; ".join(
             f"{n} {NOT_COMPARED_REASONS.get(why, why)}" for why, n in sorted(s.not_compared.items())))

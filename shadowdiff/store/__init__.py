@@ -72,7 +72,10 @@ def _tokens_per_second() -> sa.ColumnElement[Any]:
 # proxy stopped waiting for at shutdown (a shadow that never answered is a failed
 # side); a client that left the baseline, a request the baseline refused (the client's
 # 4xx) or an answer too long to hold say nothing about the candidate, and are only shown.
+# Requests a proxy held when it was killed (``LOST``: its last heartbeat's in-flight
+# count, added when it is found lost, store.members) were never checked: errors too.
 NOT_COMPARED = "not_compared"
+LOST = "proxy_lost"
 NOT_COMPARED_REASONS = {
     "primary_failed": "the primary failed (5xx, a cut stream, or an answer that could not be read)",
     "primary_4xx": "the primary refused the request (4xx)",
@@ -81,8 +84,9 @@ NOT_COMPARED_REASONS = {
     "candidate_4xx": "the candidate (the primary) refused the request (4xx)",
     "candidate_left": "the client left while the candidate (the primary) answered",
     "drained": "the proxy stopped before the answers were in (--drain-timeout)",
+    LOST: "lost with a proxy killed while it served them (kill -9, out of memory)",
 }
-NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained")
+NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained", LOST)
 # Pairs a proxy compared (and counted under ``pairs``) but could not store - its store
 # failed longer than its queue could hold, or it stopped first - are counted again
 # under ``of = DROPPED`` by outcome: those that needed a verdict can never get one.

@@ -9,7 +9,8 @@ end with one run (the loser of the insert selects the winner's). A deployment wh
 settings change (a rolling update to another shadow model) starts a run of its own:
 pairs compared under other settings are never pooled.
 
-A member beats its heart every ``HEARTBEAT`` seconds and marks itself finished when
+A member beats its heart every ``HEARTBEAT`` seconds, reporting how many requests it
+holds that its run has not counted yet (``in_flight``), and marks itself finished when
 it stops; the run finishes when the last live member leaves. Join, leave and close
 lock the run's row (``FOR UPDATE`` on PostgreSQL; SQLite's ``BEGIN IMMEDIATE``
 serialises every writer), so a member joining as the last one leaves either joins a
@@ -17,10 +18,23 @@ run that stays open or, if the run finished first, starts a new one — it is ne
 added to a finished run. A member not heard from for ``STALE_AFTER`` seconds is taken
 for dead (``kill -9``, out of memory, a node gone): it no longer keeps the run open
 when the others stop, and ``shadowdiff close`` closes the run only when every member
-is finished or silent. A run closed under its members (``close --force``) takes no
-more pairs or counts (the store refuses them: ``RunFinished``), so its report never
-changes afterwards; a member joins a new run as soon as its writer or its heartbeat
-finds out (``proxy.membership``).
+is finished or silent.
+
+A member that dies is marked ``lost`` as soon as someone notices: the supervisor of
+``serve --workers N`` when its worker process dies (``mark_lost``, by host and pid,
+within a second: ``proxy.supervisor``), or else the heartbeat of any live member of
+its run once it has been silent for ``STALE_AFTER`` (another host's replica: within
+``STALE_AFTER + HEARTBEAT``), or at the latest the run's end. Marking a member lost
+adds its last reported in-flight count to the run's counts as requests not compared,
+``LOST`` (an error against the run's gate: they were never checked), and logs one
+warning line. A member taken for lost that beats again (its store was out of reach for
+``STALE_AFTER``, not the process) is taken back into the run, and its lost requests
+out of the counts: it counts them itself.
+
+A run closed under its members (``close --force``) takes no more pairs or counts
+(the store refuses them: ``RunFinished``), so its report never changes afterwards; a
+member joins a new run as soon as its writer or its heartbeat finds out
+(``proxy.membership``).
 
 Times are the database's clock on PostgreSQL (replicas on several hosts compare
 heartbeats against one clock), the local clock on SQLite (one host).
@@ -30,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,10 +56,17 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from shadowdiff.errors import ShadowdiffError
-from shadowdiff.store import Store, schema
+from shadowdiff.store import LOST, NOT_COMPARED, Store, add_to_counts, schema
 
-HEARTBEAT = 10.0                    # seconds between a member's heartbeats
-STALE_AFTER = 3 * HEARTBEAT         # a member silent this long is taken for dead
+# Seconds between a member's heartbeats: the in-flight count a lost member leaves is this
+# old at most. Cheap: one UPDATE of one row and one read of the run's few member rows per
+# process per beat (dozens of processes make tens of small statements a second).
+HEARTBEAT = 2.0
+# A member silent this long is taken for dead. Not tied to HEARTBEAT: a live member whose
+# store is briefly out of reach (a PostgreSQL failover, a stalled disk) must not be taken
+# for lost by its peers, who now mark it at once.
+STALE_AFTER = 30.0
+log = logging.getLogger("shadowdiff.store")
 _JOIN_ATTEMPTS = 5                  # a run created and finished between two of ours, five times over: give up
 
 
@@ -68,8 +90,9 @@ class Member:
     pid: int
     started_at: datetime
     finished_at: datetime | None
-    ended: str | None               # stopped, lost (found silent) or forced (close --force)
+    ended: str | None               # stopped, lost (found dead or silent) or forced (close --force)
     silent: float                   # seconds since its last heartbeat, when read
+    in_flight: int = 0              # requests held that its run had not counted, at its last heartbeat
 
     @property
     def running(self) -> bool:
@@ -102,7 +125,9 @@ def describe(members: list[Member]) -> str:
     parts += [f"closed by --force, {_proxies(forced)} {'was' if forced == 1 else 'were'} still running "
               "(they went on in a new run)"] if forced else []
     parts += [f"{silent} not heard from for {STALE_AFTER:.0f} s (killed?)"] if silent else []
-    parts += [f"{lost} lost (killed: their pairs in flight then are missing)"] if lost else []
+    held = sum(m.in_flight for m in members if m.ended == "lost")
+    counted = f"{held} requests they held then are counted as lost, " if held else "their "
+    parts += [f"{lost} lost (killed: {counted}pairs in flight then are missing)"] if lost else []
     incomplete = sum(m.ended == "incomplete" for m in members)
     parts += [f"{incomplete} stopped with pairs the store had not taken (dropped)"] if incomplete else []
     return ", ".join(parts)
@@ -115,6 +140,26 @@ def _proxies(n: int) -> str:
 def _aware(value: datetime) -> datetime:
     # SQLite hands back naive datetimes; every time stored is UTC
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _member(row: Any, now: datetime) -> Member:
+    return Member(row.member, row.host, row.pid, _aware(row.started_at),
+                  None if row.finished_at is None else _aware(row.finished_at), row.ended,
+                  (now - _aware(row.heartbeat_at)).total_seconds(), row.in_flight)
+
+
+def _silent(now: datetime) -> sa.ColumnElement[bool]:
+    """A member not heard from for ``STALE_AFTER`` seconds (taken for dead)."""
+    return schema.run_members.c.heartbeat_at < now - timedelta(seconds=STALE_AFTER)
+
+
+def _said(run_id: str, lost: list[Member], why: str | None) -> None:
+    """One warning line per member marked lost (once its transaction is committed)."""
+    for x in lost:
+        log.warning("proxy %s (%s pid %d) of run %s is lost (%s): %s", x.id, x.host, x.pid, run_id,
+                    why or f"not heard from for {x.silent:.0f} s",
+                    f"the {x.in_flight} requests it held are counted as lost" if x.in_flight else
+                    "it held no request its run had not counted")
 
 
 class RunMembers:
@@ -154,15 +199,41 @@ class RunMembers:
                 return Joined(run_id, created, others)
         raise ShadowdiffError(f"could not join the open run of deployment {name!r}: it kept finishing as we joined")
 
-    def heartbeat(self, run_id: str, member: str) -> bool:
-        """Note that ``member`` is alive; False if it was closed meanwhile (``close``)."""
+    def heartbeat(self, run_id: str, member: str, in_flight: int = 0) -> bool:
+        """Note that ``member`` is alive and holds ``in_flight`` requests its run has not
+        counted yet; then mark the run's members silent for ``STALE_AFTER`` lost. False if
+        the run was closed meanwhile (``close``). A member marked lost meanwhile is taken
+        back if its run is open: it was alive all along."""
         m = schema.run_members.c
         with self.engine.begin() as c:
             now = self._now(c)
             updated = c.execute(schema.run_members.update()
                                 .where(m.run_id == run_id, m.member == member, m.finished_at.is_(None))
-                                .values(heartbeat_at=now))
-        return updated.rowcount == 1
+                                .values(heartbeat_at=now, in_flight=in_flight))
+            back = None if updated.rowcount == 1 else self._take_back(c, run_id, member, now, in_flight)
+            alive = updated.rowcount == 1 or back is not None
+            silent = alive and c.execute(sa.select(m.member).where(
+                m.run_id == run_id, m.finished_at.is_(None), _silent(now)).limit(1)).first() is not None
+        if back is not None:
+            log.warning("proxy %s (%s pid %d) of run %s, taken for lost, beats again (its store was out of reach): "
+                        "it is back in the run, and the %d requests it held then are no longer counted as lost",
+                        member, back.host, back.pid, run_id, back.in_flight)
+        if silent:   # (rare: in a transaction of its own, under the run's lock, as leave and close are)
+            self._lost_in(run_id, None)
+        return alive
+
+    def mark_lost(self, host: str, pid: int, name: str | None = None) -> list[Member]:
+        """Mark the open member of process ``pid`` on ``host`` lost (its supervisor saw it
+        die), in its open run (of deployment ``name``, when given): its in-flight count
+        goes to the run's counts. The members marked ([] if it had left or never joined)."""
+        m, r = schema.run_members.c, schema.runs.c
+        query = (sa.select(m.run_id).join_from(schema.run_members, schema.runs, r.id == m.run_id)
+                 .where(m.host == host, m.pid == pid, m.finished_at.is_(None), r.finished_at.is_(None)))
+        if name is not None:
+            query = query.where(r.name == name)
+        with self.engine.connect() as c:
+            run_ids = list(c.execute(query).scalars())
+        return [x for run_id in run_ids for x in self._lost_in(run_id, (host, pid))]
 
     def leave(self, run_id: str, member: str, ended: str = "stopped") -> bool:
         """Mark ``member`` finished (``stopped``; ``incomplete`` when it stopped with pairs or
@@ -176,8 +247,9 @@ class RunMembers:
                       .values(finished_at=now, ended=ended))
             if any(x.running for x in self._members(c, run_id, now)):
                 return False
-            self._finish(c, run_id, now, forced=False)
-            return True
+            lost = self._finish(c, run_id, now, forced=False)
+        _said(run_id, lost, None)
+        return True
 
     def close(self, run_id: str, *, force: bool = False) -> list[Member]:
         """Close a run by hand (``shadowdiff close``): refused (``StillRunning``) while a
@@ -189,31 +261,82 @@ class RunMembers:
             running = [x for x in members if x.running]
             if running and not force:
                 raise StillRunning(run_id, running)
-            self._finish(c, run_id, now, forced=force)
+            lost = self._finish(c, run_id, now, forced=force)
             closed = {x.id for x in members if x.finished_at is None}
-            return [x for x in self._members(c, run_id, now) if x.id in closed]
+            finished = [x for x in self._members(c, run_id, now) if x.id in closed]
+        _said(run_id, lost, None)
+        return finished
 
     def members(self, run_id: str) -> list[Member]:
         with self.engine.connect() as c:
             return self._members(c, run_id, self._now(c))
 
-    def _finish(self, c: Connection, run_id: str, now: datetime, *, forced: bool) -> None:
-        """Finish the run and its open members: silent ones as lost, live ones (``forced`` only) as forced."""
+    def _finish(self, c: Connection, run_id: str, now: datetime, *, forced: bool) -> list[Member]:
+        """Finish the run and its open members: silent ones as lost (returned), live ones
+        (``forced`` only) as forced."""
         m = schema.run_members.c
-        is_open = (m.run_id == run_id, m.finished_at.is_(None))
-        silent = m.heartbeat_at < now - timedelta(seconds=STALE_AFTER)
-        c.execute(schema.run_members.update().where(*is_open, silent).values(finished_at=now, ended="lost"))
+        lost = self._mark_lost(c, run_id, now, _silent(now))
         if forced:
-            c.execute(schema.run_members.update().where(*is_open).values(finished_at=now, ended="forced"))
+            c.execute(schema.run_members.update().where(m.run_id == run_id, m.finished_at.is_(None))
+                      .values(finished_at=now, ended="forced"))
         c.execute(schema.runs.update().where(schema.runs.c.id == run_id, schema.runs.c.finished_at.is_(None))
                   .values(finished_at=now))
+        return lost
+
+    def _lost_in(self, run_id: str, process: tuple[str, int] | None) -> list[Member]:
+        """Mark lost, if the run is open, its open members that are the process ``(host,
+        pid)``, or else the silent ones; log and return them."""
+        m = schema.run_members.c
+        with self.engine.begin() as c:
+            self._lock(c, run_id)
+            now = self._now(c)
+            if not self._is_open(c, run_id):
+                return []
+            which = _silent(now) if process is None else sa.and_(m.host == process[0], m.pid == process[1])
+            lost = self._mark_lost(c, run_id, now, which)
+        _said(run_id, lost, None if process is None else f"its process {process[1]} died")
+        return lost
+
+    def _mark_lost(self, c: Connection, run_id: str, now: datetime, which: sa.ColumnElement[bool]) -> list[Member]:
+        """Mark the run's open members that match ``which`` lost, and add the requests they
+        held (their last heartbeat's in-flight count) to the run's counts. The run's row is
+        locked (or, on SQLite, the store): a member is marked, and counted, once."""
+        m = schema.run_members.c
+        rows = c.execute(schema.run_members.update().where(m.run_id == run_id, m.finished_at.is_(None), which)
+                         .values(finished_at=now, ended="lost").returning(*schema.run_members.c)).all()
+        if held := sum(r.in_flight for r in rows):
+            add_to_counts(c, schema.run_counts, [{"run_id": run_id, "of": NOT_COMPARED, "outcome": LOST,
+                                                  "comparable": False, "pairs": held}])
+        return sorted((_member(r, now) for r in rows), key=lambda x: (x.started_at, x.id))
+
+    def _take_back(self, c: Connection, run_id: str, member: str, now: datetime, in_flight: int) -> Any:
+        """Open ``member`` again if it was marked lost in a run that is still open: it beats,
+        so it was alive (silent while its store was out of reach), and counts the requests
+        it held itself - they leave the run's lost ones. Its row as it was, if it did; None."""
+        m = schema.run_members.c
+        self._lock(c, run_id)
+        where = (m.run_id == run_id, m.member == member, m.ended == "lost")
+        row = c.execute(schema.run_members.select().where(*where)).one_or_none()
+        if row is None or not self._is_open(c, run_id):
+            return None
+        c.execute(schema.run_members.update().where(*where)
+                  .values(finished_at=None, ended=None, heartbeat_at=now, in_flight=in_flight))
+        if row.in_flight:
+            add_to_counts(c, schema.run_counts, [{"run_id": run_id, "of": NOT_COMPARED, "outcome": LOST,
+                                                  "comparable": False, "pairs": -row.in_flight}])
+            t = schema.run_counts.c    # (none lost after all: no row, rather than a row of 0)
+            c.execute(schema.run_counts.delete().where(t.run_id == run_id, t.of == NOT_COMPARED, t.outcome == LOST,
+                                                       t.pairs == 0))
+        return row
+
+    def _is_open(self, c: Connection, run_id: str) -> bool:
+        row = c.execute(sa.select(schema.runs.c.finished_at).where(schema.runs.c.id == run_id)).one_or_none()
+        return row is not None and row.finished_at is None
 
     def _members(self, c: Connection, run_id: str, now: datetime) -> list[Member]:
         m = schema.run_members.c
         rows = c.execute(schema.run_members.select().where(m.run_id == run_id).order_by(m.started_at, m.member))
-        return [Member(r.member, r.host, r.pid, _aware(r.started_at),
-                       None if r.finished_at is None else _aware(r.finished_at), r.ended,
-                       (now - _aware(r.heartbeat_at)).total_seconds()) for r in rows]
+        return [_member(r, now) for r in rows]
 
     def _lock(self, c: Connection, run_id: str) -> None:
         # SQLite: the transaction's BEGIN IMMEDIATE already holds the only write lock

@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0012"
+SCHEMA_VERSION = "0013"
 
 metadata = MetaData()
 
@@ -51,6 +51,9 @@ run_members = Table(
     Column("heartbeat_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
     Column("ended", String(16)),
+    # (0013) the requests it held that its run had not counted yet, at its last heartbeat:
+    # added to the run's counts as lost (NOT_COMPARED, LOST) if it is found lost
+    Column("in_flight", Integer, nullable=False, server_default="0"),
 )
 
 pairs = Table(
