@@ -46,7 +46,7 @@ from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess
 from proxy.pairs import PairRecorder
 from proxy.retention import Retention
 from proxy.scoring import PairScorer, score_client
-from proxy.settings import ProxySettings, public_url
+from proxy.settings import MIRRORED_PATHS, ProxySettings, public_url
 from proxy.shadow import Mirror
 from proxy.store_health import LastKnown, StoreHealth
 from shadowdiff import __version__
@@ -96,6 +96,9 @@ class ProxyApp:
                 await self.admin(scope, receive, send)
             elif self.review is not None and (path == REVIEW_PREFIX or path.startswith(REVIEW_PREFIX + "/")):
                 await self.review(scope, receive, send)
+            elif path in MIRRORED_PATHS and scope["method"] == "POST":
+                with self.pairs.serving():   # in flight until its run counts it (the heartbeat reports it)
+                    await self.forwarder(scope, receive, send)
             else:
                 await self.forwarder(scope, receive, send)
         elif scope["type"] == "lifespan":
@@ -131,7 +134,8 @@ class ProxyApp:
         if self.store is not None:
             # this process's key prefix names it among the run's members: keys never collide in a shared run
             self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"),
-                                         on_result=lambda ok: self.health.report("heartbeat", ok))
+                                         on_result=lambda ok: self.health.report("heartbeat", ok),
+                                         in_flight=lambda: self.pairs.in_flight)
             self.run_id = await asyncio.to_thread(self.membership.join)
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc,
                                      on_finished=self.membership.move,

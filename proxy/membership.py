@@ -1,6 +1,12 @@
 """This process's part in its serve run: joined at start-up, a heartbeat while it
 serves, left at shutdown (see ``shadowdiff.store.members`` for the run's side).
 
+Each beat reports how many requests this process holds that its run has not counted
+yet (``in_flight``, ``proxy.pairs.PairRecorder.in_flight``): if the process is killed,
+that many are counted in its run as lost with it. Each beat also marks the run's
+members silent for ``STALE_AFTER`` lost: a replica on another host, which no
+supervisor watches, is found lost within ``STALE_AFTER + HEARTBEAT`` seconds.
+
 The heartbeat runs in a thread of its own, off the event loop and independent of the
 pair writer (which sleeps while no pair comes). If the run was closed under this
 process (``shadowdiff close --force``), this process joins a new run (``move``) as soon
@@ -29,7 +35,8 @@ RETRY = 2.0     # seconds between heartbeats while the store fails
 
 class Membership:
     def __init__(self, store: Store, name: str | None, settings: Mapping[str, Any], member: str,
-                 heartbeat: float = HEARTBEAT, on_result: Callable[[bool], None] = lambda _ok: None) -> None:
+                 heartbeat: float = HEARTBEAT, on_result: Callable[[bool], None] = lambda _ok: None,
+                 in_flight: Callable[[], int] = lambda: 0) -> None:
         self.members = RunMembers(store)
         self.name = name
         self.settings = settings
@@ -38,6 +45,7 @@ class Membership:
         self.on_moved: Callable[[str], None] = lambda _: None
         self._heartbeat = heartbeat
         self._on_result = on_result      # each beat: whether the store took it
+        self._in_flight = in_flight      # read by the heartbeat's thread (an int: no lock needed)
         self._failing = False
         self._stop = threading.Event()
         self._moving = threading.Lock()     # the writer and the heartbeat may find the run closed at once
@@ -87,7 +95,7 @@ class Membership:
             run_id = self.run_id
             assert run_id is not None
             try:
-                if not self.members.heartbeat(run_id, self.member):
+                if not self.members.heartbeat(run_id, self.member, self._in_flight()):
                     self.move(run_id)
             except SQLAlchemyError as exc:   # the database is away: the next beat tries again
                 if not self._failing:       # one line per outage, not one per beat

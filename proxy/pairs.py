@@ -7,16 +7,26 @@ every comparable pair that is not identical is stored; identical and sampled
 (non-deterministic) pairs are counted, and kept at ``keep_rate``. With ``--score-rate``,
 greedy pairs are also teacher-forced scored here (``proxy.scoring``), the client long
 served. The tasks are tracked so that shutdown can wait for them.
+
+``in_flight`` counts the chat and completions requests this process holds that its run
+has not counted yet: from the request's arrival (``serving``, around the forwarder)
+until it is counted - as not mirrored, or by its pair task once its outcome is in (the
+client may have been served long before, the shadow still answering). The heartbeat
+reports it; if this process is killed, that many are counted in its run as lost with
+it (``store.members``). Counts are handed to the store about once a second after
+that, so a kill may still lose the last second's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import random
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +47,26 @@ _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writ
 log = logging.getLogger("shadowdiff.proxy")
 
 
+class _Held:
+    """One request in ``PairRecorder.in_flight``, released once: when the run counts it."""
+
+    def __init__(self, recorder: PairRecorder) -> None:
+        self.recorder = recorder
+        self.open = True
+        self.handed = False      # to a pair task, which releases it once its outcome is counted
+        recorder.in_flight += 1
+
+    def release(self) -> None:
+        if self.open:
+            self.open = False
+            self.recorder.in_flight -= 1
+
+
+# The request the current task serves (set by ``PairRecorder.serving``): the forwarder
+# calls ``track`` and ``not_mirrored`` from within it, or from tasks started from it.
+_HELD: contextvars.ContextVar[_Held | None] = contextvars.ContextVar("shadowdiff_held", default=None)
+
+
 class PairRecorder:
     def __init__(self, settings: ProxySettings, metrics: ProxyMetrics, writer: PairWriter | None,
                  redactor: Redactor) -> None:
@@ -55,6 +85,20 @@ class PairRecorder:
         # the event loop for the GIL.
         self._counts: Counter[tuple[str, str, bool]] = Counter()
         self._flush: asyncio.TimerHandle | None = None
+        self.in_flight = 0           # requests held that the run has not counted (see the module's docstring)
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around one chat or completions request: it is in ``in_flight`` until the run
+        counts it (if it is mirrored, its pair task releases it), or until it is served."""
+        held = _Held(self)
+        token = _HELD.set(held)
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            if not held.handed:
+                held.release()
 
     def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
               shadow: asyncio.Task[tuple[Answer, str]], replica: asyncio.Task[tuple[Answer, str]] | None = None,
@@ -67,7 +111,10 @@ class PairRecorder:
         request was also sent to the replica, gives the noise floor's answer.
         """
         self._seq += 1
-        calls = _Calls(shadow, replica)
+        held = _HELD.get()
+        if held is not None:
+            held.handed = True
+        calls = _Calls(shadow, replica, held)
         task = asyncio.create_task(self._finish(key or uuid.uuid4().hex, self._seq, path, plan, primary, calls))
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
@@ -90,6 +137,7 @@ class PairRecorder:
             self.metrics.pairs.labels("error", comparable).inc()
         finally:
             calls.cancel()
+            calls.count()
 
     async def _complete(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
                         calls: _Calls, comparable: str) -> None:
@@ -120,7 +168,7 @@ class PairRecorder:
             self.metrics.pairs.labels("aborted" if gone else "refused" if why == "primary_4xx" else "error",
                                       comparable).inc()
             self._count_in_run(NOT_COMPARED, why, plan.comparable)
-            calls.counted = True
+            calls.count()
             return
         primary = await self._primary_answer(tapped, plan)
         shadow_answer, reason = await shadow
@@ -148,7 +196,7 @@ class PairRecorder:
         self._count("pairs", comparison.outcome.value, plan.comparable)
         if plan.comparable and comparison.outcome is not Outcome.ERROR and base.capped & cand.capped:
             self._count_in_run(CAPPED, comparison.outcome.value, True)
-        calls.counted = True
+        calls.count()
         # Every comparable pair that changed is kept; identical, sampled and failed ones
         # are counted, and kept at keep_rate (a dead shadow must not flood the store).
         changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
@@ -189,6 +237,8 @@ class PairRecorder:
         """Count a request the shadow never got (``NOT_MIRRORED_REASONS``) in the run: its
         report states the share of the traffic that was compared."""
         self._count_in_run(NOT_MIRRORED, why, False)
+        if (held := _HELD.get()) is not None:
+            held.release()
 
     def _count(self, of: str, outcome: str, comparable: bool) -> None:
         """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""
@@ -247,7 +297,14 @@ class _Calls:
 
     shadow: asyncio.Task[tuple[Answer, str]]
     replica: asyncio.Task[tuple[Answer, str]] | None
+    held: _Held | None = None   # the request's place in ``in_flight``
     counted: bool = False   # whether the pair's outcome is in the counts yet
+
+    def count(self) -> None:
+        """The pair's outcome is in the run's counts (or never will be): the request leaves ``in_flight``."""
+        self.counted = True
+        if self.held is not None:
+            self.held.release()
 
     def cancel(self) -> None:
         for task in (self.shadow, self.replica):
