@@ -270,9 +270,9 @@ def close(store: str, run_id: str, force: bool) -> None:
     A proxy leaves its run when it stops, and the last one to leave closes it; one killed
     (kill -9, out of memory, a node gone) leaves it open, and `shadowdiff report` says
     INCOMPLETE for as long as it is. Once those proxies are gone for good, close the run:
-    it holds every pair they compared before they died (pairs still in flight then, a
-    second at most, are lost). Refused while a proxy of the run still beats its heart
-    (every 10 s: one silent for 30 s is taken for gone), unless --force: the run then
+    it holds every pair they compared before they died (the requests they held then are
+    counted as lost). Refused while a proxy of the run still beats its heart
+    (every 2 s: one silent for 30 s is taken for gone), unless --force: the run then
     takes no more pairs, and its proxies go on in a new run.
     A replay's run is never closed by hand - continue it with `--resume`, so that no
     line of its log goes unchecked; a compare is run again.
