@@ -39,7 +39,10 @@ from tests.support.storefaults import PgLock, PgStop, SqliteLock, injected, term
 MODEL = "Qwen/Qwen3-8B"
 CLIENTS = 8
 PROMPTS = [f"Tell me about topic {i}." for i in range(16)]
-STORE_LINES = 4     # per outage: "the store failed", "the store is back", a heartbeat's failure, one spare
+# per outage, each of the store's users says it once when it fails and once when it works again: the
+# writer ("the store failed", "the store is back"), the heartbeat (every 2 s: it meets every outage)
+# and the reads of the review state
+STORE_LINES = 6
 
 
 @pytest.fixture(scope="module")
