@@ -135,6 +135,8 @@ class PairRecorder:
             log.error("a pair could not be completed (%s %s): %s", path, key, failure_text(exc))
             log.debug("where the pair failed", exc_info=True)
             self.metrics.pairs.labels("error", comparable).inc()
+            if not calls.counted:   # a request the run saw and never checked: an error against it
+                self._count_in_run(NOT_COMPARED, "proxy_failed", plan.comparable)
         finally:
             calls.cancel()
             calls.count()

@@ -73,7 +73,8 @@ def _tokens_per_second() -> sa.ColumnElement[Any]:
 # side); a client that left the baseline, a request the baseline refused (the client's
 # 4xx) or an answer too long to hold say nothing about the candidate, and are only shown.
 # Requests a proxy held when it was killed (``LOST``: its last heartbeat's in-flight
-# count, added when it is found lost, store.members) were never checked: errors too.
+# count, added when it is found lost, store.members) were never checked: errors too, as
+# are pairs the proxy failed to complete (``proxy_failed``: an exception of its own).
 NOT_COMPARED = "not_compared"
 LOST = "proxy_lost"
 NOT_COMPARED_REASONS = {
@@ -85,8 +86,9 @@ NOT_COMPARED_REASONS = {
     "candidate_left": "the client left while the candidate (the primary) answered",
     "drained": "the proxy stopped before the answers were in (--drain-timeout)",
     LOST: "lost with a proxy killed while it served them (kill -9, out of memory)",
+    "proxy_failed": "the proxy could not complete the pair (a fault of its own, logged)",
 }
-NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained", LOST)
+NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained", LOST, "proxy_failed")
 # Pairs a proxy compared (and counted under ``pairs``) but could not store - its store
 # failed longer than its queue could hold, or it stopped first - are counted again
 # under ``of = DROPPED`` by outcome: those that needed a verdict can never get one.

@@ -368,3 +368,32 @@ def test_a_candidate_primary_refusing_requests_counts_against_the_run(start_simu
     verdict = acceptance(store, run.id, min_reviewed=0)
     assert verdict.errors == 1 and verdict.decision is Decision.INCOMPLETE
     store.close()
+
+
+def test_a_pair_the_proxy_fails_to_complete_counts_against_the_run(start_simulator: Start, start_proxy: Start,
+                                                                   tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault of the proxy's own while it compares: the client is served, one line is
+    logged, and the request is in the run's counts as an error, not missing from them."""
+    from shadowdiff.acceptance import acceptance
+    from shadowdiff.summary import summarize
+
+    async def broken(*_: Any) -> Any:
+        raise RuntimeError("a bug in the comparison")
+
+    monkeypatch.setattr("proxy.pairs.compare_off_loop", broken)
+    proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
+                             shadow_model=FP8, store=str(tmp_path / "store"))
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200
+    settled(app)
+    app.pairs.flush_counts()
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.latest_run("serve")
+        assert run is not None
+        wait_for(lambda: bool(summarize(store, run.id).not_compared))
+        assert summarize(store, run.id).not_compared == {"proxy_failed": 1}
+        store.finish_run(run.id)
+        assert acceptance(store, run.id, min_reviewed=0).errors == 1
+    finally:
+        store.close()
