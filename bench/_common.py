@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 import httpx
 from httpx_aiohttp import AiohttpTransport
@@ -47,13 +48,21 @@ def instant(core: int = 0) -> Iterator[str]:
 @contextlib.contextmanager
 def server(cmd: list[str], port: int, core: int, ready: str = "/health") -> Iterator[str]:
     """Run a server process pinned to ``core``; yields its URL once ``ready`` answers."""
+    with started(cmd, port, core, ready) as (_, url):
+        yield url
+
+
+@contextlib.contextmanager
+def started(cmd: list[str], port: int, core: int, ready: str = "/health",
+            stderr: IO[bytes] | int = subprocess.DEVNULL) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``server``, yielding the process too (its pid is the server's: taskset execs it)."""
     if (os.cpu_count() or 1) > 1:
         cmd = ["taskset", "-c", str(core % (os.cpu_count() or 1)), *cmd]
-    process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url + ready, process)
-        yield url
+        yield process, url
     finally:
         process.terminate()
         try:

@@ -113,6 +113,9 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
 @option("--upstream-idle-timeout", default=4.0, show_default=True,
         help="Seconds an idle upstream connection is kept for reuse: keep it below the upstreams' own "
              "keep-alive timeout (vLLM: 5 s, VLLM_HTTP_TIMEOUT_KEEP_ALIVE).")
+@option("--client-idle-timeout", default=75.0, show_default=True,
+        help="Seconds an idle client connection is kept open for its next request: keep it above the "
+             "clients' own (httpx, openai: 5 s) and a load balancer's idle timeout in front (AWS ALB: 60 s).")
 @option("--store-queue", default=10_000, show_default=True,
         help="Pairs held in memory while the store fails; past this, pairs are dropped and counted.")
 @option("--store-queue-bytes", default=64 * 1024 * 1024, show_default=True,

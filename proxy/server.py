@@ -66,6 +66,7 @@ def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
         "lifespan": "on",
         "http": TargetKeepingProtocol,   # a target's empty query is forwarded too
         "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
+        "timeout_keep_alive": settings.client_idle_timeout,   # (uvicorn's 5 s: see the setting)
         # TLS, and X-Forwarded-* rewriting of the scope (the client's scheme and address)
         # only with --forwarded-allow-ips: it costs on every request, and only the review
         # UI looks (its cookies' Secure flag, its sign-in limit); the proxy forwards the

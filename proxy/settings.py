@@ -47,8 +47,8 @@ class CaptureSettings:
 # The settings in seconds, and the most each may be: beyond it a typo, not a choice (the
 # idle timeout must stay below the upstreams' keep-alive; see upstream_idle_timeout).
 _SECONDS = {"shadow_timeout": 86_400.0, "connect_timeout": 3600.0, "primary_timeout": 86_400.0,
-            "drain_timeout": 3600.0, "upstream_idle_timeout": 300.0, "store_timeout": 3600.0,
-            "retain_every": 86_400.0}
+            "drain_timeout": 3600.0, "upstream_idle_timeout": 300.0, "client_idle_timeout": 3600.0,
+            "store_timeout": 3600.0, "retain_every": 86_400.0}
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,12 @@ class ProxySettings:
     # the proxy, not the upstream, closes an idle connection: one the upstream closes
     # while a request is being put on it is a reset.
     upstream_idle_timeout: float = 4.0
+    # Above the clients' own pool expiry (httpx's and the openai client's: 5 s; aiohttp's: 15 s;
+    # a load balancer's idle timeout, AWS ALB's: 60 s), for the same reason the other way round:
+    # the client closes an idle connection, not the proxy. uvicorn's 5 s reset requests a client
+    # sent on a connection its pool still held whenever the proxy stalled across that deadline
+    # (bench/resets.py). nginx's keepalive_timeout default.
+    client_idle_timeout: float = 75.0
     store_queue: int = 10_000              # pairs held for a failing store, at most...
     store_queue_bytes: int = 64 * 1024 * 1024   # ...and bytes of them; past either, dropped and counted
     store_timeout: float = 10.0            # any one database call of the proxy (PostgreSQL), at most
