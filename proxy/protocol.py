@@ -21,11 +21,16 @@ closes a connection whose request head has not arrived whole within ``HEAD_TIMEO
 seconds of the connection, or of the request's first byte. (A constant of the class, not a
 setting: ``--workers`` hands uvicorn's configuration, this class included, to processes
 that import it by name.)
+
+uvicorn closes a kept-alive connection idle for ``timeout_keep_alive`` seconds
+(``--client-idle-timeout``). After a stall across that deadline, a request may be waiting
+unread on the connection: it is read and answered, not reset by the close.
 """
 
 from __future__ import annotations
 
 import asyncio
+import select
 import weakref
 from typing import Any, cast
 
@@ -58,6 +63,17 @@ class TargetKeepingProtocol(HttpToolsProtocol):
         self._disarm_head_timer()
         super().connection_lost(exc)
 
+    def timeout_keep_alive_handler(self) -> None:
+        # A loop stalled past the deadline (a loaded host) runs its timers before it reads its
+        # sockets (uvloop always; asyncio after SIGSTOP/SIGCONT): a request the client sent on
+        # its pooled connection during the stall waits unread, and closing now would reset it.
+        # The read comes first; an idle connection with nothing waiting still closes on time.
+        if not self.transport.is_closing() and _bytes_waiting(self.transport):
+            self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive,
+                                                                self.timeout_keep_alive_handler)
+            return
+        super().timeout_keep_alive_handler()
+
     def _arm_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(self.head_timeout, self._head_timed_out)
 
@@ -80,6 +96,16 @@ class TargetKeepingProtocol(HttpToolsProtocol):
             scope[EMPTY_QUERY] = True
         if self.cycle is not None and self.cycle.scope is self.scope:   # (not an upgrade)
             scope[ABORT] = _Abort(self.cycle)
+
+
+def _bytes_waiting(transport: asyncio.Transport) -> bool:
+    """Whether the connection's socket holds bytes not yet read (a request, or the client's close)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    poller = select.poll()   # (not select.select: descriptors above 1023)
+    poller.register(sock.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class _Abort:

@@ -17,20 +17,26 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.support.proxying import chat
 from tests.support.servers import shadowdiff_process
 
 
+@pytest.mark.parametrize("idle_timeout", [None, 1.0], ids=["default", "idle-timeout-passed-in-the-stall"])
 def test_a_request_on_a_kept_alive_connection_is_answered_after_the_proxy_stalls(
-        start_simulator: Callable[..., str], tmp_path: Path) -> None:
-    # a stall that outlasts the client's pool expiry, so uvicorn's 5 s deadline passes during it
+        start_simulator: Callable[..., str], tmp_path: Path, idle_timeout: float | None) -> None:
+    """By default the proxy's idle timeout outlasts the client's pool expiry; with a shorter
+    one (1 s), the deadline passes during the stall with the request waiting unread: it is
+    read and answered, not reset by the close."""
+    # a stall that outlasts the client's pool expiry (uvicorn's own 5 s deadline would pass during it)
     expiry = httpx.Limits().keepalive_expiry
     assert expiry is not None
-    stall = expiry + 0.5
+    stall = expiry + 0.5 if idle_timeout is None else 2.0
     primary = start_simulator()
-    with shadowdiff_process("serve", "--primary", primary, "--store", str(tmp_path / "store")) as (process, url), \
-            httpx.Client(timeout=30) as client:
+    options = () if idle_timeout is None else ("--client-idle-timeout", str(idle_timeout))
+    with shadowdiff_process("serve", "--primary", primary, "--store", str(tmp_path / "store"),
+                            *options) as (process, url), httpx.Client(timeout=30) as client:
         first = client.post(url + "/v1/chat/completions", json=chat("before the stall"))
         assert first.status_code == 200
         os.kill(process.pid, signal.SIGSTOP)
