@@ -99,6 +99,13 @@ class Forwarder:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self.upstream is not None
+        if not (scope.get("raw_path") or scope["path"].encode()).startswith(b"/"):
+            # uvicorn passes on a target such as "*" or "*@host/x" as the path; appended to the
+            # primary's URL, "*@host" would make "host" the URL's host and the primary's URL
+            # its user: any host reached, with the primary's credentials
+            await self._answer_error(send, scope["path"], 400, "BadRequestError",
+                                     "the request target must be a path starting with / (origin-form)")
+            return
         request = _Request(self, scope, receive)
         try:
             await self._forward(request, send)

@@ -233,6 +233,9 @@ def credentials(url: URL, api_key: str | None, client: str | None) -> tuple[URL,
 def target(base_url: str, path: str, query: str) -> URL:
     """An upstream's URL for a request's raw path and its query as received (with its
     ``?``, or empty), quoted as it came: yarl must not re-quote it (%7E would become ~),
-    and it drops an empty query, whose ``?`` then ends the path instead."""
+    and it drops an empty query, whose ``?`` then ends the path instead. Only a path (from
+    its ``/``) is appended: anything else could move the URL's authority."""
+    if not path.startswith("/"):
+        raise ValueError(f"not a path: {path[:40]!r}")
     url = URL(base_url.rstrip("/") + path + query, encoded=True)
     return url.with_path(url.raw_path + "?", encoded=True) if query == "?" else url

@@ -621,3 +621,23 @@ def test_a_header_value_that_is_not_utf8_gets_a_clear_error(start_proxy: Start) 
     assert answer_.startswith(b"HTTP/1.1 400")
     assert b"not UTF-8" in answer_
     assert heads == []
+
+
+@pytest.mark.parametrize("method", [b"GET", b"POST", b"OPTIONS"])
+def test_a_target_that_is_not_a_path_reaches_no_upstream(start_proxy: Start, caplog: pytest.LogCaptureFixture,
+                                                         method: bytes) -> None:
+    """uvicorn passes "*@host:port/x" on as the path: appended to the primary's URL it made
+    "host" the URL's host and the primary's URL (credentials included) its user."""
+    primary_heads: list[bytes] = []
+    elsewhere_heads: list[bytes] = []
+    with raw_server(recording(primary_heads)) as primary, raw_server(recording(elsewhere_heads)) as elsewhere:
+        proxy, _ = proxy_for(start_proxy, primary=primary.replace("http://", "http://pu:secretpw@"))
+        answers = [raw_request(proxy, method + b" " + target + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                               b"Connection: close\r\n\r\n")
+                   for target in (b"*@" + elsewhere.removeprefix("http://").encode() + b"/anything?q=1", b"*")]
+    assert [answer_.split(b"\r\n")[0] for answer_ in answers] == [b"HTTP/1.1 400 Bad Request"] * 2
+    assert all(b"origin-form" in answer_ for answer_ in answers)
+    assert primary_heads == elsewhere_heads == []
+    # (no "Exception in ASGI application": the raw servers' own teardown aside)
+    ours = [r for r in caplog.records if r.name.startswith(("uvicorn", "shadowdiff"))]
+    assert not [r for r in ours if r.levelno >= logging.ERROR]
