@@ -22,6 +22,11 @@ seconds of the connection, or of the request's first byte. (A constant of the cl
 setting: ``--workers`` hands uvicorn's configuration, this class included, to processes
 that import it by name.)
 
+WebSocket is off (``ws="none"`` in ``proxy.server``): with a WebSocket library installed,
+uvicorn would take an upgrade request over and, at debug level, log its headers one a
+line, cookies and tokens included; the proxy serves it as plain HTTP (an OpenAI server
+has no WebSocket route), after one warning that ``proxy.repeats`` keeps to one a minute.
+
 uvicorn closes a kept-alive connection idle for ``timeout_keep_alive`` seconds
 (``--client-idle-timeout``). After a stall across that deadline, a request may be waiting
 unread on the connection: it is read and answered, not reset by the close.
@@ -62,6 +67,11 @@ class TargetKeepingProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
         super().connection_lost(exc)
+
+    def _unsupported_upgrade_warning(self) -> None:
+        # (without uvicorn's advice to install a WebSocket library: the proxy forwards HTTP
+        # only, by design; the request is served as plain HTTP)
+        self.logger.warning("Unsupported upgrade request.")
 
     def timeout_keep_alive_handler(self) -> None:
         # A loop stalled past the deadline (a loaded host) runs its timers before it reads its

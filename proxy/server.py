@@ -65,6 +65,7 @@ def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
         "server_header": False, "date_header": False,
         "lifespan": "on",
         "http": TargetKeepingProtocol,   # a target's empty query is forwarded too
+        "ws": "none",                    # HTTP only: see proxy.protocol
         "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
         "timeout_keep_alive": settings.client_idle_timeout,   # (uvicorn's 5 s: see the setting)
         # TLS, and X-Forwarded-* rewriting of the scope (the client's scheme and address)

@@ -63,3 +63,27 @@ def test_a_thousand_malformed_requests_write_one_line(tmp_path: Path) -> None:
         assert process.stderr is not None
         logged = process.stderr.read().decode()
     assert logged.count(INVALID) == 1, logged
+
+
+def test_an_upgrade_request_is_served_as_http_and_its_headers_never_logged(tmp_path: Path) -> None:
+    """With a WebSocket library installed, uvicorn took upgrades over and at debug level
+    logged each header on a line: cookies and tokens no pattern knows, verbatim."""
+    secrets = (b"sid=Pp9Oo8Ii7Uu6Yy5Tt4Rr", b"Am1Am2Am3Am4Am5A", b"Se1Se2Se3Se4Se5S")
+    with serve_app(build_app(SimulatorSettings())) as primary, \
+            serve_app(build_app(SimulatorSettings(served_model_names=(FP8,)))) as shadow, \
+            shadowdiff_process("serve", "--primary", primary, "--shadow", shadow, "--shadow-model", FP8,
+                               "--store", str(tmp_path / "store"), "--log-level", "debug") as (process, proxy):
+        host, port = proxy.removeprefix("http://").split(":")
+        for _ in range(50):
+            with socket.create_connection((host, int(port)), timeout=10) as s:
+                s.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                          b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                          b"Cookie: " + secrets[0] + b"\r\nX-Amz-Security-Token: " + secrets[1] + b"\r\n"
+                          b"Secret: " + secrets[2] + b"\r\n\r\n")
+                assert s.recv(100).startswith(b"HTTP/1.1 200")   # the primary's model list
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+        assert process.stderr is not None
+        logged = process.stderr.read()
+    assert not [secret for secret in secrets if secret in logged]
+    assert logged.count(b"Unsupported upgrade request.") == 1
