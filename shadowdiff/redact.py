@@ -81,8 +81,9 @@ DEFAULT_PATTERNS = (
 )
 
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
-MAX_LITERALS = 32  # header credentials removed verbatim, at most
+MAX_LITERALS = 48  # credentials removed verbatim, at most (each is one search of every text kept)
 MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
+MAX_COOKIES = 16  # cookie values taken for credentials, at most: the longest (a browser sends dozens)
 # Request headers whose values are credentials: removed verbatim from everything kept for the request.
 _SECRET_HEADER = re.compile(rb"(?i)auth|key|token|secret|passw|cookie")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -125,17 +126,19 @@ def header_secrets(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
     Authorization's credentials without their scheme, of ``MIN_LITERAL`` characters or
     more; of a ``Cookie``, the values of ``MIN_COOKIE`` characters or more."""
     secrets: list[str] = []
+    cookies: list[str] = []
     for name, raw in headers:
         if not _SECRET_HEADER.search(name):
             continue
         value = _header_value(raw)
-        secrets.append(value)
         if name.lower() == b"cookie":
             # (not the whole header, nor a short value: a session id, not a preference)
-            secrets[-1:] = [v for part in value.split(";") if len(v := part.partition("=")[2].strip()) >= MIN_COOKIE]
+            cookies += [v for part in value.split(";") if len(v := part.partition("=")[2].strip()) >= MIN_COOKIE]
         else:
-            secrets.append(value.partition(" ")[2].strip())   # without its scheme ("Bearer")
-    return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
+            secrets += [value, value.partition(" ")[2].strip()]   # and without its scheme ("Bearer")
+    # the credentials first, then the longest cookies: dozens of cookies never crowd an API key out
+    cookies = sorted(set(cookies), key=len, reverse=True)[:MAX_COOKIES]
+    return tuple(dict.fromkeys(s for s in (*secrets, *cookies) if len(s) >= MIN_LITERAL))
 
 
 def _header_value(raw: bytes) -> str:
@@ -218,12 +221,12 @@ class Redactor:
         request's headers carried, which no pattern may recognise (an opaque key) and an
         upstream may repeat ("Incorrect API key provided: …"). Strings shorter than
         ``MIN_LITERAL`` are left out: they would cut ordinary words."""
-        # (the longest MAX_LITERALS: each is one search of every text kept, and a client
-        # can send a thousand cookies)
-        given = {s for s in literals if len(s) >= MIN_LITERAL}
-        if given <= set(self._literals):
+        # (at most MAX_LITERALS, those this redactor has first, then these in the order given,
+        # the most telling first: each is one search of every text kept)
+        given = [s for s in literals if len(s) >= MIN_LITERAL]
+        if set(given) <= set(self._literals):
             return self
-        kept = tuple(sorted(given | set(self._literals), key=len, reverse=True))[:MAX_LITERALS]
+        kept = tuple(dict.fromkeys([*self._literals, *given]))[:MAX_LITERALS]
         if not kept:
             return self
         copy = Redactor(())

@@ -18,6 +18,7 @@ from shadowdiff.redact import (
     MARK,
     LogRedaction,
     Redactor,
+    body_secrets,
     failure_text,
     header_secrets,
     without_queries,
@@ -145,6 +146,17 @@ def test_a_requests_header_credentials_are_removed_verbatim() -> None:
     # whole words only, and no preference cookie: ordinary answers stay readable
     prose = "I accepted the darkmode theme; python is pythonic; zzzopaquezzzz and xopaquekeyvalue differ"
     assert scrubbed.text(prose) == prose
+
+
+def test_many_long_cookies_never_crowd_out_a_key_from_the_headers_or_the_body() -> None:
+    """A browser-fronted client sends dozens of long cookies: kept by length, 40 of them
+    pushed its API key (16 characters) out of the strings removed verbatim."""
+    cookies = "; ".join(f"c{i}={chr(97 + i % 26) * 40}{i:03d}" for i in range(40))
+    secrets = header_secrets([(b"cookie", cookies.encode()), (b"authorization", b"Bearer Zz9YyXxWwVv8Uu7T")])
+    scrubbed = R.with_literals(secrets).with_literals(body_secrets({"api_key": "opaquebodykey77"}))
+    said = "Incorrect API key provided: Zz9YyXxWwVv8Uu7T, opaquebodykey77"
+    assert scrubbed.text(said) == f"Incorrect API key provided: {MARK}, {MARK}"
+    assert R.with_literals(secrets).value({"error": said})["error"].count(MARK) == 1   # (the body's: not known)
 
 
 @given(st.lists(st.text(alphabet="ab sk-AKIA0123456789@.", max_size=12), max_size=12))
