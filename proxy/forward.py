@@ -49,12 +49,17 @@ _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
 _SURELY_BUFFERED = 64 * 1024
 
 
+# How an event ends: a blank line, its line breaks LF, CRLF or CR (the SSE specification's;
+# vLLM's are LF).
+_EVENT_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")
+
+
 async def _end_cut(request: _Request, response: aiohttp.ClientResponse, send: Send, tail: bytes,
                    error: bytes) -> None:
     """End an answer the client will not get whole: a stream cut between two events gets
     ``error`` as vLLM's mid-stream error event, then ``[DONE]``; anything else is closed
     before its end (the client sees a cut)."""
-    if "text/event-stream" in response.headers.get("content-type", "") and tail.endswith(b"\n\n"):
+    if "text/event-stream" in response.headers.get("content-type", "") and tail.endswith(_EVENT_ENDS):
         await send({"type": "http.response.body", "body": b"data: " + error + b"\n\ndata: [DONE]\n\n",
                     "more_body": False})
         return
@@ -210,7 +215,7 @@ class Forwarder:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             async for chunk in response.content.iter_any():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                tail = (tail + chunk)[-2:]
+                tail = (tail + chunk)[-4:]
                 if timed:
                     times.seen(chunk)
                 if keep:

@@ -23,7 +23,9 @@ from tests.proxy.test_network import Handler, Start, keep_answering, proxy_for, 
 from tests.support.proxying import chat, counter, settled, wait_for
 
 EVENT = b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
-PARTS = {"stream": [EVENT, EVENT], "json": [b'{"id":"x","object":"chat.completion",', b'"choices":[']}
+PARTS = {"stream": [EVENT, EVENT], "json": [b'{"id":"x","object":"chat.completion",', b'"choices":['],
+         # events ended by CRLF or CR line breaks, as the SSE specification allows (vLLM's are LF)
+         "stream-crlf": [EVENT.replace(b"\n", b"\r\n")] * 2, "stream-cr": [EVENT.replace(b"\n", b"\r")] * 2}
 BREAKS = {"bad-size": b"zz\r\n", "bad-trailer": b"2\r\n\n\nXX\r\n", "truncated": b"40\r\nshort"}
 CLIENT_TIMEOUT = 60.0
 BOUND = 5.0   # a direct client fails in about 0.2 s
@@ -35,7 +37,7 @@ def _chunk(data: bytes) -> bytes:
 
 def breaking(kind: str, broken: bytes) -> Handler:
     """Answer 200 with a chunked body: the head, two good chunks, then ``broken``, and close."""
-    content_type = b"text/event-stream" if kind == "stream" else b"application/json"
+    content_type = b"text/event-stream" if kind.startswith("stream") else b"application/json"
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
@@ -139,3 +141,17 @@ def test_a_shadow_answer_broken_mid_body_is_malformed_and_frees_its_slot_at_once
     assert freed < BOUND, f"the shadow's slot was held {freed:.1f} s"
     assert counter(app, "shadow", "failed", reason) == 1
     assert counter(app, "shadow", "failed", "timeout") == 0
+
+
+@pytest.mark.parametrize("kind", ["stream-crlf", "stream-cr"])
+def test_a_stream_of_crlf_or_cr_events_cut_between_two_gets_the_error_event(start_proxy: Start, kind: str) -> None:
+    with raw_server(breaking(kind, BREAKS["bad-size"])) as primary, raw_server(keep_answering) as shadow:
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow)
+        ((status, got, _),) = asyncio.run(_many(proxy + "/v1/chat/completions", "stream", 1, 1))
+        settled(app)
+    assert status == 200
+    whole = b"".join(PARTS[kind])
+    assert got.startswith(whole)
+    error, done = [piece for piece in got[len(whole):].split(b"\n\n") if piece]
+    assert orjson.loads(error.removeprefix(b"data: "))["error"]["type"] == "BadGatewayError"
+    assert done == b"data: [DONE]"
