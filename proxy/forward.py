@@ -382,13 +382,20 @@ class _Request:
         """The body is in: watch for a disconnect from now on, mirror, capture."""
         self.watcher = asyncio.get_running_loop().create_task(self._watch())
         if not self.keeps_body:
+            if not self.has_body and self.method == "POST" and self.f.mirror.wanted(self.method, self.path):
+                self._not_mirrored("unparsable")   # a chat request with no body: no JSON object
             return
         try:
             self._mirror_and_capture(body)
         except Exception as exc:
             log.error("mirroring or capture failed for %s %s: %s", self.method, self.shown_path, self.failure(exc))
             log.debug("where mirroring or capture failed", exc_info=True)
-            self.f.metrics.shadow_event("skipped", "unparsable")
+            if self.primary is None:   # (never handed to the pair recorder, which counts what it is given)
+                self._not_mirrored("proxy_error")
+
+    def _not_mirrored(self, why: str) -> None:
+        self.f.metrics.shadow_event("skipped", why)
+        self.f.pairs.not_mirrored(why)
 
     async def _watch(self) -> None:
         # The request body is complete, so receive() now only reports a disconnect.
@@ -435,8 +442,7 @@ class _Request:
             return
         plan = f.mirror.plan(self.headers, body)
         if isinstance(plan, str):
-            f.metrics.shadow_event("skipped", plan)
-            f.pairs.not_mirrored(plan)
+            self._not_mirrored(plan)
             return
         self.plan = plan
         shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.raw_path, self.query, self.headers))

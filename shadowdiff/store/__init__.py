@@ -102,6 +102,7 @@ NOT_MIRRORED_REASONS = {
     "too_large": "the request body was over --max-mirror-body",
     "unparsable": "the request body was not a JSON object",
     "excluded": "its model is in --exclude-model",
+    "proxy_error": "the proxy failed to mirror it (a fault of its own, logged)",
 }
 # Of the run's counts: comparable pairs whose two sides stopped at the token cap in the same
 # choice, by outcome (a serve run stores few identical pairs, so the share comes from these).

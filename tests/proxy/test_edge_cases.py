@@ -397,3 +397,32 @@ def test_a_pair_the_proxy_fails_to_complete_counts_against_the_run(start_simulat
         assert acceptance(store, run.id, min_reviewed=0).errors == 1
     finally:
         store.close()
+
+
+def test_a_bodiless_chat_request_and_a_mirror_that_fails_are_counted_as_not_mirrored(
+        start_simulator: Start, start_proxy: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every chat request the proxy saw is in its run: one with no body at all (no JSON
+    object), and one whose mirroring failed on a fault of the proxy's own."""
+    from proxy.shadow import Mirror
+    from shadowdiff.summary import summarize
+
+    proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
+                             shadow_model=FP8, store=str(tmp_path / "store"))
+    assert HTTP.post(proxy + "/v1/chat/completions", content=b"").status_code == 400   # (the primary's answer)
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError("a bug in the plan")
+
+    monkeypatch.setattr(Mirror, "plan", broken)
+    assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200
+    settled(app)
+    app.pairs.flush_counts()
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.latest_run("serve")
+        assert run is not None
+        wait_for(lambda: sum(summarize(store, run.id).not_mirrored.values()) >= 2)
+        assert summarize(store, run.id).not_mirrored == {"unparsable": 1, "proxy_error": 1}
+    finally:
+        store.close()
+    assert counter(app, "shadow", "skipped", "unparsable") == counter(app, "shadow", "skipped", "proxy_error") == 1
