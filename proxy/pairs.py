@@ -289,8 +289,9 @@ class PairRecorder:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
         if late:
+            # (``seconds`` is what the shutdown had left of the setting: say the setting)
             log.warning("%d pairs were not complete after --drain-timeout %g s; counted as not compared (drained)",
-                        len(late), seconds)
+                        len(late), self.settings.drain_timeout)
 
 
 @dataclass

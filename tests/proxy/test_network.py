@@ -456,7 +456,8 @@ def test_the_log_formatter_hides_query_strings() -> None:
     assert failure_text(exc) == "ClientOSError: Can not write request body for http://h:1/v1/x?[REDACTED]"
 
 
-def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path) -> None:
+def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
     """With a shadow that never answers, the pairs left when --drain-timeout runs out are
     counted in the run (an error each, as a failed shadow side is), not lost from it."""
     from proxy.app import build_app
@@ -469,9 +470,11 @@ def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path) 
 
     with raw_server(keep_answering) as primary, raw_server(faulty(b"", "hang")) as shadow:
         app = build_app(ProxySettings(primary=primary, shadow=shadow, store=str(tmp_path), drain_timeout=1))
-        with serve_in_thread(app, lifespan="on") as proxy:
+        with serve_in_thread(app, lifespan="on") as proxy, caplog.at_level(logging.WARNING, "shadowdiff.proxy"):
             assert asyncio.run(hammer(proxy + "/v1/chat/completions", 3, 3, chat("x"))) == {200: 3}
             assert len(app.pairs.pending) == 3
+        # (the setting, not what the shutdown had left of it)
+        assert "3 pairs were not complete after --drain-timeout 1 s" in caplog.text
         store = Store.open(tmp_path)
         run = store.latest_run("serve")
         assert run is not None and run.finished_at is not None
