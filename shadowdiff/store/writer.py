@@ -47,6 +47,7 @@ from shadowdiff.store import DROPPED, Store
 _MOVES = 5   # runs closed under the writer one after the other, five times over: give up
 RETRY_FIRST = 0.5     # seconds before the first retry of a failed write
 RETRY_MAX = 10.0      # ...doubling up to this
+CAUSE_EVERY = 60.0    # seconds between two lines saying an outage goes on for another reason, at least
 MAX_QUEUE = 10_000    # pairs waiting for the store, at most
 MAX_QUEUE_BYTES = 64 * 1024 * 1024   # ...and their sizes, as submit() is told them, at most
 A = TypeVar("A")
@@ -238,6 +239,7 @@ class PairWriter:
     def _write(self, pairs: list[Pair], counts: Counter[CountKey]) -> bool:
         """Write the batch, retrying while the store fails; False when the writer must stop."""
         down_since: float | None = None
+        said: tuple[str, float] = ("", 0.0)   # the failure last logged, and when
         wait = RETRY_FIRST
         while True:
             attempt = time.monotonic()   # (a write that waits on a lock fails only after the busy timeout)
@@ -268,12 +270,19 @@ class PairWriter:
                     pairs = self._in_hand = self._write_singly(pairs)
                     continue
                 now = time.monotonic()
+                cause = _cause(exc)
                 if down_since is None:
                     down_since = attempt
                     log.warning("the store failed (%s: %s); holding pairs (at most %d, %d MB) and retrying",
-                                type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "",
-                                self._queue.maxsize, self._max_bytes // 2**20)
+                                type(exc).__name__, _first_line(exc), self._queue.maxsize, self._max_bytes // 2**20)
                     self._on_state(False)
+                    said = (cause, now)
+                elif cause != said[0] and now - said[1] >= CAUSE_EVERY:
+                    # the outage goes on for another reason (a database recreated empty: no table
+                    # now, where the server was down): the first line no longer says why
+                    log.warning("the store still fails, now for another reason (%s: %s); retrying",
+                                type(exc).__name__, _first_line(exc))
+                    said = (cause, now)
                 if self._give_up_after is not None and now - down_since >= self._give_up_after:
                     self.failed = exc
                     return False
@@ -328,3 +337,12 @@ class PairWriter:
                     raise
                 self.run_id = self._on_finished(exc.run_id)
         return write(self.run_id, what)
+
+
+def _cause(exc: BaseException) -> str:
+    """What kind of failure: the database driver's error class under SQLAlchemy's wrapper."""
+    return type(getattr(exc, "orig", None) or exc).__name__
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else ""

@@ -104,6 +104,41 @@ def test_retries_write_each_pair_once_and_counts_once(tmp_path: Path, monkeypatc
     assert _state_lines(caplog) == (1, 1)       # five failures, one line each way
 
 
+class AdminShutdown(Exception):
+    pass
+
+
+class UndefinedTable(Exception):
+    pass
+
+
+def test_an_outage_that_goes_on_for_another_reason_says_so_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """A PostgreSQL database dropped, then made again empty: the server was down, now the
+    table is missing. The first line named only the first reason, for as long as it lasted."""
+    caplog.set_level(logging.WARNING, "shadowdiff.store")
+    monkeypatch.setattr(writer_module, "CAUSE_EVERY", 0.0)
+    store = Store.open(tmp_path)
+    run = store.create_run("serve", {})
+    add_pairs = store.add_pairs
+    failures = iter([AdminShutdown("terminating connection")] * 3 + [UndefinedTable('relation "pairs"')] * 3)
+
+    def failing(*args: object) -> object:
+        if (cause := next(failures, None)) is not None:
+            raise OperationalError("INSERT", {}, cause)
+        return add_pairs(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "add_pairs", failing)
+    writer = PairWriter(store, run, max_delay=0.01)
+    writer.submit(pair("k", 0))
+    writer.close(timeout=30)
+    assert store.count_pairs(run) == 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "shadowdiff.store"]
+    assert [line.split(" (")[0].split(" after")[0] for line in lines] == [
+        "the store failed", "the store still fails, now for another reason", "the store is back"]
+    assert "relation" in lines[1]
+
+
 def test_close_returns_in_time_when_the_store_never_comes_back(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     store = Store.open(tmp_path)
