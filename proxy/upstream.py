@@ -28,7 +28,7 @@ that cannot be told from a stale connection (nginx's ``non_idempotent`` has the 
 limit). One that fails later was being worked on, and is a 502.
 
 Also here, as they concern every upstream: the connection protocol passes aiohttp only
-the head of an answer to HEAD (a body after it failed the answer, B7), and ``target``
+the head of an answer to HEAD (a body after it failed the answer), and ``target``
 builds an upstream's URL from a request's raw path and query. (An upstream failure is
 put on one line, without what was sent, by ``shadowdiff.redact.failure_text``.)
 

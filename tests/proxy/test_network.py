@@ -240,7 +240,7 @@ def test_a_request_read_and_dropped_is_sent_again_only_at_once(start_proxy: Star
 
 def test_expect_100_continue_is_answered_by_the_proxy_not_forwarded(start_proxy: Start) -> None:
     """curl sends ``Expect: 100-continue`` with a large body; an upstream need not answer
-    100 (this one never does). Forwarded, aiohttp waited for it for ever (B3)."""
+    100 (this one never does). Forwarded, aiohttp waited for it for ever."""
     heads: list[bytes] = []
 
     async def no_continue(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -489,7 +489,7 @@ def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path,
 @pytest.mark.parametrize("split", [False, True], ids=["one-read", "two-reads"])
 def test_a_head_answered_with_a_body_is_a_200_as_direct(start_proxy: Start, split: bool) -> None:
     """A broken upstream sends a body with its answer to HEAD; clients ignore it, and
-    aiohttp took it for an invalid next answer: a 502 (B7)."""
+    aiohttp took it for an invalid next answer: a 502."""
 
     async def head_with_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):

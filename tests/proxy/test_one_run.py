@@ -112,7 +112,7 @@ def test_a_member_closed_under_it_moves_to_a_new_run(store: Store) -> None:
 
 
 def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], location: str, tmp_path: Path) -> None:
-    """F5: after ``close --force`` the proxy's next pairs go to a new run at once (not at its
+    """After ``close --force`` the proxy's next pairs go to a new run at once (not at its
     next heartbeat, up to 2 s later): the forced run's counts stay as they were, and its report
     decides once the proxy is found in the new run (alive: nothing it held is missing)."""
     log = tmp_path / "serve.log"
