@@ -104,6 +104,9 @@ class Forwarder:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self.upstream is not None
+        if scope["method"] == "CONNECT":   # a tunnel, not a request (aiohttp would send it to the upstream's address)
+            await self._answer_error(send, scope["path"], 405, "MethodNotAllowedError", "CONNECT is not supported")
+            return
         if not (scope.get("raw_path") or scope["path"].encode()).startswith(b"/"):
             # uvicorn passes on a target such as "*" or "*@host/x" as the path; appended to the
             # primary's URL, "*@host" would make "host" the URL's host and the primary's URL

@@ -25,7 +25,9 @@ that import it by name.)
 WebSocket is off (``ws="none"`` in ``proxy.server``): with a WebSocket library installed,
 uvicorn would take an upgrade request over and, at debug level, log its headers one a
 line, cookies and tokens included; the proxy serves it as plain HTTP (an OpenAI server
-has no WebSocket route), after one warning that ``proxy.repeats`` keeps to one a minute.
+has no WebSocket route), after one warning that ``proxy.repeats`` keeps to one a minute,
+and closes the connection after the answer (llhttp reads nothing more on it). An upgrade
+request with a body (curl --http2's h2c POST) gets a 400: llhttp hands the body to no one.
 
 uvicorn closes a kept-alive connection idle for ``timeout_keep_alive`` seconds
 (``--client-idle-timeout``). After a stall across that deadline, a request may be waiting
@@ -99,13 +101,26 @@ class TargetKeepingProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._disarm_head_timer()
+        upgrade = self.parser.should_upgrade()
+        if upgrade and _has_body(self.headers):
+            # llhttp hands the bytes after an upgrade request's head (h2c's POST from curl
+            # --http2, CONNECT) to no one: the body would be lost and the request hang
+            self.send_400_response("Upgrade requests with a body are not supported: send it without Upgrade.")
+            return
         super().on_headers_complete()
+        if upgrade and self.cycle is not None:
+            self.cycle.keep_alive = False   # (nor does llhttp read a next request on the connection)
         # The request's task has been created but not run: the scope can still be told.
         scope = cast(dict[str, Any], self.scope)
         if self.url.endswith(b"?"):
             scope[EMPTY_QUERY] = True
         if self.cycle is not None and self.cycle.scope is self.scope:   # (not an upgrade)
             scope[ABORT] = _Abort(self.cycle)
+
+
+def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any((name == b"content-length" and value.strip() not in (b"", b"0")) or name == b"transfer-encoding"
+               for name, value in headers)
 
 
 def _bytes_waiting(transport: asyncio.Transport) -> bool:

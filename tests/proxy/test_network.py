@@ -644,3 +644,25 @@ def test_a_target_that_is_not_a_path_reaches_no_upstream(start_proxy: Start, cap
     # (no "Exception in ASGI application": the raw servers' own teardown aside)
     ours = [r for r in caplog.records if r.name.startswith(("uvicorn", "shadowdiff"))]
     assert not [r for r in ours if r.levelno >= logging.ERROR]
+
+
+def test_upgrade_requests_never_hang(start_proxy: Start) -> None:
+    """llhttp hands the bytes after an upgrade request's head to no one: curl --http2's h2c
+    POST lost its body and waited for --primary-timeout (the primary blamed), a request
+    pipelined after an upgrade GET was never answered, and CONNECT reached the primary as
+    a tunnel to its own address."""
+    heads: list[bytes] = []
+    body = orjson.dumps(chat("hi"))
+    with raw_server(recording(heads)) as primary:
+        proxy, _ = proxy_for(start_proxy, primary=primary, primary_timeout=60)
+        h2c = raw_request(proxy, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings"
+                          b"\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nContent-Type: "
+                          b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        connect = raw_request(proxy, b"CONNECT /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        # (read to the close: a connection left open would time out here)
+        upgrade_get = raw_request(proxy, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                                  b"Upgrade: websocket\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert h2c.startswith(b"HTTP/1.1 400") and b"Upgrade" in h2c
+    assert connect.startswith(b"HTTP/1.1 405")
+    assert upgrade_get.startswith(b"HTTP/1.1 200") and b"connection: close" in upgrade_get.lower()
+    assert [head.split(b"\r\n")[0] for head in heads] == [b"GET /v1/models HTTP/1.1"]

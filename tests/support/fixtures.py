@@ -129,7 +129,7 @@ def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
         settings.setdefault("store", str(tmp_path / f"store-{len(stack)}"))
         app = build_proxy(ProxySettings(**settings))
         context = serve_app(app, server_header=False, date_header=False, lifespan="on", proxy_headers=False,
-                            http=TargetKeepingProtocol)
+                            http=TargetKeepingProtocol, ws="none")
         url = context.__enter__()
         stack.append(context)
         return url, app
