@@ -81,7 +81,7 @@ DEFAULT_PATTERNS = (
 )
 
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
-MAX_LITERALS = 48  # credentials removed verbatim, at most (each is one search of every text kept)
+MAX_LITERALS = 128  # credentials removed verbatim, at most (each is one search of every text kept)
 MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
 MAX_COOKIES = 16  # cookie values taken for credentials, at most: the longest (a browser sends dozens)
 # Request headers whose values are credentials: removed verbatim from everything kept for the request.
@@ -221,12 +221,13 @@ class Redactor:
         request's headers carried, which no pattern may recognise (an opaque key) and an
         upstream may repeat ("Incorrect API key provided: …"). Strings shorter than
         ``MIN_LITERAL`` are left out: they would cut ordinary words."""
-        # (at most MAX_LITERALS, those this redactor has first, then these in the order given,
-        # the most telling first: each is one search of every text kept)
+        # (at most MAX_LITERALS: these first, in the order given, the most telling first, then
+        # those this redactor had - a request's body credentials before its headers', a
+        # header credential before a cookie; each is one search of every text kept)
         given = [s for s in literals if len(s) >= MIN_LITERAL]
         if set(given) <= set(self._literals):
             return self
-        kept = tuple(dict.fromkeys([*self._literals, *given]))[:MAX_LITERALS]
+        kept = tuple(dict.fromkeys([*given, *self._literals]))[:MAX_LITERALS]
         if not kept:
             return self
         copy = Redactor(())

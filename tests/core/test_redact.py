@@ -159,6 +159,18 @@ def test_many_long_cookies_never_crowd_out_a_key_from_the_headers_or_the_body() 
     assert R.with_literals(secrets).value({"error": said})["error"].count(MARK) == 1   # (the body's: not known)
 
 
+def test_many_credential_headers_never_crowd_out_the_bodys_credentials() -> None:
+    headers = [(b"authorization", b"Bearer abcdefghijklmnopqrstuvwx"), (b"x-api-key", b"xapikeyvaluexyz"),
+               *[(f"x-token-{i}".encode(), f"v1 tokenvalue{chr(97 + i % 26) * 4}{i:02d}".encode())
+                 for i in range(30)],
+               (b"cookie", "; ".join(f"c{i}={'q' * 30}{i:03d}" for i in range(20)).encode())]
+    body = {"api_key": "bodyapikeyletters", "user": "bodyuserletters"}
+    scrubbed = R.with_literals(header_secrets(headers)).with_literals(body_secrets(body))
+    said = " ".join(["bodyapikeyletters", "bodyuserletters", "xapikeyvaluexyz", "tokenvaluedddd29",
+                     "abcdefghijklmnopqrstuvwx"])
+    assert scrubbed.text(said) == " ".join([MARK] * 5)
+
+
 @given(st.lists(st.text(alphabet="ab sk-AKIA0123456789@.", max_size=12), max_size=12))
 def test_redacted_tokens_join_to_the_redacted_text(tokens: list[str]) -> None:
     redacted = R.tokens(tokens)
