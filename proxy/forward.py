@@ -130,6 +130,7 @@ class Forwarder:
         try:
             data = await request.body_for_primary()
         except _ClientGone:
+            request.upload_cut = True
             return
         started = time.perf_counter()
         try:
@@ -303,6 +304,8 @@ class _Request:
             forwarder.mirror.wanted(self.method, self.path) or forwarder.capture is not None
             or forwarder.settings.primary_model is not None)
         self._key: str | None = None
+        self.accounted = False     # counted in the run as not mirrored
+        self.upload_cut = False    # the client left while its request was arriving (or ``gone``, streamed)
         self.plan: Plan | None = None
         self.primary: asyncio.Future[Any] | None = None
         self.gone = False
@@ -397,6 +400,7 @@ class _Request:
                 self._not_mirrored("proxy_error")
 
     def _not_mirrored(self, why: str) -> None:
+        self.accounted = True
         self.f.metrics.shadow_event("skipped", why)
         self.f.pairs.not_mirrored(why)
 
@@ -463,9 +467,14 @@ class _Request:
             self.primary.set_result(tapped)
 
     def finish(self) -> None:
-        """Whatever happened, the pair learns how the primary side ended."""
+        """Whatever happened, the pair learns how the primary side ended; a request for the
+        shadow that never became a pair nor was counted as not mirrored is counted now:
+        every request the run saw is in its counts."""
         if self.watcher is not None:
             self.watcher.cancel()
+        if self.primary is None and not self.accounted and self.f.mirror.wanted(self.method, self.path):
+            self._not_mirrored("unforwardable" if not self.headers_forwardable
+                               else "upload_cut" if self.upload_cut or self.gone else "proxy_error")
         if self.primary is not None and not self.primary.done():
             # None: the client left - the pair is aborted; "drained": --drain-timeout cut it
             self.primary.set_result("primary_error" if self.failed else "drained" if self.drained else None)

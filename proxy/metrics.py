@@ -46,7 +46,7 @@ STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 SHADOW_REASONS = {
     "mirrored": ("ok",),
     "skipped": ("sampled_out", "in_flight_bound", "unparsable", "too_large", "excluded", "primary_error",
-                "client_disconnected", "drained", "proxy_error"),
+                "client_disconnected", "drained", "proxy_error", "upload_cut", "unforwardable"),
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
 # (aborted: the client left; refused: the baseline, as primary, refused the client's request)

@@ -103,6 +103,8 @@ NOT_MIRRORED_REASONS = {
     "unparsable": "the request body was not a JSON object",
     "excluded": "its model is in --exclude-model",
     "proxy_error": "the proxy failed to mirror it (a fault of its own, logged)",
+    "upload_cut": "the client left before its request had arrived whole",
+    "unforwardable": "the proxy refused it (a header value not in UTF-8)",
 }
 # Of the run's counts: comparable pairs whose two sides stopped at the token cap in the same
 # choice, by outcome (a serve run stores few identical pairs, so the share comes from these).

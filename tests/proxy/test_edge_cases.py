@@ -204,11 +204,11 @@ def test_primary_model_rewrites_only_the_primary(start_proxy: Start) -> None:
         assert other["body_sha256"] == hashlib.sha256(body).hexdigest()  # other routes untouched
 
 
-def test_websockets_are_refused_cleanly(start_simulator: Start, start_proxy: Start) -> None:
+def test_a_websocket_upgrade_is_served_as_plain_http(start_simulator: Start, start_proxy: Start) -> None:
     proxy, _ = start_proxy(primary=start_simulator())
     answer = raw_request(proxy, b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                 b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-    assert answer.startswith(b"HTTP/1.1 403")
+    assert answer.startswith(b"HTTP/1.1 404")   # the primary's own answer: it has no /ws
 
 
 def test_long_response_headers_pass(start_proxy: Start) -> None:
@@ -426,3 +426,26 @@ def test_a_bodiless_chat_request_and_a_mirror_that_fails_are_counted_as_not_mirr
     finally:
         store.close()
     assert counter(app, "shadow", "skipped", "unparsable") == counter(app, "shadow", "skipped", "proxy_error") == 1
+
+
+def test_a_chat_request_cut_in_its_upload_or_refused_by_the_proxy_is_counted(
+        start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    from shadowdiff.summary import summarize
+
+    proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
+                             shadow_model=FP8, store=str(tmp_path / "store"))
+    raw_request(proxy, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 500\r\n\r\n{\"model\":", read=False)   # and the client leaves
+    refused = raw_request(proxy, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Name: caf\xe9\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+    assert refused.startswith(b"HTTP/1.1 400")
+    wait_for(lambda: counter(app, "shadow", "skipped", "upload_cut") == 1)
+    app.pairs.flush_counts()
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.latest_run("serve")
+        assert run is not None
+        wait_for(lambda: sum(summarize(store, run.id).not_mirrored.values()) >= 2)
+        assert summarize(store, run.id).not_mirrored == {"upload_cut": 1, "unforwardable": 1}
+    finally:
+        store.close()
