@@ -49,9 +49,13 @@ _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
 _SURELY_BUFFERED = 64 * 1024
 
 
-# How an event ends: a blank line, its line breaks LF, CRLF or CR (the SSE specification's;
-# vLLM's are LF).
-_EVENT_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")
+def _between_events(tail: bytes) -> bool:
+    """Whether a stream's last bytes end an event: a line break, then another (a blank
+    line), each CRLF, LF or CR, as the SSE specification allows, mixed too (vLLM's: LF)."""
+    for last in (b"\r\n", b"\n", b"\r"):
+        if tail.endswith(last):
+            return tail[:-len(last)].endswith((b"\n", b"\r"))
+    return False
 
 
 async def _end_cut(request: _Request, response: aiohttp.ClientResponse, send: Send, tail: bytes,
@@ -59,7 +63,7 @@ async def _end_cut(request: _Request, response: aiohttp.ClientResponse, send: Se
     """End an answer the client will not get whole: a stream cut between two events gets
     ``error`` as vLLM's mid-stream error event, then ``[DONE]``; anything else is closed
     before its end (the client sees a cut)."""
-    if "text/event-stream" in response.headers.get("content-type", "") and tail.endswith(_EVENT_ENDS):
+    if "text/event-stream" in response.headers.get("content-type", "") and _between_events(tail):
         await send({"type": "http.response.body", "body": b"data: " + error + b"\n\ndata: [DONE]\n\n",
                     "more_body": False})
         return

@@ -25,7 +25,8 @@ from tests.support.proxying import chat, counter, settled, wait_for
 EVENT = b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
 PARTS = {"stream": [EVENT, EVENT], "json": [b'{"id":"x","object":"chat.completion",', b'"choices":['],
          # events ended by CRLF or CR line breaks, as the SSE specification allows (vLLM's are LF)
-         "stream-crlf": [EVENT.replace(b"\n", b"\r\n")] * 2, "stream-cr": [EVENT.replace(b"\n", b"\r")] * 2}
+         "stream-crlf": [EVENT.replace(b"\n", b"\r\n")] * 2, "stream-cr": [EVENT.replace(b"\n", b"\r")] * 2,
+         "stream-mixed": [EVENT.replace(b"\n\n", b"\n\r\n")] * 2}
 BREAKS = {"bad-size": b"zz\r\n", "bad-trailer": b"2\r\n\n\nXX\r\n", "truncated": b"40\r\nshort"}
 CLIENT_TIMEOUT = 60.0
 BOUND = 5.0   # a direct client fails in about 0.2 s
@@ -143,7 +144,7 @@ def test_a_shadow_answer_broken_mid_body_is_malformed_and_frees_its_slot_at_once
     assert counter(app, "shadow", "failed", "timeout") == 0
 
 
-@pytest.mark.parametrize("kind", ["stream-crlf", "stream-cr"])
+@pytest.mark.parametrize("kind", ["stream-crlf", "stream-cr", "stream-mixed"])
 def test_a_stream_of_crlf_or_cr_events_cut_between_two_gets_the_error_event(start_proxy: Start, kind: str) -> None:
     with raw_server(breaking(kind, BREAKS["bad-size"])) as primary, raw_server(keep_answering) as shadow:
         proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow)
