@@ -400,8 +400,7 @@ class _Request:
         except Exception as exc:
             log.error("mirroring or capture failed for %s %s: %s", self.method, self.shown_path, self.failure(exc))
             log.debug("where mirroring or capture failed", exc_info=True)
-            if self.primary is None:   # (never handed to the pair recorder, which counts what it is given)
-                self._not_mirrored("proxy_error")
+            # (a request for the shadow that became no pair is counted when it ends: ``finish``)
 
     def _not_mirrored(self, why: str) -> None:
         self.accounted = True

@@ -408,7 +408,6 @@ def test_a_bodiless_chat_request_and_a_mirror_that_fails_are_counted_as_not_mirr
     """Every chat request the proxy saw is in its run: one with no body at all (no JSON
     object), and one whose mirroring failed on a fault of the proxy's own."""
     from proxy.shadow import Mirror
-    from shadowdiff.summary import summarize
 
     proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
                              shadow_model=FP8, store=str(tmp_path / "store"))
@@ -420,22 +419,12 @@ def test_a_bodiless_chat_request_and_a_mirror_that_fails_are_counted_as_not_mirr
     monkeypatch.setattr(Mirror, "plan", broken)
     assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200
     settled(app)
-    app.pairs.flush_counts()
-    store = Store.open(tmp_path / "store")
-    try:
-        run = store.latest_run("serve")
-        assert run is not None
-        wait_for(lambda: sum(summarize(store, run.id).not_mirrored.values()) >= 2)
-        assert summarize(store, run.id).not_mirrored == {"unparsable": 1, "proxy_error": 1}
-    finally:
-        store.close()
+    assert not_mirrored_in_run(app, tmp_path / "store", 2) == {"unparsable": 1, "proxy_error": 1}
     assert counter(app, "shadow", "skipped", "unparsable") == counter(app, "shadow", "skipped", "proxy_error") == 1
 
 
 def test_a_chat_request_cut_in_its_upload_or_refused_by_the_proxy_is_counted(
         start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
-    from shadowdiff.summary import summarize
-
     proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
                              shadow_model=FP8, store=str(tmp_path / "store"))
     raw_request(proxy, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -444,12 +433,20 @@ def test_a_chat_request_cut_in_its_upload_or_refused_by_the_proxy_is_counted(
                           b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
     assert refused.startswith(b"HTTP/1.1 400")
     wait_for(lambda: counter(app, "shadow", "skipped", "upload_cut") == 1)
+    assert not_mirrored_in_run(app, tmp_path / "store", 2) == {"upload_cut": 1, "unforwardable": 1}
+
+
+def not_mirrored_in_run(app: Any, location: Path, total: int) -> dict[str, int]:
+    """The run's not-mirrored counts, once ``total`` of them are stored (the proxy hands its
+    counts over about once a second, and the writer may store them in two batches)."""
+    from shadowdiff.summary import summarize
+
     app.pairs.flush_counts()
-    store = Store.open(tmp_path / "store")
+    store = Store.open(location)
     try:
         run = store.latest_run("serve")
         assert run is not None
-        wait_for(lambda: sum(summarize(store, run.id).not_mirrored.values()) >= 2)
-        assert summarize(store, run.id).not_mirrored == {"upload_cut": 1, "unforwardable": 1}
+        wait_for(lambda: sum(summarize(store, run.id).not_mirrored.values()) >= total)
+        return summarize(store, run.id).not_mirrored
     finally:
         store.close()
