@@ -159,13 +159,17 @@ def test_a_hanging_replica_never_costs_the_shadow(start_simulator: Start, start_
 
     baseline = start_simulator()
     candidate = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
-    replica = start_simulator(faults=FaultSettings(rates={Fault.HANG: 1.0}, hang_seconds=30))
+    replica = start_simulator(faults=FaultSettings(rates={Fault.HANG: 1.0}, hang_seconds=60))
+    # (the timeout is long enough for the six requests to be sent while the first two replica
+    # calls still hang, however loaded the machine; each shadow call ends before the next
+    # request, so only the replica's calls can hold a place)
     url, app = start_proxy(primary=baseline, shadow=candidate, shadow_model=FP8, replica=replica, replica_rate=1.0,
-                           max_shadow_in_flight=2, shadow_timeout=2.0)
+                           max_shadow_in_flight=2, shadow_timeout=6.0)
     n = 6
     for i in range(n):
         assert httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}")).is_success
-    settled(app)
+        wait_for(lambda: app.mirror.in_flight == 0)
+    wait_for(lambda: not app.pairs.pending, seconds=30)
     _, families = scrape(url)
     assert value(families, "shadowdiff_shadow_requests", result="mirrored") == n
     assert value(families, "shadowdiff_shadow_requests", result="failed") == 0
