@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -323,6 +324,16 @@ def test_invisible_characters_are_shown_as_their_code_points() -> None:
     for text in ("a\nb\tc", "é", "e\u0301", "שלום 42", "\u00a0", "👍🏽"):
         assert visible(text) == text
     assert visible("<b>&\u200b") == '&lt;b&gt;&amp;<span class="cf" title="zero width space">U+200B</span>'
+
+
+def test_the_pattern_matches_every_invisible_character_and_nothing_else() -> None:
+    """Over every code point: the compiled class (written as ranges) is the category test."""
+    from shadowdiff.invisible import _pattern
+    pattern, lines = _pattern(), _pattern("\n")
+    wrong = [code for code in range(sys.maxunicode + 1)
+             if bool(pattern.fullmatch(chr(code))) is not is_invisible(chr(code))]
+    assert wrong == []
+    assert lines.fullmatch("\n") and not pattern.fullmatch("\n") and lines.fullmatch("\u202e")
 
 
 _UNICODE = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
