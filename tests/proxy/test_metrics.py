@@ -169,7 +169,7 @@ def test_a_hanging_replica_never_costs_the_shadow(start_simulator: Start, start_
     for i in range(n):
         assert httpx.post(url + "/v1/chat/completions", json=chat(f"topic {i}")).is_success
         wait_for(lambda: app.mirror.in_flight == 0)
-    wait_for(lambda: not app.pairs.pending, seconds=30)
+    settled(app, seconds=30)
     _, families = scrape(url)
     assert value(families, "shadowdiff_shadow_requests", result="mirrored") == n
     assert value(families, "shadowdiff_shadow_requests", result="failed") == 0

@@ -49,9 +49,9 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def settled(app: Any) -> None:
+def settled(app: Any, seconds: float = 10.0) -> None:
     """Wait until every mirrored request has become a pair (or a skip)."""
-    wait_for(lambda: not app.pairs.pending)
+    wait_for(lambda: not app.pairs.pending, seconds)
 
 
 def echo_app() -> Starlette:
