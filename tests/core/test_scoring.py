@@ -200,7 +200,8 @@ def test_pairs_the_engine_refuses_never_give_the_server_up() -> None:
 
 def test_an_answer_that_filled_the_context_is_read_without_its_last_token() -> None:
     """vLLM must generate a token: an answer cut at the context length leaves no room, and
-    it answers 400 ``max_tokens must be at least 1, got 0``. Read again one token short."""
+    it answers 400 ``max_tokens must be at least 1, got 0``. Read again one token short; and
+    a run of such pairs, more than ``GIVE_UP_AFTER``, never makes the scorer give the server up."""
     asked: list[int] = []
 
     def full(path: str, body: dict[str, Any]) -> Response:
@@ -213,9 +214,11 @@ def test_an_answer_that_filled_the_context_is_read_without_its_last_token() -> N
                                            "BadRequestError", "param": "max_tokens", "code": 400}}, 400)
         return JSONResponse({"choices": [{"prompt_logprobs": [None, *(_entry(t) for t in range(1, 5))]}]})
     with serve_app(_app(full, [])) as url:
-        [result] = _score(url)
-    assert result[Side.CANDIDATE]["tokens"] == 2 and result[Side.CANDIDATE]["agreement"] == 1.0, result
-    assert asked == [6, 5, 6, 5]   # the baseline's own reading too, each read again one token short
+        results = _score(url, pairs=GIVE_UP_AFTER + 1)
+    for result in results:
+        assert result[Side.CANDIDATE]["tokens"] == 2 and result[Side.CANDIDATE]["agreement"] == 1.0, result
+    # the baseline's own reading too (the two at once), each read again one token short, every pair
+    assert sorted(asked) == [5] * 2 * (GIVE_UP_AFTER + 1) + [6] * 2 * (GIVE_UP_AFTER + 1), asked
 
 
 @pytest.mark.parametrize(("logprob", "rank", "why"), [

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from shadowdiff.compare import compare
@@ -11,6 +9,7 @@ from shadowdiff.records import Answer, Pair, Side
 from shadowdiff.signals import triage_answers
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
+from tests.support.cli import Ran, shadowdiff
 
 TEXTS = {
     "same": ("The answer is 4.", "The answer is 4."),                       # identical
@@ -40,9 +39,9 @@ def make_run(tmp_path: Path) -> tuple[Store, str, dict[str, int]]:
     return store, run, ids
 
 
-def run_report(store_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "shadowdiff", "report", str(store_dir), *args],
-                          capture_output=True, text=True, timeout=60)
+def run_report(store_dir: Path, *args: str) -> Ran:
+    """``shadowdiff report STORE_DIR ARGS``, in this process (``tests/support/cli.py``)."""
+    return shadowdiff("report", store_dir, *args)
 
 
 def flips(n: int) -> dict[str, tuple[str, str]]:
