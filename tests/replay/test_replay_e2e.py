@@ -39,7 +39,9 @@ MT_BENCH = ROOT / "examples" / "mt_bench_questions.jsonl"
 
 def test_mt_bench_replays_without_edits(sides: dict[Side, str], tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run_replay(replay_settings(MT_BENCH, sides), out, None, resume=False)
+    # not scored: teacher forcing on the simulators (tests/replay/test_scoring_e2e.py) was
+    # two thirds of this replay's time, and none of what is asserted here
+    run_replay(replay_settings(MT_BENCH, sides, score=False), out, None, resume=False)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["pairs"] == 80
     assert summary["skipped"] == []
@@ -484,11 +486,11 @@ def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], 
 
 def test_replay_gate_takes_the_confidence_gates(sides: dict[Side, str], tmp_path: Path) -> None:
     """replay --gate decides as report does, with --max-excess-divergence and --max-factual-rate."""
-    def replay(out: str, *options: str) -> cli.Ran:
+    def replay(out: str, *options: str) -> cli.Ran:   # (not scored: neither gate reads the scores)
         return cli.shadowdiff("replay", str(MT_BENCH), "--baseline",
                               sides[Side.BASELINE], "--candidate", sides[Side.CANDIDATE], "--replica",
                               sides[Side.REPLICA], "--out", str(tmp_path / out), "--max-tokens", "64", "--gate",
-                              *options)
+                              "--no-score", *options)
 
     surely = replay("a", "--max-excess-divergence", "0.01")
     excess = json.loads((tmp_path / "a" / "summary.json").read_text())["excess_divergence"]
