@@ -57,13 +57,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LoadScope
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers more than the machine has cores, at least four: one for each
-    engine group, whose worker mostly waits on a single-threaded server, and the machine's
-    cores for the rest (on two cores, three workers left it 70-90 % busy in the run's last
-    third, four kept it busier: 642 s against 656 s); ``PYTEST_XDIST_AUTO_NUM_WORKERS`` if set."""
+    """``-n auto``: one worker more than the machine has cores (the workers mostly wait),
+    at least three (the two engine groups and the rest); ``PYTEST_XDIST_AUTO_NUM_WORKERS``
+    if set."""
     if named := os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return int(named)
-    return max(4, (os.cpu_count() or 1) + 2)
+    return max(3, (os.cpu_count() or 1) + 1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
