@@ -119,8 +119,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_ready(url: str, process: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
-    """Poll ``url`` until it answers 200 (the way users wait for vLLM's /health)."""
+def wait_ready(url: str, process: subprocess.Popen[bytes] | None = None, timeout: float = 60.0) -> None:
+    """Poll ``url`` until it answers 200 (the way users wait for vLLM's /health). The limit is
+    a failure's cost only: a run on four workers saw ``shadowdiff serve`` take over 20 s to
+    answer on two loaded cores."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
