@@ -217,8 +217,10 @@ def test_an_answer_that_filled_the_context_is_read_without_its_last_token() -> N
         results = _score(url, pairs=GIVE_UP_AFTER + 1)
     for result in results:
         assert result[Side.CANDIDATE]["tokens"] == 2 and result[Side.CANDIDATE]["agreement"] == 1.0, result
-    # the baseline's own reading too (the two at once), each read again one token short, every pair
+    # the baseline's own reading too (the two at once), each read again one token short, every pair:
+    # as many short reads as whole ones, and never a short read before the whole one it retries
     assert sorted(asked) == [5] * 2 * (GIVE_UP_AFTER + 1) + [6] * 2 * (GIVE_UP_AFTER + 1), asked
+    assert all(asked[:i].count(5) <= asked[:i].count(6) for i in range(len(asked) + 1)), asked
 
 
 @pytest.mark.parametrize(("logprob", "rank", "why"), [
