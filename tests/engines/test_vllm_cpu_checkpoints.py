@@ -69,8 +69,8 @@ def test_w8a8_checkpoints_hold_every_linear_weight_to_within_one_step(
 @pytest.fixture(scope="module")
 def quantized(vllm_python: Path, vllm_checkpoints: Checkpoints,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Server]]:
-    specs = (Spec("w8a8-int8", core=0), Spec("w8a8-fp8", core=1))
-    with serving(vllm_python, vllm_checkpoints, specs, tmp_path_factory.mktemp("w8a8"), napping=True) as (int8, fp8):
+    specs = (Spec("w8a8-int8"), Spec("w8a8-fp8"))
+    with serving(vllm_python, vllm_checkpoints, specs, tmp_path_factory.mktemp("w8a8"), lean=True) as (int8, fp8):
         yield int8, fp8
 
 
