@@ -20,6 +20,7 @@ Two kinds of series:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
@@ -248,9 +249,28 @@ def exposition(metrics: ProxyMetrics, state: StateCollector) -> bytes:
         return generate_latest(metrics.registry)
     _forget_dead_workers(multiprocess_dir() or "")
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    WorkersCollector(registry)  # type: ignore[no-untyped-call]
     registry.register(state)
     return generate_latest(registry)
+
+
+class WorkersCollector(multiprocess.MultiProcessCollector):
+    """prometheus_client's sum over the workers' files, leaving out a file still empty.
+
+    A worker creates each file before it sizes it (``MmapedDict.__init__``), and reading it in
+    that moment raises, which fails the whole scrape with a 500: seen when one worker was
+    scraped while the other counted its first score
+    (https://github.com/prometheus/client_python/issues/1199). An empty file holds nothing yet.
+    """
+
+    def collect(self) -> Iterator[Metric]:
+        files = []
+        for path in Path(self._path).glob("*.db"):
+            with contextlib.suppress(FileNotFoundError):   # a dead worker's, removed meanwhile
+                if path.stat().st_size > 0:
+                    files.append(str(path))
+        metrics: Iterator[Metric] = self.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
+        return metrics
 
 
 _LIVE_GAUGE_FILE = re.compile(r"^gauge_live\w+?_(\d+)\.db$")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -221,6 +222,24 @@ def test_a_killed_workers_in_flight_requests_leave_the_sum(tmp_path: Path) -> No
     finally:
         survivor.kill()
         survivor.wait()
+
+
+def test_a_scrape_while_a_worker_creates_its_file_counts_the_others(tmp_path: Path) -> None:
+    """A worker's file exists empty for a moment before it is sized: a scrape then sums the
+    other workers' files, where prometheus_client's own collector fails the scrape."""
+    from prometheus_client import CollectorRegistry, multiprocess
+
+    from proxy.metrics import WorkersCollector
+
+    worker = "from proxy.metrics import ProxyMetrics\nm = ProxyMetrics()\nm.shadow_in_flight.inc(3)\n"
+    subprocess.run([sys.executable, "-c", worker], env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)},
+                   check=True)
+    (tmp_path / "counter_999999.db").touch()              # created, not yet sized
+    with pytest.raises(struct.error):
+        multiprocess.MultiProcessCollector(CollectorRegistry(), path=str(tmp_path)).collect()  # type: ignore[no-untyped-call]
+    registry = CollectorRegistry()
+    WorkersCollector(registry, path=str(tmp_path))
+    assert registry.get_sample_value("shadowdiff_shadow_requests_in_flight") == 3
 
 
 def test_verdicts_are_labelled_by_the_side_they_go_against(tmp_path: Path) -> None:
