@@ -19,10 +19,10 @@ Both are marked ready by a file written last, naming what they were built from; 
 fails the run under ``SHADOWDIFF_REQUIRE_TOOLS=1`` (CI) and skips the tests elsewhere.
 
 Servers: ``serving(...)`` starts several at once (each takes a minute or two to load and
-warm up; together they overlap) and yields them when all answer ``/health``. The session
-fixture ``vllm`` holds the three the tier's tests share: ``bf16`` (the baseline),
-``replica`` (bf16 again, identical flags: the noise floor) and ``fp8kv`` (the candidate:
-bf16 weights, FP8 KV cache). Tests that use them carry the ``vllmcpu`` marker.
+warm up; together they overlap) and yields them when all answer ``/health``. The fixture
+``vllm`` (tests/engines/conftest.py, package-scoped) holds the three the tier's tests share
+(``trio``): ``bf16`` (the baseline), ``replica`` (bf16 again, identical flags: the noise
+floor) and ``fp8kv`` (the candidate: bf16 weights, FP8 KV cache). Tests that use them carry the ``vllmcpu`` marker.
 ``python -m tests.support.vllm_cpu`` builds everything and says where.
 """
 
@@ -316,13 +316,13 @@ class Trio:
     fp8kv: Server     # the candidate: bf16 weights, FP8 KV cache
 
 
-@pytest.fixture(scope="session")
-def vllm(vllm_python: Path, vllm_checkpoints: Checkpoints, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
-    """Three real vLLM servers for the session, started together: baseline, replica, candidate
-    (lean: one OpenMP thread each, no core pinned; ``Spec.core`` matters only as shipped)."""
+@contextlib.contextmanager
+def trio(python: Path, models: Checkpoints, logs: Path) -> Iterator[Trio]:
+    """The tier's three servers, started together: baseline, replica, candidate (lean: one
+    OpenMP thread each, no core pinned; ``Spec.core`` matters only as shipped). The fixture
+    ``vllm`` (tests/engines/conftest.py) holds them while the tier's tests run."""
     specs = (Spec("bf16"), Spec("bf16"), Spec("fp8kv"))
-    with serving(vllm_python, vllm_checkpoints, specs, tmp_path_factory.mktemp("vllm"), lean=True) \
-            as (bf16, replica, fp8kv):
+    with serving(python, models, specs, logs, lean=True) as (bf16, replica, fp8kv):
         yield Trio(bf16, replica, fp8kv)
 
 
