@@ -21,6 +21,7 @@ Two kinds of series:
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import platform
 import re
@@ -265,10 +266,10 @@ class WorkersCollector(multiprocess.MultiProcessCollector):
 
     def collect(self) -> Iterator[Metric]:
         files = []
-        for path in Path(self._path).glob("*.db"):
+        for path in glob.glob(os.path.join(self._path, "*.db")):   # as upstream: no dotfiles
             with contextlib.suppress(FileNotFoundError):   # a dead worker's, removed meanwhile
-                if path.stat().st_size > 0:
-                    files.append(str(path))
+                if os.path.getsize(path) > 0:
+                    files.append(path)
         metrics: Iterator[Metric] = self.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
         return metrics
 

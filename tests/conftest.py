@@ -10,7 +10,8 @@ pytest_plugins = [
     "tests.support.demo",                  # demo: `shadowdiff demo` run once per session
     "tests.support.browsers",              # browser: headless Chromium
     "tests.support.conformance.fixtures",  # oracle: vLLM's own models (tests/conformance)
-    # the real-engine tiers (llama.cpp: f16, q8, f16_replica; vLLM: vllm, and the tier's test order)
+    # the real-engine tiers (llama.cpp: f16, q8, f16_replica; vLLM: its environment, checkpoints and
+    # test order; its servers, vllm, are in tests/engines/conftest.py)
     "tests.support.realengine",
     "tests.support.vllm_cpu",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +38,24 @@ def test_f16_repeats_itself_and_q8_and_the_replica_answer(f16: Server, q8: Serve
 def test_the_fixtures_servers_rank_logprobs_as_llama_cpp_python_ships(llamacpp_python: Path, smollm2: Models,
                                                                         f16: Server, tmp_path: Path) -> None:
     """The fixtures' servers rank top logprobs with ``heapq.nlargest`` (tests/support/engine_patches):
-    an answer with logprobs, echoed and generated, is the one a server as shipped gives."""
-    body = {"model": f16.model, "prompt": "<|im_start|>user\nName a color.<|im_end|>\n<|im_start|>assistant\n",
-            "temperature": 0, "max_tokens": 6, "echo": True, "logprobs": 7}
+    answers with logprobs, echoed or streamed (each of llama-cpp-python's three ranking sites),
+    are the ones a server as shipped gives."""
+    prompt = "<|im_start|>user\nName a color.<|im_end|>\n<|im_start|>assistant\n"
+    asked = ({"prompt": prompt, "max_tokens": 6, "echo": True, "logprobs": 7},
+             {"prompt": prompt, "max_tokens": 6, "logprobs": 3, "stream": True})
 
-    def asked(server: Server) -> Any:
-        response = httpx.post(f"{server.url}/v1/completions", timeout=120, json=body)
-        response.raise_for_status()
-        return {key: value for key, value in response.json().items() if key not in ("id", "created")}
+    def answers(server: Server) -> list[Any]:
+        got = []
+        for body in asked:
+            response = httpx.post(f"{server.url}/v1/completions", timeout=120,
+                                  json={"model": server.model, "temperature": 0, **body})
+            response.raise_for_status()
+            events = [json.loads(line.removeprefix("data: ")) for line in response.text.splitlines()
+                      if line.startswith("data: {")] if body.get("stream") else [response.json()]
+            got.append([{k: v for k, v in event.items() if k not in ("id", "created")} for event in events])
+        return got
 
     with serve(llamacpp_python, smollm2.f16, "smol-f16", tmp_path / "shipped.log") as shipped:
-        assert asked(f16) == asked(shipped)
+        ranked, as_shipped = answers(f16), answers(shipped)
+    assert ranked == as_shipped and len(ranked[1]) > 1 and ranked[1][0]["choices"][0]["logprobs"], ranked
     assert "ranking top logprobs" in f16.log.read_text() and "ranking" not in (tmp_path / "shipped.log").read_text()

@@ -8,8 +8,8 @@ that time; ``-n 0`` runs everything in one process, as before (and ``--pdb`` imp
 
 A group runs on one worker, in collection order:
 
-* ``vllm`` (tests/engines/test_vllm_cpu*.py): the real vLLM tier. Its session's three
-  servers hold 10 GB; on two workers they would be started twice. The checkpoint tests'
+* ``vllm`` (tests/engines/test_vllm_cpu*.py): the real vLLM tier. Its three servers
+  (tests/engines/conftest.py) hold 7 GB; on two workers they would be started twice. The checkpoint tests'
   own servers run before them (tests/support/vllm_cpu.py), which only one worker can order.
 * ``llamacpp`` (tests/engines/test_realengine*.py): the real llama.cpp tier, whose session
   servers answer one request at a time.

@@ -67,7 +67,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-# The markers of the real-engine tiers (tests/engines/), whose servers are session fixtures.
+# The markers of the real-engine tiers (tests/engines/), whose servers are session (llama.cpp) or
+# package (vLLM) fixtures.
 REAL_ENGINES = ("vllmcpu", "realengine")
 
 

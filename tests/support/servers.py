@@ -41,7 +41,7 @@ def dies_with_the_tests() -> None:
 
 PR_SET_PDEATHSIG = 1
 
-# tests/support/engine_patches/sitecustomize.py: what the tests' real-engine servers change in
+# tests/support/engine_patches/sitecustomize.py: what the tests' llama.cpp servers change in
 # their engine's own Python (how much CPU it burns, never what it answers)
 ENGINE_PATCHES = Path(__file__).with_name("engine_patches")
 

