@@ -41,15 +41,6 @@ def dies_with_the_tests() -> None:
 
 PR_SET_PDEATHSIG = 1
 
-# tests/support/engine_patches/sitecustomize.py: what the tests' llama.cpp servers change in
-# their engine's own Python (how much CPU it burns, never what it answers)
-ENGINE_PATCHES = Path(__file__).with_name("engine_patches")
-
-
-def with_engine_patches(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with ``ENGINE_PATCHES`` leading its ``PYTHONPATH``."""
-    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, (str(ENGINE_PATCHES), env.get("PYTHONPATH"))))}
-
 
 def serve_app(app: Any, **options: Any) -> contextlib.AbstractContextManager[str]:
     """Serve an ASGI app with uvicorn in a thread; the context yields its base URL."""
