@@ -2,6 +2,7 @@
 every test (pytest allows ``pytest_plugins`` in the root conftest.py only)."""
 
 pytest_plugins = [
+    "tests.support.bytecode",              # the run caches bytecode, whatever PYTHONDONTWRITEBYTECODE says
     "tests.support.distribution",          # -n auto: which tests share a worker; no timed property test
     "tests.support.clients",               # httpx clients share one default TLS context
     "tests.support.fixtures",              # simulators, proxies, stores; SIGTERM unwinds as Ctrl+C
