@@ -1,7 +1,7 @@
 """The store fails; the client cannot tell.
 
 A real ``shadowdiff serve`` process in front of two simulators, eight clients (the
-official ``openai`` client, half of them streaming) asking all along, while the store
+official ``openai`` client, half of them streaming) asking all along (each every 0.2 s or so), while the store
 fails as production stores fail: a SQLite file locked past its 10 s busy timeout,
 ``LOCK TABLE pairs`` held on PostgreSQL, the proxy's connections terminated mid-write,
 the PostgreSQL server stopped and started (a throwaway cluster of the test's own,
@@ -38,6 +38,10 @@ from tests.support.storefaults import PgLock, PgStop, SqliteLock, injected, term
 
 MODEL = "Qwen/Qwen3-8B"
 CLIENTS = 8
+# Each client waits this long between its requests, as users do: the proxy is under steady load
+# through an outage either way, and at full speed the clients and servers burned two cores
+# for the length of each fault's fixed waits.
+PAUSE = 0.2
 PROMPTS = [f"Tell me about topic {i}." for i in range(16)]
 # per outage, each of the store's users says it once when it fails and once when it works again: the
 # writer ("the store failed", "the store is back"), the heartbeat (every 2 s: it meets every outage)
@@ -84,6 +88,7 @@ class Traffic:
                     self.answers.append(await ask(client, prompt, stream))
                 except openai.OpenAIError as exc:
                     self.errors.append(f"{type(exc).__name__}: {exc}")
+                await asyncio.sleep(PAUSE)
 
     def _clients(self) -> None:
         async def all_clients() -> None:
