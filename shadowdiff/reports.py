@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import itertools
 import os
 import re
@@ -368,17 +369,25 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     return ReportPaths(out, safe_text(summary_text(summary) + "\n" + verdict.text(), lines=True), verdict)
 
 
-def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: Acceptance,
-               side_by_side: int | None, review_url: str | None) -> None:
-    with _open(out / "summary.json") as f:
-        f.write(json_text({**summary.as_json(), "acceptance": verdict.as_json()}, indent=2) + "\n")
-    _write_pairs(store, run_id, out, review_url)
+@functools.cache
+def _environment() -> Environment:
+    """The reports' templates, compiled once a process (compiling them took longer than
+    rendering a small run's report)."""
     # report.html.j2 is HTML: model output and log text in it are escaped (report.md.j2 is not HTML)
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code)
     add_filters(env)
+    return env
+
+
+def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: Acceptance,
+               side_by_side: int | None, review_url: str | None) -> None:
+    with _open(out / "summary.json") as f:
+        f.write(json_text({**summary.as_json(), "acceptance": verdict.as_json()}, indent=2) + "\n")
+    _write_pairs(store, run_id, out, review_url)
+    env = _environment()
     changed, failed = summary.stored_changed, summary.stored_failed
     # changed pairs first, in the review queue's order, then the failed ones (which have no
     # review priority), each capped apart: a cap over both would leave the failures out

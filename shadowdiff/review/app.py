@@ -15,6 +15,7 @@ the reveal.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -121,6 +122,18 @@ log = logging.getLogger("shadowdiff.review")
 SAME_SITE: Final = "lax"
 
 
+@functools.cache
+def _environment() -> Environment:
+    """The review's own pages, and the answer view it shares with report.html: compiled once
+    a process, however many apps it builds."""
+    loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"), PackageLoader("shadowdiff", "templates")])
+    env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["side_words"] = side_words
+    add_filters(env)
+    return env
+
+
 def build_review_app(store: Store, token: str, prefix: str = "/review", claim_ttl: float = 600.0,
                      sign_in_limit: SignInLimit | None = None) -> Starlette:
     """The review UI for ``store``, mounted at ``prefix``; ``token`` (the shared, admin
@@ -130,12 +143,7 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
     auth = Auth(token, reviewers, store.secret("session_key"))
     blinding = Blinding(store.secret("blind_key"))
     queue = ReviewQueue(store, claim_ttl=claim_ttl)
-    # the review's own pages, and the answer view it shares with report.html
-    loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"), PackageLoader("shadowdiff", "templates")])
-    env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
-                      trim_blocks=True, lstrip_blocks=True)
-    env.filters["side_words"] = side_words
-    add_filters(env)
+    env = _environment()
 
     def page(name: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
