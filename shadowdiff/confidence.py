@@ -26,6 +26,7 @@ and by simulation of their coverage (tests/core/test_confidence.py).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -46,6 +47,9 @@ def _binomial_cdf(k: int, n: int, p: float) -> float:
     return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
 
 
+# rate_upper and t_quantile bisect (100-200 evaluations of a series each), and a report or a
+# simulation asks the same few (k, n) and degrees of freedom again and again: remembered.
+@functools.lru_cache(maxsize=4096)
 def rate_upper(k: int, n: int, confidence: float = CONFIDENCE) -> float:
     """The exact one-sided upper confidence bound of a rate with ``k`` events in ``n``
     trials (Clopper–Pearson). ``n`` = 0 bounds nothing: 1.0."""
@@ -175,6 +179,7 @@ def _incomplete_beta(a: float, b: float, x: float) -> float:
     return front * value
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t distribution with ``df`` degrees of freedom:
     its CDF (from the incomplete beta function) inverted by bisection."""
