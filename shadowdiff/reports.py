@@ -372,7 +372,8 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
 @functools.cache
 def _environment() -> Environment:
     """The reports' templates, compiled once a process (compiling them took longer than
-    rendering a small run's report)."""
+    rendering a small run's report). Shared by every report: nothing may change it once
+    built; what differs per report goes in at render time."""
     # report.html.j2 is HTML: model output and log text in it are escaped (report.md.j2 is not HTML)
     env = Environment(loader=PackageLoader("shadowdiff", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),

@@ -125,7 +125,8 @@ SAME_SITE: Final = "lax"
 @functools.cache
 def _environment() -> Environment:
     """The review's own pages, and the answer view it shares with report.html: compiled once
-    a process, however many apps it builds."""
+    a process, however many apps it builds. Shared by them all: nothing may change it once
+    built; what differs per app or request (prefix, nonce, reviewer) goes in at render time."""
     loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"), PackageLoader("shadowdiff", "templates")])
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)

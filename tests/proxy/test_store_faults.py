@@ -38,9 +38,10 @@ from tests.support.storefaults import PgLock, PgStop, SqliteLock, injected, term
 
 MODEL = "Qwen/Qwen3-8B"
 CLIENTS = 8
-# Each client waits this long between its requests, as users do: the proxy is under steady load
-# through an outage either way, and at full speed the clients and servers burned two cores
-# for the length of each fault's fixed waits.
+# Each client waits this long between its requests, as users do: up to 40 requests a second
+# still reach the proxy all through each outage (hundreds of pairs held while the store is
+# down), where at full speed the clients and servers kept both cores busy through each
+# fault's fixed waits for no more than a longer queue.
 PAUSE = 0.2
 PROMPTS = [f"Tell me about topic {i}." for i in range(16)]
 # per outage, each of the store's users says it once when it fails and once when it works again: the
