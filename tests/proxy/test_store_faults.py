@@ -1,9 +1,9 @@
 """The store fails; the client cannot tell.
 
 A real ``shadowdiff serve`` process in front of two simulators, eight clients (the
-official ``openai`` client, half of them streaming) asking all along (each every 0.2 s or so), while the store
-fails as production stores fail: a SQLite file locked past its 10 s busy timeout,
-``LOCK TABLE pairs`` held on PostgreSQL, the proxy's connections terminated mid-write,
+official ``openai`` client, half of them streaming) asking all along (each every 0.2 s or
+so), while the store fails as production stores fail: a SQLite file locked past its 10 s
+busy timeout, ``LOCK TABLE pairs`` held on PostgreSQL, the proxy's connections terminated mid-write,
 the PostgreSQL server stopped and started (a throwaway cluster of the test's own,
 tests/support/pgserver.py). Each test checks what a user of the proxy would: no client
 error, every answer whole and the primary's own, ``/healthz`` answering throughout,
