@@ -14,7 +14,6 @@ COPY pyproject.toml README.md ./
 COPY shadowdiff ./shadowdiff
 COPY proxy ./proxy
 COPY replay ./replay
-COPY simulator ./simulator
 # wheels of shadowdiff and its runtime dependencies only (no test extra)
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 

@@ -18,12 +18,12 @@ import statistics
 import time
 from collections.abc import Callable
 
-from shadowdiff.compare import compare
-from shadowdiff.diffview import text_rows
-from simulator import profiles
-from simulator.drift import apply_profile
-from simulator.textgen import generate, prompt_key
-from simulator.vocab import vocabulary
+from shadowdiff.answers.compare import compare
+from shadowdiff.report.diffview import text_rows
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.drift import apply_profile
+from shadowdiff.simulator.textgen import generate, prompt_key
+from shadowdiff.simulator.vocab import vocabulary
 
 from _common import pin, table
 
@@ -101,7 +101,7 @@ def main() -> None:
     marked = sum(any(row.changed) for row in text_rows(base, other))
     rows.append((f"50,000 lines, 2 changed 15,000 apart (text_rows {diff:.0f} ms, {marked} rows marked)",
                  f"{len(base):,}", f"{ours:.1f}", "—", "(quadratic: skipped)"))
-    print("shadowdiff.compare.compare(), median per call, one core\n")
+    print("shadowdiff.answers.compare.compare(), median per call, one core\n")
     print(table(rows))
 
 

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from proxy.shadow import first_times
+from shadowdiff.proxy.shadow import first_times
 
 from _common import ROOT, free_port, instant, pin, server, shadowdiff, table
 

@@ -36,7 +36,7 @@ from typing import Any
 import sqlalchemy as sa
 
 import shadowdiff.store as store_module
-from shadowdiff.records import Pair
+from shadowdiff.answers.records import Pair
 from shadowdiff.store import Store, database_url, schema
 from shadowdiff.store.prune import BATCH, prune, vacuum
 from shadowdiff.store.review import ReviewQueue

@@ -1,6 +1,6 @@
 """What redaction costs per megabyte, on ordinary text and on text made to be slow.
 
-Everything ``serve`` stores is redacted with the default patterns (shadowdiff.redact),
+Everything ``serve`` stores is redacted with the default patterns (shadowdiff.answers.redact),
 and so are pair keys and log lines, some of it on the event loop; a pattern that a
 client's text can make retry from every position of a long run is quadratic, and a
 1 MB prompt would hold the GIL - the whole proxy - for an hour. Each row is the median
@@ -15,7 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from shadowdiff.redact import DEFAULT_PATTERNS, Redactor, without_queries
+from shadowdiff.answers.redact import DEFAULT_PATTERNS, Redactor, without_queries
 
 from _common import pin, table
 

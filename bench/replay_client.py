@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from replay import logs
-from replay.runner import Overrides, Replay, ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.compare import compare
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.signals import triage_answers
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.compare import compare
+from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.replay import logs
+from shadowdiff.replay.runner import Overrides, Replay, ReplaySettings
 from shadowdiff.store import Store
+from shadowdiff.triage.signals import triage_answers
 
 from _common import ROOT, pin, shadowdiff, table
 

@@ -19,11 +19,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shadowdiff.compare import Comparison, Outcome
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.reportplots import report_plots
+from shadowdiff.answers.compare import Comparison, Outcome
+from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.report.plots import report_plots
+from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
-from shadowdiff.summary import summarize
 
 from _common import table
 

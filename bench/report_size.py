@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shadowdiff.reports import write_reports
+from shadowdiff.report.write import write_reports
 from shadowdiff.store import Store
 
 from _common import table

@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from replay import logs
-from replay.runner import Replay, ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.replay import logs
+from shadowdiff.replay.runner import Replay, ReplaySettings
+from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
-from shadowdiff.summary import summarize
 
 from _common import pin, shadowdiff, table
 

@@ -21,10 +21,10 @@ import time
 
 import httpx
 
-from shadowdiff.client import Upstream
-from shadowdiff.compare import Outcome
-from shadowdiff.records import Answer, Side
-from shadowdiff.scoring import TOP_K, Scorer, score_pair
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.compare import Outcome
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.triage.scoring import TOP_K, Scorer, score_pair
 
 from _common import pin, table
 

@@ -16,7 +16,7 @@ import asyncio
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
-from shadowdiff.redact import failure_text
+from shadowdiff.answers.redact import failure_text
 
 
 class BrokenAnswer(aiohttp.ClientError):

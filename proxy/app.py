@@ -39,19 +39,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from proxy.capture import Capture
-from proxy.forward import Forwarder
-from proxy.membership import Membership
-from proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
-from proxy.pairs import PairRecorder
-from proxy.retention import Retention
-from proxy.scoring import PairScorer, score_client
-from proxy.settings import MIRRORED_PATHS, ProxySettings, public_url
-from proxy.shadow import Mirror
-from proxy.store_health import LastKnown, StoreHealth
 from shadowdiff import __version__
-from shadowdiff.records import Side
-from shadowdiff.redact import Redactor, failure_text
+from shadowdiff.answers.records import Side
+from shadowdiff.answers.redact import Redactor, failure_text
+from shadowdiff.proxy.capture import Capture
+from shadowdiff.proxy.forward import Forwarder
+from shadowdiff.proxy.membership import Membership
+from shadowdiff.proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
+from shadowdiff.proxy.pairs import PairRecorder
+from shadowdiff.proxy.retention import Retention
+from shadowdiff.proxy.scoring import PairScorer, score_client
+from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings, public_url
+from shadowdiff.proxy.shadow import Mirror
+from shadowdiff.proxy.store_health import LastKnown, StoreHealth
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
 

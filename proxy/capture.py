@@ -2,7 +2,7 @@
 
 Lines are ``{"custom_id", "method": "POST", "url", "body"}`` - vLLM's ``run-batch``
 input, which ``replay`` reads. Requests are sampled, kept as the store keeps them
-(without ``api_key`` and ``user``, redacted: ``shadowdiff.redact``), and written by a
+(without ``api_key`` and ``user``, redacted: ``shadowdiff.answers.redact``), and written by a
 background thread; the file is rotated past ``max_bytes`` (``capture.jsonl`` →
 ``capture.jsonl.1`` …). Headers are never written, so an Authorization header cannot
 end up in a capture; the ``custom_id`` is the pair's key, redacted like the rest.
@@ -20,8 +20,8 @@ from typing import Any, cast
 
 import orjson
 
-from proxy.settings import CaptureSettings
-from shadowdiff.redact import Redactor
+from shadowdiff.answers.redact import Redactor
+from shadowdiff.proxy.settings import CaptureSettings
 
 _STOP = object()
 

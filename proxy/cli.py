@@ -20,10 +20,10 @@ from typing import Any
 
 import click
 
-from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
+from shadowdiff.answers.records import Side
+from shadowdiff.commands.options import click_error, parse_labels, transport_click_options
 from shadowdiff.errors import ConfigError
-from shadowdiff.options import click_error, parse_labels, transport_click_options
-from shadowdiff.records import Side
+from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
 from shadowdiff.store.prune import parse_duration
 
 
@@ -143,7 +143,7 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def serve(host: str, port: int, log_level: str, workers: int, **options: Any) -> None:
     """Mirror live traffic: forward to the primary, compare with the shadow."""
-    from proxy.server import run
+    from shadowdiff.proxy.server import run
 
     try:
         settings = settings_from_options(**options)

@@ -30,17 +30,17 @@ import aiohttp
 import orjson
 from starlette.types import Receive, Scope, Send
 
-from proxy.answers import guarded
-from proxy.body import with_model
-from proxy.capture import Capture
-from proxy.metrics import ProxyMetrics
-from proxy.pairs import PairRecorder
-from proxy.protocol import ABORT, EMPTY_QUERY
-from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
-from proxy.tap import Tapped
-from proxy.upstream import Body, Upstream, header_text, target
-from shadowdiff.redact import failure_text, header_secrets
+from shadowdiff.answers.redact import failure_text, header_secrets
+from shadowdiff.proxy.answers import guarded
+from shadowdiff.proxy.body import with_model
+from shadowdiff.proxy.capture import Capture
+from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.pairs import PairRecorder
+from shadowdiff.proxy.protocol import ABORT, EMPTY_QUERY
+from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
+from shadowdiff.proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
+from shadowdiff.proxy.tap import Tapped
+from shadowdiff.proxy.upstream import Body, Upstream, header_text, target
 
 log = logging.getLogger("shadowdiff.proxy")
 _RESPONSE_HOP_BY_HOP = HOP_BY_HOP - {b"host"}
@@ -293,7 +293,7 @@ class _Request:
         self.path: str = scope["path"]
         raw_path: bytes = scope.get("raw_path") or self.path.encode()
         query: bytes = scope["query_string"]
-        # the query as received, with its "?" (an empty one too: see proxy.protocol)
+        # the query as received, with its "?" (an empty one too: see shadowdiff.proxy.protocol)
         self.query = f"?{query.decode('latin-1')}" if query or EMPTY_QUERY in scope else ""
         # the shadow and the replica get the target as received too, not the decoded path
         self.raw_path = raw_path.decode("latin-1")
@@ -321,7 +321,7 @@ class _Request:
         self._abort: Callable[[], None] | None = scope.get(ABORT)
 
     def abort(self) -> None:
-        """Close the client's connection before the answer's end (see proxy.protocol);
+        """Close the client's connection before the answer's end (see shadowdiff.proxy.protocol);
         under another uvicorn protocol, returning does it, with uvicorn's error line."""
         if self._abort is not None:
             self._abort()

@@ -2,7 +2,7 @@
 serves, left at shutdown (see ``shadowdiff.store.members`` for the run's side).
 
 Each beat reports how many requests this process holds that its run has not counted
-yet (``in_flight``, ``proxy.pairs.PairRecorder.in_flight``): if the process is killed,
+yet (``in_flight``, ``shadowdiff.proxy.pairs.PairRecorder.in_flight``): if the process is killed,
 that many are counted in its run as lost with it. Each beat also marks the run's
 members silent for ``STALE_AFTER`` lost: a replica on another host, which no
 supervisor watches, is found lost within ``STALE_AFTER + HEARTBEAT`` seconds.

@@ -33,12 +33,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from shadowdiff.compare import Outcome
-from shadowdiff.records import Side, Verdict, side_against
-from shadowdiff.signals import SIGNAL_KINDS
+from shadowdiff.answers.compare import Outcome
+from shadowdiff.answers.records import Side, Verdict, side_against
+from shadowdiff.triage.signals import SIGNAL_KINDS
 
 if TYPE_CHECKING:
-    from proxy.store_health import LastKnown
+    from shadowdiff.proxy.store_health import LastKnown
 
 ReviewState = tuple[int, dict[tuple[str, str], int]]   # queue depth, verdicts by (verdict, wrong side)
 

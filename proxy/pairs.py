@@ -5,7 +5,7 @@ and the shadow's, compares them (off the event loop when the texts are long) wit
 the core's comparison and signals, as replay does, updates the metrics, and hands the pair to the store writer:
 every comparable pair that is not identical is stored; identical and sampled
 (non-deterministic) pairs are counted, and kept at ``keep_rate``. With ``--score-rate``,
-greedy pairs are also teacher-forced scored here (``proxy.scoring``), the client long
+greedy pairs are also teacher-forced scored here (``shadowdiff.proxy.scoring``), the client long
 served. The tasks are tracked so that shutdown can wait for them.
 
 ``in_flight`` counts the chat and completions requests this process holds that its run
@@ -30,18 +30,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.metrics import ProxyMetrics
-from proxy.scoring import PairScorer
-from proxy.settings import ProxySettings
-from proxy.shadow import OFF_LOOP_BYTES, Plan
-from proxy.tap import Tapped
-from shadowdiff.compare import Outcome, Thresholds, compare_off_loop
-from shadowdiff.parse import answer_from, read_answer
-from shadowdiff.records import Answer, Pair, Side, prompt_text
-from shadowdiff.redact import Redactor, failure_text, header_secrets
-from shadowdiff.signals import triage_off_loop, with_cascade
+from shadowdiff.answers.compare import Outcome, Thresholds, compare_off_loop
+from shadowdiff.answers.parse import answer_from, read_answer
+from shadowdiff.answers.records import Answer, Pair, Side, prompt_text
+from shadowdiff.answers.redact import Redactor, failure_text, header_secrets
+from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.scoring import PairScorer
+from shadowdiff.proxy.settings import ProxySettings
+from shadowdiff.proxy.shadow import OFF_LOOP_BYTES, Plan
+from shadowdiff.proxy.tap import Tapped
 from shadowdiff.store import CAPPED, NOT_COMPARED, NOT_MIRRORED
 from shadowdiff.store.writer import PairWriter, held_size
+from shadowdiff.triage.signals import triage_off_loop, with_cascade
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")

@@ -22,10 +22,10 @@ seconds of the connection, or of the request's first byte. (A constant of the cl
 setting: ``--workers`` hands uvicorn's configuration, this class included, to processes
 that import it by name.)
 
-WebSocket is off (``ws="none"`` in ``proxy.server``): with a WebSocket library installed,
+WebSocket is off (``ws="none"`` in ``shadowdiff.proxy.server``): with a WebSocket library installed,
 uvicorn would take an upgrade request over and, at debug level, log its headers one a
 line, cookies and tokens included; the proxy serves it as plain HTTP (an OpenAI server
-has no WebSocket route), after one warning that ``proxy.repeats`` keeps to one a minute,
+has no WebSocket route), after one warning that ``shadowdiff.proxy.repeats`` keeps to one a minute,
 and closes the connection after the answer (llhttp reads nothing more on it). An upgrade
 request with a body (curl --http2's h2c POST) gets a 400: llhttp hands the body to no one.
 

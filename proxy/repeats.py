@@ -7,7 +7,7 @@ client writes a warning line per connection (189 lines for 1,000 malformed reque
 which buries the proxy's own lines and can fill a disk. ``RepeatedWarnings`` lets the
 first such line through, then at most one per ``WINDOW`` seconds, each saying how many
 like it were left out since the last one shown. It is a filter on the ``uvicorn.error``
-logger (``proxy.server``'s logging configuration), so every worker has its own.
+logger (``shadowdiff.proxy.server``'s logging configuration), so every worker has its own.
 """
 
 from __future__ import annotations

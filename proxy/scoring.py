@@ -1,6 +1,6 @@
 """Teacher-forced scoring of the proxy's pairs (``--score-rate``): rate-limited, bounded, off the client's path.
 
-``shadowdiff.scoring`` reads the baseline's answer under the candidate, the replica and
+``shadowdiff.triage.scoring`` reads the baseline's answer under the candidate, the replica and
 the baseline itself. Each reading costs its server a prefill of the prompt and the
 answer, so the proxy scores at most ``--score-rate`` pairs a second (per process), from
 a token bucket that allows a small burst (``SCORE_BURST``); a pair over the rate is not
@@ -18,7 +18,7 @@ server's engine is found by trying two); what does not finish by then, or when t
 proxy starts stopping, is unscorable, and the pair is stored without its figures.
 
 The servers are asked with the credentials the proxy forwards to them, by the same rule
-(``proxy.upstream.credentials``): a side's ``--*-api-key``, else the user and password in
+(``shadowdiff.proxy.upstream.credentials``): a side's ``--*-api-key``, else the user and password in
 its URL, else the client's own ``Authorization``, whatever its scheme.
 """
 
@@ -33,16 +33,16 @@ from typing import Any
 import httpx
 from yarl import URL
 
-from proxy.metrics import ProxyMetrics
-from proxy.settings import ProxySettings
-from proxy.shadow import Plan
-from proxy.upstream import credentials
-from shadowdiff.arrivals import http_client
-from shadowdiff.client import Upstream
-from shadowdiff.compare import Outcome
-from shadowdiff.records import Answer, Side
-from shadowdiff.redact import failure_text
-from shadowdiff.scoring import Scorer, scorable, score_pair
+from shadowdiff.answers.arrivals import http_client
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.compare import Outcome
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.redact import failure_text
+from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.settings import ProxySettings
+from shadowdiff.proxy.shadow import Plan
+from shadowdiff.proxy.upstream import credentials
+from shadowdiff.triage.scoring import Scorer, scorable, score_pair
 
 log = logging.getLogger("shadowdiff.proxy")
 
@@ -115,7 +115,7 @@ class PairScorer:
             self._stopped.set_result(None)
 
     async def score(self, path: str, plan: Plan, answers: dict[Side, Answer], outcome: Outcome) -> dict[str, Any]:
-        """The pair's ``score`` and ``noise_score`` fields (``shadowdiff.scoring.score_pair``),
+        """The pair's ``score`` and ``noise_score`` fields (``shadowdiff.triage.scoring.score_pair``),
         or nothing when it is not scored (sampled, no candidate answer, over the rate)."""
         cand = answers[Side.CANDIDATE]
         if not plan.comparable or not cand.ok or self._stopped.done():
@@ -154,7 +154,7 @@ class PairScorer:
                 self.metrics.token_agreement.labels(side.value).observe(float(figures["agreement"]))
 
     def _upstreams(self, headers: list[tuple[bytes, bytes]], replica: bool) -> list[Upstream]:
-        """The three servers with the credentials the proxy sends each (``proxy.shadow``)."""
+        """The three servers with the credentials the proxy sends each (``shadowdiff.proxy.shadow``)."""
         s = self.settings
         assert s.shadow is not None
         client = client_authorization(headers)

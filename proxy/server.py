@@ -6,7 +6,7 @@ Prometheus metrics switch to prometheus-client's multiprocess mode: every worker
 writes its series to files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary
 directory unless one is given) and a scrape of any worker sums them all. The workers
 write one run: without ``--deployment`` the parent names one for them. The parent
-supervises them (``proxy.supervisor``): a worker that dies is replaced, and marked lost
+supervises them (``shadowdiff.proxy.supervisor``): a worker that dies is replaced, and marked lost
 in the run at once, with the requests it held.
 """
 
@@ -29,26 +29,26 @@ from typing import Any
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 
-from proxy.app import ProxyApp, build_app
-from proxy.protocol import TargetKeepingProtocol
-from proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
-from proxy.supervisor import Supervisor
+from shadowdiff.commands.listen import bind, check_forwarded, transport_options
 from shadowdiff.errors import ConfigError
-from shadowdiff.listen import bind, check_forwarded, transport_options
+from shadowdiff.proxy.app import ProxyApp, build_app
+from shadowdiff.proxy.protocol import TargetKeepingProtocol
+from shadowdiff.proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
+from shadowdiff.proxy.supervisor import Supervisor
 
 SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
 
 
 def _log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
-    """uvicorn's logging, with every handler redacting what it writes (shadowdiff.redact.
+    """uvicorn's logging, with every handler redacting what it writes (shadowdiff.answers.redact.
     LogRedaction: the patterns, and URLs' query strings) and writing its invisible characters
-    as escapes (shadowdiff.invisible.VisibleLogs: error texts quote servers), and the proxy's own logger, and
+    as escapes (shadowdiff.answers.invisible.VisibleLogs: error texts quote servers), and the proxy's own logger, and
     anything that reaches the root (asyncio's "exception never retrieved"...), sent
     through the same handler rather than Python's bare last resort."""
     config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"redact": {"()": "shadowdiff.redact.LogRedaction", "patterns": list(settings.redact)},
-                         "visible": {"()": "shadowdiff.invisible.VisibleLogs"},
-                         "repeats": {"()": "proxy.repeats.RepeatedWarnings"}}
+    config["filters"] = {"redact": {"()": "shadowdiff.answers.redact.LogRedaction", "patterns": list(settings.redact)},
+                         "visible": {"()": "shadowdiff.answers.invisible.VisibleLogs"},
+                         "repeats": {"()": "shadowdiff.proxy.repeats.RepeatedWarnings"}}
     for handler in config["handlers"].values():
         handler["filters"] = ["redact", "visible"]
     # a warning any client can set off: one line a minute, not one per connection
@@ -65,7 +65,7 @@ def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
         "server_header": False, "date_header": False,
         "lifespan": "on",
         "http": TargetKeepingProtocol,   # a target's empty query is forwarded too
-        "ws": "none",                    # HTTP only: see proxy.protocol
+        "ws": "none",                    # HTTP only: see shadowdiff.proxy.protocol
         "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
         "timeout_keep_alive": settings.client_idle_timeout,   # (uvicorn's 5 s: see the setting)
         # TLS, and X-Forwarded-* rewriting of the scope (the client's scheme and address)
@@ -138,7 +138,7 @@ def run(settings: ProxySettings, *, host: str, port: int, log_level: str = "warn
     os.environ[SETTINGS_ENV] = settings_to_json(settings)
     try:
         # what uvicorn.run(workers=N) does, on the socket bound above
-        config = uvicorn.Config("proxy.server:app_from_environment", factory=True, host=host, port=port,
+        config = uvicorn.Config("shadowdiff.proxy.server:app_from_environment", factory=True, host=host, port=port,
                                 workers=workers, **_server_options(settings, log_level))
         supervisor = Supervisor(config, [sock], settings)
         supervisor.run()

@@ -1,7 +1,7 @@
 """Everything ``shadowdiff serve`` can be told, in one immutable object.
 
 Settings come from flags, ``SHADOWDIFF_*`` environment variables and a TOML config
-file (``--config``), in that order of precedence; ``proxy.cli`` does the merging,
+file (``--config``), in that order of precedence; ``shadowdiff.proxy.cli`` does the merging,
 ``build_app(settings)`` takes the result.
 """
 
@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shadowdiff.answers.records import Side
+from shadowdiff.answers.redact import DEFAULT_PATTERNS, check_patterns
+from shadowdiff.answers.targets import same_target
+from shadowdiff.commands.listen import check_forwarded, check_tls
 from shadowdiff.errors import ConfigError
-from shadowdiff.listen import check_forwarded, check_tls
-from shadowdiff.records import Side
-from shadowdiff.redact import DEFAULT_PATTERNS, check_patterns
-from shadowdiff.targets import same_target
 
 MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
 # Redacted from everything serve keeps, always (``--redact`` adds to them): e-mail
-# addresses, keys and tokens, credentials (shadowdiff.redact).
+# addresses, keys and tokens, credentials (shadowdiff.answers.redact).
 DEFAULT_REDACTIONS = DEFAULT_PATTERNS
 
 
@@ -102,7 +102,7 @@ class ProxySettings:
     tls_cert: str | None = None            # serve HTTPS with this certificate (PEM)...
     tls_key: str | None = None             # ...and its key
     forwarded_allow_ips: str | None = None   # proxies whose X-Forwarded-Proto/-For are believed (None: none)
-    # greedy pairs teacher-forced scored per second, at most (proxy.scoring); 0: none. Off by
+    # greedy pairs teacher-forced scored per second, at most (shadowdiff.proxy.scoring); 0: none. Off by
     # default: each scored pair costs every upstream a prefill of its prompt and answer.
     score_rate: float = 0.0
     # the primary's server and model as the shadow too: refused unless asked for (its noise)

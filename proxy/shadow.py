@@ -18,15 +18,15 @@ from typing import Any
 import aiohttp
 import orjson
 
-from proxy.answers import guarded
-from proxy.body import with_model
-from proxy.metrics import ProxyMetrics
-from proxy.settings import MIRRORED_PATHS, ProxySettings
-from proxy.upstream import Upstream, header_text, target
-from shadowdiff.compare import is_comparable, wants_stream
-from shadowdiff.parse import answer_from, read_answer
-from shadowdiff.records import Answer, Side
-from shadowdiff.redact import failure_text
+from shadowdiff.answers.compare import is_comparable, wants_stream
+from shadowdiff.answers.parse import answer_from, read_answer
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.redact import failure_text
+from shadowdiff.proxy.answers import guarded
+from shadowdiff.proxy.body import with_model
+from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
+from shadowdiff.proxy.upstream import Upstream, header_text, target
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",

@@ -24,8 +24,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from uvicorn.config import Config
 from uvicorn.supervisors import Multiprocess
 
-from proxy.settings import ProxySettings
 from shadowdiff.errors import ShadowdiffError
+from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers
 
@@ -39,7 +39,7 @@ class Supervisor(Multiprocess):
     def __init__(self, config: Config, sockets: list[Socket], settings: ProxySettings) -> None:
         super().__init__(config, sockets)
         self.settings = settings
-        self.host = socket.gethostname()       # what each worker joined its run with (proxy.membership)
+        self.host = socket.gethostname()       # what each worker joined its run with (shadowdiff.proxy.membership)
         self._store: Store | None = None
         self._opening = threading.Lock()
         self._seen: set[int] = set()           # pids found dead (each marked once)

@@ -30,7 +30,7 @@ limit). One that fails later was being worked on, and is a 502.
 Also here, as they concern every upstream: the connection protocol passes aiohttp only
 the head of an answer to HEAD (a body after it failed the answer), and ``target``
 builds an upstream's URL from a request's raw path and query. (An upstream failure is
-put on one line, without what was sent, by ``shadowdiff.redact.failure_text``.)
+put on one line, without what was sent, by ``shadowdiff.answers.redact.failure_text``.)
 
 Credentials for an upstream combine by one rule: its ``--*-api-key`` (``Bearer``), else
 the user and password in its URL (``Basic``, sent as a header: aiohttp's ``auth``, which
@@ -59,7 +59,7 @@ from aiohttp.connector import Connection
 from aiohttp.tracing import Trace
 from yarl import URL
 
-from proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.metrics import ProxyMetrics
 
 Body = bytes | AsyncIterator[bytes] | None
 # A stale connection's close is seen as soon as the request goes out on it; a close that

@@ -27,9 +27,9 @@ from typing import Any
 
 import ijson
 
+from shadowdiff.answers.parse import read_body
+from shadowdiff.answers.records import Choice
 from shadowdiff.errors import InputError
-from shadowdiff.parse import read_body
-from shadowdiff.records import Choice
 
 _ID_KEYS = ("id", "custom_id", "question_id", "key")
 _TEXT_KEYS = ("text", "output", "answer", "response", "content", "completion")

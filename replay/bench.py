@@ -21,13 +21,13 @@ from typing import Any
 
 import httpx
 
-from replay import logs
-from replay.runner import Overrides, ReplaySettings
-from shadowdiff.arrivals import http_client
-from shadowdiff.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.arrivals import http_client
+from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.records import Answer
 from shadowdiff.errors import InputError
-from shadowdiff.records import Answer
-from shadowdiff.stats import nearest_rank
+from shadowdiff.replay import logs
+from shadowdiff.replay.runner import Overrides, ReplaySettings
+from shadowdiff.statistics.percentile import nearest_rank
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,12 @@ import click
 from sqlalchemy.exc import DatabaseError
 from tqdm import tqdm
 
-from replay import logs
-from replay.preflight import check_sides
-from replay.references import Grading, read_references
-from replay.runner import Overrides, Replay, ReplaySettings, Tally
-from shadowdiff import gates as gating
-from shadowdiff.acceptance import LOG_CHANGED, STOPPED_BY_LOG, Acceptance, Decision
-from shadowdiff.client import RetryPolicy, Upstream
-from shadowdiff.compare import Thresholds
-from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
-from shadowdiff.grading import Grader
-from shadowdiff.invisible import safe_text
-from shadowdiff.options import (
+from shadowdiff.answers.client import RetryPolicy, Upstream
+from shadowdiff.answers.compare import Thresholds
+from shadowdiff.answers.invisible import safe_text
+from shadowdiff.answers.records import Side
+from shadowdiff.answers.targets import same_target
+from shadowdiff.commands.options import (
     Finite,
     NoDecisionUsage,
     NumberOr,
@@ -41,10 +35,16 @@ from shadowdiff.options import (
     review_url_option,
     side_by_side_option,
 )
-from shadowdiff.records import Side
-from shadowdiff.reports import SIDE_BY_SIDE, write_reports
+from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
+from shadowdiff.replay import logs
+from shadowdiff.replay.preflight import check_sides
+from shadowdiff.replay.references import Grading, read_references
+from shadowdiff.replay.runner import Overrides, Replay, ReplaySettings, Tally
+from shadowdiff.report.write import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
-from shadowdiff.targets import same_target
+from shadowdiff.triage.grading import Grader
+from shadowdiff.verdict import gates as gating
+from shadowdiff.verdict.acceptance import LOG_CHANGED, STOPPED_BY_LOG, Acceptance, Decision
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
@@ -74,7 +74,7 @@ class _ReplayCommand(click.Command):
             raise
 
 
-_ARGV = "replay.argv"
+_ARGV = "shadowdiff.replay.argv"
 _INTERRUPTED = 130   # 128 + SIGINT, what a shell reports for a process Ctrl+C stopped
 
 
@@ -107,7 +107,7 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--baseline", required=True, help="Base URL of the baseline server (e.g. http://host:8000).")
 @click.option("--candidate", required=True, help="Base URL of the candidate server.")
 @click.option("--replica", default=None, help="A second baseline, to measure the noise floor.")
-# the defaults are replay.preflight's: the log's model, or the one model a server serves
+# the defaults are shadowdiff.replay.preflight's: the log's model, or the one model a server serves
 @click.option("--baseline-model", default=None,
               help="Model name sent to the baseline (default: the log's, or the one model the server serves).")
 @click.option("--candidate-model", default=None,
@@ -142,7 +142,7 @@ def _resume_command(ctx: click.Context) -> str:
               help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
                    "however slowly it streams; a request out of time is recorded as timed out "
                    "(after its retries).")
-# what shadowdiff.client retries (RETRY_STATUSES and transport failures); a test holds the two together
+# what shadowdiff.answers.client retries (RETRY_STATUSES and transport failures); a test holds the two together
 @click.option("--retries", default=3, show_default=True, type=click.IntRange(min=0),
               help="Retries of HTTP 429, 502, 503 and 504, timeouts, connection failures and streams cut short, "
                    "with backoff and Retry-After; then the answer is an error.")
@@ -258,7 +258,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
                side_by_side: int | None = SIDE_BY_SIDE, gates: Mapping[str, Any] | None = None,
                review_url: str | None = None, allow_same_target: bool = False) -> Acceptance:
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict.
-    ``gates``: the gates given (``shadowdiff.gates.given``), stored with the run so that
+    ``gates``: the gates given (``shadowdiff.verdict.gates.given``), stored with the run so that
     ``report`` decides with them too."""
 
     fmt = settings.fmt or logs.detect(settings.log)
@@ -474,7 +474,7 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
     An answer whose id the other file lacks is an unpartnered pair, an error. Exits 0 once
     the reports are written (the verdict is in them, and `shadowdiff report` exits with it);
     with --gate, with the verdict's code. The gates given are stored with the run."""
-    from replay.offline import compare_files
+    from shadowdiff.replay.offline import compare_files
 
     try:
         if not allow_same_target and (a.resolve() == b.resolve() or logs.fingerprint(a) == logs.fingerprint(b)):
@@ -502,7 +502,7 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
 
 def _unpartnered_line(a: Path, b: Path, settings: dict[str, Any]) -> str:
     """What the compare run records of its answers without a partner, which side each misses."""
-    from replay.offline import NO_BASELINE, NO_CANDIDATE, UNPARTNERED
+    from shadowdiff.replay.offline import NO_BASELINE, NO_CANDIDATE, UNPARTNERED
 
     counts = settings.get(UNPARTNERED, {})
     no_candidate, no_baseline = counts.get(NO_CANDIDATE, 0), counts.get(NO_BASELINE, 0)
@@ -559,7 +559,7 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
     """
     import json
 
-    from replay import bench as bench_module
+    from shadowdiff.replay import bench as bench_module
 
     try:
         settings = ReplaySettings(
@@ -608,7 +608,7 @@ def demo(out: Path, latency: str, concurrency: int) -> None:
     The servers are `shadowdiff simulate` test doubles (baseline, fp8, and a baseline
     replica for the noise floor); their text is synthetic, not a model's.
     """
-    from replay import demo as demo_module
+    from shadowdiff.replay import demo as demo_module
 
     click.echo("starting three simulated vLLM servers (test doubles, synthetic text): "
                f"{demo_module.BASELINE_MODEL} baseline and replica, {demo_module.CANDIDATE_MODEL} fp8", err=True)

@@ -12,15 +12,15 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
 
-from replay import logs
-from replay.runner import ReplaySettings
-from shadowdiff.background import serve_in_thread
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
-from simulator import profiles
-from simulator.app import build_app
-from simulator.scheduler import LATENCY_PRESETS
-from simulator.settings import SimulatorSettings
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.commands.background import serve_in_thread
+from shadowdiff.replay import logs
+from shadowdiff.replay.runner import ReplaySettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.scheduler import LATENCY_PRESETS
+from shadowdiff.simulator.settings import SimulatorSettings
 
 BASELINE_MODEL = "Qwen/Qwen3-8B"
 CANDIDATE_MODEL = "Qwen/Qwen3-8B-FP8"

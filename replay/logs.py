@@ -14,12 +14,12 @@ Five formats are recognised from their first lines (or named with ``--format``):
 ===============  ===========================================================================
 
 A ``batch``, ``bodies`` or ``questions`` line may carry a ``reference`` answer and the
-``grader`` to grade it by (``shadowdiff.grading``) at its top level: a bodies line's are
+``grader`` to grade it by (``shadowdiff.triage.grading``) at its top level: a bodies line's are
 taken out of the body sent (they are no OpenAI fields); a question's ``reference`` may
 be a list with one per turn (MT-Bench's math, reasoning and coding questions), of which
 the replayed turn's is taken. Only their form is checked here (a string or a number, a
 known grader); whether the grader can grade by the reference is checked when the run's
-default grader is known (``replay.references``).
+default grader is known (``shadowdiff.replay.references``).
 
 Logs are streamed, never loaded whole (a JSON array is parsed incrementally with
 ijson). A UTF-8 byte-order mark is not part of the log, whatever its format, nor of a
@@ -53,9 +53,9 @@ from typing import Any
 
 import ijson
 
+from shadowdiff.answers.records import prompt_text
 from shadowdiff.errors import ConfigError, InputError
-from shadowdiff.grading import check_type, grader_named
-from shadowdiff.records import prompt_text
+from shadowdiff.triage.grading import check_type, grader_named
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
@@ -66,7 +66,7 @@ _METADATA_KEYS = ("id", "custom_id", "category", "reference", "grader")
 def bundled_workload() -> Path:
     """The bundled workload: 20 prompts over the categories the original check used
     (``shadowdiff demo`` replays it; ``shadowdiff bench`` sends it by default)."""
-    return Path(str(resources.files("replay") / "workloads" / "demo.jsonl"))
+    return Path(str(resources.files("shadowdiff.replay") / "workloads" / "demo.jsonl"))
 
 
 class LogFormat(StrEnum):
@@ -87,7 +87,7 @@ class LogRecord:
     body: dict[str, Any]        # the request body as logged (overrides are applied later)
     category: str | None = None
     earlier: tuple[str, ...] = ()   # --turn N of a question: the user turns before it, answered first
-    reference: str | int | float | None = None   # the right answer, graded by ``grader`` (shadowdiff.grading)
+    reference: str | int | float | None = None   # the right answer, graded by ``grader`` (shadowdiff.triage.grading)
     grader: str | None = None
 
     @property

@@ -27,10 +27,10 @@ from typing import Any
 
 import httpx
 
-from replay import logs
-from replay.runner import ReplaySettings
-from shadowdiff.client import Upstream
+from shadowdiff.answers.client import Upstream
 from shadowdiff.errors import ConfigError
+from shadowdiff.replay import logs
+from shadowdiff.replay.runner import ReplaySettings
 
 
 def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:

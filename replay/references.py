@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from replay.logs import LogRecord
 from shadowdiff.errors import InputError
-from shadowdiff.grading import Grader, Reference, check_reference, check_type, default_grader, grader_named
+from shadowdiff.replay.logs import LogRecord
+from shadowdiff.triage.grading import Grader, Reference, check_reference, check_type, default_grader, grader_named
 
 _IDS = ("id", "custom_id", "question_id")
 _LISTED = 10   # unmatched ids named in the closing warning

@@ -19,21 +19,21 @@ from typing import Any
 
 import httpx
 
-from replay import logs
-from replay.references import Grading, grading_settings
-from shadowdiff.arrivals import http_client
-from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
+from shadowdiff.answers.arrivals import http_client
+from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
+from shadowdiff.answers.parse import CUT_SHORT
+from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.redact import Redactor, check_patterns
 from shadowdiff.errors import ConfigError, InputError
-from shadowdiff.flips import grade_pair_off_loop
-from shadowdiff.grading import Grader
-from shadowdiff.parse import CUT_SHORT
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.redact import Redactor, check_patterns
-from shadowdiff.scoring import Scorer, score_pair
-from shadowdiff.signals import triage_off_loop, with_cascade
+from shadowdiff.replay import logs
+from shadowdiff.replay.references import Grading, grading_settings
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
+from shadowdiff.triage.grading import Grader
+from shadowdiff.triage.scoring import Scorer, score_pair
+from shadowdiff.triage.signals import triage_off_loop, with_cascade
+from shadowdiff.verdict.flips import grade_pair_off_loop
 
 # Comparing texts longer than this moves off the event loop, so that a 32,000-character
 # pair never stalls the streams being read beside it.
@@ -99,7 +99,7 @@ class ReplaySettings:
     redact: tuple[str, ...] = ()                 # patterns redacted from stored prompts and requests
     labels: dict[str, str] = field(default_factory=dict)   # what moves the noise floor: gpu=H100...
     servers: dict[str, str | None] = field(default_factory=dict)   # each side's vLLM version (/version)
-    score: bool = True        # teacher-forced scoring of the baseline's answers (shadowdiff.scoring)
+    score: bool = True        # teacher-forced scoring of the baseline's answers (shadowdiff.triage.scoring)
     references: Path | None = None               # --references: reference answers by record id
     grader: Grader | None = None                 # --grader: for references that name none
 

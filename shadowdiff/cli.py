@@ -19,19 +19,19 @@ from shadowdiff import __version__
 
 # command name -> "module:attribute" of its click command
 COMMANDS = {
-    "simulate": "simulator.cli:simulate",
-    "replay": "replay.cli:replay",
-    "compare": "replay.cli:compare_command",
-    "bench": "replay.cli:bench",
-    "demo": "replay.cli:demo",
-    "serve": "proxy.cli:serve",
-    "report": "shadowdiff.commands:report",
-    "judge": "shadowdiff.commands:judge",
-    "review": "shadowdiff.commands:review",
-    "reviewers": "shadowdiff.review.cli:reviewers",
-    "close": "shadowdiff.commands:close",
-    "prune": "shadowdiff.commands:prune_command",
-    "plan": "shadowdiff.commands:plan",
+    "simulate": "shadowdiff.simulator.cli:simulate",
+    "replay": "shadowdiff.replay.cli:replay",
+    "compare": "shadowdiff.replay.cli:compare_command",
+    "bench": "shadowdiff.replay.cli:bench",
+    "demo": "shadowdiff.replay.cli:demo",
+    "serve": "shadowdiff.proxy.cli:serve",
+    "report": "shadowdiff.commands.runs:report",
+    "judge": "shadowdiff.commands.runs:judge",
+    "review": "shadowdiff.commands.runs:review",
+    "reviewers": "shadowdiff.commands.reviewers:reviewers",
+    "close": "shadowdiff.commands.runs:close",
+    "prune": "shadowdiff.commands.runs:prune_command",
+    "plan": "shadowdiff.commands.runs:plan",
 }
 
 
@@ -67,7 +67,7 @@ class LazyGroup(click.Group):
         except click.ClickException as exc:
             # every command's error line, one place: errors quote servers, logs and models, and
             # a terminal obeys the ESC and CR they may hold (imported here: --version loads no more)
-            from shadowdiff.invisible import safe_text
+            from shadowdiff.answers.invisible import safe_text
 
             # (``message`` is final in click's type hints only: show() reads it as it is)
             vars(exc)["message"] = safe_text(exc.message, lines=True)
@@ -78,7 +78,7 @@ class LazyGroup(click.Group):
             # a crash's traceback quotes servers and logs too; it still exits 1, as Python's would
             import traceback
 
-            from shadowdiff.invisible import safe_text
+            from shadowdiff.answers.invisible import safe_text
 
             click.echo(safe_text(traceback.format_exc(), lines=True), err=True, nl=False)
             raise SystemExit(1) from None
@@ -94,7 +94,7 @@ def _visible_logging() -> None:
     quotes servers, so no raw ESC or CR reaches the terminal."""
     import logging
 
-    from shadowdiff.invisible import VisibleLogs
+    from shadowdiff.answers.invisible import VisibleLogs
 
     root = logging.getLogger()
     if root.handlers:    # (configured already: an embedding program's, or a test's)

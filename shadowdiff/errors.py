@@ -8,7 +8,7 @@
     └── RunFinished                 pairs or counts written to a run already finished
 
 Messages say what was wrong and what to do about it: they are shown to users as-is,
-on one line (``Error: <message>``). ``shadowdiff.options.click_error`` exits 3 for a
+on one line (``Error: <message>``). ``shadowdiff.commands.options.click_error`` exits 3 for a
 ConfigError and 1 for the others (report, judge, review, and a port that cannot be
 taken); replay exits 1 (3 with --gate), and a bad flag of serve or simulate is click's
 usage error, 2.

@@ -86,9 +86,9 @@ def run(out: Path, steps: set[str]) -> None:
                 "--label", f"cpu={os.cpu_count()} cores, --n_threads 1")
             if replayed.returncode != 0:
                 raise SystemExit(f"the replay failed (exit {replayed.returncode})")
-            (out / "replay.txt").write_text(replayed.stdout)
+            (out / "shadowdiff.replay.txt").write_text(replayed.stdout)
         if "score" in steps:
-            # teacher-forced token agreement: each side reads F16's answers (shadowdiff.scoring)
+            # teacher-forced token agreement: each side reads F16's answers (shadowdiff.triage.scoring)
             shutil.rmtree(out / "score-run", ignore_errors=True)
             scored = shadowdiff(
                 "replay", str(chatml_log(out)), "--endpoint", "completions", "--baseline", f16.url,

@@ -86,7 +86,7 @@ def run(out: Path, candidates: list[str], steps: set[str]) -> None:
                                    "the candidate)")
                     if replayed.returncode != 0:
                         raise SystemExit(f"the {name} replay failed (exit {replayed.returncode})")
-                    (where / "replay.txt").write_text(replayed.stdout.replace(f"{ROOT}/", ""))
+                    (where / "shadowdiff.replay.txt").write_text(replayed.stdout.replace(f"{ROOT}/", ""))
                 if "bench" in steps:
                     benched = shadowdiff("bench", "--baseline", bf16.url, "--candidate", candidate.url,
                                          "--prompts", str(questions), *BENCH, "--out", str(where / "bench.json"))

@@ -1,6 +1,6 @@
 """The gradable workload: prompts with one exact answer each, to measure accuracy.
 
-``python -m replay.workloads.gradable > replay/workloads/gradable.jsonl`` rewrites the
+``python -m shadowdiff.replay.workloads.gradable > replay/workloads/gradable.jsonl`` rewrites the
 bundled file; the same seed always gives the same bytes (a test checks the committed
 file against a fresh run). Five kinds, in turn: arithmetic (several integer operations),
 dates (weekday of a date, days between two dates, the date N days later), unit
@@ -10,8 +10,8 @@ numbers) and multiple choice over facts a short passage states.
 Each line is a ``bodies`` log line with two more fields: ``reference``, the exact
 answer, and ``grader``, how an answer is compared with it (``number``, ``exact`` or
 ``choice``); the prompt asks for the final answer as ``Answer: <value>``. The prompts
-come from the simulator's templates (``simulator.gradable``, which says why), and each
-reference is what ``simulator.questions.solve`` reads back from its prompt: a prompt it
+come from the simulator's templates (``shadowdiff.simulator.gradable``, which says why), and each
+reference is what ``shadowdiff.simulator.questions.solve`` reads back from its prompt: a prompt it
 cannot read, or reads as another kind, stops the generator.
 """
 
@@ -27,8 +27,8 @@ from fractions import Fraction
 from typing import Any
 
 from shadowdiff.errors import ShadowdiffError
-from simulator import arithmetic, passages, questions
-from simulator.gradable import Kind, number_text
+from shadowdiff.simulator import arithmetic, passages, questions
+from shadowdiff.simulator.gradable import Kind, number_text
 
 SEED = 20240607
 PER_KIND = 60
@@ -188,7 +188,8 @@ def render(seed: int = SEED, per_kind: int = PER_KIND) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m replay.workloads.gradable", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m shadowdiff.replay.workloads.gradable",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--per-kind", type=int, default=PER_KIND)
     args = parser.parse_args(argv)

@@ -40,11 +40,11 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from shadowdiff.diffview import sides_view
+from shadowdiff.answers.invisible import add_filters
+from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
-from shadowdiff.invisible import add_filters
-from shadowdiff.records import Side, Verdict
-from shadowdiff.requestview import request_view
+from shadowdiff.report.diffview import sides_view
+from shadowdiff.report.requestview import request_view
 from shadowdiff.review.auth import REVIEWER_COOKIE, SESSION_COOKIE, SESSION_SECONDS, Auth, Identity, same_origin
 from shadowdiff.review.blind import (
     QUEUE_KINDS,
@@ -59,7 +59,6 @@ from shadowdiff.review.blind import (
 from shadowdiff.review.export import csv_export, jsonl_export
 from shadowdiff.review.nostore import NoStore
 from shadowdiff.review.ratelimit import Lockout, SignInLimit
-from shadowdiff.signals import ONE_SIDED_KINDS
 from shadowdiff.store import Store
 from shadowdiff.store.review import (
     MAX_NOTE,
@@ -72,6 +71,7 @@ from shadowdiff.store.review import (
     check_text,
 )
 from shadowdiff.store.reviewers import MAX_NAME, Reviewers, check_name
+from shadowdiff.triage.signals import ONE_SIDED_KINDS
 
 VERDICT_HELP = {
     "equivalent": "the same answer",
@@ -127,7 +127,8 @@ def _environment() -> Environment:
     """The review's own pages, and the answer view it shares with report.html: compiled once
     a process, however many apps it builds. Shared by them all: nothing may change it once
     built; what differs per app or request (prefix, nonce, reviewer) goes in at render time."""
-    loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"), PackageLoader("shadowdiff", "templates")])
+    loader = ChoiceLoader([PackageLoader("shadowdiff.review", "templates"),
+                           PackageLoader("shadowdiff.report", "templates")])
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["side_words"] = side_words
@@ -594,7 +595,7 @@ def _saved_message(saved: str | None, reviews: list[Review], reviewer: str, key:
 def _judge_view(row: dict[str, Any], blinding: Blinding, pair_id: int, revealed: bool) -> dict[str, Any] | None:
     """The judge's suggestion as the reviewer may see it (``judge_text``).
 
-    The judge saw the answers as A and B in this page's order (``shadowdiff.judge``), so
+    The judge saw the answers as A and B in this page's order (``shadowdiff.review.judge``), so
     its reason is shown in its own letters. Reasons stored by earlier builds named the
     sides, and their letters followed another order, computable from the pair's key:
     they wait for the reveal (``shadowdiff judge --redo`` asks again).

@@ -19,8 +19,8 @@ import hmac
 import re
 from typing import Any
 
-from shadowdiff.records import Side, Verdict
-from shadowdiff.signals import ONE_SIDED_KINDS, REASONING_REASONS, SIGNAL_KINDS, explain
+from shadowdiff.answers.records import Side, Verdict
+from shadowdiff.triage.signals import ONE_SIDED_KINDS, REASONING_REASONS, SIGNAL_KINDS, explain
 
 _SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNORECASE)
 
@@ -115,7 +115,7 @@ class Blinding:
 
 
 def score_view(score: dict[str, Any] | None, noise_score: dict[str, Any] | None) -> str | None:
-    """A pair's teacher-forced score (``shadowdiff.scoring``) in words that name no side,
+    """A pair's teacher-forced score (``shadowdiff.triage.scoring``) in words that name no side,
     for the page after the reveal. The scored answer is always the baseline's, so even
     the share is one side's figure (a reviewer who counts the tokens of each answer can
     tell which one it is over): the page holds it back until the verdict."""
@@ -129,7 +129,7 @@ def score_view(score: dict[str, Any] | None, noise_score: dict[str, Any] | None)
 
 
 def grade_view(grade: dict[str, Any] | None, a_is_baseline: bool) -> dict[str, Any] | None:
-    """A pair's grade against its reference answer (``shadowdiff.flips``) in the page's
+    """A pair's grade against its reference answer (``shadowdiff.verdict.flips``) in the page's
     letters: the reference, the grader, and per letter right, wrong or not graded (None)
     and what the grader read in that answer. The reference is the log's, the same whoever
     is A: nothing here names a side."""

@@ -18,8 +18,8 @@ from typing import IO, Any
 
 from starlette.responses import Response, StreamingResponse
 
-from shadowdiff.invisible import json_text
-from shadowdiff.reports import spreadsheet_safe, spreadsheet_writer
+from shadowdiff.answers.invisible import json_text
+from shadowdiff.report.write import spreadsheet_safe, spreadsheet_writer
 
 IN_MEMORY = 8 * 1024 * 1024
 CHUNK = 64 * 1024

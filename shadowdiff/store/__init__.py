@@ -39,9 +39,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DatabaseError, IntegrityError
 
+from shadowdiff.answers.records import Answer, Choice, Pair, Side
 from shadowdiff.errors import ConfigError, RunFinished
-from shadowdiff.records import Answer, Choice, Pair, Side
-from shadowdiff.stats import nearest_rank
+from shadowdiff.statistics.percentile import nearest_rank
 from shadowdiff.store import schema
 
 STORE_FILE = "shadowdiff.sqlite"
@@ -116,7 +116,7 @@ _WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
 
 def queue_order() -> tuple[sa.ColumnElement[Any], ...]:
     """The review queue's order, as SQL sort keys, all ascending: the highest review
-    priority first (shadowdiff.signals), and within a priority the worst first (errors,
+    priority first (shadowdiff.triage.signals), and within a priority the worst first (errors,
     then divergent, near, equivalent; then the lowest similarity, none counting as -1),
     then log order. The report's list of pairs, the queue page, "next" and a pair page's
     previous/next all sort by this one tuple, so that they cannot disagree."""

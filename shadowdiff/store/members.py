@@ -22,7 +22,7 @@ is finished or silent.
 
 A member that dies is marked ``lost`` as soon as someone notices: the supervisor of
 ``serve --workers N`` when its worker process dies (``mark_lost``, by host and pid,
-within a second: ``proxy.supervisor``), or else the heartbeat of any live member of
+within a second: ``shadowdiff.proxy.supervisor``), or else the heartbeat of any live member of
 its run once it has been silent for ``STALE_AFTER`` (another host's replica: within
 ``STALE_AFTER + HEARTBEAT``), or at the latest the run's end. Marking a member lost
 adds its last reported in-flight count to the run's counts as requests not compared,
@@ -34,7 +34,7 @@ out of the counts: it counts them itself.
 A run closed under its members (``close --force``) takes no more pairs or counts
 (the store refuses them: ``RunFinished``), so its report never changes afterwards; a
 member joins a new run as soon as its writer or its heartbeat finds out
-(``proxy.membership``).
+(``shadowdiff.proxy.membership``).
 
 Times are the database's clock on PostgreSQL (replicas on several hosts compare
 heartbeats against one clock), the local clock on SQLite (one host).

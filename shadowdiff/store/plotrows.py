@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
 from shadowdiff.store import Store, schema
 
 SIDES = (Side.BASELINE, Side.CANDIDATE, Side.REPLICA)

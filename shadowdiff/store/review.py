@@ -21,11 +21,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
-from shadowdiff.records import Side, Verdict
-from shadowdiff.signals import SIGNAL_KINDS
 from shadowdiff.store import Store, StoredPair, queue_order, queue_place, schema
 from shadowdiff.store.reviewers import check_name
+from shadowdiff.triage.signals import SIGNAL_KINDS
 
 NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
 MAX_NOTE = 10_000

@@ -88,8 +88,8 @@ pairs = Table(
     Column("judge_reason", Text),
     Column("judge_blind", Boolean),           # (0010) true: the judge saw the page's A/B order; null: before
     # (0012) the candidate's and the replica's teacher-forced scores of the baseline's answer
-    # (shadowdiff.scoring), the candidate's token agreement alone, and the graded answers
-    # with the pair's flip (correct_to_wrong, wrong_to_correct; shadowdiff.grading)
+    # (shadowdiff.triage.scoring), the candidate's token agreement alone, and the graded answers
+    # with the pair's flip (correct_to_wrong, wrong_to_correct; shadowdiff.triage.grading)
     Column("score", JSON),
     Column("noise_score", JSON),
     Column("token_agreement", Float),

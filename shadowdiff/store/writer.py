@@ -40,8 +40,8 @@ from typing import TypeVar
 
 from sqlalchemy.exc import DataError, IntegrityError
 
+from shadowdiff.answers.records import Pair
 from shadowdiff.errors import RunFinished
-from shadowdiff.records import Pair
 from shadowdiff.store import DROPPED, Store
 
 _MOVES = 5   # runs closed under the writer one after the other, five times over: give up

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.reports import write_reports
+from shadowdiff.report.write import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
 from tests.support.bigstore import big_run

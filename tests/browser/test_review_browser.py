@@ -17,14 +17,14 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from shadowdiff.flips import grade_pair
-from shadowdiff.grading import Grader
-from shadowdiff.records import Pair
-from shadowdiff.reports import write_reports
+from shadowdiff.answers.records import Pair
+from shadowdiff.report.write import write_reports
 from shadowdiff.review.app import ERRORS, build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.triage.grading import Grader
+from shadowdiff.verdict.flips import grade_pair
 from tests.support.browsers import TOKEN, output_dir, sign_in
 from tests.support.factories import fill, pair
 from tests.support.servers import serve_app

@@ -7,7 +7,7 @@ two choices. Each is read by every reader shadowdiff has:
 
 * the proxy's tap and shadow reader (``read_answer`` on the bytes that passed);
 * the replay client (``Caller`` over HTTP on loopback);
-* ``shadowdiff compare``'s reader of run-batch output (``replay.answers``), not streamed.
+* ``shadowdiff compare``'s reader of run-batch output (``shadowdiff.replay.answers``), not streamed.
 
 and must become the record of that answer: every part of every choice, and the usage.
 """
@@ -23,10 +23,10 @@ from typing import Any
 import httpx
 import pytest
 
-from replay import answers as saved_answers
-from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.parse import answer_from, read_answer
-from shadowdiff.records import Answer, Side
+from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.parse import answer_from, read_answer
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.replay import answers as saved_answers
 from tests.support.conformance.fixtures import Oracle
 from tests.support.servers import read_body, serve_app
 

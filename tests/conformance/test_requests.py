@@ -21,16 +21,16 @@ from typing import Any
 import openai
 import pytest
 
-from replay import bench, logs
-from replay.cli import run_replay
-from replay.runner import Overrides, ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.judge import JudgeSettings, judge_run
-from shadowdiff.records import Side
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.replay import bench, logs
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.replay.runner import Overrides, ReplaySettings
+from shadowdiff.review.judge import JudgeSettings, judge_run
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store
-from simulator import profiles
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
 from tests.support.conformance.fixtures import Oracle
 from tests.support.fixtures import MODEL
 from tests.support.servers import Recorder, serve_app

@@ -19,12 +19,12 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from simulator import logprobs
-from simulator.app import build_app
-from simulator.expected import Expected
-from simulator.serving import prepare
-from simulator.settings import SimulatorSettings
-from simulator.vocab import ADDED_TOKENS, SPECIAL_TOKENS, vocabulary
+from shadowdiff.simulator import logprobs
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.expected import Expected
+from shadowdiff.simulator.serving import prepare
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.vocab import ADDED_TOKENS, SPECIAL_TOKENS, vocabulary
 from tests.support.conformance.fixtures import Oracle
 from tests.support.fixtures import MODEL
 from tests.support.servers import serve_app

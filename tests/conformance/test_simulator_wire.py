@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from simulator.app import build_app
-from simulator.faults import Fault, FaultSettings
-from simulator.scheduler import LatencyModel
-from simulator.settings import SimulatorSettings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.faults import Fault, FaultSettings
+from shadowdiff.simulator.scheduler import LatencyModel
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.conformance.fixtures import Oracle
 from tests.support.fixtures import MODEL
 from tests.support.servers import serve_app

@@ -6,14 +6,14 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shadowdiff.acceptance import Decision, acceptance
-from shadowdiff.compare import compare, compare_answers, error_comparison
-from shadowdiff.records import Answer, Choice, Pair, Side
-from shadowdiff.reports import summary_text, write_reports
-from shadowdiff.signals import triage_answers
+from shadowdiff.answers.compare import compare, compare_answers, error_comparison
+from shadowdiff.answers.records import Answer, Choice, Pair, Side
+from shadowdiff.report.summary import summarize
+from shadowdiff.report.write import summary_text, write_reports
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
-from shadowdiff.summary import summarize
+from shadowdiff.triage.signals import triage_answers
+from shadowdiff.verdict.acceptance import Decision, acceptance
 from tests.support.runs import TEXTS, add_run, flips, make_run, run_report
 
 
@@ -85,7 +85,7 @@ def test_judge_suggestions_do_not_count(tmp_path: Path) -> None:
 
 
 def test_errors_make_a_run_incomplete(tmp_path: Path) -> None:
-    from shadowdiff.compare import error_comparison
+    from shadowdiff.answers.compare import error_comparison
 
     store = Store.open(tmp_path)
     run = store.create_run("replay", {})

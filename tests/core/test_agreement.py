@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from shadowdiff.agreement import LISTED, Agreement, agreement_of, cohens_kappa
-from shadowdiff.reports import write_reports
+from shadowdiff.report.write import write_reports
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
+from shadowdiff.verdict.agreement import LISTED, Agreement, agreement_of, cohens_kappa
 from tests.support.reporting import assert_nothing_live, commonmark
 from tests.support.runs import add_run, flips
 

@@ -10,10 +10,10 @@ import time
 import httpx
 import pytest
 
-from shadowdiff import arrivals
-from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.parse import EventStream, sse_data
-from shadowdiff.records import Side
+from shadowdiff.answers import arrivals
+from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.parse import EventStream, sse_data
+from shadowdiff.answers.records import Side
 from tests.support.servers import Drip, free_port, serve_app
 
 

@@ -107,7 +107,8 @@ def test_a_commands_log_lines_and_a_crash_reach_the_terminal_escaped(tmp_path: P
         "from shadowdiff import cli\n"
         "@click.command()\n"
         "def hostile():\n"
-        "    logging.getLogger('replay.runner').warning('server said \\x1b[2K\\rverdict: PASS \\u202e24\\u202c')\n"
+        "    logging.getLogger('shadowdiff.replay.runner')"
+        ".warning('server said \\x1b[2K\\rverdict: PASS \\u202e24\\u202c')\n"
         "    raise RuntimeError('boom \\x1b[31m\\rverdict: PASS')\n"
         "cli.main.add_command(hostile)\n"
         "cli.main(['hostile'])\n")

@@ -6,8 +6,8 @@ import asyncio
 
 import httpx
 
-from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.records import Side
+from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.records import Side
 
 
 def test_a_404_names_the_url_called_without_credentials_or_query() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shadowdiff.compare import Outcome, Thresholds, compare, error_comparison, first_difference, normalize
+from shadowdiff.answers.compare import Outcome, Thresholds, compare, error_comparison, first_difference, normalize
 from shadowdiff.errors import ConfigError
 
 # Two 272-character answers that differ in one digit.
@@ -114,7 +114,7 @@ def test_error_comparison() -> None:
 
 
 def test_long_answers_are_compared_over_words() -> None:
-    from shadowdiff.compare import WORD_LEVEL_FROM, similarity
+    from shadowdiff.answers.compare import WORD_LEVEL_FROM, similarity
 
     long_a = (ANSWER + " ") * (WORD_LEVEL_FROM // len(ANSWER) + 1)
     long_b = long_a.replace("2.1 million", "2.2 million", 1)

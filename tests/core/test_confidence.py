@@ -1,4 +1,4 @@
-"""The bounds and intervals of shadowdiff.confidence: closed forms where there are some,
+"""The bounds and intervals of shadowdiff.statistics.confidence: closed forms where there are some,
 the defining equation otherwise, and their coverage checked by simulation (a 95 % bound
 must hold the true rate in about 95 % of runs; Clopper–Pearson at least that)."""
 
@@ -11,8 +11,8 @@ from statistics import NormalDist
 
 import pytest
 
-from shadowdiff import confidence
-from shadowdiff.confidence import paired_difference, rate_upper, reviews_needed
+from shadowdiff.statistics import confidence
+from shadowdiff.statistics.confidence import paired_difference, rate_upper, reviews_needed
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
 from tests.support import cli

@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2 import Environment, PackageLoader
 
-from shadowdiff import diffview
-from shadowdiff.diffview import (
+from shadowdiff.answers.invisible import add_filters, is_invisible, visible
+from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.report import diffview
+from shadowdiff.report.diffview import (
     CallPair,
     ChoicePair,
     PairView,
@@ -26,8 +28,6 @@ from shadowdiff.diffview import (
     text_rows,
     word_diff,
 )
-from shadowdiff.invisible import add_filters, is_invisible, visible
-from shadowdiff.records import Answer, Choice, Side
 from tests.support.answercells import cells
 
 
@@ -227,7 +227,7 @@ def _side(rows: list[Row], side: int) -> str:
 
 def test_the_request_view_takes_odd_stored_requests() -> None:
     """A stored request is whatever a client sent: an odd ``tool_calls`` is no calls, not a 500."""
-    from shadowdiff.requestview import request_view
+    from shadowdiff.report.requestview import request_view
 
     view = request_view({"messages": [{"role": "assistant", "content": "hi", "tool_calls": 5},
                                       {"role": "assistant", "content": None, "tool_calls": [
@@ -328,7 +328,7 @@ def test_invisible_characters_are_shown_as_their_code_points() -> None:
 
 def test_the_pattern_matches_every_invisible_character_and_nothing_else() -> None:
     """Over every code point: the compiled class (written as ranges) is the category test."""
-    from shadowdiff.invisible import _pattern
+    from shadowdiff.answers.invisible import _pattern
     pattern, lines = _pattern(), _pattern("\n")
     wrong = [code for code in range(sys.maxunicode + 1)
              if bool(pattern.fullmatch(chr(code))) is not is_invisible(chr(code))]
@@ -349,7 +349,7 @@ def test_no_invisible_character_is_written_and_none_is_lost(text: str) -> None:
 
 
 def _rendered(view: PairView, blind: bool) -> str:
-    env = Environment(loader=PackageLoader("shadowdiff", "templates"), autoescape=True,
+    env = Environment(loader=PackageLoader("shadowdiff.report", "templates"), autoescape=True,
                       trim_blocks=True, lstrip_blocks=True)
     add_filters(env)
     template = env.from_string('{% from "_answer.html" import pair_view %}'

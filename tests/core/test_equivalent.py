@@ -17,11 +17,11 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from replay.offline import compare_files
-from shadowdiff.acceptance import Decision, acceptance
-from shadowdiff.compare import Outcome, answered, compare_answers, normalize
-from shadowdiff.records import Answer, Side
+from shadowdiff.answers.compare import Outcome, answered, compare_answers, normalize
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.replay.offline import compare_files
 from shadowdiff.store import Store
+from shadowdiff.verdict.acceptance import Decision, acceptance
 
 SAME = (Outcome.IDENTICAL, Outcome.EQUIVALENT)
 

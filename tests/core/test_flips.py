@@ -1,4 +1,4 @@
-"""Flips (shadowdiff/flips.py): a pair graded on each side, a run's flips counted and tested,
+"""Flips (shadowdiff/verdict/flips.py): a pair graded on each side, a run's flips counted and tested,
 the gate on them, and what the reports and the review queue make of them."""
 
 from __future__ import annotations
@@ -9,17 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from shadowdiff.acceptance import Acceptance, Decision
-from shadowdiff.compare import compare_answers, error_comparison
-from shadowdiff.confidence import mcnemar_exact, paired_difference, rate_upper
-from shadowdiff.flips import CORRECT_TO_WRONG, FLIP_PRIORITY, WRONG_TO_CORRECT, FlipTally, flip_lines, grade_pair
-from shadowdiff.grading import Grader, default_grader
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.reports import write_reports
-from shadowdiff.signals import triage_answers
+from shadowdiff.answers.compare import compare_answers, error_comparison
+from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.report.summary import summarize
+from shadowdiff.report.write import write_reports
+from shadowdiff.statistics.confidence import mcnemar_exact, paired_difference, rate_upper
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from shadowdiff.summary import summarize
+from shadowdiff.triage.grading import Grader, default_grader
+from shadowdiff.triage.signals import triage_answers
+from shadowdiff.verdict.acceptance import Acceptance, Decision
+from shadowdiff.verdict.flips import (
+    CORRECT_TO_WRONG,
+    FLIP_PRIORITY,
+    WRONG_TO_CORRECT,
+    FlipTally,
+    flip_lines,
+    grade_pair,
+)
 from tests.support import cli
 
 

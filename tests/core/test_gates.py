@@ -1,11 +1,11 @@
-"""The gates of a verdict kept with the run (``shadowdiff.gates``): where each value comes from."""
+"""The gates of a verdict kept with the run (``shadowdiff.verdict.gates``): where each value comes from."""
 
 from __future__ import annotations
 
 import pytest
 
-from shadowdiff import gates
 from shadowdiff.errors import ConfigError
+from shadowdiff.verdict import gates
 
 
 def test_a_flag_beats_the_run_which_beats_the_default() -> None:

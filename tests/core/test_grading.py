@@ -1,11 +1,12 @@
-"""The graders (shadowdiff/grading.py) on the answers models really write, and odd ones."""
+"""The graders (shadowdiff/triage/grading.py) on the answers models really write, and odd ones."""
 
 from __future__ import annotations
 
 import pytest
 
+from shadowdiff.answers.records import Answer, Side
 from shadowdiff.errors import InputError
-from shadowdiff.grading import (
+from shadowdiff.triage.grading import (
     Grader,
     answer_text,
     check_reference,
@@ -14,7 +15,6 @@ from shadowdiff.grading import (
     grade_text,
     grader_named,
 )
-from shadowdiff.records import Answer, Side
 
 
 def right(text: str, reference: str | float, grader: Grader) -> bool | None:
@@ -139,7 +139,7 @@ def test_regex(text: str, reference: str, expected: bool) -> None:
 
 def test_regex_says_what_matched_and_stops_a_runaway_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
     assert grade_text("The capital is Paris.", r"capital is \w+", Grader.REGEX).found == "capital is Paris"
-    import shadowdiff.grading as grading
+    import shadowdiff.triage.grading as grading
 
     monkeypatch.setattr(grading, "REGEX_TIMEOUT", 0.05)
     # nested quantifiers on a long near-match: exponential backtracking, which re could not stop

@@ -9,9 +9,9 @@ from typing import Any
 import click
 import pytest
 
-from shadowdiff.acceptance import Acceptance, Decision
-from shadowdiff.headline import figures
-from shadowdiff.options import ReviewUrl
+from shadowdiff.commands.options import ReviewUrl
+from shadowdiff.report.headline import figures
+from shadowdiff.verdict.acceptance import Acceptance, Decision
 
 OUTCOMES = {"identical": 60, "equivalent": 10, "near": 20, "divergent": 10, "error": 0}
 
@@ -135,7 +135,7 @@ def test_without_streamed_answers_the_speed_leads_with_latency() -> None:
 
 
 def test_a_changed_pair_never_reads_as_similarity_one() -> None:
-    from shadowdiff.reports import _similarity
+    from shadowdiff.report.write import _similarity
 
     assert [_similarity(v) for v in (0.5, 0.9994, 0.99996, 1.0, None)] == ["0.500", "0.999", "0.99996", "1.000",
                                                                            "—"]

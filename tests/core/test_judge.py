@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from shadowdiff.acceptance import Decision, acceptance
+from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
-from shadowdiff.judge import RESPONSE_FORMAT, JudgeSettings, judge_run, parse_judgement
-from shadowdiff.records import Side, Verdict
+from shadowdiff.review.judge import RESPONSE_FORMAT, JudgeSettings, judge_run, parse_judgement
 from shadowdiff.store import Store, schema
+from shadowdiff.verdict.acceptance import Decision, acceptance
 from tests.support import cli
 from tests.support.runs import make_run, run_report
 from tests.support.servers import free_port, serve_app
@@ -295,9 +295,9 @@ def test_the_judge_sees_the_review_pages_order(tmp_path: Path, judge_server: tup
 def test_the_judge_sees_the_whole_answer(tmp_path: Path) -> None:
     """A changed tool argument or a change in the thinking is in what the judge reads, not
     two identical empty texts."""
-    from shadowdiff.compare import compare_answers
-    from shadowdiff.judge import messages
-    from shadowdiff.records import Answer, Choice, Pair
+    from shadowdiff.answers.compare import compare_answers
+    from shadowdiff.answers.records import Answer, Choice, Pair
+    from shadowdiff.review.judge import messages
 
     def answer(side: Side, unit: str, product: str) -> Answer:
         call = {"id": "x", "type": "function",

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from shadowdiff import parse
-from shadowdiff.parse import finished, read_answer
-from shadowdiff.records import Answer, Choice, Side
+from shadowdiff.answers import parse
+from shadowdiff.answers.parse import finished, read_answer
+from shadowdiff.answers.records import Answer, Choice, Side
 
 
 def stream(*chunks: dict[str, Any]) -> bytes:

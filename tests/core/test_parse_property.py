@@ -17,7 +17,7 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shadowdiff.parse import EventStream, Reading, read_answer, read_body, read_event
+from shadowdiff.answers.parse import EventStream, Reading, read_answer, read_body, read_event
 from tests.support.streams import Streamed, pieces, splits, streams
 
 
@@ -28,7 +28,7 @@ def events_of(chunks: list[bytes]) -> list[tuple[str, int]]:
 
 
 def read_as_client(events: list[tuple[str, int]]) -> Reading:
-    """What the client makes of events as they arrive (``shadowdiff.client``)."""
+    """What the client makes of events as they arrive (``shadowdiff.answers.client``)."""
     reading = Reading()
     for data, end in events:
         if data == "[DONE]":

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shadowdiff.compare import Comparison, Outcome
-from shadowdiff.records import Answer, Choice, Pair, Side
-from shadowdiff.redact import (
+from shadowdiff.answers.compare import Comparison, Outcome
+from shadowdiff.answers.records import Answer, Choice, Pair, Side
+from shadowdiff.answers.redact import (
     DEFAULT_PATTERNS,
     MARK,
     LogRedaction,

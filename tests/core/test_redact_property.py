@@ -17,8 +17,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from proxy.settings import DEFAULT_REDACTIONS
-from shadowdiff.redact import MARK, Redactor
+from shadowdiff.answers.redact import MARK, Redactor
+from shadowdiff.proxy.settings import DEFAULT_REDACTIONS
 
 # what the defaults are documented to catch (README: e-mail addresses, sk-… keys, Bearer …)
 KNOWN_SECRETS = ["alice@example.com", "j.doe+test@mail.example.co.uk", "sk-proj-abcdefghijklmnop1234",

@@ -7,11 +7,11 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from shadowdiff.compare import compare, error_comparison
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.reportplots import MAX_CATEGORIES, Plot, report_plots
+from shadowdiff.answers.compare import compare, error_comparison
+from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.report.plots import MAX_CATEGORIES, Plot, report_plots
+from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
-from shadowdiff.summary import summarize
 from tests.support.factories import pair
 
 NS = "{http://www.w3.org/2000/svg}"

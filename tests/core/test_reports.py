@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.records import Answer, Choice, Side
-from shadowdiff.reports import write_reports
+from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.report.write import write_reports
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from tests.support.reporting import (
@@ -335,7 +335,7 @@ def test_a_report_that_fails_part_way_leaves_the_previous_set_whole(store: Store
     def broken(*_: Any) -> list[Any]:
         raise RuntimeError("the plots broke")
 
-    monkeypatch.setattr("shadowdiff.reports.report_plots", broken)
+    monkeypatch.setattr("shadowdiff.report.write.report_plots", broken)
     with pytest.raises(RuntimeError):
         write_reports(store, run, out)
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before

@@ -1,4 +1,4 @@
-"""Teacher-forced scoring (shadowdiff.scoring): the figures, and servers that cannot score.
+"""Teacher-forced scoring (shadowdiff.triage.scoring): the figures, and servers that cannot score.
 
 The figures are checked against hand computation; the failure paths against small
 servers on loopback that answer what real servers without the routes answer (404), or
@@ -21,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from shadowdiff.client import Upstream
-from shadowdiff.compare import Outcome
-from shadowdiff.records import Answer, Side
-from shadowdiff.scoring import GIVE_UP_AFTER, Job, Scorer, Step, kl_estimate, measure, scorable, score_pair
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.compare import Outcome
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.triage.scoring import GIVE_UP_AFTER, Job, Scorer, Step, kl_estimate, measure, scorable, score_pair
 from tests.support.servers import serve_app
 
 CHAT = "/v1/chat/completions"
@@ -267,7 +267,7 @@ def test_vllms_minus_9999_is_read_as_the_floor() -> None:
 def test_a_runs_excess_disagreement_is_read_against_the_baselines_own_reading() -> None:
     """Three prompts: the baseline reads its own answers at 98 %, the candidate at 95 %,
     the replica as the baseline: excess 3 points, none for the replica."""
-    from shadowdiff.scorestats import ScoreTally, unreadable
+    from shadowdiff.statistics.scorestats import ScoreTally, unreadable
 
     candidate, replica = ScoreTally(), ScoreTally()
     for tokens, own, cand in ((100, 98, 95), (200, 196, 188), (50, 49, 49)):
@@ -292,7 +292,7 @@ def test_a_runs_excess_disagreement_is_read_against_the_baselines_own_reading() 
 def test_stored_figures_that_are_not_a_score_are_counted_unscored_not_pooled() -> None:
     """A store edited by hand (or by another tool) may hold a NaN or a share above 1:
     pooled, it would print "+nan points" or 109 % and write NaN into summary.json."""
-    from shadowdiff.scorestats import ScoreTally
+    from shadowdiff.statistics.scorestats import ScoreTally
 
     good = {"tokens": 100, "agreed": 95, "agreement": 0.95, "kl": 0.01, "mean_drop": 0.0, "max_drop": 0.1,
             "baseline_agreement": 0.98}
@@ -310,7 +310,7 @@ def test_stored_figures_that_are_not_a_score_are_counted_unscored_not_pooled() -
 def test_the_replica_counts_beyond_it_only_on_the_same_tokens() -> None:
     """The replica's score is of the same answer, so of as many tokens: one that is not
     (another tokenizer, a store mixed up) is left out of ``beyond_replica``."""
-    from shadowdiff.scorestats import ScoreTally
+    from shadowdiff.statistics.scorestats import ScoreTally
 
     score = {"tokens": 100, "agreed": 95, "agreement": 0.95, "kl": 0.01, "mean_drop": 0.0, "max_drop": 0.1,
              "baseline_agreement": 0.98}

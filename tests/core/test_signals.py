@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shadowdiff import signals
-from shadowdiff.compare import compare, compare_answers
-from shadowdiff.records import Answer, Choice, Side
+from shadowdiff.answers.compare import compare, compare_answers
+from shadowdiff.answers.records import Answer, Choice, Side
 from shadowdiff.review.blind import blind_reason
-from shadowdiff.signals import triage, triage_answers
+from shadowdiff.triage import signals
+from shadowdiff.triage.signals import triage, triage_answers
 
 
 def test_a_changed_figure_with_its_unit() -> None:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from shadowdiff.svgplot import (
+from shadowdiff.report.svg import (
     Marker,
     Series,
     cdf,
@@ -77,7 +77,7 @@ def test_every_chart_stands_alone_and_is_accessible() -> None:
 
 
 def test_hostile_text_is_escaped_everywhere() -> None:
-    # control characters and lone surrogates as their escapes (shadowdiff.invisible.safe_text)
+    # control characters and lone surrogates as their escapes (shadowdiff.answers.invisible.safe_text)
     shown = HOSTILE.replace("\x01", "\\x01").replace("\x00", "\\x00").replace("\ud800", "\\ud800")
     for svg in all_charts(HOSTILE):
         svg.encode("utf-8")   # no lone surrogate left

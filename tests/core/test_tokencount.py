@@ -1,4 +1,4 @@
-"""Counting an answer's tokens with the server's tokenizer (shadowdiff.tokencount), against
+"""Counting an answer's tokens with the server's tokenizer (shadowdiff.answers.tokencount), against
 the simulator's vLLM-shaped /tokenize on loopback; llama.cpp's route is tested against the
 real engine (tests/engines/test_realengine_engines.py) and a llama-shaped server (tests/proxy/test_other_engines.py)."""
 
@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff import tokencount
-from shadowdiff.client import Upstream
-from shadowdiff.records import Answer, Choice, Side
-from shadowdiff.tokencount import TokenCounter
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
+from shadowdiff.answers import tokencount
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.tokencount import TokenCounter
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.servers import serve_app
 
 MODEL = "Qwen/Qwen3-8B"

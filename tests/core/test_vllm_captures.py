@@ -27,10 +27,10 @@ from typing import Any
 import httpx
 import pytest
 
-from replay import answers as saved_answers
-from shadowdiff.client import Caller, RetryPolicy, Upstream
-from shadowdiff.parse import answer_from, read_answer
-from shadowdiff.records import Answer, Side
+from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
+from shadowdiff.answers.parse import answer_from, read_answer
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.replay import answers as saved_answers
 from tests.support.llamacpp_capture import Captured
 from tests.support.servers import read_body, serve_app
 from tests.support.vllm_cpu_capture import (

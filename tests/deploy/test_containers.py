@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -84,32 +85,86 @@ def test_the_command_and_health_check_run_as_written(start_simulator: Any, tmp_p
         process.wait()
 
 
-def test_the_wheel_carries_templates_and_migrations(tmp_path: Path) -> None:
-    """What the image's build stage installs: the wheel is built, as there, from the files
-    the Dockerfile copies (not from this working tree, whose build/ may hold modules
-    since moved), and carries the package data and exactly the modules of the source."""
-    source = tmp_path / "src"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What the image's build stage installs: the wheel built, as there, from the files the
+    Dockerfile copies (not from this working tree, whose build/ may hold modules since moved).
+    Copied as Docker copies them, links kept as links (shadowdiff/proxy -> ../proxy)."""
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "src"
     source.mkdir()
     for line in (ROOT / "Dockerfile").read_text().splitlines():
         if line.startswith("COPY ") and "--from" not in line:
             *names, _ = line.split()[1:]
             for name in names:
                 if (ROOT / name).is_dir():
-                    shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+                    shutil.copytree(ROOT / name, source / name, symlinks=True,
+                                    ignore=shutil.ignore_patterns("__pycache__"))
                 else:
                     shutil.copy(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(source)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work), str(source)],
                    check=True, capture_output=True)
-    [wheel] = tmp_path.glob("shadowdiff-*.whl")
+    [built] = work.glob("shadowdiff-*.whl")
+    return built
+
+
+def source_modules() -> set[str]:
+    """Every module of the working tree, as the installed path it maps to: proxy/ and replay/
+    at the repository's top level install as shadowdiff/proxy and shadowdiff/replay."""
+    found = {str(path.relative_to(ROOT)) for path in (ROOT / "shadowdiff").rglob("*.py")}
+    for mode in ("proxy", "replay"):
+        found |= {f"shadowdiff/{path.relative_to(ROOT)}" for path in (ROOT / mode).rglob("*.py")}
+    return found
+
+
+def test_the_wheel_carries_templates_and_migrations(wheel: Path) -> None:
+    """The package data, and exactly the modules of the source, all under one name."""
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ["shadowdiff/review/templates/pair.html", "shadowdiff/store/migrations/versions/0004_run_counts.py",
-                   "shadowdiff/templates/report.html.j2", "shadowdiff/templates/_answer.html",
-                   "shadowdiff/templates/_answer.css", "shadowdiff/templates/_request.html",
-                   "replay/workloads/demo.jsonl", "replay/workloads/gradable.jsonl"]:
+                   "shadowdiff/report/templates/report.html.j2", "shadowdiff/report/templates/_answer.html",
+                   "shadowdiff/report/templates/_answer.css", "shadowdiff/report/templates/_request.html",
+                   "shadowdiff/replay/workloads/demo.jsonl", "shadowdiff/replay/workloads/gradable.jsonl"]:
         assert needed in names, needed
-    modules = {str(path.relative_to(ROOT)) for package in ("shadowdiff", "proxy", "replay", "simulator")
-               for path in (ROOT / package).rglob("*.py")}
-    assert {name for name in names if name.endswith(".py")} == modules
+    assert {name for name in names if name.endswith(".py")} == source_modules()
+    assert {name.split("/")[0] for name in names if not name.startswith("shadowdiff-")} == {"shadowdiff"}
+
+
+# A distribution of someone else's that owns the top-level name ``proxy``, as PyPI's proxy.py does.
+_OTHER_PROXY = {"pyproject.toml": '[project]\nname = "someone-elses-proxy"\nversion = "1.0"\n'
+                                  '[tool.setuptools]\npackages = ["proxy"]\n',
+                "proxy/__init__.py": 'OWNER = "someone else"\n'}
+
+_USE_BOTH = """
+import importlib.resources, sys
+import proxy
+from shadowdiff.cli import main
+import shadowdiff.proxy.app, shadowdiff.replay.logs, shadowdiff.simulator.app
+assert proxy.OWNER == "someone else", proxy.__file__
+assert shadowdiff.proxy.app.__file__.startswith(sys.argv[1]), shadowdiff.proxy.app.__file__
+assert shadowdiff.replay.logs.bundled_workload().is_file()
+assert (importlib.resources.files("shadowdiff.report") / "templates" / "report.html.j2").is_file()
+main(["serve", "--help"], prog_name="shadowdiff")
+"""
+
+
+def test_the_installed_wheel_lives_beside_another_proxy_package(wheel: Path, tmp_path: Path) -> None:
+    """Installed (not editable) into one folder with a package that owns ``proxy``: each
+    imports its own, and the command line runs from the installed files."""
+    other = tmp_path / "other"
+    for name, text in _OTHER_PROXY.items():
+        (other / name).parent.mkdir(parents=True, exist_ok=True)
+        (other / name).write_text(text)
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
+                    "--target", str(target), str(wheel), str(other)], check=True, capture_output=True)
+    assert sorted(p.name for p in target.iterdir() if p.name not in ("bin",) and not p.name.endswith(".dist-info")) == \
+        ["proxy", "shadowdiff"]   # bin: the command's script
+    # the installed folder first; the dependencies come from this environment
+    code = f"import sys; sys.path.insert(0, {str(target)!r}); exec({_USE_BOTH!r})"
+    run = subprocess.run([sys.executable, "-c", code, str(target)], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "Usage: shadowdiff serve" in run.stdout
 
 
 def compose(name: str) -> dict[str, Any]:

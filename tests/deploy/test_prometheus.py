@@ -23,8 +23,8 @@ import httpx
 import pytest
 import yaml
 
-from simulator import profiles
-from simulator.profiles import DriftKind, Profile
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.profiles import DriftKind, Profile
 from tests.support.proxying import FP8, chat
 from tests.support.servers import free_port, wait_ready
 from tests.support.tools import tool
@@ -77,10 +77,10 @@ def _shortened(text: str) -> str:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Two proxies (a broken and a nearly-equal candidate) under traffic, and a Prometheus scraping both."""
     prometheus = tool("prometheus", "apt-get install prometheus")
-    from proxy.app import build_app as build_proxy
-    from proxy.settings import ProxySettings
-    from simulator.app import build_app as build_simulator
-    from simulator.settings import SimulatorSettings
+    from shadowdiff.proxy.app import build_app as build_proxy
+    from shadowdiff.proxy.settings import ProxySettings
+    from shadowdiff.simulator.app import build_app as build_simulator
+    from shadowdiff.simulator.settings import SimulatorSettings
     from tests.support.servers import serve_app
 
     tmp = tmp_path_factory.mktemp("prometheus")

@@ -14,13 +14,13 @@ from typing import Any
 
 import openai
 
-from replay import logs
-from replay.cli import run_replay
-from replay.runner import Overrides, ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.replay import logs
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.replay.runner import Overrides, ReplaySettings
+from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
-from simulator import profiles
 
 Start = Callable[..., Any]
 MODEL = "Qwen/Qwen3-8B"   # what start_simulator serves

@@ -3,7 +3,7 @@ tool parsers (``--reasoning-parser qwen3 --enable-auto-tool-choice --tool-call-p
 
 * ``shadowdiff replay`` of a baseline against an FP8 candidate finds every change the
   candidate's profile injected into the thinking or the tool calls (the simulator says
-  which prompts it changed, and how: ``simulator.expected``), and names it;
+  which prompts it changed, and how: ``shadowdiff.simulator.expected``), and names it;
 * a baseline against a second baseline finds every pair identical, reasoning and tool calls
   included: the new parts raise no false alarms;
 * the official ``openai`` client, through ``shadowdiff serve``, reads the reasoning and the
@@ -20,11 +20,11 @@ from typing import Any
 import openai
 import pytest
 
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.expected import Expected
+from shadowdiff.simulator.profiles import DriftKind
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store
-from simulator import profiles
-from simulator.expected import Expected
-from simulator.profiles import DriftKind
-from simulator.settings import SimulatorSettings
 from tests.support import cli
 from tests.support.servers import shadowdiff_process
 
@@ -44,7 +44,7 @@ SEARCH = {"type": "function", "function": {
         "passengers": {"type": "integer", "minimum": 1, "maximum": 6}},
         "required": ["origin", "destination", "date"]}}}
 CITIES = ["Paris", "Oslo", "Lima", "Kyiv", "Rome", "Quito", "Perth", "Cairo", "Hanoi", "Dakar"]
-# what each injected change must be found as (shadowdiff/signals.py)
+# what each injected change must be found as (shadowdiff/triage/signals.py)
 SIGNAL = {DriftKind.REASONING_NUMBER: "reasoning", DriftKind.TOOL_ARGUMENT: "structured",
           DriftKind.TOOL_NAME: "structured"}
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import openai
 
-from replay import logs
-from replay.cli import run_replay
-from replay.runner import ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.replay import logs
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.replay.runner import ReplaySettings
 from shadowdiff.store import Store
 from tests.support import cli
 from tests.support.answercells import cells

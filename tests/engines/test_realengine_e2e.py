@@ -20,7 +20,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from shadowdiff.records import TOKEN_SOURCES, Answer, Side
+from shadowdiff.answers.records import TOKEN_SOURCES, Answer, Side
 from shadowdiff.store import STORE_FILE
 from shadowdiff.store.review import NEEDS_REVIEW
 from tests.support.proxying import wait_for

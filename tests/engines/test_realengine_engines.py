@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from shadowdiff.client import Upstream
-from shadowdiff.parse import read_answer
-from shadowdiff.records import Answer, Side
-from shadowdiff.tokencount import TokenCounter
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.parse import read_answer
+from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.tokencount import TokenCounter
 from tests.support.realengine import Models, Server, serve
 
 pytestmark = pytest.mark.realengine

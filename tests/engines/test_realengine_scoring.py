@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
-from shadowdiff.scoring import Job, Scorer
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.triage.scoring import Job, Scorer
 from tests.support.realengine import Server
 
 pytestmark = pytest.mark.realengine

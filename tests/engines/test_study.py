@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
 from shadowdiff.store import Store
 from tests.support import cli
 from tests.support.demo import Demo

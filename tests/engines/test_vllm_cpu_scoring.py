@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
-from shadowdiff.scoring import Job, Scorer
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.triage.scoring import Job, Scorer
 from tests.support.vllm_cpu import Server, Trio
 
 pytestmark = pytest.mark.vllmcpu

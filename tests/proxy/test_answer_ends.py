@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
+from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
-from shadowdiff.summary import summarize
 from tests.support.servers import Drip, read_body, serve_app
 
 Start = Callable[..., Any]

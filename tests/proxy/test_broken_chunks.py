@@ -17,8 +17,8 @@ import httpx
 import orjson
 import pytest
 
+from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
-from shadowdiff.summary import summarize
 from tests.proxy.test_network import Handler, Start, keep_answering, proxy_for, raw_server, read_request
 from tests.support.proxying import chat, counter, settled, wait_for
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from proxy.settings import DEFAULT_REDACTIONS, CaptureSettings
-from replay.cli import run_replay
-from replay.runner import ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
-from shadowdiff.redact import MARK, Redactor
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.answers.redact import MARK, Redactor
+from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.replay.runner import ReplaySettings
+from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers
-from simulator import profiles
 from tests.support import cli
 from tests.support.proxying import FP8, chat, settled, wait_for
 from tests.support.servers import HTTP, free_port, shadowdiff_process, wait_ready
@@ -112,9 +112,9 @@ def serve_command(primary: str, shadow: str, store: Path, *extra: str) -> list[s
 
 
 def test_serve_process_finishes_streams_and_flushes_pairs_on_sigterm(tmp_path: Path) -> None:
-    from simulator.app import build_app
-    from simulator.scheduler import LatencyModel
-    from simulator.settings import SimulatorSettings
+    from shadowdiff.simulator.app import build_app
+    from shadowdiff.simulator.scheduler import LatencyModel
+    from shadowdiff.simulator.settings import SimulatorSettings
     from tests.support.servers import serve_app
 
     slow = LatencyModel(tpot=0.02)
@@ -138,8 +138,8 @@ def test_serve_process_finishes_streams_and_flushes_pairs_on_sigterm(tmp_path: P
 
 
 def test_settings_come_from_flags_environment_and_a_config_file(tmp_path: Path) -> None:
-    from simulator.app import build_app
-    from simulator.settings import SimulatorSettings
+    from shadowdiff.simulator.app import build_app
+    from shadowdiff.simulator.settings import SimulatorSettings
     from tests.support.servers import serve_app
 
     config = tmp_path / "shadowdiff.toml"
@@ -201,8 +201,8 @@ def test_a_killed_proxys_run_is_open_until_closed_by_hand(tmp_path: Path) -> Non
     closes it once the proxy is gone, and the report stays INCOMPLETE: the killed proxy's
     last pairs and counts are missing, so what it served was not all checked.
     A replay's run is never closed by hand."""
-    from simulator.app import build_app
-    from simulator.settings import SimulatorSettings
+    from shadowdiff.simulator.app import build_app
+    from shadowdiff.simulator.settings import SimulatorSettings
     from tests.support.servers import serve_app
 
     store = tmp_path / "store"

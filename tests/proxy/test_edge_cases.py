@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from proxy.settings import CaptureSettings
+from shadowdiff.proxy.settings import CaptureSettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.scheduler import LatencyModel
 from shadowdiff.store import Store
-from simulator import profiles
-from simulator.scheduler import LatencyModel
 from tests.support.proxying import FP8, chat, counter, raw_request, settled, wait_for
 from tests.support.servers import HTTP, serve_app
 
@@ -92,8 +92,8 @@ def test_the_in_flight_bound_holds_when_bodies_complete_together(start_simulator
     app.pairs.flush_counts()
     app.writer.close()
     app.writer = None
-    from shadowdiff.reports import summary_text
-    from shadowdiff.summary import summarize
+    from shadowdiff.report.summary import summarize
+    from shadowdiff.report.write import summary_text
 
     store = Store.open(tmp_path / "s")
     try:
@@ -255,9 +255,9 @@ def test_primary_timings_are_recorded_without_a_shadow(start_simulator: Start, s
 
 
 def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simulator: Start, tmp_path: Path) -> None:
-    from proxy.app import build_app
-    from proxy.settings import ProxySettings
-    from shadowdiff.background import serve_in_thread
+    from shadowdiff.commands.background import serve_in_thread
+    from shadowdiff.proxy.app import build_app
+    from shadowdiff.proxy.settings import ProxySettings
 
     primary = start_simulator(latency=LatencyModel(tpot=0.05))
     shadow = start_simulator(latency=LatencyModel(tpot=0.05))
@@ -296,9 +296,9 @@ def test_stopping_with_streams_in_flight_aborts_their_pairs_promptly(start_simul
 def test_a_request_cut_by_the_drain_deadline_before_its_answer_gets_an_openai_error(
         start_simulator: Start, tmp_path: Path) -> None:
     """Not uvicorn's plain-text 500: the 503 and error body vLLM itself sends."""
-    from proxy.app import build_app
-    from proxy.settings import ProxySettings
-    from shadowdiff.background import serve_in_thread
+    from shadowdiff.commands.background import serve_in_thread
+    from shadowdiff.proxy.app import build_app
+    from shadowdiff.proxy.settings import ProxySettings
 
     primary = start_simulator(latency=LatencyModel(tpot=0.05))   # 500 tokens, not streamed: 25 s to the headers
     app = build_app(ProxySettings(primary=primary, shadow=start_simulator(), store=str(tmp_path), drain_timeout=1))
@@ -323,10 +323,10 @@ def test_requests_that_make_no_pair_are_counted_in_the_run(start_simulator: Star
                                                           tmp_path: Path) -> None:
     """A failing primary costs the run a pair (an error against --max-errors, as a failed
     side does in a replay); a client's bad request only shows. Both are in the report."""
-    from shadowdiff.acceptance import acceptance
-    from shadowdiff.reports import summary_text
-    from shadowdiff.summary import summarize
-    from simulator.faults import Fault, FaultSettings
+    from shadowdiff.report.summary import summarize
+    from shadowdiff.report.write import summary_text
+    from shadowdiff.simulator.faults import Fault, FaultSettings
+    from shadowdiff.verdict.acceptance import acceptance
 
     failing = start_simulator(faults=FaultSettings(rates={Fault("error_500"): 1.0}))
     proxy, app = start_proxy(primary=failing, shadow=start_simulator(served_model_names=(FP8,)),
@@ -352,8 +352,8 @@ def test_a_candidate_primary_refusing_requests_counts_against_the_run(start_simu
                                                                       tmp_path: Path) -> None:
     """With the candidate as primary, its 4xx is no client's bad request as far as anyone
     can tell: an error, so the gate cannot PASS over it (a hostile review's finding)."""
-    from shadowdiff.acceptance import Decision, acceptance
-    from shadowdiff.records import Side
+    from shadowdiff.answers.records import Side
+    from shadowdiff.verdict.acceptance import Decision, acceptance
 
     candidate = start_simulator(served_model_names=(FP8,), max_model_len=60)   # refuses long requests
     proxy, app = start_proxy(primary=candidate, primary_side=Side.CANDIDATE, shadow=start_simulator(),
@@ -379,13 +379,13 @@ def test_a_pair_the_proxy_fails_to_complete_counts_against_the_run(start_simulat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A fault of the proxy's own while it compares: the client is served, one line is
     logged, and the request is in the run's counts as an error, not missing from them."""
-    from shadowdiff.acceptance import acceptance
-    from shadowdiff.summary import summarize
+    from shadowdiff.report.summary import summarize
+    from shadowdiff.verdict.acceptance import acceptance
 
     async def broken(*_: Any) -> Any:
         raise RuntimeError("a bug in the comparison")
 
-    monkeypatch.setattr("proxy.pairs.compare_off_loop", broken)
+    monkeypatch.setattr("shadowdiff.proxy.pairs.compare_off_loop", broken)
     proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
                              shadow_model=FP8, store=str(tmp_path / "store"))
     assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200
@@ -407,7 +407,7 @@ def test_a_bodiless_chat_request_and_a_mirror_that_fails_are_counted_as_not_mirr
         start_simulator: Start, start_proxy: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chat request the proxy saw is in its run: one with no body at all (no JSON
     object), and one whose mirroring failed on a fault of the proxy's own."""
-    from proxy.shadow import Mirror
+    from shadowdiff.proxy.shadow import Mirror
 
     proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
                              shadow_model=FP8, store=str(tmp_path / "store"))
@@ -439,7 +439,7 @@ def test_a_chat_request_cut_in_its_upload_or_refused_by_the_proxy_is_counted(
 def not_mirrored_in_run(app: Any, location: Path, total: int) -> dict[str, int]:
     """The run's not-mirrored counts, once ``total`` of them are stored (the proxy hands its
     counts over about once a second, and the writer may store them in two batches)."""
-    from shadowdiff.summary import summarize
+    from shadowdiff.report.summary import summarize
 
     app.pairs.flush_counts()
     store = Store.open(location)

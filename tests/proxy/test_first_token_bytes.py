@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.shadow import first_times
+from shadowdiff.proxy.shadow import first_times
 
 
 @pytest.mark.parametrize(("chunk", "generated", "answer"), [

@@ -14,8 +14,8 @@ import httpx
 import openai
 import pytest
 
-from simulator.faults import Fault, FaultSettings
-from simulator.scheduler import LatencyModel
+from shadowdiff.simulator.faults import Fault, FaultSettings
+from shadowdiff.simulator.scheduler import LatencyModel
 from tests.support.fixtures import MODEL
 from tests.support.proxying import echo_app
 from tests.support.servers import HTTP, serve_app

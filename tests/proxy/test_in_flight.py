@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.fixtures import MODEL
 from tests.support.proxying import FP8, chat, counter, settled
 from tests.support.servers import HTTP, read_body, serve_app

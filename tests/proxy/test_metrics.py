@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
+from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from simulator import profiles
 from tests.support.proxying import FP8, chat, scrape, settled, value, wait_for
 from tests.support.servers import free_port, wait_ready
 from tests.support.tools import tool
@@ -156,7 +156,7 @@ def test_several_workers_count_once(start_simulator: Start, tmp_path: Path) -> N
 
 
 def test_a_hanging_replica_never_costs_the_shadow(start_simulator: Start, start_proxy: Start) -> None:
-    from simulator.faults import Fault, FaultSettings
+    from shadowdiff.simulator.faults import Fault, FaultSettings
 
     baseline = start_simulator()
     candidate = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
@@ -198,9 +198,9 @@ def test_a_killed_workers_in_flight_requests_leave_the_sum(tmp_path: Path) -> No
     """A worker that dies without shutting down (SIGKILL, OOM) must not count forever."""
     from prometheus_client import CollectorRegistry, multiprocess
 
-    from proxy.metrics import _forget_dead_workers
+    from shadowdiff.proxy.metrics import _forget_dead_workers
 
-    worker = ("from proxy.metrics import ProxyMetrics\n"
+    worker = ("from shadowdiff.proxy.metrics import ProxyMetrics\n"
               "m = ProxyMetrics()\nm.shadow_in_flight.inc(3)\nimport os\nos._exit(0)\n")
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
     subprocess.run([sys.executable, "-c", worker], env=env, check=True)
@@ -229,9 +229,9 @@ def test_a_scrape_while_a_worker_creates_its_file_counts_the_others(tmp_path: Pa
     other workers' files, where prometheus_client's own collector fails the scrape."""
     from prometheus_client import CollectorRegistry, multiprocess
 
-    from proxy.metrics import WorkersCollector
+    from shadowdiff.proxy.metrics import WorkersCollector
 
-    worker = "from proxy.metrics import ProxyMetrics\nm = ProxyMetrics()\nm.shadow_in_flight.inc(3)\n"
+    worker = "from shadowdiff.proxy.metrics import ProxyMetrics\nm = ProxyMetrics()\nm.shadow_in_flight.inc(3)\n"
     subprocess.run([sys.executable, "-c", worker], env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)},
                    check=True)
     (tmp_path / "counter_999999.db").touch()              # created, not yet sized
@@ -248,8 +248,8 @@ def test_verdicts_are_labelled_by_the_side_they_go_against(tmp_path: Path) -> No
     under the side it meant (minor: the candidate, improvement: the baseline)."""
     import sqlalchemy as sa
 
-    from proxy.metrics import StateCollector
-    from proxy.store_health import LastKnown
+    from shadowdiff.proxy.metrics import StateCollector
+    from shadowdiff.proxy.store_health import LastKnown
     from shadowdiff.store import schema
     from shadowdiff.store.review import serve_review_state
     from tests.support.reporting import answered_pair as _pair

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.faults import Fault, FaultSettings
+from shadowdiff.simulator.scheduler import LatencyModel
 from shadowdiff.store import Store
-from simulator import profiles
-from simulator.faults import Fault, FaultSettings
-from simulator.scheduler import LatencyModel
 from tests.support.proxying import FP8, chat, counter, settled, wait_for
 from tests.support.servers import HTTP
 from tests.support.simulating import expected_outcomes
@@ -105,9 +105,9 @@ def test_pairs_land_in_the_store_with_the_right_outcomes(start_simulator: Start,
         if pair["outcome"] != "equivalent":
             assert pair["first_token"] is not None
     # the identical pairs were not stored, but the run counted them: a report has the true mix
-    from shadowdiff.acceptance import acceptance
-    from shadowdiff.reports import summary_text
-    from shadowdiff.summary import summarize
+    from shadowdiff.report.summary import summarize
+    from shadowdiff.report.write import summary_text
+    from shadowdiff.verdict.acceptance import acceptance
 
     assert opened.counts(run.id) == {("pairs", o, True): n for o, n in expected.items() if n and o != "changed"} | {
         ("pairs", o, True): int(counter(app, "pairs", o, "true")) for o in ("near", "divergent")
@@ -137,7 +137,7 @@ def test_a_request_the_primary_refuses_is_no_candidate_error(start_simulator: St
     assert (counter(app, "pairs", "refused", "true"), counter(app, "pairs", "error", "true")) == (1, 0)
     app.pairs.flush_counts()
     app.writer.close()
-    from shadowdiff.acceptance import acceptance
+    from shadowdiff.verdict.acceptance import acceptance
 
     opened = Store.open(tmp_path / "store")
     run = opened.latest_run("serve")
@@ -277,8 +277,8 @@ def test_primary_may_be_the_candidate(start_simulator: Start, start_proxy: Start
 def test_the_primary_as_its_own_shadow_is_refused_unless_asked_for() -> None:
     """Every pair would agree and the run would PASS on no candidate: refused, however the
     one server is written, unless --allow-same-target (to measure its noise)."""
-    from proxy.settings import ProxySettings
     from shadowdiff.errors import ConfigError
+    from shadowdiff.proxy.settings import ProxySettings
 
     for shadow in ("http://127.0.0.1:8000/", "http://localhost:8000/v1", "http://0.0.0.0:8000"):
         with pytest.raises(ConfigError, match="--primary and --shadow are the same server and model"):
@@ -293,7 +293,7 @@ def test_pairs_cut_by_the_token_cap_are_counted_stored_or_not(start_simulator: S
     """A serve run keeps few identical pairs, so the share cut by the token cap on both sides
     comes from what the proxy saw: 8 of 10 requests capped at 3 tokens, stored or not, make
     a run that cannot pass (--max-capped 0.5)."""
-    from shadowdiff.acceptance import Decision, acceptance
+    from shadowdiff.verdict.acceptance import Decision, acceptance
 
     primary, shadow = start_simulator(), start_simulator()   # the same answers: identical, rarely stored
     proxy, app = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=0.0)

@@ -20,7 +20,7 @@ import httpx
 import orjson
 import pytest
 
-from shadowdiff.redact import failure_text
+from shadowdiff.answers.redact import failure_text
 from tests.support.proxying import chat, counter, raw_request, settled, wait_for
 from tests.support.servers import HTTP
 
@@ -460,13 +460,13 @@ def test_pairs_still_waiting_at_shutdown_are_counted_as_drained(tmp_path: Path,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     """With a shadow that never answers, the pairs left when --drain-timeout runs out are
     counted in the run (an error each, as a failed shadow side is), not lost from it."""
-    from proxy.app import build_app
-    from proxy.settings import ProxySettings
-    from shadowdiff.acceptance import acceptance
-    from shadowdiff.background import serve_in_thread
-    from shadowdiff.reports import summary_text
+    from shadowdiff.commands.background import serve_in_thread
+    from shadowdiff.proxy.app import build_app
+    from shadowdiff.proxy.settings import ProxySettings
+    from shadowdiff.report.summary import summarize
+    from shadowdiff.report.write import summary_text
     from shadowdiff.store import Store
-    from shadowdiff.summary import summarize
+    from shadowdiff.verdict.acceptance import acceptance
 
     with raw_server(keep_answering) as primary, raw_server(faulty(b"", "hang")) as shadow:
         app = build_app(ProxySettings(primary=primary, shadow=shadow, store=str(tmp_path), drain_timeout=1))
@@ -540,7 +540,7 @@ def test_slow_request_heads_are_closed_while_traffic_flows(start_simulator: Any,
     their head is late (the limit shortened to 1 s here), while requests keep being answered."""
     import time
 
-    from proxy.protocol import TargetKeepingProtocol
+    from shadowdiff.proxy.protocol import TargetKeepingProtocol
 
     monkeypatch.setattr(TargetKeepingProtocol, "head_timeout", 1.0)
     url, _ = start_proxy(primary=start_simulator())

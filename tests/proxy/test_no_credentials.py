@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from shadowdiff.redact import MARK
+from shadowdiff.answers.redact import MARK
 from tests.support.servers import free_port, wait_ready
 
 # Shaped secrets (redacted by pattern, wherever they are) in the prompt and the X-Request-Id...

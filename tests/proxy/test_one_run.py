@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from proxy.membership import Membership
+from shadowdiff.proxy.membership import Membership
 from shadowdiff.store import Run, Store
 from shadowdiff.store.members import RunMembers, StillRunning
 from tests.support import cli

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
 from shadowdiff.store import Store
 from tests.support import cli
 from tests.support.proxying import settled, wait_for

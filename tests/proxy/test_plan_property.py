@@ -17,9 +17,9 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from proxy.metrics import ProxyMetrics
-from proxy.settings import ProxySettings
-from proxy.shadow import Mirror, Plan
+from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.settings import ProxySettings
+from shadowdiff.proxy.shadow import Mirror, Plan
 from tests.support.proxying import echo_app
 from tests.support.servers import HTTP, serve_app
 

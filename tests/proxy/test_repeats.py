@@ -7,9 +7,9 @@ import signal
 import socket
 from pathlib import Path
 
-from proxy.repeats import RepeatedWarnings
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
+from shadowdiff.proxy.repeats import RepeatedWarnings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.proxying import FP8, chat
 from tests.support.servers import HTTP, serve_app, shadowdiff_process
 

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from sqlalchemy.exc import OperationalError
 
-import proxy.retention
-from proxy.retention import Retention
+import shadowdiff.proxy.retention
+from shadowdiff.proxy.retention import Retention
 from shadowdiff.store import Store, schema
 from shadowdiff.store.prune import prune
 from tests.support.proxying import FP8, chat, report, serve, stop, wait_for
@@ -109,7 +109,7 @@ def test_a_failing_store_is_logged_once_per_state_change(tmp_path: Path, monkeyp
             raise OperationalError("DELETE", {}, Exception("server closed the connection unexpectedly"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(proxy.retention, "prune", flaky)
+    monkeypatch.setattr(shadowdiff.proxy.retention, "prune", flaky)
     store = Store.open(tmp_path)
     try:
         serve_run(store)
@@ -156,7 +156,7 @@ def test_shutdown_does_not_wait_for_a_prune_the_store_holds_up(locked_sqlite: St
         started.set()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(proxy.retention, "prune", traced)
+    monkeypatch.setattr(shadowdiff.proxy.retention, "prune", traced)
     retention.start()
     assert started.wait(10)
     retention.stop(timeout=0.2)     # the prune waits for the lock (busy_timeout 10 s); stop does not wait for it

@@ -22,15 +22,15 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from proxy.cli import serve, settings_from_options
-from proxy.scoring import SCORE_BURST, TokenBucket, burst_of, client_authorization
-from proxy.settings import ProxySettings
 from shadowdiff.errors import ConfigError
-from shadowdiff.scoring import GIVE_UP_AFTER
+from shadowdiff.proxy.cli import serve, settings_from_options
+from shadowdiff.proxy.scoring import SCORE_BURST, TokenBucket, burst_of, client_authorization
+from shadowdiff.proxy.settings import ProxySettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store
-from simulator import profiles
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
+from shadowdiff.triage.scoring import GIVE_UP_AFTER
 from tests.support.fixtures import MODEL
 from tests.support.proxying import FP8, scrape, settled, value, wait_for
 from tests.support.servers import HTTP, Recorder, read_body, serve_app
@@ -392,8 +392,8 @@ def test_pairs_being_scored_at_shutdown_are_stored_without_their_scores(start_re
                                                                         tmp_path: Path) -> None:
     """Shutdown does not wait for scoring (bounded at 30 s here, longer than the drain): the
     pairs under way are stored at once, unscored, rather than cut and lost at the deadline."""
-    from proxy.app import build_app as build_proxy
-    from proxy.protocol import TargetKeepingProtocol
+    from shadowdiff.proxy.app import build_app as build_proxy
+    from shadowdiff.proxy.protocol import TargetKeepingProtocol
 
     (baseline, _), (candidate, cand_seen) = (
         start_recorded(), start_recorded(HangingTokenizer, served_model_names=(FP8,), profile=profiles.builtin("fp8")))

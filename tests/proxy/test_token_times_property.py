@@ -17,7 +17,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.shadow import TokenTimes
+from shadowdiff.proxy.shadow import TokenTimes
 from tests.support.streams import Streamed, pieces, splits, streams
 
 
@@ -38,7 +38,7 @@ def read_number(reads: list[bytes], offset: int) -> int:
 def times_of(reads: list[bytes]) -> TokenTimes:
     clock: Iterator[int] = itertools.count(1)
     times = TokenTimes()
-    with mock.patch("proxy.shadow.time") as fake:
+    with mock.patch("shadowdiff.proxy.shadow.time") as fake:
         fake.perf_counter.side_effect = lambda: float(next(clock))
         for read in reads:
             times.seen(read)

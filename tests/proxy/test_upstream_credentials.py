@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from shadowdiff.redact import MARK
+from shadowdiff.answers.redact import MARK
 from tests.support.proxying import serve, stop
 
 # Opaque (no pattern knows them): only their being sent can tell they are secrets.

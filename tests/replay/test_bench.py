@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
-from simulator import profiles
-from simulator.faults import Fault, FaultSettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.faults import Fault, FaultSettings
 from tests.support import cli
 from tests.support.servers import free_port
 

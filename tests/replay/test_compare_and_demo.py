@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replay.answers import BadAnswer, SavedAnswer, read
+from shadowdiff.replay.answers import BadAnswer, SavedAnswer, read
 from shadowdiff.store import Store
 from tests.support import cli
 from tests.support.demo import Demo

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.store.review import ReviewQueue
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
 from tests.support import cli
 from tests.support.reviewing import pair_ids
 from tests.support.servers import read_body, serve_app
@@ -217,8 +217,8 @@ def test_serve_logs_write_them_as_escapes() -> None:
     failure's text quoting a server, and a traceback's."""
     script = f"""
 import logging, logging.config
-from proxy.server import _log_config
-from proxy.settings import ProxySettings
+from shadowdiff.proxy.server import _log_config
+from shadowdiff.proxy.settings import ProxySettings
 logging.config.dictConfig(_log_config(ProxySettings(primary="http://127.0.0.1:9"), "warning"))
 log = logging.getLogger("shadowdiff.proxy")
 log.warning("primary request failed: %s", {HOSTILE!r})

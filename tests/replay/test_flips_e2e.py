@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from replay.cli import run_replay
-from shadowdiff.acceptance import Decision
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.generation import Generator, Sampling
+from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.vocab import vocabulary
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from simulator import profiles
-from simulator.generation import Generator, Sampling
-from simulator.prompts import render_chat
-from simulator.vocab import vocabulary
+from shadowdiff.verdict.acceptance import Decision
 from tests.support import cli
 from tests.support.replaying import replay_settings
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from replay import logs
-from replay.workloads import gradable
-from simulator import questions
-from simulator.gradable import number_text
+from shadowdiff.replay import logs
+from shadowdiff.replay.workloads import gradable
+from shadowdiff.simulator import questions
+from shadowdiff.simulator.gradable import number_text
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = Path(str(resources.files("replay") / "workloads" / "gradable.jsonl"))
@@ -36,7 +36,7 @@ def rows() -> list[dict[str, Any]]:
 def test_the_committed_file_is_what_the_generator_writes() -> None:
     assert WORKLOAD.read_bytes() == gradable.render().encode()
     # the command that rewrites it, as a person runs it
-    run = subprocess.run([sys.executable, "-m", "replay.workloads.gradable"], cwd=ROOT, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "shadowdiff.replay.workloads.gradable"], cwd=ROOT, capture_output=True,
                          check=True, timeout=60)
     assert run.stdout == WORKLOAD.read_bytes()
     assert gradable.render(seed=7, per_kind=3) == gradable.render(seed=7, per_kind=3) != gradable.render(per_kind=3)

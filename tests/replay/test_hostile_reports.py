@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support import cli
 from tests.support.reporting import FENCED, HOSTILE, IMG, SCRIPT, assert_nothing_live, commonmark
 from tests.support.servers import read_body, serve_app

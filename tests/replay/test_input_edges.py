@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.client import RETRY_STATUSES
+from shadowdiff.answers.client import RETRY_STATUSES
+from shadowdiff.answers.records import Side
 from shadowdiff.errors import ConfigError
-from shadowdiff.records import Side
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import STORE_FILE, Store
-from simulator import profiles
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
 from tests.support import cli
 from tests.support.replaying import numbered_log, slow_sides
 from tests.support.servers import HTTP, Recorder, serve_app
@@ -306,7 +306,7 @@ def test_the_resume_hint_leaves_out_passwords_in_urls() -> None:
     """The store's URL (and a side's) may carry a password: it goes to a terminal as ``…``."""
     import click
 
-    from replay.cli import _ARGV, _resume_command
+    from shadowdiff.replay.cli import _ARGV, _resume_command
 
     context = click.Context(click.Command("replay"), info_name="replay")
     context.meta[_ARGV] = ["log.jsonl", "--store", "postgresql://ci:S3cret@db:5432/shadow", "--baseline",

@@ -9,9 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from replay import logs
-from replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, change_since, count, detect, fingerprint, read
 from shadowdiff.errors import InputError
+from shadowdiff.replay import logs
+from shadowdiff.replay.logs import (
+    CHAT,
+    COMPLETIONS,
+    BadLine,
+    LogFormat,
+    LogRecord,
+    change_since,
+    count,
+    detect,
+    fingerprint,
+    read,
+)
 from tests.support.replaying import lines, records, write
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

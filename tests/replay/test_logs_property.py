@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, count, detect, read
 from shadowdiff.errors import InputError
+from shadowdiff.replay.logs import CHAT, COMPLETIONS, BadLine, LogFormat, LogRecord, count, detect, read
 
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=30).filter(str.strip)
 SPACE = st.text(" \t", max_size=3)

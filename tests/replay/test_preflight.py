@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
 from shadowdiff.store import Store
 from tests.support import cli
 from tests.support.servers import free_port

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from replay.logs import CHAT, BadLine, LogRecord, read
-from replay.references import Grading, read_references
 from shadowdiff.errors import InputError
-from shadowdiff.grading import Grader
+from shadowdiff.replay.logs import CHAT, BadLine, LogRecord, read
+from shadowdiff.replay.references import Grading, read_references
+from shadowdiff.triage.grading import Grader
 from tests.support.replaying import lines, records, write
 
 CHAT_BODY = {"messages": [{"role": "user", "content": "What is 6 * 7?"}]}

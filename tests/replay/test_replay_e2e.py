@@ -18,16 +18,16 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from replay.cli import run_replay
-from replay.logs import CHAT
-from replay.runner import Overrides, ReplaySettings
-from shadowdiff.client import RetryPolicy, Upstream
+from shadowdiff.answers.client import RetryPolicy, Upstream
+from shadowdiff.answers.records import Side
 from shadowdiff.errors import InputError, ShadowdiffError
-from shadowdiff.records import Side
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.replay.logs import CHAT
+from shadowdiff.replay.runner import Overrides, ReplaySettings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.faults import Fault, FaultSettings
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import STORE_FILE, Store
-from simulator.app import build_app
-from simulator.faults import Fault, FaultSettings
-from simulator.settings import SimulatorSettings
 from tests.support import cli
 from tests.support.replaying import numbered_log, replay_settings, slow_sides
 from tests.support.servers import serve_app
@@ -136,7 +136,7 @@ def test_a_pair_that_cannot_be_made_costs_that_pair_only(sides: dict[Side, str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in making one pair (here: the comparison raising on one prompt) is recorded as an
     error pair; the run goes on, ends, and counts it, even with one worker."""
-    from replay import runner
+    from shadowdiff.replay import runner
 
     real = runner.compare_off_loop
 
@@ -511,7 +511,7 @@ def test_a_log_rewritten_while_it_is_replayed_never_passes(sides: dict[Side, str
     """The log is rewritten in place after the run read it and before it finished: its pairs
     may answer two versions of it. The run says so and is INCOMPLETE, from replay --gate and
     from report alike."""
-    from replay import runner
+    from shadowdiff.replay import runner
 
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps({"id": f"q{i}", "messages": [{"role": "user", "content": f"Topic {i}?"}]})

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from replay import runner
-from replay.cli import run_replay
-from replay.runner import ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.replay import runner
+from shadowdiff.replay.cli import run_replay
+from shadowdiff.replay.runner import ReplaySettings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store
 from shadowdiff.store import writer as writer_module
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
 from tests.support.servers import serve_app
 
 
@@ -56,7 +56,7 @@ def test_replay_gate_reads_a_store_outage_as_incomplete(tmp_path: Path, monkeypa
     ``report`` says of it afterwards, never 1 (which a CI reads as FAIL); without --gate, 1."""
     from click.testing import CliRunner
 
-    from replay import cli as replay_cli
+    from shadowdiff.replay import cli as replay_cli
 
     def outage(*_args: object, **_kwargs: object) -> None:
         raise OperationalError("INSERT INTO pairs", {}, Exception("could not connect to server"))

@@ -27,16 +27,16 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.compare import compare_answers, error_comparison
-from shadowdiff.flips import grade_pair
-from shadowdiff.grading import Grader
-from shadowdiff.records import Answer, Choice, Pair, Side, Verdict
+from shadowdiff.answers.compare import compare_answers, error_comparison
+from shadowdiff.answers.records import Answer, Choice, Pair, Side, Verdict
 from shadowdiff.review.app import VERDICT_HELP, build_review_app
 from shadowdiff.review.blind import Blinding
-from shadowdiff.scoring import CASCADE_AGREEMENT, scorable
-from shadowdiff.signals import SIGNAL_KINDS, triage_answers, with_cascade
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
+from shadowdiff.triage.grading import Grader
+from shadowdiff.triage.scoring import CASCADE_AGREEMENT, scorable
+from shadowdiff.triage.signals import SIGNAL_KINDS, triage_answers, with_cascade
+from shadowdiff.verdict.flips import grade_pair
 from tests.support.servers import serve_app
 
 TOKEN = "review-token-for-swap-tests"
@@ -170,7 +170,7 @@ _TOKENS = re.compile(r"\w+|[^\w\s]")
 
 
 def _score(base: Answer, cand: Answer, outcome: str) -> dict[str, Any] | None:
-    """A teacher-forced score as ``shadowdiff.scoring.score_pair`` stores it, of the
+    """A teacher-forced score as ``shadowdiff.triage.scoring.score_pair`` stores it, of the
     baseline's answer: its tokens (words and marks here), all agreed on up to where the
     texts part. Its figures are the baseline's: read the other way round, they differ."""
     if not cand.ok:

@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
-from shadowdiff.compare import error_comparison
+from shadowdiff.answers.compare import error_comparison
+from shadowdiff.answers.records import Answer, Side
 from shadowdiff.errors import InputError
-from shadowdiff.records import Answer, Side
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.ratelimit import SignInLimit
 from shadowdiff.store import Store

@@ -19,8 +19,8 @@ import httpx
 import pytest
 from markupsafe import escape
 
-from shadowdiff.compare import compare_answers, error_comparison
-from shadowdiff.records import Answer, Side
+from shadowdiff.answers.compare import compare_answers, error_comparison
+from shadowdiff.answers.records import Answer, Side
 from shadowdiff.review.app import ERRORS, MESSAGES, build_review_app
 from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store, schema
@@ -396,7 +396,7 @@ def test_blind_rewrites_side_names_in_reasons() -> None:
 
 
 def test_serve_mounts_the_ui_under_review(start_simulator: Any, start_proxy: Any, tmp_path: Path) -> None:
-    from simulator import profiles
+    from shadowdiff.simulator import profiles
     from tests.support.proxying import chat, wait_for
 
     fp8 = "Qwen/Qwen3-8B-FP8"
@@ -425,8 +425,8 @@ def test_serve_mounts_the_ui_under_review(start_simulator: Any, start_proxy: Any
 
 
 def test_short_tokens_are_refused() -> None:
-    from proxy.settings import ProxySettings
     from shadowdiff.errors import ConfigError
+    from shadowdiff.proxy.settings import ProxySettings
 
     with pytest.raises(ConfigError, match="at least 8"):
         ProxySettings(primary="http://127.0.0.1:1", review_token="short")
@@ -475,9 +475,9 @@ def test_the_blind_order_belongs_to_the_store_not_the_token(tmp_path: Path) -> N
 
 
 def test_nothing_on_the_page_names_a_side_before_the_verdict(sqlite_store: Store) -> None:
-    from shadowdiff.compare import compare
-    from shadowdiff.records import Answer, Pair
-    from shadowdiff.signals import triage_answers
+    from shadowdiff.answers.compare import compare
+    from shadowdiff.answers.records import Answer, Pair
+    from shadowdiff.triage.signals import triage_answers
 
     run = sqlite_store.create_run("serve", {})
     base = Answer(Side.BASELINE, "m", "Label: Positive", "stop")

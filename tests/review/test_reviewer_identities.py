@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from shadowdiff.records import Side
+from shadowdiff.answers.records import Side
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.auth import same_origin
 from shadowdiff.review.blind import Blinding

@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 
-from simulator import profiles
-from simulator.drift import first_difference
-from simulator.generation import Generator
-from simulator.prompts import render_chat
-from simulator.scheduler import LatencyModel
-from simulator.vocab import vocabulary
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.drift import first_difference
+from shadowdiff.simulator.generation import Generator
+from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.scheduler import LatencyModel
+from shadowdiff.simulator.vocab import vocabulary
 from tests.support.servers import HTTP
 from tests.support.simulating import CHAT, PROMPTS, chunks, post
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from shadowdiff.errors import ProfileError
-from simulator import profiles
-from simulator.drift import apply_profile, first_difference, near_tie_alternative, replica_flip
-from simulator.profiles import DriftKind, Profile
-from simulator.textgen import generate, prompt_key
-from simulator.vocab import vocabulary
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.drift import apply_profile, first_difference, near_tie_alternative, replica_flip
+from shadowdiff.simulator.profiles import DriftKind, Profile
+from shadowdiff.simulator.textgen import generate, prompt_key
+from shadowdiff.simulator.vocab import vocabulary
 
 MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
 PROMPTS = [f"Question {i}: explain {topic} for a newcomer."

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from simulator import profiles
-from simulator.expected import Expected
-from simulator.profiles import DriftKind
-from simulator.settings import SimulatorSettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.expected import Expected
+from shadowdiff.simulator.profiles import DriftKind
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.fixtures import MODEL
 from tests.support.simulating import FLAGS, TOOLS, post
 

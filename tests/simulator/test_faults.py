@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from shadowdiff.errors import ProfileError
-from simulator.faults import Fault, FaultInjector, FaultSettings, parse_fault
+from shadowdiff.simulator.faults import Fault, FaultInjector, FaultSettings, parse_fault
 from tests.support.servers import HTTP
 from tests.support.simulating import CHAT, frames, post
 
@@ -191,7 +191,7 @@ def _counter(metrics: str, reason: str) -> float:
 
 
 def test_a_client_that_leaves_mid_stream_is_recorded_as_aborted(start_simulator: Any) -> None:
-    from simulator.scheduler import LatencyModel
+    from shadowdiff.simulator.scheduler import LatencyModel
 
     url = start_simulator(latency=LatencyModel(tpot=0.02))
     with HTTP.stream("POST", url + "/v1/chat/completions", json={**STREAM, "max_tokens": 100}) as r:

@@ -28,21 +28,21 @@ import pytest
 from click.testing import CliRunner
 
 from shadowdiff.errors import ConfigError
-from simulator import arithmetic, graded, profiles, questions
-from simulator.cli import simulate
-from simulator.drift import first_difference, planned_kind
-from simulator.generation import Generator
-from simulator.gradable import number_text
-from simulator.profiles import DriftKind
-from simulator.prompts import render_chat
-from simulator.settings import SimulatorSettings
-from simulator.textgen import prompt_key
-from simulator.vocab import vocabulary
+from shadowdiff.simulator import arithmetic, graded, profiles, questions
+from shadowdiff.simulator.cli import simulate
+from shadowdiff.simulator.drift import first_difference, planned_kind
+from shadowdiff.simulator.generation import Generator
+from shadowdiff.simulator.gradable import number_text
+from shadowdiff.simulator.profiles import DriftKind
+from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.textgen import prompt_key
+from shadowdiff.simulator.vocab import vocabulary
 from tests.support.fixtures import MODEL
 from tests.support.servers import shadowdiff_process
 from tests.support.simulating import PROMPTS, chunks, post
 
-WORKLOAD = Path(str(resources.files("replay") / "workloads" / "gradable.jsonl"))
+WORKLOAD = Path(str(resources.files("shadowdiff.replay") / "workloads" / "gradable.jsonl"))
 ROWS = [json.loads(line) for line in WORKLOAD.read_text().splitlines()]
 DEMO = [json.loads(line)["messages"][0]["content"]
         for line in (WORKLOAD.parent / "demo.jsonl").read_text().splitlines()]

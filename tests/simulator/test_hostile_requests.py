@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from simulator.app import build_app
-from simulator.cli import settings_from_options
-from simulator.expected import Expected
-from simulator.settings import SimulatorSettings
-from simulator.tools import Tool, arguments
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.cli import settings_from_options
+from shadowdiff.simulator.expected import Expected
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.tools import Tool, arguments
 from tests.support.fixtures import MODEL
 from tests.support.servers import serve_app
 from tests.support.simulating import chunks, post

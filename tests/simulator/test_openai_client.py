@@ -110,6 +110,6 @@ def test_reset_mid_stream_raises_a_connection_error(start_simulator: Any) -> Non
 
 
 def _faults(**rates: float) -> Any:
-    from simulator.faults import Fault, FaultSettings
+    from shadowdiff.simulator.faults import Fault, FaultSettings
 
     return FaultSettings(rates={Fault(k): v for k, v in rates.items()}, seed=0)

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from shadowdiff.errors import ConfigError
-from simulator.app import build_app
-from simulator.cli import simulate
-from simulator.settings import SimulatorSettings
-from simulator.thinking import write
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.cli import simulate
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.thinking import write
 from tests.support.fixtures import MODEL
 from tests.support.servers import serve_app
 from tests.support.simulating import chunks, post
@@ -154,7 +154,7 @@ def test_the_flags_are_documented_and_none_means_unset() -> None:
     for flag in ("--reasoning-parser", "--enable-auto-tool-choice", "--tool-call-parser", "--thinking",
                  "--quantization"):
         assert flag in help_text
-    from simulator.cli import settings_from_options
+    from shadowdiff.simulator.cli import settings_from_options
     options: dict[str, Any] = {
         "served_model_name": (), "model": None, "profile": "baseline", "profile_file": None, "drift": (),
         "drift_seed": None, "replica_rate": None, "seed": 0, "max_model_len": 4096, "max_logprobs": 20,

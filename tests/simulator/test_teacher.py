@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from shadowdiff.errors import ProfileError
-from simulator import profiles
-from simulator.engine import Engine
-from simulator.generation import Generator
-from simulator.prompts import NO_THINKING, render_chat
-from simulator.settings import SimulatorSettings
-from simulator.teacher import find_answer
-from simulator.vocab import vocabulary
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.engine import Engine
+from shadowdiff.simulator.generation import Generator
+from shadowdiff.simulator.prompts import NO_THINKING, render_chat
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.teacher import find_answer
+from shadowdiff.simulator.vocab import vocabulary
 
 QUESTIONS = [f"Question {i}: explain {topic} to a newcomer."
              for i, topic in enumerate(["rivers", "taxes", "compilers", "gardens", "bridges", "owls"] * 25)]
@@ -91,7 +91,7 @@ def test_flip_rates_per_profile_and_from_a_file(tmp_path: Path) -> None:
 def test_token_ids_mean_the_same_in_every_process() -> None:
     """A baseline's answer ids are scored by another server process: the vocabulary may not
     depend on the process's hash seed (it did, through a frozenset of stopwords)."""
-    script = ("import hashlib; from simulator.vocab import vocabulary; v = vocabulary(); "
+    script = ("import hashlib; from shadowdiff.simulator.vocab import vocabulary; v = vocabulary(); "
               "print(hashlib.sha256('\\0'.join(map(v.token_text, range(v.size))).encode()).hexdigest())")
     digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}

@@ -1,6 +1,6 @@
 """Teacher-forced scoring over HTTP, the three steps shadowdiff takes against vLLM:
 ``/tokenize`` the chat, the answer's ``token_ids`` from a chat response, then
-``/v1/completions`` over both with ``prompt_logprobs`` (simulator/teacher.py)."""
+``/v1/completions`` over both with ``prompt_logprobs`` (shadowdiff/simulator/teacher.py)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from simulator import profiles
-from simulator.app import build_app
-from simulator.generation import Generator
-from simulator.profiles import DriftKind, Profile
-from simulator.prompts import render_chat
-from simulator.settings import SimulatorSettings
-from simulator.vocab import vocabulary
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.generation import Generator
+from shadowdiff.simulator.profiles import DriftKind, Profile
+from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.vocab import vocabulary
 from tests.support.fixtures import MODEL
 from tests.support.servers import serve_app
 from tests.support.simulating import chunks, post
@@ -36,7 +36,7 @@ SHORT = [[{"role": "user", "content": question}] for question in (
     "Suggest a name for a dog.")]
 PROMPTS = DEMO + SHORT
 K = 5
-# The margins the drift model gives at a departure (simulator/logprobs.py ``position``): a
+# The margins the drift model gives at a departure (shadowdiff/simulator/logprobs.py ``position``): a
 # near-tie puts the top-1 at p in [0.45, 0.48] and the runner-up 0.01-0.08 below it, at
 # most log(0.45 / 0.37) = 0.196 nats apart; a confident change leaves the runner-up at
 # most 0.6 * (1 - p) with p >= 0.70, at least log(0.70 / 0.18) = 1.36 nats below.

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from simulator.app import build_app
-from simulator.expected import Expected
-from simulator.settings import SimulatorSettings
-from simulator.tools import Tool, ToolRequest, arguments, change_argument, change_tool, decide
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.expected import Expected
+from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.simulator.tools import Tool, ToolRequest, arguments, change_argument, change_tool, decide
 from tests.support.fixtures import MODEL
 from tests.support.servers import serve_app
 from tests.support.simulating import FLAGS, TOOLS, chunks, post

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator import profiles
-from simulator.settings import SimulatorSettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.fixtures import MODEL
 from tests.support.simulating import CHAT, chunks, post
 

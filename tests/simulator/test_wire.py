@@ -382,8 +382,8 @@ def test_unknown_routes_answer_like_fastapi(sim_url: str, path: str, method: str
 
 
 def test_fast_token_frame_matches_the_model_dump() -> None:
-    from simulator.responses import Context
-    from simulator.streaming import ChatChunks, Delta, frame
+    from shadowdiff.simulator.responses import Context
+    from shadowdiff.simulator.streaming import ChatChunks, Delta, frame
 
     ctx = Context("chatcmpl-x", 1, "m/é", "vllm-0.34.0-00000000")
     chunks_ = ChatChunks(ctx, continuous_usage=False, include_usage=False)

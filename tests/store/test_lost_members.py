@@ -9,11 +9,11 @@ import logging
 
 import pytest
 
-from shadowdiff.acceptance import acceptance
-from shadowdiff.reports import caveats
+from shadowdiff.report.summary import summarize
+from shadowdiff.report.write import caveats
 from shadowdiff.store import LOST, NOT_COMPARED, Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers, describe
-from shadowdiff.summary import summarize
+from shadowdiff.verdict.acceptance import acceptance
 from tests.store.test_run_members import at_once
 from tests.support.storing import SETTINGS, silence
 
@@ -115,7 +115,7 @@ def test_a_member_taken_for_lost_that_beats_again_is_taken_back(store: Store) ->
     (a,) = [m for m in members.members(run_id) if m.id == "a"]
     assert a.running and a.ended is None and a.in_flight == 1
     assert store.counts(run_id) == {}
-    # a run that finished meanwhile takes nobody back: the member moves on (proxy.membership)
+    # a run that finished meanwhile takes nobody back: the member moves on (shadowdiff.proxy.membership)
     silence(store, run_id, "a", STALE_AFTER + 1)
     assert members.leave(run_id, "b")
     assert not members.heartbeat(run_id, "a", 0)

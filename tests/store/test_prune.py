@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from shadowdiff.acceptance import acceptance
 from shadowdiff.errors import ConfigError
+from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store, schema
 from shadowdiff.store.prune import Scope, parse_duration, prune, pruned_counts, vacuum
 from shadowdiff.store.review import Filters, ReviewQueue
-from shadowdiff.summary import summarize
+from shadowdiff.verdict.acceptance import acceptance
 from tests.support import cli
 from tests.support.pruning import made, serve_run
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
-from shadowdiff.records import Side, Verdict
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue, VerdictGiven
 from tests.support.factories import fill, pair
@@ -174,9 +174,9 @@ def test_bad_verdicts_are_refused(store: Store, verdict: str, side: str | None, 
 
 
 def test_two_proxy_processes_write_to_one_postgresql_store(tmp_path: Path) -> None:
-    from simulator import profiles
-    from simulator.app import build_app
-    from simulator.settings import SimulatorSettings
+    from shadowdiff.simulator import profiles
+    from shadowdiff.simulator.app import build_app
+    from shadowdiff.simulator.settings import SimulatorSettings
     from tests.support.servers import HTTP, serve_app, shadowdiff_process, wait_ready
 
     with postgres_database() as url:

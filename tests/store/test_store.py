@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from shadowdiff.compare import compare, error_comparison
+from shadowdiff.answers.compare import compare, error_comparison
+from shadowdiff.answers.records import Answer, Choice, Pair, Side
 from shadowdiff.errors import ConfigError
-from shadowdiff.records import Answer, Choice, Pair, Side
 from shadowdiff.store import STORE_FILE, Store, database_url, schema
 from shadowdiff.store.writer import PairWriter
 from tests.support.fixtures import postgres_database

@@ -1,4 +1,4 @@
-"""Reading the side-by-side answers (shadowdiff/templates/_answer.html) out of a page's HTML."""
+"""Reading the side-by-side answers (shadowdiff/report/templates/_answer.html) out of a page's HTML."""
 
 from __future__ import annotations
 

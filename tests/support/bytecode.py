@@ -2,7 +2,7 @@
 
 The suite starts about 150 Python processes (``shadowdiff serve``, ``replay``, ``simulate``,
 its workers, pytest's own workers). Without cached bytecode each one compiles every module it
-imports from source: ``import proxy.app`` took 2.3 s of CPU that way against 0.8 s from
+imports from source: ``import shadowdiff.proxy.app`` took 2.3 s of CPU that way against 0.8 s from
 ``.pyc`` files, and a pytest worker's collection 9.5 s against 3.8 s (its test modules'
 rewritten assertions are cached the same way). Container images often set the variable, so
 the run unsets it for itself and everything it starts: files go to ``__pycache__`` folders,

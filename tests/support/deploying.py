@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from proxy.cli import serve
+from shadowdiff.proxy.cli import serve
 
 SERVE_VARIABLES = {p.envvar for p in serve.params if isinstance(getattr(p, "envvar", None), str)}

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from shadowdiff.compare import compare
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.signals import triage
+from shadowdiff.answers.compare import compare
+from shadowdiff.answers.records import Answer, Pair, Side
 from shadowdiff.store import Store
+from shadowdiff.triage.signals import triage
 
 
 def pair(key: str, base: str, cand: str) -> Pair:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store, database_url
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
 from tests.support.servers import HTTP, serve_app
 from tests.support.tools import required
 
@@ -120,9 +120,9 @@ def sim_url() -> Iterator[str]:
 @pytest.fixture
 def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
     """Start proxies (real uvicorn, the proxy's own server options); yields (url, app)."""
-    from proxy.app import build_app as build_proxy
-    from proxy.protocol import TargetKeepingProtocol
-    from proxy.settings import ProxySettings
+    from shadowdiff.proxy.app import build_app as build_proxy
+    from shadowdiff.proxy.protocol import TargetKeepingProtocol
+    from shadowdiff.proxy.settings import ProxySettings
 
     stack: list[Any] = []
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from shadowdiff.compare import Comparison, Outcome
-from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.answers.compare import Comparison, Outcome
+from shadowdiff.answers.records import Answer, Pair, Side
 from shadowdiff.store import Store, schema
 from tests.support.factories import pair
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from replay.logs import BadLine, LogRecord, read
-from replay.runner import ReplaySettings
-from shadowdiff.client import Upstream
-from shadowdiff.records import Side
-from simulator import profiles
-from simulator.app import build_app
-from simulator.scheduler import LatencyModel
-from simulator.settings import SimulatorSettings
+from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.records import Side
+from shadowdiff.replay.logs import BadLine, LogRecord, read
+from shadowdiff.replay.runner import ReplaySettings
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.scheduler import LatencyModel
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.servers import serve_app
 
 

@@ -9,9 +9,9 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from shadowdiff.compare import compare_answers, error_comparison
-from shadowdiff.records import Answer, Pair, Side
-from shadowdiff.signals import triage_answers
+from shadowdiff.answers.compare import compare_answers, error_comparison
+from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.triage.signals import triage_answers
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -49,7 +49,7 @@ def assert_nothing_live(html: str, *shown: str) -> None:
     page = live(html)
     assert not {"script", "img", "iframe", "object", "embed", "textarea", "form", "base", "foreignobject", "use",
                 "image", "animate", "set"} & set(page.tags)
-    # the only SVG is the report's own plots (shadowdiff.svgplot escapes every text in them)
+    # the only SVG is the report's own plots (shadowdiff.report.svg escapes every text in them)
     plots = [value for tag, name, value in page.attrs if tag == "svg" and name == "id"]
     assert page.tags.count("svg") == len(plots) and all((value or "").startswith("plot-") for value in plots)
     assert [a for a in page.attrs if a[1].startswith("on")] == []

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from shadowdiff.background import serve_in_thread
+from shadowdiff.commands.background import serve_in_thread
 
 
 def dies_with_the_tests() -> None:

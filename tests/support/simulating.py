@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 
-from shadowdiff.compare import Outcome, compare
-from simulator import profiles
-from simulator.generation import Generator, Sampling
-from simulator.prompts import render_chat
-from simulator.vocab import vocabulary
+from shadowdiff.answers.compare import Outcome, compare
+from shadowdiff.simulator import profiles
+from shadowdiff.simulator.generation import Generator, Sampling
+from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.vocab import vocabulary
 from tests.support.servers import HTTP
 
 CHAT = [{"role": "user", "content": "Explain why the sky is blue."}]

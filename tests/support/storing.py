@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from shadowdiff.compare import compare
-from shadowdiff.records import Answer, Pair, Side
+from shadowdiff.answers.compare import compare
+from shadowdiff.answers.records import Answer, Pair, Side
 from shadowdiff.store import Store, schema
 
 

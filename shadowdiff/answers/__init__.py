@@ -1,0 +1,1 @@
+"""Answers: what an OpenAI-compatible server said, read whole, and two of them compared."""

@@ -1,0 +1,214 @@
+"""The report's plots: a run's numbers drawn as inline SVG.
+
+``report_plots`` gives ``Plot``s in this order, each ``svg`` one ``<svg>`` element whose
+``id`` attribute is the plot's ``id`` (the browser tests look for them):
+
+    plot-outcomes         the candidate's outcomes beside the noise floor's (the replica's),
+                          as shares of the comparable pairs
+    plot-similarity       CDF of the similarity of the pairs changed in substance, with the
+                          near threshold marked; the replica's as a second series
+    plot-divergence       histogram of where those pairs' answers first differ: in tokens,
+                          or in characters when no pair's tokens are known
+    plot-ttft             CDF of each side's time to first token (successful answers)
+    plot-latency          CDF of each side's time for the whole answer (successful answers)
+    plot-categories       outcomes per category, stacked (the MAX_CATEGORIES largest)
+    plot-token-agreement  per-pair token agreement, binned (shadowdiff.statistics.scorestats), the candidate
+                          beside the replica: only for a scored run
+
+Every plot but the last is always there, a "no data" chart when it has nothing to draw.
+Every text inside ``svg`` is escaped (shadowdiff.report.svg), so a template inserts it as
+markup (``{{ plot.svg | safe }}``); ``title`` and ``caption`` are plain text, escaped
+like any other. The pairs are read once, a few numbers each (store.plotrows).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+from shadowdiff.answers.records import Side
+from shadowdiff.report import svg as svgplot
+from shadowdiff.report.summary import OUTCOMES, SUBSTANTIVE, Summary
+from shadowdiff.report.svg import Marker, Series
+from shadowdiff.store import Store
+from shadowdiff.store.plotrows import SIDES, PlotRow, plot_rows
+
+# seaborn's "deep" blue and orange, and a grey for the noise floor: apart for every
+# common colour blindness, and in lightness
+SIDE_COLORS = {Side.BASELINE: "#4c72b0", Side.CANDIDATE: "#dd8452", Side.REPLICA: "#8c8c8c"}
+# from alike (light blues) to different (orange, vermillion), errors dark grey
+OUTCOME_COLORS = {"identical": "#c6dbef", "equivalent": "#6baed6", "near": "#f2b447", "divergent": "#c8501e",
+                  "unanswered": "#b8b8b8", "error": "#4d4d4d"}
+MAX_CATEGORIES = 20
+_SERVE_NOTE = " A serve run keeps identical pairs only at its --keep-rate: these are its stored pairs."
+
+
+@dataclass(frozen=True)
+class Plot:
+    id: str
+    title: str
+    svg: str        # one <svg id="{id}">, every text in it escaped: safe to insert as markup
+    caption: str    # plain text
+
+
+@dataclass
+class _Columns:
+    """The values the plots draw, gathered in one pass (8 bytes a value)."""
+
+    similarity: array[float] = field(default_factory=lambda: array("d"))
+    noise_similarity: array[float] = field(default_factory=lambda: array("d"))
+    first_token: array[float] = field(default_factory=lambda: array("d"))
+    first_char: array[float] = field(default_factory=lambda: array("d"))
+    ttft: dict[Side, array[float]] = field(default_factory=lambda: {s: array("d") for s in SIDES})
+    duration: dict[Side, array[float]] = field(default_factory=lambda: {s: array("d") for s in SIDES})
+
+
+def report_plots(store: Store, run_id: str, summary: Summary) -> list[Plot]:
+    """The run's plots (see the module's docstring), from its store and its summary."""
+    data = _collect(plot_rows(store, run_id))
+    near = float(summary.settings.get("thresholds", {}).get("near", 0.9))
+    note = _SERVE_NOTE if summary.kind == "serve" else ""
+    plots = [_outcomes(summary), _similarity(data, near), _divergence(data),
+             _timing("plot-ttft", "Time to first token", data.ttft, "time to first token", note),
+             _timing("plot-latency", "Latency (whole answer)", data.duration, "time for the whole answer", note),
+             _categories(summary, note)]
+    if summary.token_agreement and summary.token_agreement.get("pairs"):
+        plots.append(_agreement(summary))
+    return plots
+
+
+def _collect(rows: Iterable[PlotRow]) -> _Columns:
+    data = _Columns()
+    for r in rows:
+        # the similarity and divergence plots: comparable pairs changed in substance, as the
+        # summary's histogram (sampled pairs differ by chance; equivalent ones in formatting)
+        if r.comparable and r.outcome in SUBSTANTIVE:
+            _add(data.similarity, r.similarity)
+            _add(data.first_token, r.first_token)
+            _add(data.first_char, r.first_char)
+        if r.comparable and r.noise_outcome in SUBSTANTIVE:
+            _add(data.noise_similarity, r.noise_similarity)
+        for side, ttft, duration in zip(SIDES, (r.baseline_ttft, r.candidate_ttft, r.replica_ttft),
+                                        (r.baseline_duration, r.candidate_duration, r.replica_duration),
+                                        strict=True):
+            _add(data.ttft[side], ttft)
+            _add(data.duration[side], duration)
+    return data
+
+
+def _add(values: array[float], value: float | None) -> None:
+    if value is not None:
+        values.append(value)
+
+
+def _outcomes(summary: Summary) -> Plot:
+    title = "Outcomes: the candidate against the noise floor"
+    candidate = summary.comparable_outcomes
+    series = [_shares("candidate vs baseline", SIDE_COLORS[Side.CANDIDATE], candidate)]
+    total = sum(candidate.values())
+    caption = f"Outcomes of the {total:,} comparable pairs (deterministic decoding), as shares of them: "
+    if summary.noise:
+        series.append(_shares("replica vs baseline (noise floor)", SIDE_COLORS[Side.REPLICA], summary.noise))
+        caption += ("the candidate against the baseline, beside the replica against the baseline (the noise "
+                    f"floor, {sum(summary.noise.values()):,} pairs). Bars above the grey ones are the change.")
+    else:
+        caption += ("the candidate against the baseline. No replica in this run: there is no noise floor to "
+                    "compare with.")
+    svg = svgplot.grouped_bars(title, OUTCOMES, series, plot_id="plot-outcomes", percent=True,
+                               y_label="share of pairs") if total else svgplot.no_data(title, "plot-outcomes")
+    return Plot("plot-outcomes", title, svg, caption if total else "No comparable pairs in this run.")
+
+
+def _shares(name: str, color: str, counts: dict[str, int]) -> Series:
+    total = sum(counts.values()) or 1
+    tips = [f"{name} · {o}: {counts.get(o, 0) / total:.1%} ({counts.get(o, 0):,} of {total:,})" for o in OUTCOMES]
+    return Series(name, [counts.get(o, 0) / total for o in OUTCOMES], color, tips)
+
+
+def _similarity(data: _Columns, near: float) -> Plot:
+    title = "Similarity of the changed pairs"
+    series = [Series("candidate vs baseline", data.similarity, SIDE_COLORS[Side.CANDIDATE])]
+    if data.noise_similarity:
+        series.append(Series("replica vs baseline", data.noise_similarity, SIDE_COLORS[Side.REPLICA]))
+    svg = svgplot.cdf(title, series, plot_id="plot-similarity", marker=Marker(near, f"near ≥ {near:g}"),
+                      x_label="similarity to the baseline's answer (1: the same)")
+    caption = (f"Cumulative share of the {len(data.similarity):,} comparable pairs changed in substance (near or "
+               f"divergent) by their answers' similarity; at or above the near threshold ({near:g}) a pair is near, "
+               "below it divergent.")
+    if data.noise_similarity:
+        caption += f" Grey: the replica's {len(data.noise_similarity):,} such pairs, the noise floor."
+    return Plot("plot-similarity", title, svg, caption)
+
+
+def _divergence(data: _Columns) -> Plot:
+    title = "Where the changed answers first differ"
+    values, unit = (data.first_token, "token") if data.first_token else (data.first_char, "character")
+    middle = median(values) if values else None
+    svg = svgplot.histogram(title, Series("candidate vs baseline", values, SIDE_COLORS[Side.CANDIDATE]),
+                            plot_id="plot-divergence", integer=True, x_label=f"first differing {unit} (from 0)",
+                            marker=Marker(middle, f"median {middle:,.0f}") if middle is not None else None)
+    caption = (f"The position of the first differing {unit} in the {len(values):,} comparable pairs changed in "
+               "substance (near or divergent): early means the answers part at once, late that they share a start.")
+    if unit == "character":
+        caption += " No pair's tokens are known (no logprobs were asked for), so positions are in characters."
+    return Plot("plot-divergence", title, svg, caption)
+
+
+def _timing(plot_id: str, title: str, by_side: dict[Side, array[float]], what: str, note: str) -> Plot:
+    series = [Series(side.value, values, SIDE_COLORS[side]) for side, values in by_side.items() if values]
+    svg = svgplot.cdf(title, series, plot_id=plot_id, x_label="seconds", y_label="share of answers", zero=True)
+    medians = "; ".join(f"{side.value} {median(values):.3g} s" for side, values in by_side.items() if values)
+    caption = (f"Cumulative share of each side's successful answers by {what}, in seconds"
+               + (f" (medians: {medians})." if medians else ".") + note)
+    return Plot(plot_id, title, svg, caption)
+
+
+def _categories(summary: Summary, note: str) -> Plot:
+    title = "Outcomes by category"
+    rows = sorted(summary.categories, key=lambda row: (-row["pairs"], row["category"]))
+    shown = rows[:MAX_CATEGORIES]
+    parts = [Series(o, [row.get(o, 0) for row in shown], OUTCOME_COLORS[o], _tips(shown, o)) for o in OUTCOMES]
+    svg = svgplot.stacked_bars(title, [row["category"] for row in shown], parts, plot_id="plot-categories",
+                               notes=[f"{row['pairs']:,}" for row in shown])
+    caption = "Each category's stored pairs by outcome, as shares of them; at the right, its number of pairs."
+    if len(rows) > len(shown):
+        caption += f" The {len(shown)} largest of {len(rows):,} categories are shown."
+    return Plot("plot-categories", title, svg, caption + note)
+
+
+def _tips(rows: Sequence[dict[str, object]], outcome: str) -> list[str]:
+    return [f"{outcome}: {row.get(outcome, 0):,} of {row['pairs']:,}" for row in rows]
+
+
+def _agreement(summary: Summary) -> Plot:
+    title = "Token agreement per pair"
+    tallies = [(name, color, tally) for name, color, tally in (
+        ("candidate", SIDE_COLORS[Side.CANDIDATE], summary.token_agreement),
+        ("replica (noise floor)", SIDE_COLORS[Side.REPLICA], summary.noise_token_agreement))
+        if tally and tally.get("pairs")]
+    bins = tallies[0][2]["distribution"]
+    series = [_bin_shares(name, color, tally) for name, color, tally in tallies]
+    svg = svgplot.grouped_bars(title, [_bin_label(b) for b in bins], series, plot_id="plot-token-agreement",
+                               percent=True, y_label="share of pairs")
+    pooled = ", ".join(f"{name} {tally['pooled']:.2%} of {tally['tokens']:,} tokens" for name, _, tally in tallies)
+    caption = ("Scored pairs by their token agreement: the share of the baseline's answer tokens that the side, "
+               f"fed the same text, also ranks first; finer near 100 %, where quantization lives. Pooled: {pooled}.")
+    return Plot("plot-token-agreement", title, svg, caption)
+
+
+def _bin_shares(name: str, color: str, tally: dict[str, Any]) -> Series:
+    counts = [int(b["pairs"]) for b in tally["distribution"]]
+    total = sum(counts) or 1
+    return Series(name, [n / total for n in counts], color,
+                  [f"{name} · {_bin_label(b)}: {n / total:.1%} ({n:,} of {total:,})"
+                   for b, n in zip(tally["distribution"], counts, strict=True)])
+
+
+def _bin_label(row: dict[str, Any]) -> str:
+    """A bin of shadowdiff.statistics.scorestats.EDGES: ``[from, to)``, the last exactly 1."""
+    if row["from"] == row["to"]:
+        return f"exactly {row['to']:.0%}"
+    return f"{row['from'] * 100:g}–{row['to'] * 100:g}%"

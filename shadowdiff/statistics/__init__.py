@@ -1,0 +1,1 @@
+"""Statistics: percentiles, bounds on rates, intervals on paired differences, agreement."""
