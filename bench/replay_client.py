@@ -27,11 +27,12 @@ from pathlib import Path
 
 from shadowdiff.answers.client import Upstream
 from shadowdiff.answers.compare import compare
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import Overrides, Replay, ReplaySettings
 from shadowdiff.store import Store
 from shadowdiff.triage.signals import triage_answers
+from shadowdiff.vocabulary import Side
 
 from _common import ROOT, pin, shadowdiff, table
 

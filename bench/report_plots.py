@@ -19,11 +19,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from shadowdiff.answers.compare import Comparison, Outcome
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.compare import Comparison
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.report.plots import report_plots
 from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Outcome, Side
 
 from _common import table
 

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import Replay, ReplaySettings
 from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 
 from _common import pin, shadowdiff, table
 

@@ -22,9 +22,9 @@ import time
 import httpx
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.compare import Outcome
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.triage.scoring import TOP_K, Scorer, score_pair
+from shadowdiff.vocabulary import Outcome, Side
 
 from _common import pin, table
 

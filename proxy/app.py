@@ -40,7 +40,6 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from shadowdiff import __version__
-from shadowdiff.answers.records import Side
 from shadowdiff.answers.redact import Redactor, failure_text
 from shadowdiff.proxy.capture import Capture
 from shadowdiff.proxy.forward import Forwarder
@@ -54,6 +53,7 @@ from shadowdiff.proxy.shadow import Mirror
 from shadowdiff.proxy.store_health import LastKnown, StoreHealth
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
+from shadowdiff.vocabulary import Side
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})

@@ -20,11 +20,11 @@ from typing import Any
 
 import click
 
-from shadowdiff.answers.records import Side
 from shadowdiff.commands.options import click_error, parse_labels, transport_click_options
 from shadowdiff.errors import ConfigError
 from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
 from shadowdiff.store.prune import parse_duration
+from shadowdiff.vocabulary import Side
 
 
 def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:

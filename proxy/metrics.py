@@ -33,9 +33,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from shadowdiff.answers.compare import Outcome
-from shadowdiff.answers.records import Side, Verdict, side_against
+from shadowdiff.answers.records import side_against
 from shadowdiff.triage.signals import SIGNAL_KINDS
+from shadowdiff.vocabulary import Outcome, Side, Verdict
 
 if TYPE_CHECKING:
     from shadowdiff.proxy.store_health import LastKnown

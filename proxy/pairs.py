@@ -30,18 +30,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shadowdiff.answers.compare import Outcome, Thresholds, compare_off_loop
+from shadowdiff.answers.compare import Thresholds, compare_off_loop
 from shadowdiff.answers.parse import answer_from, read_answer
-from shadowdiff.answers.records import Answer, Pair, Side, prompt_text
+from shadowdiff.answers.records import Answer, Pair, prompt_text
 from shadowdiff.answers.redact import Redactor, failure_text, header_secrets
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.scoring import PairScorer
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import OFF_LOOP_BYTES, Plan
 from shadowdiff.proxy.tap import Tapped
-from shadowdiff.store import CAPPED, NOT_COMPARED, NOT_MIRRORED
 from shadowdiff.store.writer import PairWriter, held_size
 from shadowdiff.triage.signals import triage_off_loop, with_cascade
+from shadowdiff.vocabulary import Outcome, Side, Tally
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")
@@ -128,7 +128,7 @@ class PairRecorder:
             if not calls.counted:
                 # shutdown stopped waiting for it (``drain``): still one of the run's requests
                 self.metrics.pairs.labels("error", comparable).inc()
-                self._count_in_run(NOT_COMPARED, "drained", plan.comparable)
+                self._count_in_run(Tally.NOT_COMPARED, "drained", plan.comparable)
             raise
         except Exception as exc:
             # one line, through the formatter that never prints a request's headers or query
@@ -136,7 +136,7 @@ class PairRecorder:
             log.debug("where the pair failed", exc_info=True)
             self.metrics.pairs.labels("error", comparable).inc()
             if not calls.counted:   # a request the run saw and never checked: an error against it
-                self._count_in_run(NOT_COMPARED, "proxy_failed", plan.comparable)
+                self._count_in_run(Tally.NOT_COMPARED, "proxy_failed", plan.comparable)
         finally:
             calls.cancel()
             calls.count()
@@ -169,7 +169,7 @@ class PairRecorder:
             # a client's own bad request (the baseline refused it) is no upstream error
             self.metrics.pairs.labels("aborted" if gone else "refused" if why == "primary_4xx" else "error",
                                       comparable).inc()
-            self._count_in_run(NOT_COMPARED, why, plan.comparable)
+            self._count_in_run(Tally.NOT_COMPARED, why, plan.comparable)
             calls.count()
             return
         primary = await self._primary_answer(tapped, plan)
@@ -197,7 +197,7 @@ class PairRecorder:
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
         self._count("pairs", comparison.outcome.value, plan.comparable)
         if plan.comparable and comparison.outcome is not Outcome.ERROR and base.capped & cand.capped:
-            self._count_in_run(CAPPED, comparison.outcome.value, True)
+            self._count_in_run(Tally.CAPPED, comparison.outcome.value, True)
         calls.count()
         # Every comparable pair that changed is kept; identical, sampled and failed ones
         # are counted, and kept at keep_rate (a dead shadow must not flood the store).
@@ -238,7 +238,7 @@ class PairRecorder:
     def not_mirrored(self, why: str) -> None:
         """Count a request the shadow never got (``NOT_MIRRORED_REASONS``) in the run: its
         report states the share of the traffic that was compared."""
-        self._count_in_run(NOT_MIRRORED, why, False)
+        self._count_in_run(Tally.NOT_MIRRORED, why, False)
         if (held := _HELD.get()) is not None:
             held.release()
 

@@ -35,14 +35,14 @@ from yarl import URL
 
 from shadowdiff.answers.arrivals import http_client
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.compare import Outcome
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.answers.redact import failure_text
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import Plan
 from shadowdiff.proxy.upstream import credentials
 from shadowdiff.triage.scoring import Scorer, scorable, score_pair
+from shadowdiff.vocabulary import Outcome, Side
 
 log = logging.getLogger("shadowdiff.proxy")
 

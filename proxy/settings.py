@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shadowdiff.answers.records import Side
 from shadowdiff.answers.redact import DEFAULT_PATTERNS, check_patterns
 from shadowdiff.answers.targets import same_target
 from shadowdiff.commands.listen import check_forwarded, check_tls
 from shadowdiff.errors import ConfigError
+from shadowdiff.vocabulary import Side
 
 MIRRORED_PATHS = ("/v1/chat/completions", "/v1/completions")
 # Redacted from everything serve keeps, always (``--redact`` adds to them): e-mail

@@ -20,13 +20,14 @@ import orjson
 
 from shadowdiff.answers.compare import is_comparable, wants_stream
 from shadowdiff.answers.parse import answer_from, read_answer
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.answers.redact import failure_text
 from shadowdiff.proxy.answers import guarded
 from shadowdiff.proxy.body import with_model
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.proxy.upstream import Upstream, header_text, target
+from shadowdiff.vocabulary import Side
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",

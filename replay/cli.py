@@ -18,7 +18,6 @@ from tqdm import tqdm
 from shadowdiff.answers.client import RetryPolicy, Upstream
 from shadowdiff.answers.compare import Thresholds
 from shadowdiff.answers.invisible import safe_text
-from shadowdiff.answers.records import Side
 from shadowdiff.answers.targets import same_target
 from shadowdiff.commands.options import (
     Finite,
@@ -44,7 +43,8 @@ from shadowdiff.report.write import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.triage.grading import Grader
 from shadowdiff.verdict import gates as gating
-from shadowdiff.verdict.acceptance import LOG_CHANGED, STOPPED_BY_LOG, Acceptance, Decision
+from shadowdiff.verdict.acceptance import LOG_CHANGED, STOPPED_BY_LOG, Acceptance
+from shadowdiff.vocabulary import Decision, Side
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.commands.background import serve_in_thread
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import ReplaySettings
@@ -21,6 +20,7 @@ from shadowdiff.simulator import profiles
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.scheduler import LATENCY_PRESETS
 from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.vocabulary import Side
 
 BASELINE_MODEL = "Qwen/Qwen3-8B"
 CANDIDATE_MODEL = "Qwen/Qwen3-8B-FP8"

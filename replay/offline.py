@@ -13,11 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from shadowdiff.answers.compare import Thresholds, compare_answers, error_comparison
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import InputError
 from shadowdiff.replay import answers
 from shadowdiff.store import Store
 from shadowdiff.triage.signals import triage_answers
+from shadowdiff.vocabulary import Side
 
 UNPARTNERED = "unpartnered"          # the run's setting: {"no_candidate_answer": n, "no_baseline_answer": m}
 NO_CANDIDATE, NO_BASELINE = "no_candidate_answer", "no_baseline_answer"

@@ -21,9 +21,9 @@ import httpx
 
 from shadowdiff.answers.arrivals import http_client
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
-from shadowdiff.answers.compare import Outcome, Thresholds, compare_off_loop, error_comparison, is_comparable
+from shadowdiff.answers.compare import Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.answers.parse import CUT_SHORT
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.answers.redact import Redactor, check_patterns
 from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.replay import logs
@@ -34,6 +34,7 @@ from shadowdiff.triage.grading import Grader
 from shadowdiff.triage.scoring import Scorer, score_pair
 from shadowdiff.triage.signals import triage_off_loop, with_cascade
 from shadowdiff.verdict.flips import grade_pair_off_loop
+from shadowdiff.vocabulary import Outcome, Side
 
 # Comparing texts longer than this moves off the event loop, so that a 32,000-character
 # pair never stalls the streams being read beside it.

@@ -33,9 +33,9 @@ def apply_verdicts(run_dir: Path, verdicts: Path, export: Path) -> None:
     as the UI's /review/export.jsonl does, to ``export``. A verdict is stored only on the
     very answers it was given about: if a rerun's answers differ (another engine build,
     another CPU, batching), it is left out and said so, never attached to texts nobody read."""
-    from shadowdiff.answers.records import Side
     from shadowdiff.store import Store
     from shadowdiff.store.review import ReviewQueue
+    from shadowdiff.vocabulary import Side
 
     wanted = json.loads(verdicts.read_text())
     store = Store.open(run_dir)

@@ -31,8 +31,9 @@ import orjson
 from shadowdiff.answers import arrivals
 from shadowdiff.answers.compare import wants_stream
 from shadowdiff.answers.parse import EventStream, Reading, finished, read_body, read_event, timed, unfinished
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.answers.tokencount import TokenCounter
+from shadowdiff.vocabulary import Side
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _ERROR_BODY_LIMIT = 2000

@@ -33,12 +33,12 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Indel, Postfix, Prefix
 
 from shadowdiff.errors import ConfigError
+from shadowdiff.vocabulary import Outcome
 
 if TYPE_CHECKING:   # records import this module (a Pair holds a Comparison)
     from shadowdiff.answers.records import Answer, Choice
@@ -54,17 +54,6 @@ WORD_LEVEL_FROM = 8000
 # tens of milliseconds at most (bench/compare_cost.py).
 MAX_CELLS = 50_000_000
 _UNITS = re.compile(r"\w+|[^\w\s]")
-
-
-class Outcome(StrEnum):
-    """What a pair's comparison concluded, from most to least alike."""
-
-    IDENTICAL = "identical"      # byte-for-byte equal
-    EQUIVALENT = "equivalent"    # equal after normalization (``normalize``: prose whitespace, NFC)
-    NEAR = "near"                # similarity at or above the near threshold
-    DIVERGENT = "divergent"      # below it
-    UNANSWERED = "unanswered"    # neither side gave an answer (cut by the token cap, or empty): nothing compared
-    ERROR = "error"              # a side failed: nothing to compare
 
 
 @dataclass(frozen=True)

@@ -9,34 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from shadowdiff.answers.compare import Comparison
-
-
-class Side(StrEnum):
-    BASELINE = "baseline"
-    CANDIDATE = "candidate"
-    REPLICA = "replica"
-
-
-class Verdict(StrEnum):
-    """A reviewer's call, under the rubric: is there a factual or numerical claim one
-    side gets right and the other gets wrong?"""
-
-    EQUIVALENT = "equivalent"      # the same answer
-    WORDING = "wording"            # worded differently, same content
-    MINOR = "minor"                # one side slightly worse (formatting, a repeated word, a cut): which
-    AMBIGUOUS = "ambiguous"        # equally defensible readings
-    FACTUAL = "factual"            # a fact or number wrong on one side (which): against the candidate, the blocker
-    IMPROVEMENT = "improvement"    # one side clearly better, no fact wrong: which
-
-    @property
-    def directional(self) -> bool:
-        """Whether the verdict names a side (stored as the side it goes against)."""
-        return self in (Verdict.MINOR, Verdict.FACTUAL, Verdict.IMPROVEMENT)
-
+from shadowdiff.vocabulary import Side, Verdict
 
 # What a directional verdict stored without a side meant: before every directional
 # verdict named one, only ``factual`` did; ``minor`` said the candidate was

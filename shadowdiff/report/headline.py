@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowdiff.statistics.scorestats import points, unreadable
-from shadowdiff.verdict.acceptance import Acceptance, Decision, noisy_replica
+from shadowdiff.verdict.acceptance import Acceptance, noisy_replica
+from shadowdiff.vocabulary import Decision, Standing
 
 # each status in words, beside the figure (colour alone is not enough to read it)
 STATUS_WORDS = {"pass": "passes its gate", "fail": "fails its gate", "incomplete": "not decided yet",
@@ -122,7 +123,7 @@ def _agreement(s: Any) -> Figure | None:
 
 
 def _factual(verdict: Acceptance) -> Figure:
-    k = verdict.verdicts.get("factual", 0)
+    k = verdict.verdicts.get(Standing.FACTUAL, 0)
     bound = verdict.factual_rate_upper
     limit = verdict.thresholds.get("max_factual_rate")
     gate = "zero allowed" + ("" if limit is None else f"; --max-factual-rate {limit * 100:g} %")

@@ -29,19 +29,19 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from shadowdiff.answers.records import Side
 from shadowdiff.report import svg as svgplot
-from shadowdiff.report.summary import OUTCOMES, SUBSTANTIVE, Summary
+from shadowdiff.report.summary import OUTCOMES, Summary
 from shadowdiff.report.svg import Marker, Series
 from shadowdiff.store import Store
 from shadowdiff.store.plotrows import SIDES, PlotRow, plot_rows
+from shadowdiff.vocabulary import SUBSTANTIVE, Outcome, Side
 
 # seaborn's "deep" blue and orange, and a grey for the noise floor: apart for every
 # common colour blindness, and in lightness
 SIDE_COLORS = {Side.BASELINE: "#4c72b0", Side.CANDIDATE: "#dd8452", Side.REPLICA: "#8c8c8c"}
 # from alike (light blues) to different (orange, vermillion), errors dark grey
-OUTCOME_COLORS = {"identical": "#c6dbef", "equivalent": "#6baed6", "near": "#f2b447", "divergent": "#c8501e",
-                  "unanswered": "#b8b8b8", "error": "#4d4d4d"}
+OUTCOME_COLORS: dict[str, str] = {Outcome.IDENTICAL: "#c6dbef", Outcome.EQUIVALENT: "#6baed6", Outcome.NEAR: "#f2b447",
+                  Outcome.DIVERGENT: "#c8501e", Outcome.UNANSWERED: "#b8b8b8", Outcome.ERROR: "#4d4d4d"}
 MAX_CATEGORIES = 20
 _SERVE_NOTE = " A serve run keeps identical pairs only at its --keep-rate: these are its stored pairs."
 

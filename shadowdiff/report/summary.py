@@ -12,24 +12,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from shadowdiff.answers.compare import Outcome
-from shadowdiff.answers.records import Side
 from shadowdiff.statistics import confidence
 from shadowdiff.statistics.scorestats import ScoreTally
-from shadowdiff.store import CAPPED, DROPPED, NOT_COMPARED, NOT_MIRRORED, Store
+from shadowdiff.store import Store
 from shadowdiff.store.prune import pruned_counts
 from shadowdiff.verdict.flips import flip_summary
+from shadowdiff.vocabulary import ANSWERED, CHANGED, SUBSTANTIVE, Outcome, Side, Tally
 
 METRIC = ("normalized Indel similarity (rapidfuzz): 1 - indel distance / (len(a) + len(b)), over characters "
           "(over words for answers longer than 8,000 characters)")
 OUTCOMES = [o.value for o in Outcome]
-# One meaning per word, in every report: a pair *changed* when both sides answered and
-# the answers are not byte-identical; it changed *in substance* when it is not even
-# equivalent (formatting only) - those are the pairs a person must review.
-CHANGED = ("equivalent", "near", "divergent")
-SUBSTANTIVE = ("near", "divergent")
-# the outcomes of a pair whose two answers were compared
-ANSWERED = ("identical", *CHANGED)
 # The speed figures compared side to side (candidate over baseline): the first three are
 # times (above 1: the candidate is slower), the last a rate (above 1: faster).
 RATIOS = ("ttft_p50", "inter_token_latency_p50", "latency_p50", "tokens_per_second_p50")
@@ -164,7 +156,7 @@ class Summary:
         co = self.comparable_outcomes
         errors = self.outcomes.get(Outcome.ERROR, 0)
         sampled_errors = errors - co.get(Outcome.ERROR, 0)
-        by_outcome = {o: co.get(o, 0) for o in ANSWERED}
+        by_outcome = {o.value: co.get(o, 0) for o in ANSWERED}
         return {"pairs": self.pairs, "compared": sum(by_outcome.values()), **by_outcome,
                 "unanswered": co.get(Outcome.UNANSWERED, 0), "sampled": self.pairs - self.comparable - sampled_errors,
                 "errors": errors}
@@ -229,9 +221,9 @@ def summarize(store: Store, run_id: str) -> Summary:
             if pair["noise_outcome"]:
                 noise[pair["noise_outcome"]] += 1
                 if outcome in ANSWERED and pair["noise_outcome"] in ANSWERED:
-                    changed, floor = outcome != "identical", pair["noise_outcome"] != "identical"
+                    changed, floor = outcome != Outcome.IDENTICAL, pair["noise_outcome"] != Outcome.IDENTICAL
                     paired[0 if changed and floor else 1 if changed else 2 if floor else 3] += 1
-            if outcome in ("near", "divergent") and similarity is not None:
+            if outcome in SUBSTANTIVE and similarity is not None:
                 bins[_bin(similarity)] += 1
         row = categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
         row.pairs += 1
@@ -249,7 +241,7 @@ def summarize(store: Store, run_id: str) -> Summary:
             source = answer.token_source or "none"
             stats.token_sources[source] = stats.token_sources.get(source, 0) + 1
             stats.decoded += answer.inter_token_latency is not None
-    stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes["error"]
+    stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes[Outcome.ERROR]
     if seen := store.counts(run_id):
         # A serve run stores every changed comparable pair but keeps identical, sampled
         # and failed ones at --keep-rate: the mix of outcomes comes from its counts (and
@@ -259,15 +251,15 @@ def summarize(store: Store, run_id: str) -> Summary:
         comparable_outcomes = Counter({o: 0 for o in OUTCOMES})
         noise = Counter()
         for (of, outcome, is_comparable), n in seen.items():
-            if of == NOT_COMPARED:
+            if of == Tally.NOT_COMPARED:
                 not_compared[outcome] += n
                 continue
-            if of == DROPPED:
+            if of == Tally.DROPPED:
                 dropped[outcome] += n
                 continue
-            if of == CAPPED:   # (judged by the verdict: a subset of the pairs counted below)
+            if of == Tally.CAPPED:   # (judged by the verdict: a subset of the pairs counted below)
                 continue
-            if of == NOT_MIRRORED:
+            if of == Tally.NOT_MIRRORED:
                 not_mirrored[outcome] += n
                 continue
             if of == "noise":

@@ -30,21 +30,28 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from shadowdiff.answers.invisible import add_filters, json_text, safe_text
-from shadowdiff.answers.records import Side
 from shadowdiff.answers.targets import same_target
 from shadowdiff.report import headline
 from shadowdiff.report.diffview import sides_view
 from shadowdiff.report.plots import report_plots
 from shadowdiff.report.requestview import request_view
-from shadowdiff.report.summary import ANSWERED, OUTCOMES, Summary, summarize
+from shadowdiff.report.summary import OUTCOMES, Summary, summarize
 from shadowdiff.statistics.scorestats import points, unreadable
-from shadowdiff.store import LOST, NOT_COMPARED_REASONS, NOT_MIRRORED_REASONS, Store, StoredPair
-from shadowdiff.store.review import NEEDS_REVIEW
+from shadowdiff.store import Store, StoredPair
 from shadowdiff.triage.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.triage.signals import SIGNAL_KINDS
 from shadowdiff.verdict import gates as gating
 from shadowdiff.verdict.acceptance import Acceptance, acceptance
 from shadowdiff.verdict.flips import flip_lines, flip_rows
+from shadowdiff.vocabulary import (
+    ANSWERED,
+    NOT_COMPARED_REASONS,
+    NOT_MIRRORED_REASONS,
+    SUBSTANTIVE,
+    NotCompared,
+    Outcome,
+    Side,
+)
 
 SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, and as many failed ones
 
@@ -253,18 +260,19 @@ def caveats(s: Summary) -> list[str]:
     if s.skipped:
         lines.append(f"{len(s.skipped)} log lines skipped (see summary.json)")
     if s.dropped:
-        changed = sum(n for outcome, n in s.dropped.items() if outcome in NEEDS_REVIEW)
+        changed = sum(n for outcome, n in s.dropped.items() if outcome in SUBSTANTIVE)
         lines.append(f"{sum(s.dropped.values())} compared pairs were dropped before reaching the store (its outage "
                      f"outlasted the proxy's queue, or the proxy stopped first); {changed} of them changed in "
                      "substance and can never be reviewed")
-    if s.not_mirrored or s.not_compared.get(LOST):
+    if s.not_mirrored or s.not_compared.get(NotCompared.LOST):
         skipped = sum(s.not_mirrored.values())
         seen = s.pairs + sum(s.not_compared.values()) + skipped
         unseen = [f"{skipped:,} were not mirrored: " + "; ".join(
             f"{n:,} {NOT_MIRRORED_REASONS.get(why, safe_text(why))}" for why, n in sorted(s.not_mirrored.items()))
         ] if skipped else []
         # (requests a killed proxy held: never checked, whatever they would have made)
-        unseen += [f"{lost:,} were {NOT_COMPARED_REASONS[LOST]}"] if (lost := s.not_compared.get(LOST)) else []
+        lost = s.not_compared.get(NotCompared.LOST)
+        unseen += [f"{lost:,} were {NOT_COMPARED_REASONS[NotCompared.LOST]}"] if lost else []
         lines.append(f"{s.pairs:,} of the {seen:,} chat and completions requests the proxy saw made a pair "
                      f"({s.pairs / seen:.1%}); " + "; ".join(unseen))
     if s.not_compared:
@@ -400,7 +408,7 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
                "side_rows": headline.side_rows(summary), "settings_rows": headline.settings_rows(summary),
                "caveats": caveats(summary), "token_lines": token_agreement_lines(summary),
                "status_words": headline.STATUS_WORDS, "review_link": bool(review_url),
-               "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != "identical"],
+               "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != Outcome.IDENTICAL],
                "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)]}
     for name in ("report.md", "report.html"):
         with _open(out / name) as f:

@@ -41,7 +41,6 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from shadowdiff.answers.invisible import add_filters
-from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
 from shadowdiff.report.diffview import sides_view
 from shadowdiff.report.requestview import request_view
@@ -72,17 +71,18 @@ from shadowdiff.store.review import (
 )
 from shadowdiff.store.reviewers import MAX_NAME, Reviewers, check_name
 from shadowdiff.triage.signals import ONE_SIDED_KINDS
+from shadowdiff.vocabulary import Side, Verdict
 
 VERDICT_HELP = {
-    "equivalent": "the same answer",
-    "wording": "worded differently, same content",
-    "minor": "one side is slightly worse (formatting, a repeated word, a cut): say which",
-    "ambiguous": "equally defensible readings",
-    "factual": "a fact or number one side gets wrong: say which",
-    "improvement": "one side is clearly better, though no fact is wrong: say which",
+    Verdict.EQUIVALENT: "the same answer",
+    Verdict.WORDING: "worded differently, same content",
+    Verdict.MINOR: "one side is slightly worse (formatting, a repeated word, a cut): say which",
+    Verdict.AMBIGUOUS: "equally defensible readings",
+    Verdict.FACTUAL: "a fact or number one side gets wrong: say which",
+    Verdict.IMPROVEMENT: "one side is clearly better, though no fact is wrong: say which",
 }
 # what the side asked with a directional verdict is, in the reviewer's words
-SIDE_QUESTION = {"factual": "wrong", "minor": "worse", "improvement": "better"}
+SIDE_QUESTION = {Verdict.FACTUAL: "wrong", Verdict.MINOR: "worse", Verdict.IMPROVEMENT: "better"}
 # What a redirect asks a page to say, by a code in its URL (``?error=`` on a pair page,
 # ``?message=`` on the queue): never text from the URL, which any site can write into a
 # link that a signed-in reviewer follows ("side A is the baseline here"); an unknown

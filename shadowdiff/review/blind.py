@@ -19,8 +19,8 @@ import hmac
 import re
 from typing import Any
 
-from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.triage.signals import ONE_SIDED_KINDS, REASONING_REASONS, SIGNAL_KINDS, explain
+from shadowdiff.vocabulary import Side, Verdict
 
 _SIDE_WORDS = re.compile(r"\b(?:the\s+)?(baseline|candidate)('s)?\b", re.IGNORECASE)
 

@@ -41,11 +41,12 @@ from shadowdiff.answers.arrivals import IDLE_TIMEOUT
 from shadowdiff.answers.client import Caller, Upstream
 from shadowdiff.answers.compare import render
 from shadowdiff.answers.invisible import json_text, safe_text
-from shadowdiff.answers.records import Answer, Side, Verdict
+from shadowdiff.answers.records import Answer
 from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store, StoredPair, schema
-from shadowdiff.store.review import NEEDS_REVIEW, ReviewQueue
+from shadowdiff.store.review import ReviewQueue
+from shadowdiff.vocabulary import SUBSTANTIVE, Side, Verdict
 
 SYSTEM = """You review two answers to the same prompt, produced by two deployments of one model.
 The rubric question: is there a factual or numerical claim that one answer gets right and the other gets wrong?
@@ -65,7 +66,7 @@ where V is one of:
 and W is "A" or "B" (the worse answer) for "minor" and "factual", otherwise null.
 In the reason, call the answers "Answer A" and "Answer B"."""
 
-_JUDGED = {"equivalent", "wording", "minor", "ambiguous", "factual"}
+_JUDGED = {Verdict.EQUIVALENT, Verdict.WORDING, Verdict.MINOR, Verdict.AMBIGUOUS, Verdict.FACTUAL}
 # The reply the system prompt describes, as a JSON schema for ``response_format``.
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -196,7 +197,7 @@ def parse_judgement(content: str, baseline_first: bool) -> Judgement:
 
 def pairs_to_judge(store: Store, run_id: str, redo: bool = False) -> list[int]:
     p = schema.pairs.c
-    query = sa.select(p.id).where(p.run_id == run_id, p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True))
+    query = sa.select(p.id).where(p.run_id == run_id, p.outcome.in_(SUBSTANTIVE), p.comparable.is_(True))
     if not redo:
         query = query.where(p.judge_verdict.is_(None))
     with store.engine.connect() as c:

@@ -39,10 +39,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DatabaseError, IntegrityError
 
-from shadowdiff.answers.records import Answer, Choice, Pair, Side
+from shadowdiff.answers.records import Answer, Choice, Pair
 from shadowdiff.errors import ConfigError, RunFinished
 from shadowdiff.statistics.percentile import nearest_rank
 from shadowdiff.store import schema
+from shadowdiff.vocabulary import Outcome, Side
 
 STORE_FILE = "shadowdiff.sqlite"
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -65,53 +66,8 @@ def _tokens_per_second() -> sa.ColumnElement[Any]:
     return 1.0 / _inter_token_latency()
 
 
-# A proxy's requests that made no pair, counted in its run under ``of = NOT_COMPARED``
-# by why (each reason at most 16 characters: the counts table's column). Only a
-# primary that failed counts against the run (as an error, like a replay's failed
-# pair), and so does a candidate primary's 4xx or a client leaving it, and a pair the
-# proxy stopped waiting for at shutdown (a shadow that never answered is a failed
-# side); a client that left the baseline, a request the baseline refused (the client's
-# 4xx) or an answer too long to hold say nothing about the candidate, and are only shown.
-# Requests a proxy held when it was killed (``LOST``: its last heartbeat's in-flight
-# count, added when it is found lost, store.members) were never checked: errors too, as
-# are pairs the proxy failed to complete (``proxy_failed``: an exception of its own).
-NOT_COMPARED = "not_compared"
-LOST = "proxy_lost"
-NOT_COMPARED_REASONS = {
-    "primary_failed": "the primary failed (5xx, a cut stream, or an answer that could not be read)",
-    "primary_4xx": "the primary refused the request (4xx)",
-    "client_left": "the client left before the answer ended",
-    "too_large": "the answer was too large to compare",
-    "candidate_4xx": "the candidate (the primary) refused the request (4xx)",
-    "candidate_left": "the client left while the candidate (the primary) answered",
-    "drained": "the proxy stopped before the answers were in (--drain-timeout)",
-    LOST: "lost with a proxy killed while it served them (kill -9, out of memory)",
-    "proxy_failed": "the proxy could not complete the pair (a fault of its own, logged)",
-}
-NOT_COMPARED_ERRORS = ("primary_failed", "candidate_4xx", "candidate_left", "drained", LOST, "proxy_failed")
-# Pairs a proxy compared (and counted under ``pairs``) but could not store - its store
-# failed longer than its queue could hold, or it stopped first - are counted again
-# under ``of = DROPPED`` by outcome: those that needed a verdict can never get one.
-DROPPED = "dropped"
-# Of the run's counts: requests a proxy did not mirror, by why (NOT_MIRRORED_REASONS): the
-# traffic its run never checked.
-NOT_MIRRORED = "not_mirrored"
-NOT_MIRRORED_REASONS = {
-    "sampled_out": "left out by --sample-rate",
-    "in_flight_bound": "the shadow already had --max-shadow-in-flight requests",
-    "too_large": "the request body was over --max-mirror-body",
-    "unparsable": "the request body was not a JSON object",
-    "excluded": "its model is in --exclude-model",
-    "proxy_error": "the proxy failed to mirror it (a fault of its own, logged)",
-    "upload_cut": "the client left before its request had arrived whole",
-    "unforwardable": "the proxy refused it (a header value not in UTF-8)",
-}
-# Of the run's counts: comparable pairs whose two sides stopped at the token cap in the same
-# choice, by outcome (a serve run stores few identical pairs, so the share comes from these).
-CAPPED = "capped"
-
 # Within a review priority, the worst first: errors, then the most different (queue_order).
-_WORST_FIRST = {"error": 0, "divergent": 1, "near": 2, "equivalent": 3}
+_WORST_FIRST = {Outcome.ERROR: 0, Outcome.DIVERGENT: 1, Outcome.NEAR: 2, Outcome.EQUIVALENT: 3}
 
 
 def queue_order() -> tuple[sa.ColumnElement[Any], ...]:
@@ -499,9 +455,9 @@ class Store:
         """
         p = schema.pairs.c
         order = queue_order()
-        query = schema.pairs.select().where(p.run_id == run_id, p.outcome != "identical").order_by(*order)
+        query = schema.pairs.select().where(p.run_id == run_id, p.outcome != Outcome.IDENTICAL).order_by(*order)
         if failed is not None:
-            query = query.where(p.outcome == "error" if failed else p.outcome != "error")
+            query = query.where(p.outcome == Outcome.ERROR if failed else p.outcome != Outcome.ERROR)
         rows = self._with_answers(query.limit(batch))
         while rows:
             yield from rows

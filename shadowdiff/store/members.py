@@ -26,7 +26,7 @@ within a second: ``shadowdiff.proxy.supervisor``), or else the heartbeat of any 
 its run once it has been silent for ``STALE_AFTER`` (another host's replica: within
 ``STALE_AFTER + HEARTBEAT``), or at the latest the run's end. Marking a member lost
 adds its last reported in-flight count to the run's counts as requests not compared,
-``LOST`` (an error against the run's gate: they were never checked), and logs one
+``NotCompared.LOST`` (an error against the run's gate: they were never checked), and logs one
 warning line. A member taken for lost that beats again (its store was out of reach for
 ``STALE_AFTER``, not the process) is taken back into the run, and its lost requests
 out of the counts: it counts them itself.
@@ -56,7 +56,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from shadowdiff.errors import ShadowdiffError
-from shadowdiff.store import LOST, NOT_COMPARED, Store, add_to_counts, schema
+from shadowdiff.store import Store, add_to_counts, schema
+from shadowdiff.vocabulary import NotCompared, Tally
 
 # Seconds between a member's heartbeats: the in-flight count a lost member leaves is this
 # old at most. Cheap: one UPDATE of one row and one read of the run's few member rows per
@@ -305,8 +306,8 @@ class RunMembers:
         rows = c.execute(schema.run_members.update().where(m.run_id == run_id, m.finished_at.is_(None), which)
                          .values(finished_at=now, ended="lost").returning(*schema.run_members.c)).all()
         if held := sum(r.in_flight for r in rows):
-            add_to_counts(c, schema.run_counts, [{"run_id": run_id, "of": NOT_COMPARED, "outcome": LOST,
-                                                  "comparable": False, "pairs": held}])
+            add_to_counts(c, schema.run_counts, [{"run_id": run_id, "of": Tally.NOT_COMPARED,
+                                                  "outcome": NotCompared.LOST, "comparable": False, "pairs": held}])
         return sorted((_member(r, now) for r in rows), key=lambda x: (x.started_at, x.id))
 
     def _take_back(self, c: Connection, run_id: str, member: str, now: datetime, in_flight: int) -> Any:
@@ -322,11 +323,12 @@ class RunMembers:
         c.execute(schema.run_members.update().where(*where)
                   .values(finished_at=None, ended=None, heartbeat_at=now, in_flight=in_flight))
         if row.in_flight:
-            add_to_counts(c, schema.run_counts, [{"run_id": run_id, "of": NOT_COMPARED, "outcome": LOST,
-                                                  "comparable": False, "pairs": -row.in_flight}])
+            add_to_counts(c, schema.run_counts, [{"run_id": run_id, "of": Tally.NOT_COMPARED,
+                                                  "outcome": NotCompared.LOST, "comparable": False,
+                                                  "pairs": -row.in_flight}])
             t = schema.run_counts.c    # (none lost after all: no row, rather than a row of 0)
-            c.execute(schema.run_counts.delete().where(t.run_id == run_id, t.of == NOT_COMPARED, t.outcome == LOST,
-                                                       t.pairs == 0))
+            c.execute(schema.run_counts.delete().where(t.run_id == run_id, t.of == Tally.NOT_COMPARED,
+                                                       t.outcome == NotCompared.LOST, t.pairs == 0))
         return row
 
     def _is_open(self, c: Connection, run_id: str) -> bool:

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from shadowdiff.answers.records import Side
 from shadowdiff.store import Store, schema
+from shadowdiff.vocabulary import Side
 
 SIDES = (Side.BASELINE, Side.CANDIDATE, Side.REPLICA)
 _BATCH = 2_000

@@ -21,13 +21,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
 from shadowdiff.store import Store, StoredPair, queue_order, queue_place, schema
 from shadowdiff.store.reviewers import check_name
 from shadowdiff.triage.signals import SIGNAL_KINDS
+from shadowdiff.vocabulary import SUBSTANTIVE, Outcome, Side, Verdict
 
-NEEDS_REVIEW = ("near", "divergent")   # outcomes a person must look at
 MAX_NOTE = 10_000
 # a filter longer than any value its column holds (keys, categories: 255) selects nothing
 MAX_FILTER = 255
@@ -141,7 +140,7 @@ class ReviewQueue:
 
     def _where(self, f: Filters) -> list[Any]:
         p, r = schema.pairs.c, schema.reviews.c
-        clauses: list[Any] = [p.outcome != "identical"]
+        clauses: list[Any] = [p.outcome != Outcome.IDENTICAL]
         if f.run_id:
             clauses.append(p.run_id == f.run_id)
         if f.outcome:
@@ -201,7 +200,7 @@ class ReviewQueue:
         with self.engine.connect() as c:
             total = c.execute(count.where(*self._where(base))).scalar_one()
             selected = c.execute(count.where(*self._where(f))).scalar_one()
-            failed = c.execute(count.where(*self._where(base), p.outcome == "error")).scalar_one()
+            failed = c.execute(count.where(*self._where(base), p.outcome == Outcome.ERROR)).scalar_one()
             reviewed = c.execute(sa.select(sa.func.count(sa.distinct(r.pair_id))).select_from(
                 schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base))).scalar_one()
             # per verdict: everyone's for an admin, a reviewer's own otherwise
@@ -210,7 +209,7 @@ class ReviewQueue:
                 schema.reviews.join(schema.pairs, r.pair_id == p.id)).where(*self._where(base), *own, first_verdict(r))
                 .group_by(r.verdict)).all()
             # what the acceptance verdict waits for: changed, comparable pairs
-            needing = [*self._where(base), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
+            needing = [*self._where(base), p.outcome.in_(SUBSTANTIVE), p.comparable.is_(True)]
             needs = c.execute(count.where(*needing)).scalar_one()
             needs_done = c.execute(count.where(*needing, sa.exists().where(r.pair_id == p.id))).scalar_one()
         # the queue holds every pair not identical: the changed ones and the failed ones
@@ -260,7 +259,7 @@ class ReviewQueue:
         p = schema.pairs.c
         now = datetime.now(UTC)
         free = sa.or_(p.claimed_until.is_(None), p.claimed_until < now, p.claimed_by == reviewer)
-        needed = [] if f.outcome else [p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True)]
+        needed = [] if f.outcome else [p.outcome.in_(SUBSTANTIVE), p.comparable.is_(True)]
         candidates = (sa.select(p.id).where(*self._where(f), *needed, free)
                       # a reviewer's own claim first (CASE: NULLs sort first on PostgreSQL)
                       .order_by(sa.case((p.claimed_by == reviewer, 1), else_=0).desc(), *queue_order()))
@@ -392,7 +391,7 @@ def serve_review_state(store: Store) -> tuple[int, dict[tuple[str, str], int]]:
     live = sa.select(runs.id).where(runs.kind == "serve")
     with store.engine.connect() as c:
         depth = c.execute(sa.select(sa.func.count()).select_from(schema.pairs).where(
-            p.run_id.in_(live), p.outcome.in_(NEEDS_REVIEW), p.comparable.is_(True),
+            p.run_id.in_(live), p.outcome.in_(SUBSTANTIVE), p.comparable.is_(True),
             ~sa.exists().where(r.pair_id == p.id))).scalar_one()
         rows = c.execute(sa.select(r.verdict, r.wrong_side, sa.func.count())
                          .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))

@@ -42,7 +42,8 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from shadowdiff.answers.records import Pair
 from shadowdiff.errors import RunFinished
-from shadowdiff.store import DROPPED, Store
+from shadowdiff.store import Store
+from shadowdiff.vocabulary import Tally
 
 _MOVES = 5   # runs closed under the writer one after the other, five times over: give up
 RETRY_FIRST = 0.5     # seconds before the first retry of a failed write
@@ -179,7 +180,7 @@ class PairWriter:
             self.dropped[reason] += len(pairs)
             self._on_dropped(reason, len(pairs))
             with self._counts_lock:
-                self._counts.update((DROPPED, p.comparison.outcome.value, p.comparable) for p in pairs)
+                self._counts.update((Tally.DROPPED, p.comparison.outcome.value, p.comparable) for p in pairs)
 
     def _run(self) -> None:
         while True:

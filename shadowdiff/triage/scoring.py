@@ -59,9 +59,10 @@ import httpx
 import orjson
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.compare import Outcome, is_greedy
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.compare import is_greedy
+from shadowdiff.answers.records import Answer
 from shadowdiff.answers.tokencount import shown
+from shadowdiff.vocabulary import Outcome, Side
 
 log = logging.getLogger("shadowdiff.triage.scoring")
 

@@ -22,7 +22,6 @@ from typing import Any
 
 from shadowdiff.answers.compare import (
     Comparison,
-    Outcome,
     call_keys,
     normalize,
     normalize_code,
@@ -31,6 +30,7 @@ from shadowdiff.answers.compare import (
     tool_call_parts,
 )
 from shadowdiff.answers.records import Answer
+from shadowdiff.vocabulary import Outcome, Verdict
 
 
 @dataclass(frozen=True)
@@ -553,7 +553,7 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
     """Every signal for a pair, a suggested verdict and a review priority; ``extra`` are
     signals found on the parts of the answers beyond their text."""
     if comparison.outcome in (Outcome.IDENTICAL, Outcome.ERROR):
-        return Triage((), "equivalent" if comparison.outcome is Outcome.IDENTICAL else "ambiguous", 0)
+        return Triage((), Verdict.EQUIVALENT if comparison.outcome is Outcome.IDENTICAL else Verdict.AMBIGUOUS, 0)
     found = [s for s in (numbers(a, b), negation(a, b), boolean(a, b), structured(a, b, tool_calls_a, tool_calls_b),
                          label(a, b), code(a, b),
                          truncation(finish_a, finish_b), repetition(a, b), refusal(a, b), length(a, b),
@@ -563,17 +563,17 @@ def triage(a: str, b: str, comparison: Comparison, *, finish_a: str | None = Non
         found = [s for s in found if s.kind != "refusal"] + refusals[-1:]
     kinds = {s.kind for s in found}
     if comparison.outcome is Outcome.EQUIVALENT:
-        return Triage(tuple(found), "equivalent", 5)
+        return Triage(tuple(found), Verdict.EQUIVALENT, 5)
     # From the kinds alone, which fire alike whichever side is the baseline: the priority
     # orders the blind review queue, so the margin (the baseline's own certainty, which
     # the divergence signal keeps for the reports) must not move it.
     priority = max((_PRIORITY[k] for k in kinds if k in _PRIORITY), default=20)
     if any(k in kinds for k in _FACTUAL):
-        suggested = "factual"
+        suggested = Verdict.FACTUAL
     elif any(k in kinds for k in _MINOR):
-        suggested = "minor"
+        suggested = Verdict.MINOR
     else:
-        suggested = "wording"
+        suggested = Verdict.WORDING
     return Triage(tuple(found), suggested, max(priority, 1))
 
 

@@ -22,21 +22,30 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any
 
 import sqlalchemy as sa
 
-from shadowdiff.answers.compare import Outcome
 from shadowdiff.answers.invisible import safe_text
-from shadowdiff.answers.records import Side, Verdict, side_against
+from shadowdiff.answers.records import side_against
 from shadowdiff.statistics import confidence
-from shadowdiff.store import CAPPED, DROPPED, NOT_COMPARED, NOT_COMPARED_ERRORS, Store, schema
+from shadowdiff.store import Store, schema
 from shadowdiff.store.members import STALE_AFTER, RunMembers
 from shadowdiff.store.prune import pruned_counts
-from shadowdiff.store.review import NEEDS_REVIEW, first_verdicts
+from shadowdiff.store.review import first_verdicts
 from shadowdiff.verdict.agreement import Agreement, agreement_of
 from shadowdiff.verdict.gates import MAX_CAPPED
+from shadowdiff.vocabulary import (
+    NOT_COMPARED_ERRORS,
+    SUBSTANTIVE,
+    UNCOMPARED,
+    Decision,
+    Outcome,
+    Side,
+    Standing,
+    Tally,
+    Verdict,
+)
 
 # Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
 _UNFINISHED = {
@@ -47,71 +56,61 @@ _UNFINISHED = {
              f"`shadowdiff close STORE --run RUN` once it has been silent for {STALE_AFTER:.0f} s",
     "compare": "the comparison did not finish: run `shadowdiff compare` again",
 }
-# outcomes of a comparable pair that compared nothing: a side failed, or neither answered
-_NOT_COMPARED = (Outcome.ERROR.value, Outcome.UNANSWERED.value)
 # The run's setting that says its log changed while it was replayed (how, in words), and
 # the one that says a line of it stopped the run (which, in words).
 LOG_CHANGED = "log_changed_during_run"
 STOPPED_BY_LOG = "stopped_by_log"
-BASELINE_WRONG = "factual_baseline"   # the baseline factually wrong, the candidate right
 
-# A verdict from the candidate's side (the keys of ``Acceptance.verdicts``): a directional
-# one by the side it goes against, under its own name when that is the candidate's loss.
+# A directional verdict by the side it goes against (the keys of ``Acceptance.verdicts``
+# are ``Standing`` members: the candidate's side of each verdict).
 _ORIENTED = {
-    (Verdict.FACTUAL, Side.CANDIDATE): "factual", (Verdict.FACTUAL, Side.BASELINE): BASELINE_WRONG,
-    (Verdict.MINOR, Side.CANDIDATE): "minor", (Verdict.MINOR, Side.BASELINE): "minor_baseline",
-    (Verdict.IMPROVEMENT, Side.BASELINE): "improvement", (Verdict.IMPROVEMENT, Side.CANDIDATE): "improvement_baseline",
+    (Verdict.FACTUAL, Side.CANDIDATE): Standing.FACTUAL, (Verdict.FACTUAL, Side.BASELINE): Standing.FACTUAL_BASELINE,
+    (Verdict.MINOR, Side.CANDIDATE): Standing.MINOR, (Verdict.MINOR, Side.BASELINE): Standing.MINOR_BASELINE,
+    (Verdict.IMPROVEMENT, Side.BASELINE): Standing.IMPROVEMENT,
+    (Verdict.IMPROVEMENT, Side.CANDIDATE): Standing.IMPROVEMENT_BASELINE,
 }
 # When reviewers disagree on a pair, the verdict least favourable to the candidate stands:
-# this order, from the worst for the candidate to the best.
-STANDING = ("factual", "improvement_baseline", "minor", "ambiguous", "wording", "equivalent", "minor_baseline",
-            "improvement", BASELINE_WRONG)
-_SEVERITY = {name: len(STANDING) - i for i, name in enumerate(STANDING)}
+# ``Standing``'s order, from the worst for the candidate to the best.
+STANDING = tuple(Standing)
+_SEVERITY: dict[str, int] = {name: len(STANDING) - i for i, name in enumerate(STANDING)}
 # Each count in words (one, many), in the order the report prints them.
-_WORDS = {
-    "factual": ("factual regression", "factual regressions"),
-    "improvement_baseline": ("pair where the baseline is better", "pairs where the baseline is better"),
-    "minor": ("minor regression", "minor regressions"),
-    "improvement": ("improvement", "improvements"),
-    "minor_baseline": ("pair where the baseline is slightly worse", "pairs where the baseline is slightly worse"),
-    BASELINE_WRONG: ("pair where the baseline is factually wrong and the candidate right",
-                     "pairs where the baseline is factually wrong and the candidate right"),
+_WORDS: dict[str, tuple[str, str]] = {
+    Standing.FACTUAL: ("factual regression", "factual regressions"),
+    Standing.IMPROVEMENT_BASELINE: ("pair where the baseline is better", "pairs where the baseline is better"),
+    Standing.MINOR: ("minor regression", "minor regressions"),
+    Standing.IMPROVEMENT: ("improvement", "improvements"),
+    Standing.MINOR_BASELINE: ("pair where the baseline is slightly worse",
+                              "pairs where the baseline is slightly worse"),
+    Standing.FACTUAL_BASELINE: ("pair where the baseline is factually wrong and the candidate right",
+                                "pairs where the baseline is factually wrong and the candidate right"),
 }
 
 
 # Each verdict from the candidate's side in the reports' tables, in the order of ``STANDING``.
 VERDICT_LABELS = {
-    "factual": "factual: the candidate wrong (a regression: fails the run)",
-    "improvement_baseline": "improvement: the baseline better",
-    "minor": "minor: the candidate slightly worse",
-    "ambiguous": "ambiguous",
-    "wording": "wording only",
-    "equivalent": "equivalent",
-    "minor_baseline": "minor: the baseline slightly worse",
-    "improvement": "improvement: the candidate better",
-    BASELINE_WRONG: "factual: the baseline wrong, the candidate right (not a regression)",
+    Standing.FACTUAL: "factual: the candidate wrong (a regression: fails the run)",
+    Standing.IMPROVEMENT_BASELINE: "improvement: the baseline better",
+    Standing.MINOR: "minor: the candidate slightly worse",
+    Standing.AMBIGUOUS: "ambiguous",
+    Standing.WORDING: "wording only",
+    Standing.EQUIVALENT: "equivalent",
+    Standing.MINOR_BASELINE: "minor: the baseline slightly worse",
+    Standing.IMPROVEMENT: "improvement: the candidate better",
+    Standing.FACTUAL_BASELINE: "factual: the baseline wrong, the candidate right (not a regression)",
 }
 
 
-def oriented(verdict: str, wrong_side: str | None) -> str:
+def oriented(verdict: str, wrong_side: str | None) -> Standing:
     """A stored verdict (and the side it goes against) as a key of ``Acceptance.verdicts``."""
     checked = Verdict(verdict)
     side = side_against(checked, wrong_side)
-    return checked.value if side is None else _ORIENTED[checked, side]
+    return Standing(checked.value) if side is None else _ORIENTED[checked, side]
 
 
 def counted(n: int, key: str) -> str:
     """``n`` pairs of a verdict key, in words: "1 minor regression", "2 improvements"."""
     one, many = _WORDS[key]
     return f"{n} {one if n == 1 else many}"
-
-
-class Decision(IntEnum):
-    """The exit code of ``shadowdiff report``."""
-
-    PASS = 0
-    FAIL = 1
-    INCOMPLETE = 2
 
 
 @dataclass
@@ -168,7 +167,7 @@ class Acceptance:
         reviewed = sum(self.verdicts.values())
         if not reviewed:
             return None
-        k = self.verdicts.get("factual", 0)
+        k = self.verdicts.get(Standing.FACTUAL, 0)
         upper = confidence.rate_upper(k, reviewed)
         per_prompt = upper * self.needs_review / self.compared if self.compared else None
         return {"factual": k, "reviewed": reviewed, "upper": upper, "confidence": confidence.CONFIDENCE,
@@ -246,7 +245,7 @@ class Acceptance:
         return self.errors + self.skipped + self.unanswered + self.replica_errors
 
     def unchecked_parts(self) -> list[str]:
-        cut = self.capped.get("unanswered", 0)
+        cut = self.capped.get(Outcome.UNANSWERED, 0)
         parts = [(self.errors, f"{self.errors} pairs could not be compared (errors)"),
                  (self.skipped, f"{self.skipped} log lines made no pair (skipped)"),
                  (self.unanswered, f"{self.unanswered} pairs where neither side reached an answer"
@@ -270,7 +269,7 @@ class Acceptance:
     def _more_reviews(self, target: float) -> int:
         """How many more reviewed pairs, none a factual regression, bound the rate at ``target``."""
         reviewed = sum(self.verdicts.values())
-        return confidence.reviews_needed(target, self.verdicts.get("factual", 0)) - reviewed
+        return confidence.reviews_needed(target, self.verdicts.get(Standing.FACTUAL, 0)) - reviewed
 
     def _incomplete(self, reason: str) -> None:
         if self.decision is not Decision.FAIL:
@@ -298,16 +297,18 @@ class Acceptance:
     def text(self) -> str:
         v = self.verdicts
         lines = [
-            f"{self.identical} identical, {self.equivalent + v.get('equivalent', 0)} equivalent, "
-            f"{v.get('wording', 0)} wording-only, {v.get('ambiguous', 0)} ambiguous, "
+            f"{self.identical} identical, {self.equivalent + v.get(Standing.EQUIVALENT, 0)} equivalent, "
+            f"{v.get(Standing.WORDING, 0)} wording-only, {v.get(Standing.AMBIGUOUS, 0)} ambiguous, "
             f"{self.unreviewed} unreviewed" + (f", {self.unanswered} unanswered" if self.unanswered else "")
             + (f", {self.sampled} sampled (not compared)" if self.sampled else "")
             + (f", {self.errors} errors" if self.errors else "")
             + (f", {self.skipped} skipped lines" if self.skipped else ""),
             "against the candidate: " + ", ".join(
-                counted(v.get(k, 0), k) for k in ("factual", "improvement_baseline", "minor")),
+                counted(v.get(k, 0), k)
+                for k in (Standing.FACTUAL, Standing.IMPROVEMENT_BASELINE, Standing.MINOR)),
             "for the candidate: " + ", ".join(
-                counted(v.get(k, 0), k) for k in ("improvement", "minor_baseline", BASELINE_WRONG)),
+                counted(v.get(k, 0), k)
+                for k in (Standing.IMPROVEMENT, Standing.MINOR_BASELINE, Standing.FACTUAL_BASELINE)),
         ]
         if self.suggested_unreviewed:
             lines.append("unreviewed, by suggestion: " + ", ".join(
@@ -381,7 +382,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                 result.identical += n
             elif row.outcome == Outcome.EQUIVALENT and not row.reviewed:
                 result.equivalent += n
-        if row.outcome in NEEDS_REVIEW and row.comparable:
+        if row.outcome in SUBSTANTIVE and row.comparable:
             result.needs_review += n
             if not row.reviewed:
                 result.unreviewed += n
@@ -405,28 +406,30 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
         result.identical = sum(n for (outcome, comparable), n in pairs_seen.items()
                                if comparable and outcome == Outcome.IDENTICAL)
         compared = sum(n for (outcome, comparable), n in pairs_seen.items()
-                       if comparable and outcome not in _NOT_COMPARED)
-        result.replica_errors = sum(n for (of, outcome, _), n in seen.items() if of == "noise" and outcome == "error")
-        if capped := {outcome: n for (of, outcome, _), n in seen.items() if of == CAPPED}:
+                       if comparable and outcome not in UNCOMPARED)
+        result.replica_errors = sum(n for (of, outcome, _), n in seen.items()
+                                    if of == "noise" and outcome == Outcome.ERROR)
+        if capped := {outcome: n for (of, outcome, _), n in seen.items() if of == Tally.CAPPED}:
             # every pair it saw cut by the cap, stored or not (the tokens: of the stored ones)
             considered = compared + result.unanswered
-            result.capped.update(pairs=sum(capped.values()), unanswered=capped.get(Outcome.UNANSWERED.value, 0),
+            result.capped.update(pairs=sum(capped.values()), unanswered=capped.get(Outcome.UNANSWERED, 0),
                                  of=considered, share=sum(capped.values()) / considered if considered else 0.0)
         # a primary that failed cost a pair, as a failed side does in a replay
-        result.errors += sum(n for (of, why, _), n in seen.items() if of == NOT_COMPARED and why in NOT_COMPARED_ERRORS)
+        result.errors += sum(n for (of, why, _), n in seen.items()
+                             if of == Tally.NOT_COMPARED and why in NOT_COMPARED_ERRORS)
         # changed pairs the store never got need a verdict they can never have: unreviewed for good
         result.dropped = sum(n for (of, outcome, comparable), n in seen.items()
-                             if of == DROPPED and comparable and outcome in NEEDS_REVIEW)
+                             if of == Tally.DROPPED and comparable and outcome in SUBSTANTIVE)
         result.needs_review += result.dropped
         result.unreviewed += result.dropped
     for (outcome, comparable), n in pruned_counts(store, run_id).items():
         # deleted by retention, never a reviewed pair: one that needed a verdict still
         # lacks it, so that a prune never turns an INCOMPLETE run into a PASS
-        if outcome in NEEDS_REVIEW and comparable:
+        if outcome in SUBSTANTIVE and comparable:
             result.needs_review += n
             result.unreviewed += n
             result.pruned_unreviewed += n
-        elif outcome == "equivalent" and comparable:
+        elif outcome == Outcome.EQUIVALENT and comparable:
             result.equivalent += n
     # a reviewer's first verdict on a pair is the blind one; older builds took more after
     # the reveal, which would let one who has seen the sides decide the run
@@ -440,7 +443,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
     for review in blind_reviews:
         kind = oriented(review.verdict, review.wrong_side)
         by_pair.setdefault(review.pair_id, set()).add(kind)
-        if kind == "factual":
+        if kind == Standing.FACTUAL:
             result.factual.append({"pair_id": review.pair_id, "key": review.key,
                                    "reviewer": review.reviewer, "note": review.note})
     result.agreement = agreement_of(blind_reviews)
@@ -466,7 +469,7 @@ def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_erro
                                   f"({_share(reviewed_share)} reviewed, {_share(min_reviewed)} required)"
                                   + (f", {result.dropped} of them dropped before reaching the store (never "
                                      "reviewable)" if result.dropped else ""))
-        elif (flagged := result.suggested_unreviewed.get("factual", 0)) or result.pruned_unreviewed:
+        elif (flagged := result.suggested_unreviewed.get(Verdict.FACTUAL, 0)) or result.pruned_unreviewed:
             # --min-reviewed below 1 lets ordinary changes go unreviewed, never the evidence of a
             # regression: a flip by the reference answers, a changed number, label or structure.
             # A pair deleted by retention took its signs with it: it may have shown one.

@@ -22,8 +22,9 @@ from fractions import Fraction
 from typing import Any
 
 from shadowdiff.answers.invisible import safe_text
-from shadowdiff.answers.records import Verdict, side_against
+from shadowdiff.answers.records import side_against
 from shadowdiff.store.review import first_verdicts
+from shadowdiff.vocabulary import Verdict
 
 FEW = 10      # below this many pairs reviewed twice, kappa is said to be rough
 LISTED = 20   # disagreements listed in the text (the terminal); summary.json and the reports list them all

@@ -25,11 +25,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from shadowdiff.answers.records import Pair, Side
+from shadowdiff.answers.records import Pair
 from shadowdiff.statistics import confidence
 from shadowdiff.store import Store, schema
 from shadowdiff.triage.grading import Graded, Grader, Reference, grade_answer
 from shadowdiff.triage.signals import flip_reason
+from shadowdiff.vocabulary import Side, Verdict
 
 CORRECT_TO_WRONG = "correct_to_wrong"
 WRONG_TO_CORRECT = "wrong_to_correct"
@@ -67,7 +68,7 @@ def grade_pair(pair: Pair, reference: Reference, grader: Grader) -> Pair:
     signal = {"kind": "flip", "value": {"baseline": grade["baseline"], "candidate": grade["candidate"],
                                         "grader": grader.value},
               "reason": flip_reason(grade["baseline"], grade["candidate"], grader.value)}
-    return replace(pair, grade=grade, flip=flip, signals=[signal, *(pair.signals or [])], suggested="factual",
+    return replace(pair, grade=grade, flip=flip, signals=[signal, *(pair.signals or [])], suggested=Verdict.FACTUAL,
                    priority=FLIP_PRIORITY + max(pair.priority, 0))
 
 

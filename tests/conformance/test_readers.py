@@ -25,8 +25,9 @@ import pytest
 
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.parse import answer_from, read_answer
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.replay import answers as saved_answers
+from shadowdiff.vocabulary import Side
 from tests.support.conformance.fixtures import Oracle
 from tests.support.servers import read_body, serve_app
 

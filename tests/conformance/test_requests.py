@@ -22,7 +22,6 @@ import openai
 import pytest
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.replay import bench, logs
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.runner import Overrides, ReplaySettings
@@ -31,6 +30,7 @@ from shadowdiff.simulator import profiles
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support.conformance.fixtures import Oracle
 from tests.support.fixtures import MODEL
 from tests.support.servers import Recorder, serve_app

@@ -7,13 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shadowdiff.answers.compare import compare, compare_answers, error_comparison
-from shadowdiff.answers.records import Answer, Choice, Pair, Side
+from shadowdiff.answers.records import Answer, Choice, Pair
 from shadowdiff.report.summary import summarize
 from shadowdiff.report.write import summary_text, write_reports
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.triage.signals import triage_answers
-from shadowdiff.verdict.acceptance import Decision, acceptance
+from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.vocabulary import Decision, Side
 from tests.support.runs import TEXTS, add_run, flips, make_run, run_report
 
 

@@ -24,10 +24,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
-from shadowdiff.verdict.acceptance import Decision, acceptance
+from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.vocabulary import Decision, Side
 from tests.support.reporting import answered_pair as _pair
 
 # answers that make each outcome (checked by the test: a wrong guess fails it)

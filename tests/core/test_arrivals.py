@@ -13,7 +13,7 @@ import pytest
 from shadowdiff.answers import arrivals
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.parse import EventStream, sse_data
-from shadowdiff.answers.records import Side
+from shadowdiff.vocabulary import Side
 from tests.support.servers import Drip, free_port, serve_app
 
 

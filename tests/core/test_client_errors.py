@@ -7,7 +7,7 @@ import asyncio
 import httpx
 
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
-from shadowdiff.answers.records import Side
+from shadowdiff.vocabulary import Side
 
 
 def test_a_404_names_the_url_called_without_credentials_or_query() -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shadowdiff.answers.compare import Outcome, Thresholds, compare, error_comparison, first_difference, normalize
+from shadowdiff.answers.compare import Thresholds, compare, error_comparison, first_difference, normalize
 from shadowdiff.errors import ConfigError
+from shadowdiff.vocabulary import Outcome
 
 # Two 272-character answers that differ in one digit.
 ANSWER = (

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from jinja2 import Environment, PackageLoader
 
 from shadowdiff.answers.invisible import add_filters, is_invisible, visible
-from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.records import Answer, Choice
 from shadowdiff.report import diffview
 from shadowdiff.report.diffview import (
     CallPair,
@@ -28,6 +28,7 @@ from shadowdiff.report.diffview import (
     text_rows,
     word_diff,
 )
+from shadowdiff.vocabulary import Side
 from tests.support.answercells import cells
 
 

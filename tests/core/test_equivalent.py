@@ -17,11 +17,12 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from shadowdiff.answers.compare import Outcome, answered, compare_answers, normalize
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.compare import answered, compare_answers, normalize
+from shadowdiff.answers.records import Answer
 from shadowdiff.replay.offline import compare_files
 from shadowdiff.store import Store
-from shadowdiff.verdict.acceptance import Decision, acceptance
+from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.vocabulary import Decision, Outcome, Side
 
 SAME = (Outcome.IDENTICAL, Outcome.EQUIVALENT)
 

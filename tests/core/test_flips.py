@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shadowdiff.answers.compare import compare_answers, error_comparison
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.report.summary import summarize
 from shadowdiff.report.write import write_reports
 from shadowdiff.statistics.confidence import mcnemar_exact, paired_difference, rate_upper
@@ -18,7 +18,7 @@ from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.triage.grading import Grader, default_grader
 from shadowdiff.triage.signals import triage_answers
-from shadowdiff.verdict.acceptance import Acceptance, Decision
+from shadowdiff.verdict.acceptance import Acceptance
 from shadowdiff.verdict.flips import (
     CORRECT_TO_WRONG,
     FLIP_PRIORITY,
@@ -27,6 +27,7 @@ from shadowdiff.verdict.flips import (
     flip_lines,
     grade_pair,
 )
+from shadowdiff.vocabulary import Decision, Side
 from tests.support import cli
 
 

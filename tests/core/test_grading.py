@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.errors import InputError
 from shadowdiff.triage.grading import (
     Grader,
@@ -15,6 +15,7 @@ from shadowdiff.triage.grading import (
     grade_text,
     grader_named,
 )
+from shadowdiff.vocabulary import Side
 
 
 def right(text: str, reference: str | float, grader: Grader) -> bool | None:

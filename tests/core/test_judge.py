@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
 from shadowdiff.review.judge import RESPONSE_FORMAT, JudgeSettings, judge_run, parse_judgement
 from shadowdiff.store import Store, schema
-from shadowdiff.verdict.acceptance import Decision, acceptance
+from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.vocabulary import Decision, Side, Verdict
 from tests.support import cli
 from tests.support.runs import make_run, run_report
 from tests.support.servers import free_port, serve_app

@@ -14,7 +14,8 @@ import pytest
 
 from shadowdiff.answers import parse
 from shadowdiff.answers.parse import finished, read_answer
-from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.records import Answer, Choice
+from shadowdiff.vocabulary import Side
 
 
 def stream(*chunks: dict[str, Any]) -> bytes:

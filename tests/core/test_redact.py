@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shadowdiff.answers.compare import Comparison, Outcome
-from shadowdiff.answers.records import Answer, Choice, Pair, Side
+from shadowdiff.answers.compare import Comparison
+from shadowdiff.answers.records import Answer, Choice, Pair
 from shadowdiff.answers.redact import (
     DEFAULT_PATTERNS,
     MARK,
@@ -23,6 +23,7 @@ from shadowdiff.answers.redact import (
     header_secrets,
     without_queries,
 )
+from shadowdiff.vocabulary import Outcome, Side
 
 R = Redactor(DEFAULT_PATTERNS)
 

@@ -8,10 +8,11 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 from shadowdiff.answers.compare import compare, error_comparison
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.report.plots import MAX_CATEGORIES, Plot, report_plots
 from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support.factories import pair
 
 NS = "{http://www.w3.org/2000/svg}"

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.records import Answer, Choice
 from shadowdiff.report.write import write_reports
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.vocabulary import Side
 from tests.support.reporting import (
     FENCED,
     HOSTILE,

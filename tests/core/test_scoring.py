@@ -22,9 +22,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.compare import Outcome
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.triage.scoring import GIVE_UP_AFTER, Job, Scorer, Step, kl_estimate, measure, scorable, score_pair
+from shadowdiff.vocabulary import Outcome, Side
 from tests.support.servers import serve_app
 
 CHAT = "/v1/chat/completions"

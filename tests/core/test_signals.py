@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shadowdiff.answers.compare import compare, compare_answers
-from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.records import Answer, Choice
 from shadowdiff.review.blind import blind_reason
 from shadowdiff.triage import signals
 from shadowdiff.triage.signals import triage, triage_answers
+from shadowdiff.vocabulary import Side
 
 
 def test_a_changed_figure_with_its_unit() -> None:

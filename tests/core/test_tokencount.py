@@ -12,10 +12,11 @@ import pytest
 
 from shadowdiff.answers import tokencount
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.records import Answer, Choice
 from shadowdiff.answers.tokencount import TokenCounter
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.vocabulary import Side
 from tests.support.servers import serve_app
 
 MODEL = "Qwen/Qwen3-8B"

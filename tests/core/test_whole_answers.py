@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.answers.compare import Outcome, compare, compare_answers, render
-from shadowdiff.answers.records import Answer, Choice, Side
+from shadowdiff.answers.compare import compare, compare_answers, render
+from shadowdiff.answers.records import Answer, Choice
 from shadowdiff.replay.offline import compare_files
 from shadowdiff.store import Store
 from shadowdiff.triage.signals import triage_answers
+from shadowdiff.vocabulary import Outcome, Side
 
 
 def call(arguments: str, name: str = "get_weather", call_id: str = "chatcmpl-tool-1") -> dict[str, Any]:

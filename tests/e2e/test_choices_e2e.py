@@ -15,12 +15,12 @@ from typing import Any
 import openai
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.replay import logs
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.runner import Overrides, ReplaySettings
 from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 
 Start = Callable[..., Any]
 MODEL = "Qwen/Qwen3-8B"   # what start_simulator serves

@@ -17,11 +17,11 @@ from typing import Any
 import openai
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.replay import logs
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.runner import ReplaySettings
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.answercells import cells
 from tests.support.servers import read_body, serve_app

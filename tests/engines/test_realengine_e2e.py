@@ -20,9 +20,9 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from shadowdiff.answers.records import TOKEN_SOURCES, Answer, Side
+from shadowdiff.answers.records import TOKEN_SOURCES, Answer
 from shadowdiff.store import STORE_FILE
-from shadowdiff.store.review import NEEDS_REVIEW
+from shadowdiff.vocabulary import SUBSTANTIVE, Side
 from tests.support.proxying import wait_for
 from tests.support.realengine import Models, Server, serve
 from tests.support.servers import latest_pairs, metric, run_shadowdiff, serve_process
@@ -179,7 +179,7 @@ def test_judge_on_llamacpp_is_held_to_the_schema_in_json_mode(streamed: Path, f1
     assert result.returncode == 0, result.stdout + result.stderr
     assert "refused a JSON schema (response_format json_schema)" in result.stderr
     assert "replies held to a JSON schema in JSON mode (response_format json_object with a schema)" in result.stderr
-    pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
+    pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in SUBSTANTIVE and p["comparable"]]
     assert pairs and all(p["judge_verdict"] is not None for p in pairs)
     assert f"{len(pairs)} pairs judged" in result.stderr and "not in the asked format" not in result.stderr
 

@@ -12,8 +12,9 @@ import pytest
 
 from shadowdiff.answers.client import Upstream
 from shadowdiff.answers.parse import read_answer
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.answers.tokencount import TokenCounter
+from shadowdiff.vocabulary import Side
 from tests.support.realengine import Models, Server, serve
 
 pytestmark = pytest.mark.realengine

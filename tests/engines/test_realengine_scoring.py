@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.triage.scoring import Job, Scorer
+from shadowdiff.vocabulary import Side
 from tests.support.realengine import Server
 
 pytestmark = pytest.mark.realengine

@@ -12,8 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.demo import Demo
 

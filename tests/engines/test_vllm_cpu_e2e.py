@@ -19,9 +19,9 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.store import STORE_FILE
-from shadowdiff.store.review import NEEDS_REVIEW
+from shadowdiff.vocabulary import SUBSTANTIVE, Side
 from tests.support.proxying import wait_for
 from tests.support.servers import latest_pairs, metric, run_shadowdiff, serve_process
 from tests.support.vllm_cpu import Server, Trio
@@ -164,7 +164,7 @@ def test_judge_on_real_vllm_reads_every_reply(streamed: Path, vllm: Trio, tmp_pa
     result = run_shadowdiff("judge", tmp_path, "--judge", vllm.bf16.url, "--judge-model", vllm.bf16.model)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replies held to a JSON schema (response_format json_schema)" in result.stderr
-    pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in NEEDS_REVIEW and p["comparable"]]
+    pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in SUBSTANTIVE and p["comparable"]]
     assert pairs, "the FP8 KV cache changed no answer in substance"
     assert all(p["judge_verdict"] is not None for p in pairs)
     assert f"{len(pairs)} pairs judged" in result.stderr and "not in the asked format" not in result.stderr

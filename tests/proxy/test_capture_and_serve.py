@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.answers.redact import MARK, Redactor
 from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings
 from shadowdiff.replay.cli import run_replay
@@ -22,6 +21,7 @@ from shadowdiff.replay.runner import ReplaySettings
 from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.proxying import FP8, chat, settled, wait_for
 from tests.support.servers import HTTP, free_port, shadowdiff_process, wait_ready

@@ -352,8 +352,8 @@ def test_a_candidate_primary_refusing_requests_counts_against_the_run(start_simu
                                                                       tmp_path: Path) -> None:
     """With the candidate as primary, its 4xx is no client's bad request as far as anyone
     can tell: an error, so the gate cannot PASS over it (a hostile review's finding)."""
-    from shadowdiff.answers.records import Side
-    from shadowdiff.verdict.acceptance import Decision, acceptance
+    from shadowdiff.verdict.acceptance import acceptance
+    from shadowdiff.vocabulary import Decision, Side
 
     candidate = start_simulator(served_model_names=(FP8,), max_model_len=60)   # refuses long requests
     proxy, app = start_proxy(primary=candidate, primary_side=Side.CANDIDATE, shadow=start_simulator(),

@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from shadowdiff.store import LOST, NOT_COMPARED, Store
+from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, Member, RunMembers
+from shadowdiff.vocabulary import NotCompared, Tally
 from tests.support.proxying import FP8, chat, report, serve, stop, wait_for
 from tests.support.servers import shadowdiff_process
 
@@ -77,7 +78,7 @@ def test_a_killed_worker_is_marked_lost_at_once_with_its_requests(slow_backends:
             wait_for(lambda: marked().ended == "lost", seconds=STALE_AFTER - 10)
             lost = marked()
             assert 0 < lost.in_flight <= STREAMS
-            assert store.counts(run_id)[NOT_COMPARED, LOST, False] == lost.in_flight
+            assert store.counts(run_id)[Tally.NOT_COMPARED, NotCompared.LOST, False] == lost.in_flight
         finally:
             store.close()
         stop(process, log)
@@ -89,6 +90,6 @@ def test_a_killed_worker_is_marked_lost_at_once_with_its_requests(slow_backends:
     # (its replacement, started as serve stopped, may have made a run of its own)
     code, report_text, summary = report(location, tmp_path / "report", "--run", run_id)
     assert code == 2, report_text     # a proxy was lost: the run is short of what it served
-    assert summary["not_compared"][LOST] == lost.in_flight    # type: ignore[index]
+    assert summary["not_compared"][NotCompared.LOST] == lost.in_flight    # type: ignore[index]
     assert f"{lost.in_flight} were lost with a proxy killed while it served them" in report_text, report_text
     assert "1 lost (killed: " in report_text.splitlines()[0], report_text

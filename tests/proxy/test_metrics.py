@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.vocabulary import Side
 from tests.support.proxying import FP8, chat, scrape, settled, value, wait_for
 from tests.support.servers import free_port, wait_ready
 from tests.support.tools import tool

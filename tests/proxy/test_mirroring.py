@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.faults import Fault, FaultSettings
 from shadowdiff.simulator.scheduler import LatencyModel
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support.proxying import FP8, chat, counter, settled, wait_for
 from tests.support.servers import HTTP
 from tests.support.simulating import expected_outcomes
@@ -293,7 +293,8 @@ def test_pairs_cut_by_the_token_cap_are_counted_stored_or_not(start_simulator: S
     """A serve run keeps few identical pairs, so the share cut by the token cap on both sides
     comes from what the proxy saw: 8 of 10 requests capped at 3 tokens, stored or not, make
     a run that cannot pass (--max-capped 0.5)."""
-    from shadowdiff.verdict.acceptance import Decision, acceptance
+    from shadowdiff.verdict.acceptance import acceptance
+    from shadowdiff.vocabulary import Decision
 
     primary, shadow = start_simulator(), start_simulator()   # the same answers: identical, rarely stored
     proxy, app = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=0.0)

@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from shadowdiff.answers.records import Side
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.proxying import settled, wait_for
 from tests.support.servers import serve_app

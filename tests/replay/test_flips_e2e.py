@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.generation import Generator, Sampling
@@ -25,7 +24,7 @@ from shadowdiff.simulator.prompts import render_chat
 from shadowdiff.simulator.vocab import vocabulary
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from shadowdiff.verdict.acceptance import Decision
+from shadowdiff.vocabulary import Decision, Side
 from tests.support import cli
 from tests.support.replaying import replay_settings
 

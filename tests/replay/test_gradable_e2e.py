@@ -16,7 +16,6 @@ import json
 import re
 from pathlib import Path
 
-from shadowdiff.answers.records import Side
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.logs import bundled_workload
 from shadowdiff.simulator import profiles
@@ -25,7 +24,7 @@ from shadowdiff.simulator.prompts import render_chat
 from shadowdiff.simulator.vocab import vocabulary
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.store.review import Filters, ReviewQueue
-from shadowdiff.verdict.acceptance import Decision
+from shadowdiff.vocabulary import Decision, Side
 from tests.support.replaying import replay_settings
 
 WORKLOAD = bundled_workload().with_name("gradable.jsonl")

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from shadowdiff.answers.client import RETRY_STATUSES
-from shadowdiff.answers.records import Side
 from shadowdiff.errors import ConfigError
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import STORE_FILE, Store
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.replaying import numbered_log, slow_sides
 from tests.support.servers import HTTP, Recorder, serve_app

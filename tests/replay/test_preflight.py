@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
-from shadowdiff.answers.records import Side
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.servers import free_port
 

@@ -19,7 +19,6 @@ import pytest
 import sqlalchemy as sa
 
 from shadowdiff.answers.client import RetryPolicy, Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.errors import InputError, ShadowdiffError
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.logs import CHAT
@@ -28,6 +27,7 @@ from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.faults import Fault, FaultSettings
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import STORE_FILE, Store
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.replaying import numbered_log, replay_settings, slow_sides
 from tests.support.servers import serve_app

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.errors import ShadowdiffError
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.logs import COMPLETIONS, bundled_workload
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.triage.scoring import CASCADE_AGREEMENT
+from shadowdiff.vocabulary import Side
 from tests.support.replaying import replay_settings
 
 MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"

@@ -10,7 +10,6 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.replay import runner
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.runner import ReplaySettings
@@ -18,6 +17,7 @@ from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.store import Store
 from shadowdiff.store import writer as writer_module
+from shadowdiff.vocabulary import Side
 from tests.support.servers import serve_app
 
 

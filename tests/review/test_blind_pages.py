@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from shadowdiff.answers.compare import compare_answers, error_comparison
-from shadowdiff.answers.records import Answer, Choice, Pair, Side, Verdict
+from shadowdiff.answers.records import Answer, Choice, Pair
 from shadowdiff.review.app import VERDICT_HELP, build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store, schema
@@ -37,6 +37,7 @@ from shadowdiff.triage.grading import Grader
 from shadowdiff.triage.scoring import CASCADE_AGREEMENT, scorable
 from shadowdiff.triage.signals import SIGNAL_KINDS, triage_answers, with_cascade
 from shadowdiff.verdict.flips import grade_pair
+from shadowdiff.vocabulary import Side, Verdict
 from tests.support.servers import serve_app
 
 TOKEN = "review-token-for-swap-tests"

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from shadowdiff.answers.compare import compare, error_comparison
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.triage.signals import triage
+from shadowdiff.vocabulary import Side
 from tests.support.reporting import OWASP_FORMS, assert_no_formula_in_csv
 from tests.support.reviewing import TOKEN, pair_ids, signed_in
 from tests.support.servers import serve_app

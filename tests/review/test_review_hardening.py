@@ -16,12 +16,13 @@ import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 
 from shadowdiff.answers.compare import error_comparison
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.errors import InputError
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.ratelimit import SignInLimit
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
+from shadowdiff.vocabulary import Side
 from tests.support.factories import fill, pair
 from tests.support.reviewing import TOKEN, csrf_of, signed_in
 from tests.support.servers import serve_app

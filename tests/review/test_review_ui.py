@@ -20,12 +20,13 @@ import pytest
 from markupsafe import escape
 
 from shadowdiff.answers.compare import compare_answers, error_comparison
-from shadowdiff.answers.records import Answer, Side
+from shadowdiff.answers.records import Answer
 from shadowdiff.review.app import ERRORS, MESSAGES, build_review_app
 from shadowdiff.review.blind import Blinding, blind
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.answercells import cells, text_of
 from tests.support.factories import fill, pair

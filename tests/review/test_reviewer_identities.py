@@ -10,13 +10,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.auth import same_origin
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
+from shadowdiff.vocabulary import Side
 from tests.support import cli
 from tests.support.factories import fill
 from tests.support.reviewing import TOKEN, csrf_of, pair_ids, signed_in

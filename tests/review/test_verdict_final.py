@@ -10,13 +10,13 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from shadowdiff.answers.records import Side
 from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding
 from shadowdiff.store import Store
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
-from shadowdiff.verdict.acceptance import Decision, acceptance
+from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.vocabulary import Decision, Side
 from tests.support.reviewing import TOKEN, csrf_of, pair_ids, signed_in
 from tests.support.servers import serve_app
 

@@ -11,13 +11,14 @@ import pytest
 
 from shadowdiff.report.summary import summarize
 from shadowdiff.report.write import caveats
-from shadowdiff.store import LOST, NOT_COMPARED, Store
+from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers, describe
 from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.vocabulary import NotCompared, Tally
 from tests.store.test_run_members import at_once
 from tests.support.storing import SETTINGS, silence
 
-HELD = (NOT_COMPARED, LOST, False)
+HELD = (Tally.NOT_COMPARED, NotCompared.LOST, False)
 
 
 def test_a_worker_found_dead_is_marked_lost_with_the_requests_it_held(store: Store,
@@ -58,7 +59,7 @@ def test_lost_requests_count_against_the_gate_and_the_share_compared(store: Stor
     members.mark_lost("h", 1)
     members.leave(run_id, "b")
     summary = summarize(store, run_id)
-    assert summary.not_compared == {LOST: 5} and summary.pairs == 95
+    assert summary.not_compared == {NotCompared.LOST: 5} and summary.pairs == 95
     notes = caveats(summary)
     assert ("95 of the 100 chat and completions requests the proxy saw made a pair (95.0%); 5 were lost with a "
             "proxy killed while it served them (kill -9, out of memory)") in notes

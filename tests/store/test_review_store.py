@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from shadowdiff.answers.records import Side, Verdict
 from shadowdiff.errors import InputError
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue, VerdictGiven
+from shadowdiff.vocabulary import Side, Verdict
 from tests.support.factories import fill, pair
 from tests.support.fixtures import postgres_database
 

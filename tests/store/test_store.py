@@ -13,10 +13,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from shadowdiff.answers.compare import compare, error_comparison
-from shadowdiff.answers.records import Answer, Choice, Pair, Side
+from shadowdiff.answers.records import Answer, Choice, Pair
 from shadowdiff.errors import ConfigError
 from shadowdiff.store import STORE_FILE, Store, database_url, schema
 from shadowdiff.store.writer import PairWriter
+from shadowdiff.vocabulary import Side
 from tests.support.fixtures import postgres_database
 from tests.support.storing import pair
 

@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from shadowdiff.answers.compare import Outcome, Thresholds, compare, error_comparison
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.compare import Thresholds, compare, error_comparison
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.store import Store
 from shadowdiff.triage.signals import triage_answers
+from shadowdiff.vocabulary import Outcome, Side
 
 WORDS = ("the model answer value check limit batch cache token rate kernel layer weight scale drift queue "
          "request server latency result simple clear steady broad first again order metric").split()

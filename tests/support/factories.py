@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from shadowdiff.answers.compare import compare
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.store import Store
 from shadowdiff.triage.signals import triage
+from shadowdiff.vocabulary import Side
 
 
 def pair(key: str, base: str, cand: str) -> Pair:

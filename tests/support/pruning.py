@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from shadowdiff.answers.compare import Comparison, Outcome
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.compare import Comparison
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.store import Store, schema
+from shadowdiff.vocabulary import Outcome, Side
 from tests.support.factories import pair
 
 # (baseline, candidate) answers by outcome: near and divergent need a person's verdict

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.records import Side
 from shadowdiff.replay.logs import BadLine, LogRecord, read
 from shadowdiff.replay.runner import ReplaySettings
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.scheduler import LatencyModel
 from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.vocabulary import Side
 from tests.support.servers import serve_app
 
 

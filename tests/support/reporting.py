@@ -10,8 +10,9 @@ from html.parser import HTMLParser
 from markdown_it import MarkdownIt
 
 from shadowdiff.answers.compare import compare_answers, error_comparison
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.triage.signals import triage_answers
+from shadowdiff.vocabulary import Side
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = "<img src=x onerror=alert(1)>"

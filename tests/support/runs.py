@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from shadowdiff.answers.compare import compare
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.triage.signals import triage_answers
+from shadowdiff.vocabulary import Side
 from tests.support.cli import Ran, shadowdiff
 
 TEXTS = {

@@ -8,11 +8,12 @@ from typing import Any
 
 import httpx
 
-from shadowdiff.answers.compare import Outcome, compare
+from shadowdiff.answers.compare import compare
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.generation import Generator, Sampling
 from shadowdiff.simulator.prompts import render_chat
 from shadowdiff.simulator.vocab import vocabulary
+from shadowdiff.vocabulary import Outcome
 from tests.support.servers import HTTP
 
 CHAT = [{"role": "user", "content": "Explain why the sky is blue."}]

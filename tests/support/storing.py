@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from shadowdiff.answers.compare import compare
-from shadowdiff.answers.records import Answer, Pair, Side
+from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.store import Store, schema
+from shadowdiff.vocabulary import Side
 
 
 def pair(key: str, seq: int, base: str = "a b c", cand: str = "a b d") -> Pair:
