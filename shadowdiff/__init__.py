@@ -1,23 +1,19 @@
 """shadowdiff: did a change to an LLM deployment change what the model says?
 
-The distribution ships four import packages (README, "Layout"):
+One installed package, in parts (docs/architecture.md draws them):
 
-* ``shadowdiff`` - the core both modes share: the answer records (``records``),
-  reading OpenAI-style answers (``parse``) and calling an OpenAI-compatible server
-  (``client``), comparison (``compare``, ``diffview``), triage (``signals``),
-  redaction (``redact``), the store and its migrations (``store``), the review UI
-  (``review``), the LLM judge (``judge``), the reports (``summary``, ``reports``),
-  the acceptance verdict (``acceptance``), the commands that work on a store
-  (``commands``: ``report``, ``judge``, ``review``), and the ``shadowdiff`` command
-  line that gathers every package's commands (``cli``);
-* ``proxy``      - the mirror mode: ``shadowdiff serve``;
-* ``replay``     - the replay mode: ``shadowdiff replay``, ``compare``, ``bench``, ``demo``;
-* ``simulator``  - ``shadowdiff simulate``, a test double of the vLLM OpenAI server.
+* the core, in layers, each importing only the ones before it: ``vocabulary`` and
+  ``errors`` (the words and the errors every part shares); ``answers`` (reading and
+  comparing what a server said); ``triage`` (why two answers differ); ``statistics``;
+  ``store``; ``verdict`` (gates and the decision); ``report``; ``review`` (the review
+  UI and the LLM judge); ``commands`` (the store's commands, shared options);
+* the modes: ``shadowdiff.proxy`` (``serve``), ``shadowdiff.replay`` (``replay``,
+  ``compare``, ``bench``, ``demo``) and ``shadowdiff.simulator`` (``simulate``, a test
+  double of the vLLM OpenAI server), which use the core and never each other;
+* ``cli``, the composition root, which names every mode's commands and imports one
+  only when it runs.
 
-Imports run one way: ``proxy`` and ``replay`` use the core, never each other, and
-the core uses neither (``cli``, the composition root, names their commands and
-imports each only when it runs). No production path imports ``simulator``; only
-the demo starts it. ``tests/test_layout.py`` reads the imports and checks this.
+``tests/test_layout.py`` reads the imports and checks this.
 """
 
 __version__ = "0.1.0"
