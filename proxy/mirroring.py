@@ -13,7 +13,7 @@ it gets back what happened, in this order:
 
 Every chat or completions request the run saw is in its counts: its pair task counts a
 mirrored one; one that is not mirrored is counted here with the reason
-(``shadowdiff.store.NOT_MIRRORED_REASONS``). Nothing here can fail the client's request:
+(``NOT_MIRRORED_REASONS``). Nothing here can fail the client's request:
 an error of mirroring or capture is logged and counted, never raised to the forwarder.
 """
 
