@@ -8,23 +8,21 @@ Expect), and the body (passed as bytes when it arrives in one piece, streamed wh
 does not); the primary's status, headers and body come back unchanged, each chunk sent
 on as it arrives.
 
-For a request that is mirrored or captured, the body is also kept (up to
-``max_mirror_body``) and, once complete, turned into a shadow request; the primary's
-answer is kept as raw bytes while it passes and only parsed afterwards, by the pair
-task, so the client's stream never waits for shadowdiff. Nothing that mirroring or
-capture does can fail the client's request: their errors are counted and dropped.
+Mirroring and capture are behind one call per request (``shadowdiff.proxy.mirroring``):
+for a request they want, the body is also kept (up to ``max_mirror_body``) and handed
+over once complete; the primary's answer is kept as raw bytes while it passes (the tap)
+and handed over whole, to be parsed afterwards by the pair task, so the client's stream
+never waits for shadowdiff. Nothing that mirroring or capture does can fail the client's
+request: their errors are counted and dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import re
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import aiohttp
 import orjson
@@ -35,10 +33,11 @@ from shadowdiff.proxy.answers import guarded
 from shadowdiff.proxy.body import with_model
 from shadowdiff.proxy.capture import Capture
 from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.mirroring import MirroredRequest, Mirroring
 from shadowdiff.proxy.pairs import PairRecorder
 from shadowdiff.proxy.protocol import ABORT, EMPTY_QUERY
 from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
-from shadowdiff.proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, Plan, TokenTimes
+from shadowdiff.proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, TokenTimes
 from shadowdiff.proxy.tap import Tapped
 from shadowdiff.proxy.upstream import Body, Upstream, header_text, target
 
@@ -86,16 +85,22 @@ class Forwarder:
     def __init__(self, settings: ProxySettings, mirror: Mirror, pairs: PairRecorder, metrics: ProxyMetrics,
                  capture: Capture | None = None) -> None:
         self.settings = settings
-        self.mirror = mirror
-        self.pairs = pairs
+        self.mirroring = Mirroring(mirror, pairs, metrics, capture)
+        self.redactor = pairs.redactor
         self.metrics = metrics
-        self.capture = capture
         self.upstream: Upstream | None = None
         self.primary = settings.primary.rstrip("/")
-        self.instance = uuid.uuid4().hex[:8] + "-"   # this process's prefix for request keys
-        self.counter = itertools.count(1)
+        self.instance = self.mirroring.instance   # this process's id (its request keys' prefix)
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.connect_timeout,
                                              sock_read=settings.primary_timeout)
+
+    @property
+    def capture(self) -> Capture | None:
+        return self.mirroring.capture
+
+    @capture.setter
+    def capture(self, capture: Capture | None) -> None:   # (set at start-up, once its file is open)
+        self.mirroring.capture = capture
 
     def open(self) -> None:
         self.upstream = Upstream(self.settings.primary_side.value, self.metrics, limit=0,
@@ -134,7 +139,7 @@ class Forwarder:
         try:
             data = await request.body_for_primary()
         except _ClientGone:
-            request.upload_cut = True
+            request.gone = True
             return
         started = time.perf_counter()
         try:
@@ -213,7 +218,7 @@ class Forwarder:
         status = response.status
         headers = _end_to_end([(k.lower(), v) for k, v in response.raw_headers], _RESPONSE_HOP_BY_HOP)
         self.metrics.request(request.path, status)
-        keep = request.keeps_answer
+        keep = request.mirrored.keeps_answer
         timed = request.path in MIRRORED_PATHS
         raw = bytearray()
         times = TokenTimes()
@@ -254,14 +259,18 @@ class Forwarder:
             response.release()
         ended = time.perf_counter()
         if timed:
-            side = self.settings.primary_side.value
-            self.metrics.duration.labels(side).observe(ended - started)
-            if times.first is not None:
-                self.metrics.ttft.labels(side).observe(times.first - started)
-            if times.first_answer is not None:
-                self.metrics.ttfat.labels(side).observe(times.first_answer - started)
-        request.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
+            self._observe(times, started, ended)
+        request.mirrored.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
             "content-type", ""), started, times.first, times.first_answer, ended, overflow, times.last))
+
+    def _observe(self, times: TokenTimes, started: float, ended: float) -> None:
+        """The primary's timings, in the metrics (for every chat or completions request)."""
+        side = self.settings.primary_side.value
+        self.metrics.duration.labels(side).observe(ended - started)
+        if times.first is not None:
+            self.metrics.ttft.labels(side).observe(times.first - started)
+        if times.first_answer is not None:
+            self.metrics.ttfat.labels(side).observe(times.first_answer - started)
 
 
 _DONE = re.compile(rb"data: ?\[DONE\]\s*$")
@@ -283,36 +292,40 @@ class _ClientGone(Exception):
     """The client disconnected while its request body was arriving."""
 
 
+def _as_received(scope: Scope) -> tuple[str, str]:
+    """The request's target as received, not decoded: its path, and its query with its "?"
+    (an empty one too: see shadowdiff.proxy.protocol); the shadow and the replica get them too."""
+    raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
+    query: bytes = scope["query_string"]
+    return raw_path.decode("latin-1"), f"?{query.decode('latin-1')}" if query or EMPTY_QUERY in scope else ""
+
+
+def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any((k == b"content-length" and v != b"0") or k == b"transfer-encoding" for k, v in headers)
+
+
 class _Request:
-    """One forwarded request: what goes upstream, and its mirroring state."""
+    """One forwarded request: what goes upstream, and how it went."""
 
     def __init__(self, forwarder: Forwarder, scope: Scope, receive: Receive) -> None:
         self.f = forwarder
         self.receive = receive
         self.method: str = scope["method"]
         self.path: str = scope["path"]
-        raw_path: bytes = scope.get("raw_path") or self.path.encode()
-        query: bytes = scope["query_string"]
-        # the query as received, with its "?" (an empty one too: see shadowdiff.proxy.protocol)
-        self.query = f"?{query.decode('latin-1')}" if query or EMPTY_QUERY in scope else ""
-        # the shadow and the replica get the target as received too, not the decoded path
-        self.raw_path = raw_path.decode("latin-1")
-        self.url = target(forwarder.primary, self.raw_path, self.query)
+        raw_path, query = _as_received(scope)
+        self.url = target(forwarder.primary, raw_path, query)
         self.headers = _end_to_end(scope["headers"], NOT_FORWARDED)
         texts = header_text(self.headers)
         self.headers_forwardable = texts is not None
         self.upstream_headers = texts or []
-        self.has_body = any((k == b"content-length" and v != b"0") or k == b"transfer-encoding"
-                            for k, v in scope["headers"])
-        self.keeps_body = self.has_body and self.method == "POST" and self.path in MIRRORED_PATHS and (
-            forwarder.mirror.wanted(self.method, self.path) or forwarder.capture is not None
-            or forwarder.settings.primary_model is not None)
-        self._key: str | None = None
-        self.accounted = False     # counted in the run as not mirrored
-        self.upload_cut = False    # the client left while its request was arriving (or ``gone``, streamed)
-        self.plan: Plan | None = None
-        self.primary: asyncio.Future[Any] | None = None
-        self.gone = False
+        self.has_body = _has_body(scope["headers"])
+        # --primary-model: the body's model name is rewritten for the primary
+        self.rewrites = self.has_body and forwarder.settings.primary_model is not None and (
+            self.method == "POST" and self.path in MIRRORED_PATHS)
+        self.mirrored: MirroredRequest = forwarder.mirroring.start(self.method, self.path, raw_path, query,
+                                                                   self.headers, self.has_body)
+        self.keeps_body = self.mirrored.keeps_body or self.rewrites
+        self.gone = False           # the client left: while its request arrived, or before the answer's end
         self.failed = False
         self.drained = False        # cut by the shutdown's deadline
         self.responded = False
@@ -326,10 +339,6 @@ class _Request:
         if self._abort is not None:
             self._abort()
 
-    @property
-    def keeps_answer(self) -> bool:
-        return self.primary is not None
-
     async def body_for_primary(self) -> bytes | AsyncIterator[bytes] | None:
         """What to send the primary: nothing, the body, or the body as it arrives."""
         if not self.has_body:
@@ -339,7 +348,7 @@ class _Request:
         if first["type"] == "http.disconnect":
             raise _ClientGone
         chunk = first.get("body", b"")
-        if first.get("more_body", False) and not (self.keeps_body and self.f.settings.primary_model):
+        if first.get("more_body", False) and not self.rewrites:
             return self._stream(chunk)
         # Most bodies arrive in one ASGI message; with --primary-model the body is read
         # whole, since its model name is rewritten before it is sent.
@@ -375,7 +384,7 @@ class _Request:
 
     def _for_primary(self, body: bytes) -> bytes:
         model = self.f.settings.primary_model
-        if model is None or not self.keeps_body:
+        if model is None or not self.rewrites:
             return body
         try:
             request = orjson.loads(body)
@@ -389,23 +398,9 @@ class _Request:
         return rewritten
 
     def _complete(self, body: bytes | None) -> None:
-        """The body is in: watch for a disconnect from now on, mirror, capture."""
+        """The body is in: watch for a disconnect from now on; mirroring and capture have it."""
         self.watcher = asyncio.get_running_loop().create_task(self._watch())
-        if not self.keeps_body:
-            if not self.has_body and self.method == "POST" and self.f.mirror.wanted(self.method, self.path):
-                self._not_mirrored("unparsable")   # a chat request with no body: no JSON object
-            return
-        try:
-            self._mirror_and_capture(body)
-        except Exception as exc:
-            log.error("mirroring or capture failed for %s %s: %s", self.method, self.shown_path, self.failure(exc))
-            log.debug("where mirroring or capture failed", exc_info=True)
-            # (a request for the shadow that became no pair is counted when it ends: ``finish``)
-
-    def _not_mirrored(self, why: str) -> None:
-        self.accounted = True
-        self.f.metrics.shadow_event("skipped", why)
-        self.f.pairs.not_mirrored(why)
+        self.mirrored.body_in(body)
 
     async def _watch(self) -> None:
         # The request body is complete, so receive() now only reports a disconnect.
@@ -416,19 +411,6 @@ class _Request:
             self.task.cancel()
 
     @property
-    def key(self) -> str:
-        """The pair's and the capture line's id: unique in the run even when clients
-        reuse an X-Request-Id, and still greppable by it - redacted, since it is stored
-        and captured (a client may put anything there), and cut to fit the store's column."""
-        if self._key is None:
-            # (cut before it is redacted, as redaction costs time in its length; after, to fit)
-            client_id = next((self.f.pairs.redactor.text(v[:512].decode("latin-1"))[:200]
-                              for k, v in self.headers if k == b"x-request-id"), None)
-            unique = f"{self.f.instance}{next(self.f.counter):x}"
-            self._key = f"{client_id}-{unique}" if client_id else unique
-        return self._key
-
-    @property
     def shown_path(self) -> str:
         """The path as a log line shows it: cut, since a client may send 100 KB of it."""
         return self.path if len(self.path) <= 200 else self.path[:200] + "…"
@@ -437,48 +419,11 @@ class _Request:
         """An upstream failure of this request, for the log: on one line, without what was
         sent, and without the credentials its headers carried, should the upstream have
         repeated one (a status line or error text echoing an opaque key)."""
-        return self.f.pairs.redactor.with_literals(header_secrets(self.headers)).text(failure_text(exc))
-
-    def _mirror_and_capture(self, body: bytes | None) -> None:
-        f = self.f
-        if f.capture is not None and body is not None:
-            try:
-                parsed = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                parsed = None
-            if isinstance(parsed, dict):
-                f.capture.offer(self.key, self.path, parsed, header_secrets(self.headers))
-        if not f.mirror.wanted(self.method, self.path):
-            return
-        plan = f.mirror.plan(self.headers, body)
-        if isinstance(plan, str):
-            self._not_mirrored(plan)
-            return
-        self.plan = plan
-        shadow = asyncio.get_running_loop().create_task(f.mirror.call(plan, self.raw_path, self.query, self.headers))
-        shadow.add_done_callback(lambda _: f.mirror.release(plan))  # even if cancelled before it ran
-        replica = None
-        if plan.replica_body is not None:
-            replica = asyncio.get_running_loop().create_task(
-                f.mirror.call_replica(plan, self.raw_path, self.query, self.headers))
-            replica.add_done_callback(lambda _: f.mirror.release_replica(plan))
-        self.primary = asyncio.get_running_loop().create_future()
-        f.pairs.track(self.key, self.path, plan, self.primary, shadow, replica)
-
-    def primary_done(self, tapped: Tapped) -> None:
-        if self.primary is not None and not self.primary.done():
-            self.primary.set_result(tapped)
+        return self.f.redactor.with_literals(header_secrets(self.headers)).text(failure_text(exc))
 
     def finish(self) -> None:
-        """Whatever happened, the pair learns how the primary side ended; a request for the
-        shadow that never became a pair nor was counted as not mirrored is counted now:
-        every request the run saw is in its counts."""
+        """However the request ended: stop watching, and tell mirroring how."""
         if self.watcher is not None:
             self.watcher.cancel()
-        if self.primary is None and not self.accounted and self.f.mirror.wanted(self.method, self.path):
-            self._not_mirrored("unforwardable" if not self.headers_forwardable
-                               else "upload_cut" if self.upload_cut or self.gone else "proxy_error")
-        if self.primary is not None and not self.primary.done():
-            # None: the client left - the pair is aborted; "drained": --drain-timeout cut it
-            self.primary.set_result("primary_error" if self.failed else "drained" if self.drained else None)
-
+        self.mirrored.finish(refused=not self.headers_forwardable, client_left=self.gone, failed=self.failed,
+                             drained=self.drained)
