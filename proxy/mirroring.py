@@ -34,6 +34,7 @@ from shadowdiff.proxy.pairs import PairRecorder
 from shadowdiff.proxy.settings import MIRRORED_PATHS
 from shadowdiff.proxy.shadow import Mirror
 from shadowdiff.proxy.tap import Tapped
+from shadowdiff.vocabulary import NotMirrored
 
 log = logging.getLogger("shadowdiff.proxy")
 
@@ -88,7 +89,7 @@ class MirroredRequest:
         capture it, and call the shadow, or count why not."""
         if not self.keeps_body:
             if not self.has_body and self.wanted:
-                self._not_mirrored("unparsable")   # a chat request with no body: no JSON object
+                self._not_mirrored(NotMirrored.UNPARSABLE)   # a chat request with no body: no JSON object
             return
         try:
             self._mirror_and_capture(body)
@@ -112,7 +113,8 @@ class MirroredRequest:
         the client left while its request arrived or before its answer was whole; ``failed``:
         the primary failed; ``drained``: the shutdown's deadline (--drain-timeout) cut it."""
         if self.primary is None and not self.accounted and self.wanted:
-            self._not_mirrored("unforwardable" if refused else "upload_cut" if client_left else "proxy_error")
+            self._not_mirrored(NotMirrored.UNFORWARDABLE if refused
+                               else NotMirrored.UPLOAD_CUT if client_left else NotMirrored.PROXY_ERROR)
         if self.primary is not None and not self.primary.done():
             # None: the client left - the pair is aborted; "drained": --drain-timeout cut it
             self.primary.set_result("primary_error" if failed else "drained" if drained else None)
@@ -155,7 +157,7 @@ class MirroredRequest:
         self.primary = loop.create_future()
         m.pairs.track(self.key, self.path, plan, self.primary, shadow, replica)
 
-    def _not_mirrored(self, why: str) -> None:
+    def _not_mirrored(self, why: NotMirrored) -> None:
         self.accounted = True
         self.m.metrics.shadow_event("skipped", why)
         self.m.pairs.not_mirrored(why)

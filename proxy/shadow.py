@@ -27,7 +27,7 @@ from shadowdiff.proxy.body import with_model
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.proxy.upstream import Upstream, header_text, target
-from shadowdiff.vocabulary import Side
+from shadowdiff.vocabulary import NotMirrored, Side
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
@@ -159,27 +159,27 @@ class Mirror:
                 return int.from_bytes(digest, "big") / 2.0**64 < rate
         return self._rng.random() < rate
 
-    def plan(self, headers: list[tuple[bytes, bytes]], body: bytes | None) -> Plan | str:
+    def plan(self, headers: list[tuple[bytes, bytes]], body: bytes | None) -> Plan | NotMirrored:
         """A ``Plan`` for the shadow, or the reason the request is not mirrored."""
         if body is None:
-            return "too_large"
+            return NotMirrored.TOO_LARGE
         if not self._sampled(headers):
-            return "sampled_out"
+            return NotMirrored.SAMPLED_OUT
         try:
             request = orjson.loads(body)
         except orjson.JSONDecodeError:
-            return "unparsable"
+            return NotMirrored.UNPARSABLE
         if not isinstance(request, dict):
-            return "unparsable"
+            return NotMirrored.UNPARSABLE
         if request.get("model") in self.settings.exclude_models:
-            return "excluded"
+            return NotMirrored.EXCLUDED
         if self.in_flight >= self.settings.max_shadow_in_flight:
-            return "in_flight_bound"
+            return NotMirrored.IN_FLIGHT_BOUND
         shadow_body: bytes | None = body
         if self.settings.shadow_model is not None:
             shadow_body = with_model(body, request, self.settings.shadow_model)
         if shadow_body is None:   # e.g. nested deeper than orjson writes
-            return "unparsable"
+            return NotMirrored.UNPARSABLE
         # The place is taken now, not when the shadow task first runs: requests whose
         # bodies complete in the same loop turn must not all pass the bound.
         self.in_flight += 1
