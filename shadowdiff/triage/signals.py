@@ -443,6 +443,125 @@ def _signal(kind: str, value: Any) -> Signal:
     return Signal(kind, value, explain(kind, value))
 
 
+@dataclass(frozen=True)
+class _Told:
+    """A signal's value as ``explain`` words it: the sides in the order named, and their names."""
+
+    value: Any
+    order: tuple[str, str]
+    names: tuple[str, str]
+
+    def pick(self, suffix: str = "") -> tuple[Any, Any]:
+        return self.value[self.order[0] + suffix], self.value[self.order[1] + suffix]
+
+    def name(self, side: str) -> str:
+        return self.names[self.order.index(side)]
+
+    def only(self, shown: Callable[[Any], str], suffix: str = "_only", limit: int = 6) -> list[str]:
+        """"<name> <what only it has>" for each side that has something the other lacks."""
+        return [f"{n} {shown(xs[:limit])}" for n, xs in zip(self.names, self.pick(suffix), strict=True) if xs]
+
+
+def _tell_numbers(t: _Told) -> str:
+    return "; ".join("only " + said for said in t.only(lambda xs: "says " + ", ".join(map(str, xs))))
+
+
+def _tell_negation(t: _Told) -> str:
+    x, y = t.pick()
+    words = "; ".join("only " + said for said in t.only(lambda xs: "says " + ", ".join(xs)))
+    return f"{t.names[0]} has {x} negation(s), {t.names[1]} {y}" + (f" ({words})" if words else "")
+
+
+def _tell_boolean(t: _Told) -> str:
+    x, y = t.pick()
+    return f"{t.names[0]} says {', '.join(x) or 'no boolean'}, {t.names[1]} {', '.join(y) or 'none'}"
+
+
+def _tell_label(t: _Told) -> str:
+    x, y = t.pick()
+    return f"{t.names[0]} answers {x!r}, {t.names[1]} {y!r}"
+
+
+def _tell_code(t: _Told) -> str:
+    x, y = (t.value["blocks"][SIDES.index(side)] for side in t.order)
+    return f"the code differs ({x} block(s) in {t.names[0]}, {y} in {t.names[1]})"
+
+
+def _tell_truncation(t: _Told) -> str:
+    finishes = t.pick()
+    cut = [n for n, finish in zip(t.names, finishes, strict=True) if finish == "length"]
+    return (f"{cut[0]} was cut at the token limit" if len(cut) == 1
+            else f"{t.names[0]} finished with {finishes[0]}, {t.names[1]} with {finishes[1]}")
+
+
+def _tell_repetition(t: _Told) -> str:
+    return "; ".join(t.only(lambda xs: "repeats " + ", ".join(repr(x) for x in xs), limit=3))
+
+
+def _tell_refusal(t: _Told) -> str:
+    return f"only {t.name(t.value['side'])} refuses"
+
+
+def _tell_structured(t: _Told) -> str:
+    if "parses" in t.value:
+        return f"only {t.name(t.value['parses'])}'s answer is valid JSON"
+    if not t.value.get("tool_calls"):
+        return f"the JSON differs at {', '.join(t.value['paths'][:5])}"
+    raise KeyError("structured")   # tool calls are told as a structured signal only once parsed
+
+
+def _tell_length(t: _Told) -> str:
+    if isinstance(t.value, int | float):
+        # stored by earlier builds (before it held both sides' lengths): the candidate's length over the baseline's
+        x, y = (1.0, float(t.value)) if t.order[0] == "baseline" else (float(t.value), 1.0)
+        counts = ""
+    else:
+        x, y = t.pick()
+        counts = f"{t.names[0]} has {x:,} characters, {t.names[1]} {y:,}"
+    if not min(x, y):
+        return counts or f"{t.names[0] if not x else t.names[1]} is empty"
+    longer = t.names[0] if x > y else t.names[1]
+    return (counts + "; " if counts else "") + f"{longer} is {max(x, y) / min(x, y):.2f}x as long"
+
+
+def _tell_choices(t: _Told) -> str:
+    if "differ" in t.value:
+        differ = t.value["differ"]
+        return f"choice{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ))} differ" \
+               f"{'' if len(differ) > 1 else 's'}"
+    # the counts in order of size, not of side: they give no side away even unblinded
+    x, y = sorted(t.pick())
+    return f"{x} and {y} choices"
+
+
+def _tell_cascade(t: _Told) -> str:
+    return (f"read token by token, the two models agree on {float(t.value['agreement']):.1%} of one answer's "
+            "tokens: the texts part after a near-tie, not a broad change")
+
+
+def _tell_flip(t: _Told) -> str:
+    x, y = t.pick()
+    return flip_reason(bool(x), bool(y), str(t.value["grader"]), t.names)
+
+
+def _tell_divergence(t: _Told) -> str:
+    where = f"token {t.value['token']}" if t.value["token"] is not None else f"character {t.value['char']}"
+    if t.value["margin"] is None:
+        return f"the answers part at {where}"
+    margin = float(t.value["margin"])
+    sure = "a near-tie: likely benign numerics" if margin < _NEAR_TIE else "a confident change"
+    return f"the answers part at {where}, where the top-1/top-2 margin was {margin:.2f} ({sure})"
+
+
+# How each kind of signal is told in words.
+_TELLERS: dict[str, Callable[[_Told], str]] = {
+    "numbers": _tell_numbers, "negation": _tell_negation, "boolean": _tell_boolean, "label": _tell_label,
+    "code": _tell_code, "truncation": _tell_truncation, "repetition": _tell_repetition, "refusal": _tell_refusal,
+    "structured": _tell_structured, "length": _tell_length, "choices": _tell_choices, "cascade": _tell_cascade,
+    "flip": _tell_flip, "divergence": _tell_divergence,
+}
+
+
 def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, str] = _NAMES) -> str:
     """A signal's reason, from its value alone: the side ``first`` is named first, as
     ``names[0]``, the other second, as ``names[1]``. The words are the same whichever
@@ -451,78 +570,7 @@ def explain(kind: str, value: Any, first: str = "baseline", names: tuple[str, st
     baseline first, for reports). ``KeyError``, ``TypeError`` or ``ValueError`` for a
     kind or value it does not know."""
     order = (first, SIDES[1 - SIDES.index(first)])   # ValueError for another side
-
-    def pick(suffix: str = "") -> tuple[Any, Any]:
-        return value[order[0] + suffix], value[order[1] + suffix]
-
-    def name(side: str) -> str:
-        return names[order.index(side)]
-
-    if kind == "numbers":
-        return "; ".join(f"only {n} says {', '.join(map(str, xs[:6]))}" for n, xs in zip(names, pick("_only"),
-                                                                                    strict=True) if xs)
-    if kind == "negation":
-        x, y = pick()
-        words = "; ".join(f"only {n} says {', '.join(xs[:6])}" for n, xs in zip(names, pick("_only"), strict=True)
-                          if xs)
-        return f"{names[0]} has {x} negation(s), {names[1]} {y}" + (f" ({words})" if words else "")
-    if kind == "boolean":
-        x, y = pick()
-        return f"{names[0]} says {', '.join(x) or 'no boolean'}, {names[1]} {', '.join(y) or 'none'}"
-    if kind == "label":
-        x, y = pick()
-        return f"{names[0]} answers {x!r}, {names[1]} {y!r}"
-    if kind == "code":
-        x, y = (value["blocks"][SIDES.index(side)] for side in order)
-        return f"the code differs ({x} block(s) in {names[0]}, {y} in {names[1]})"
-    if kind == "truncation":
-        finishes = pick()
-        cut = [n for n, finish in zip(names, finishes, strict=True) if finish == "length"]
-        return (f"{cut[0]} was cut at the token limit" if len(cut) == 1
-                else f"{names[0]} finished with {finishes[0]}, {names[1]} with {finishes[1]}")
-    if kind == "repetition":
-        return "; ".join(f"{n} repeats {', '.join(repr(x) for x in xs[:3])}" for n, xs in zip(names, pick("_only"),
-                                                                                          strict=True) if xs)
-    if kind == "refusal":
-        return f"only {name(value['side'])} refuses"
-    if kind == "structured" and "parses" in value:
-        return f"only {name(value['parses'])}'s answer is valid JSON"
-    if kind == "structured" and not value.get("tool_calls"):
-        return f"the JSON differs at {', '.join(value['paths'][:5])}"
-    if kind == "length":
-        if isinstance(value, int | float):
-            # stored by earlier builds (before it held both sides' lengths): the candidate's length over the baseline's
-            x, y = (1.0, float(value)) if first == "baseline" else (float(value), 1.0)
-            counts = ""
-        else:
-            x, y = pick()
-            counts = f"{names[0]} has {x:,} characters, {names[1]} {y:,}"
-        if not min(x, y):
-            return counts or f"{names[0] if not x else names[1]} is empty"
-        longer = names[0] if x > y else names[1]
-        return (counts + "; " if counts else "") + f"{longer} is {max(x, y) / min(x, y):.2f}x as long"
-    if kind == "choices" and "differ" in value:
-        differ = value["differ"]
-        return f"choice{'s' if len(differ) > 1 else ''} {', '.join(map(str, differ))} differ" \
-               f"{'' if len(differ) > 1 else 's'}"
-    if kind == "choices":
-        # the counts in order of size, not of side: they give no side away even unblinded
-        x, y = sorted(pick())
-        return f"{x} and {y} choices"
-    if kind == "cascade":
-        return (f"read token by token, the two models agree on {float(value['agreement']):.1%} of one answer's "
-                "tokens: the texts part after a near-tie, not a broad change")
-    if kind == "flip":
-        x, y = pick()
-        return flip_reason(bool(x), bool(y), str(value["grader"]), names)
-    if kind == "divergence":
-        where = f"token {value['token']}" if value["token"] is not None else f"character {value['char']}"
-        if value["margin"] is None:
-            return f"the answers part at {where}"
-        margin = float(value["margin"])
-        sure = "a near-tie: likely benign numerics" if margin < _NEAR_TIE else "a confident change"
-        return f"the answers part at {where}, where the top-1/top-2 margin was {margin:.2f} ({sure})"
-    raise KeyError(kind)
+    return _TELLERS[kind](_Told(value, order, names))
 
 
 def flip_reason(first: bool, second: bool, grader: str, names: tuple[str, str] = _NAMES) -> str:
