@@ -12,9 +12,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from shadowdiff.answers.records import Answer
 from shadowdiff.statistics import confidence
 from shadowdiff.statistics.scorestats import ScoreTally
-from shadowdiff.store import Store
+from shadowdiff.store import Store, StoredPair
 from shadowdiff.store.prune import pruned_counts
 from shadowdiff.verdict.flips import flip_summary
 from shadowdiff.vocabulary import ANSWERED, CHANGED, SUBSTANTIVE, Outcome, Side, Tally
@@ -51,6 +52,17 @@ class SideStats:
     # many answers had none: an engine without usage in its streams (llama.cpp's server)
     # is counted from its logprobs or its streamed pieces
     token_sources: dict[str, int] = field(default_factory=dict)
+
+    def add(self, answer: Answer) -> None:
+        """Count one of the side's stored answers (its speeds come from the store, ``_side_speeds``)."""
+        self.requests += 1
+        if not answer.ok:
+            self.errors += 1
+            return
+        self.output_tokens += answer.completion_tokens or 0
+        source = answer.token_source or "none"
+        self.token_sources[source] = self.token_sources.get(source, 0) + 1
+        self.decoded += answer.inter_token_latency is not None
 
 
 @dataclass
@@ -194,107 +206,123 @@ def iso_time(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def summarize(store: Store, run_id: str) -> Summary:
-    run = store.run(run_id)
-    outcomes: Counter[str] = Counter({o: 0 for o in OUTCOMES})
-    comparable_outcomes: Counter[str] = Counter({o: 0 for o in OUTCOMES})
-    noise: Counter[str] = Counter()
-    bins = [0] * (len(BINS) - 1)
-    categories: dict[str, CategoryRow] = {}
-    sides: dict[Side, SideStats] = {}
-    not_compared: Counter[str] = Counter()
-    not_mirrored: Counter[str] = Counter()
-    dropped: Counter[str] = Counter()
-    total = comparable = 0
-    paired = [0, 0, 0, 0]
-    scores, noise_scores = ScoreTally(), ScoreTally()
-    for pair in store.pairs(run_id):
-        total += 1
-        scores.add(pair["score"], pair["noise_score"])
-        noise_scores.add(pair["noise_score"])
-        outcome = pair["outcome"]
-        outcomes[outcome] += 1
-        similarity = pair["similarity"]
+@dataclass
+class _Pairs:
+    """What a run's stored pairs say, read in one pass (``add``, a pair at a time)."""
+
+    outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
+    comparable_outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
+    noise: Counter[str] = field(default_factory=Counter)
+    bins: list[int] = field(default_factory=lambda: [0] * (len(BINS) - 1))
+    categories: dict[str, CategoryRow] = field(default_factory=dict)
+    sides: dict[Side, SideStats] = field(default_factory=dict)
+    total: int = 0
+    comparable: int = 0
+    # pairs by (changed, the noise floor changed): both, only the pair, only the floor, neither
+    paired: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    scores: ScoreTally = field(default_factory=ScoreTally)
+    noise_scores: ScoreTally = field(default_factory=ScoreTally)
+
+    def add(self, pair: StoredPair) -> None:
+        self.total += 1
+        self.scores.add(pair["score"], pair["noise_score"])
+        self.noise_scores.add(pair["noise_score"])
+        outcome, similarity = pair["outcome"], pair["similarity"]
+        self.outcomes[outcome] += 1
         if pair["comparable"]:   # the rates, the floor and the histogram: deterministic pairs only
-            comparable += 1
-            comparable_outcomes[outcome] += 1
-            if pair["noise_outcome"]:
-                noise[pair["noise_outcome"]] += 1
-                if outcome in ANSWERED and pair["noise_outcome"] in ANSWERED:
-                    changed, floor = outcome != Outcome.IDENTICAL, pair["noise_outcome"] != Outcome.IDENTICAL
-                    paired[0 if changed and floor else 1 if changed else 2 if floor else 3] += 1
-            if outcome in SUBSTANTIVE and similarity is not None:
-                bins[_bin(similarity)] += 1
-        row = categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
+            self._add_comparable(outcome, pair["noise_outcome"], similarity)
+        row = self.categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
         row.pairs += 1
         row.outcomes[outcome] += 1
         if similarity is not None:
             row.similarity_sum += similarity
             row.similarity_n += 1
         for side, answer in pair.answers.items():
-            stats = sides.setdefault(side, SideStats())
-            stats.requests += 1
-            if not answer.ok:
-                stats.errors += 1
-                continue
-            stats.output_tokens += answer.completion_tokens or 0
-            source = answer.token_source or "none"
-            stats.token_sources[source] = stats.token_sources.get(source, 0) + 1
-            stats.decoded += answer.inter_token_latency is not None
-    stored, stored_changed, stored_failed = total, sum(outcomes[o] for o in CHANGED), outcomes[Outcome.ERROR]
+            self.sides.setdefault(side, SideStats()).add(answer)
+
+    def _add_comparable(self, outcome: str, noise_outcome: str | None, similarity: float | None) -> None:
+        self.comparable += 1
+        self.comparable_outcomes[outcome] += 1
+        if noise_outcome:
+            self.noise[noise_outcome] += 1
+            if outcome in ANSWERED and noise_outcome in ANSWERED:
+                changed, floor = outcome != Outcome.IDENTICAL, noise_outcome != Outcome.IDENTICAL
+                self.paired[0 if changed and floor else 1 if changed else 2 if floor else 3] += 1
+        if outcome in SUBSTANTIVE and similarity is not None:
+            self.bins[_bin(similarity)] += 1
+
+
+@dataclass
+class _Counted:
+    """A serve run's counts table, by what each row counts (``Store.counts``)."""
+
+    outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
+    comparable_outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
+    noise: Counter[str] = field(default_factory=Counter)
+    not_compared: Counter[str] = field(default_factory=Counter)
+    not_mirrored: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+    def add(self, of: str, outcome: str, comparable: bool, n: int) -> None:
+        aside: dict[str, Counter[str]] = {Tally.NOT_COMPARED: self.not_compared, Tally.DROPPED: self.dropped,
+                 Tally.NOT_MIRRORED: self.not_mirrored}
+        if of in aside:
+            aside[of][outcome] += n
+        elif of == "noise":
+            if comparable:
+                self.noise[outcome] += n
+        elif of != Tally.CAPPED:   # (capped: judged by the verdict, a subset of the pairs counted here)
+            self.outcomes[outcome] += n
+            if comparable:
+                self.comparable_outcomes[outcome] += n
+
+
+def _side_speeds(store: Store, run_id: str, side: Side, stats: SideStats) -> None:
+    stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
+    stats.ttfat_p50, stats.ttfat_p95 = store.percentiles(run_id, side, "ttfat", (50, 95))
+    stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
+    stats.inter_token_latency_p50, stats.inter_token_latency_p95 = store.percentiles(
+        run_id, side, "inter_token_latency", (50, 95))
+    (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
+
+
+def summarize(store: Store, run_id: str) -> Summary:
+    run = store.run(run_id)
+    stored = _Pairs()
+    for pair in store.pairs(run_id):
+        stored.add(pair)
+    counted = _Counted(outcomes=stored.outcomes, comparable_outcomes=stored.comparable_outcomes, noise=stored.noise)
+    total, comparable, paired = stored.total, stored.comparable, stored.paired
     if seen := store.counts(run_id):
         # A serve run stores every changed comparable pair but keeps identical, sampled
         # and failed ones at --keep-rate: the mix of outcomes comes from its counts (and
         # its stored pairs are no paired sample of them).
-        paired = [0, 0, 0, 0]
-        outcomes = Counter({o: 0 for o in OUTCOMES})
-        comparable_outcomes = Counter({o: 0 for o in OUTCOMES})
-        noise = Counter()
+        counted = _Counted()
         for (of, outcome, is_comparable), n in seen.items():
-            if of == Tally.NOT_COMPARED:
-                not_compared[outcome] += n
-                continue
-            if of == Tally.DROPPED:
-                dropped[outcome] += n
-                continue
-            if of == Tally.CAPPED:   # (judged by the verdict: a subset of the pairs counted below)
-                continue
-            if of == Tally.NOT_MIRRORED:
-                not_mirrored[outcome] += n
-                continue
-            if of == "noise":
-                if is_comparable:
-                    noise[outcome] += n
-                continue
-            outcomes[outcome] += n
-            if is_comparable:
-                comparable_outcomes[outcome] += n
-        total, comparable = sum(outcomes.values()), sum(comparable_outcomes.values())
-    for side, stats in sides.items():
-        stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
-        stats.ttfat_p50, stats.ttfat_p95 = store.percentiles(run_id, side, "ttfat", (50, 95))
-        stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
-        stats.inter_token_latency_p50, stats.inter_token_latency_p95 = store.percentiles(
-            run_id, side, "inter_token_latency", (50, 95))
-        (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
+            counted.add(of, outcome, is_comparable, n)
+        total, comparable = sum(counted.outcomes.values()), sum(counted.comparable_outcomes.values())
+        paired = [0, 0, 0, 0]
+    for side, stats in stored.sides.items():
+        _side_speeds(store, run_id, side, stats)
     return Summary(
         run_id=run.id, kind=run.kind, created_at=iso_time(run.created_at), settings=run.settings,
         finished_at=iso_time(run.finished_at) if run.finished_at else None,
-        pairs=total, stored=stored, stored_changed=stored_changed, stored_failed=stored_failed,
-        outcomes=dict(outcomes), comparable=comparable,
-        comparable_outcomes=dict(comparable_outcomes),
-        noise=dict(noise) if noise else None,
-        histogram=[{"from": BINS[i], "to": BINS[i + 1], "pairs": n} for i, n in enumerate(bins)],
+        pairs=total, stored=stored.total, stored_changed=sum(stored.outcomes[o] for o in CHANGED),
+        stored_failed=stored.outcomes[Outcome.ERROR],
+        outcomes=dict(counted.outcomes), comparable=comparable,
+        comparable_outcomes=dict(counted.comparable_outcomes),
+        noise=dict(counted.noise) if counted.noise else None,
+        histogram=[{"from": BINS[i], "to": BINS[i + 1], "pairs": n} for i, n in enumerate(stored.bins)],
         categories=[{"category": r.category, "pairs": r.pairs, **r.outcomes, "mean_similarity": r.mean_similarity}
-                    for r in sorted(categories.values(), key=lambda r: r.category)],
-        sides={side.value: asdict(stats) for side, stats in sorted(sides.items())},
+                    for r in sorted(stored.categories.values(), key=lambda r: r.category)],
+        sides={side.value: asdict(stats) for side, stats in sorted(stored.sides.items())},
         skipped=[{"line": line, "reason": reason} for line, reason in store.skipped(run_id)],
-        not_compared=dict(not_compared),
-        not_mirrored=dict(not_mirrored),
-        dropped=dict(dropped),
+        not_compared=dict(counted.not_compared),
+        not_mirrored=dict(counted.not_mirrored),
+        dropped=dict(counted.dropped),
         pruned=sum(pruned_counts(store, run_id).values()),
         paired=paired if any(paired) else None,
-        token_agreement=scores.as_json(), noise_token_agreement=noise_scores.as_json(),
+        token_agreement=stored.scores.as_json(), noise_token_agreement=stored.noise_scores.as_json(),
         flips=flip_summary(store, run_id),
     )
 
