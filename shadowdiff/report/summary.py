@@ -265,7 +265,7 @@ class _Counted:
 
     def add(self, of: str, outcome: str, comparable: bool, n: int) -> None:
         aside: dict[str, Counter[str]] = {Tally.NOT_COMPARED: self.not_compared, Tally.DROPPED: self.dropped,
-                 Tally.NOT_MIRRORED: self.not_mirrored}
+                                          Tally.NOT_MIRRORED: self.not_mirrored}
         if of in aside:
             aside[of][outcome] += n
         elif of == "noise":
