@@ -35,7 +35,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-import shadowdiff.store as store_module
+import shadowdiff.store.store as store_module
 from shadowdiff.answers.records import Pair
 from shadowdiff.store import Store, database_url, schema
 from shadowdiff.store.prune import BATCH, prune, vacuum
