@@ -16,7 +16,7 @@ The modules, each with one job:
 * ``engine``: where a store is (``database_url``), the engine and its SQLite or
   PostgreSQL tuning, and the migrations run on open;
 * ``schema``: the tables; ``rows``: records to rows and back (``Run``, ``StoredPair``);
-* ``store``: the ``Store`` class; ``queue``: the review queue's order; ``speed``:
+* ``store``: the ``Store`` class; ``order``: the review queue's order; ``speed``:
   the answers' speed percentiles;
 * ``members``, ``review``, ``reviewers``, ``prune``, ``writer``, ``plotrows``: serve
   runs' processes, reviews, reviewers, retention, the background writer, plot data.
@@ -26,7 +26,7 @@ This module only names the package's public API.
 
 from shadowdiff.store import schema
 from shadowdiff.store.engine import SQLITE_SUFFIXES, STORE_FILE, database_url, sqlite_path
-from shadowdiff.store.queue import queue_order, queue_place
+from shadowdiff.store.order import queue_order, queue_place
 from shadowdiff.store.rows import Run, StoredPair
 from shadowdiff.store.store import Store, add_to_counts
 

@@ -27,7 +27,7 @@ from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import ConfigError, RunFinished
 from shadowdiff.store import schema, speed
 from shadowdiff.store.engine import limit_statements, migrate, schema_revision, store_engine
-from shadowdiff.store.queue import queue_order, queue_place
+from shadowdiff.store.order import queue_order, queue_place
 from shadowdiff.store.rows import Run, StoredPair, answer_from_row, answer_row, pair_row, run_from_row
 from shadowdiff.vocabulary import Outcome, Side
 
