@@ -32,10 +32,10 @@ from shadowdiff.answers.redact import failure_text, header_secrets
 from shadowdiff.proxy.answers import guarded
 from shadowdiff.proxy.body import with_model
 from shadowdiff.proxy.capture import Capture
+from shadowdiff.proxy.httpprotocol import ABORT, EMPTY_QUERY
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.mirroring import MirroredRequest, Mirroring
 from shadowdiff.proxy.pairs import PairRecorder
-from shadowdiff.proxy.protocol import ABORT, EMPTY_QUERY
 from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.proxy.shadow import HOP_BY_HOP, NOT_FORWARDED, TAP_LIMIT, Mirror, TokenTimes
 from shadowdiff.proxy.tap import Tapped
@@ -294,7 +294,7 @@ class _ClientGone(Exception):
 
 def _as_received(scope: Scope) -> tuple[str, str]:
     """The request's target as received, not decoded: its path, and its query with its "?"
-    (an empty one too: see shadowdiff.proxy.protocol); the shadow and the replica get them too."""
+    (an empty one too: see shadowdiff.proxy.httpprotocol); the shadow and the replica get them too."""
     raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
     query: bytes = scope["query_string"]
     return raw_path.decode("latin-1"), f"?{query.decode('latin-1')}" if query or EMPTY_QUERY in scope else ""
@@ -334,7 +334,7 @@ class _Request:
         self._abort: Callable[[], None] | None = scope.get(ABORT)
 
     def abort(self) -> None:
-        """Close the client's connection before the answer's end (see shadowdiff.proxy.protocol);
+        """Close the client's connection before the answer's end (see shadowdiff.proxy.httpprotocol);
         under another uvicorn protocol, returning does it, with uvicorn's error line."""
         if self._abort is not None:
             self._abort()

@@ -32,7 +32,7 @@ from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 from shadowdiff.commands.listen import bind, check_forwarded, transport_options
 from shadowdiff.errors import ConfigError
 from shadowdiff.proxy.app import ProxyApp, build_app
-from shadowdiff.proxy.protocol import TargetKeepingProtocol
+from shadowdiff.proxy.httpprotocol import TargetKeepingProtocol
 from shadowdiff.proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
 from shadowdiff.proxy.supervisor import Supervisor
 
@@ -65,7 +65,7 @@ def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
         "server_header": False, "date_header": False,
         "lifespan": "on",
         "http": TargetKeepingProtocol,   # a target's empty query is forwarded too
-        "ws": "none",                    # HTTP only: see shadowdiff.proxy.protocol
+        "ws": "none",                    # HTTP only: see shadowdiff.proxy.httpprotocol
         "timeout_graceful_shutdown": math.ceil(settings.drain_timeout),
         "timeout_keep_alive": settings.client_idle_timeout,   # (uvicorn's 5 s: see the setting)
         # TLS, and X-Forwarded-* rewriting of the scope (the client's scheme and address)

@@ -540,7 +540,7 @@ def test_slow_request_heads_are_closed_while_traffic_flows(start_simulator: Any,
     their head is late (the limit shortened to 1 s here), while requests keep being answered."""
     import time
 
-    from shadowdiff.proxy.protocol import TargetKeepingProtocol
+    from shadowdiff.proxy.httpprotocol import TargetKeepingProtocol
 
     monkeypatch.setattr(TargetKeepingProtocol, "head_timeout", 1.0)
     url, _ = start_proxy(primary=start_simulator())

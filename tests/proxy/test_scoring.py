@@ -393,7 +393,7 @@ def test_pairs_being_scored_at_shutdown_are_stored_without_their_scores(start_re
     """Shutdown does not wait for scoring (bounded at 30 s here, longer than the drain): the
     pairs under way are stored at once, unscored, rather than cut and lost at the deadline."""
     from shadowdiff.proxy.app import build_app as build_proxy
-    from shadowdiff.proxy.protocol import TargetKeepingProtocol
+    from shadowdiff.proxy.httpprotocol import TargetKeepingProtocol
 
     (baseline, _), (candidate, cand_seen) = (
         start_recorded(), start_recorded(HangingTokenizer, served_model_names=(FP8,), profile=profiles.builtin("fp8")))

@@ -121,7 +121,7 @@ def sim_url() -> Iterator[str]:
 def start_proxy(tmp_path: Any) -> Iterator[Callable[..., tuple[str, Any]]]:
     """Start proxies (real uvicorn, the proxy's own server options); yields (url, app)."""
     from shadowdiff.proxy.app import build_app as build_proxy
-    from shadowdiff.proxy.protocol import TargetKeepingProtocol
+    from shadowdiff.proxy.httpprotocol import TargetKeepingProtocol
     from shadowdiff.proxy.settings import ProxySettings
 
     stack: list[Any] = []
