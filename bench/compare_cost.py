@@ -21,8 +21,8 @@ from collections.abc import Callable
 from shadowdiff.answers.compare import compare
 from shadowdiff.report.diffview import text_rows
 from shadowdiff.simulator import profiles
+from shadowdiff.simulator.baseline_text import generate, prompt_key
 from shadowdiff.simulator.drift import apply_profile
-from shadowdiff.simulator.textgen import generate, prompt_key
 from shadowdiff.simulator.vocab import vocabulary
 
 from _common import pin, table

@@ -12,15 +12,16 @@ ships in the distribution because ``shadowdiff simulate`` and ``shadowdiff demo`
 user-facing commands.
 
 Modules, in the order a request meets them: ``settings`` (flags), ``app`` (routes),
-``protocol`` (request validation), ``prompts`` (chat template), ``vocab`` (tokens),
-``textgen`` (the baseline answer), ``thinking`` (a reasoning model's ``<think>``),
+``intake`` (a request to a job), ``validation`` (request bodies and their checks),
+``prompts`` (chat template), ``vocab`` (tokens),
+``baseline_text`` (the baseline answer), ``thinking`` (a reasoning model's ``<think>``),
 ``tools`` (the tool calls it makes), ``gradable``, ``questions``, ``passages`` and
 ``arithmetic`` (questions with one exact answer, which ``graded`` answers right or wrong
 at ``--accuracy``), ``profiles`` and ``drift`` (how a candidate's answer differs),
-``generation`` (sampling, stops, lengths), ``logprobs``, ``teacher`` (the prompt
+``sampling`` (sampling, stops, lengths), ``logprobs``, ``teacher`` (the prompt
 logprobs of a given answer, teacher-forced: where it leaves this server's own answer,
-and how confidently), ``scheduler`` (latency model), ``faults``, ``parsers`` (vLLM's
-reasoning and tool parsers),
-``responses`` and ``streaming`` (wire shapes), ``metrics``; ``expected`` tells tests
-what a server does to a request's answer without asking it.
+and how confidently), ``delivery`` (running a job and writing its answer),
+``scheduler`` (latency model), ``faults``, ``parsers`` (vLLM's reasoning and tool parsers),
+``bodies`` and ``streaming`` (wire shapes), ``metrics``; ``server`` runs the app under
+uvicorn; ``expected`` tells tests what a server does to a request's answer without asking it.
 """

@@ -27,11 +27,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from shadowdiff.errors import RequestError
-from shadowdiff.simulator import prompts, protocol
+from shadowdiff.simulator import prompts, validation
+from shadowdiff.simulator.bodies import error_body
+from shadowdiff.simulator.delivery import respond, send_json
 from shadowdiff.simulator.engine import Engine
-from shadowdiff.simulator.respond import respond, send_json
-from shadowdiff.simulator.responses import error_body
-from shadowdiff.simulator.serving import prepare
+from shadowdiff.simulator.intake import prepare
 from shadowdiff.simulator.settings import SimulatorSettings
 
 GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
@@ -102,7 +102,7 @@ class RequestIdHeaderMiddleware:
 
 
 def _json_request(request: Request, body: bytes) -> Any:
-    return protocol.parse_json(request.headers.get("content-type"), body)
+    return validation.parse_json(request.headers.get("content-type"), body)
 
 
 def build_app(settings: SimulatorSettings) -> Starlette:
@@ -137,7 +137,7 @@ def build_app(settings: SimulatorSettings) -> Starlette:
 
     async def tokenize(request: Request) -> Response:
         try:
-            req = protocol.validate(protocol.TokenizeRequest, _json_request(request, await request.body()))
+            req = validation.validate(validation.TokenizeRequest, _json_request(request, await request.body()))
             _check_model(req.model)
             if req.messages is not None:
                 # rendered as a chat request is, so that the ids agree (tools, thinking off):
@@ -162,11 +162,11 @@ def build_app(settings: SimulatorSettings) -> Starlette:
 
     async def detokenize(request: Request) -> Response:
         try:
-            req = protocol.validate(protocol.DetokenizeRequest, _json_request(request, await request.body()))
+            req = validation.validate(validation.DetokenizeRequest, _json_request(request, await request.body()))
             _check_model(req.model)
             bad = [t for t in req.tokens if t < 0 or t >= engine.vocab.size]
             if bad:
-                raise protocol.vllm_error(f"Token id {bad[0]} is out of vocabulary", "tokens")
+                raise validation.vllm_error(f"Token id {bad[0]} is out of vocabulary", "tokens")
         except RequestError as exc:
             return _error(exc)
         return JSONResponse({"prompt": engine.vocab.decode(req.tokens)})

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from shadowdiff.simulator import lexicon, textgen
+from shadowdiff.simulator import baseline_text, lexicon
 from shadowdiff.simulator.hashing import mix, unit
 from shadowdiff.simulator.profiles import DriftKind, Profile
 from shadowdiff.simulator.vocab import Token, vocabulary
@@ -104,7 +104,7 @@ class _Op:
             rest.append(alt if alt is not None and self.rng.random() < swap else t.text)
         tail = "".join(rest)
         if self.rng.random() < rewrite:
-            writer = textgen.Writer(self.rng, textgen.topic_words(self.prompt))
+            writer = baseline_text.Writer(self.rng, baseline_text.topic_words(self.prompt))
             tail = re.sub(
                 r"(?<=[.!?] )[A-Z][^.!?\n]*[.!?](?= |\n|$)",
                 lambda m: writer.sentence() if self.rng.random() < 0.5 else m.group(),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from shadowdiff.simulator.baseline_text import prompt_key
 from shadowdiff.simulator.faults import FaultInjector
-from shadowdiff.simulator.generation import Generator
 from shadowdiff.simulator.metrics import EngineMetrics
+from shadowdiff.simulator.sampling import Generator
 from shadowdiff.simulator.scheduler import Scheduler
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.simulator.teacher import Scorer
-from shadowdiff.simulator.textgen import prompt_key
 from shadowdiff.simulator.vocab import Vocabulary, vocabulary
 
 

@@ -13,11 +13,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from shadowdiff.simulator import parsers, textgen
+from shadowdiff.simulator import baseline_text, parsers
 from shadowdiff.simulator.engine import Engine
-from shadowdiff.simulator.generation import Planned
+from shadowdiff.simulator.intake import prepare
 from shadowdiff.simulator.profiles import DriftKind
-from shadowdiff.simulator.serving import prepare
+from shadowdiff.simulator.sampling import Planned
 from shadowdiff.simulator.settings import SimulatorSettings
 
 
@@ -55,7 +55,7 @@ class Expected:
             if plan.kind is None:
                 kinds.append(None)
                 continue
-            key = textgen.prompt_key(s.prompt)
+            key = baseline_text.prompt_key(s.prompt)
             shown = [generator._finish(0, key, list(tokens), plan, s) for tokens in (plan.base, plan.tokens)]
             seen: list[object] = [c.text for c in shown]
             if job.parsed:

@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass
 from fractions import Fraction
 
-from shadowdiff.simulator import drift, questions, textgen
+from shadowdiff.simulator import baseline_text, drift, questions
 from shadowdiff.simulator.gradable import ANSWER_PREFIX, Form, Solution, number_text
 from shadowdiff.simulator.hashing import mix, unit
 from shadowdiff.simulator.profiles import DriftKind, Profile
@@ -72,7 +72,7 @@ def wrong_values(solution: Solution) -> tuple[str, ...]:
 
 def said_by_baseline(solution: Solution, question: str, accuracy: float) -> str:
     """The value a baseline at ``accuracy`` answers ``question`` with."""
-    key = textgen.prompt_key(question)
+    key = baseline_text.prompt_key(question)
     if unit(key, _SALT_RIGHT) < accuracy:
         return solution.answer
     wrong = wrong_values(solution)
@@ -101,7 +101,7 @@ def text(working: str, value: str) -> str:
 def answer(profile: Profile, seed: int, accuracy: float, key: int, prompt: str) -> Answered | None:
     """The final answer to ``prompt`` (its key ``key``) if it asks a gradable question,
     else None; ``seed`` is the server's (a replica's is not 0)."""
-    question = textgen.subject(prompt).strip()
+    question = baseline_text.subject(prompt).strip()
     solution = questions.solve(question)
     if solution is None:
         return None

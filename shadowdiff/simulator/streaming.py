@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shadowdiff.simulator.responses import Context, dumps, usage
+from shadowdiff.simulator.bodies import Context, dumps, usage
 
 DONE = b"data: [DONE]\n\n"
 _TOKEN_SUFFIX = b'},"logprobs":null,"finish_reason":null,"token_ids":null}],"kv_transfer_params":null}\n\n'

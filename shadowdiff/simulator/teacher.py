@@ -48,10 +48,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shadowdiff.simulator import logprobs, prompts
-from shadowdiff.simulator.generation import Generator, divergence
+from shadowdiff.simulator.baseline_text import prompt_key
 from shadowdiff.simulator.hashing import mix, unit
 from shadowdiff.simulator.logprobs import Position
-from shadowdiff.simulator.textgen import prompt_key
+from shadowdiff.simulator.sampling import Generator, divergence
 from shadowdiff.simulator.tools import Tool, ToolRequest
 from shadowdiff.simulator.vocab import EOS_TOKEN, Token, Vocabulary
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 
-from shadowdiff.simulator import lexicon, textgen
+from shadowdiff.simulator import baseline_text, lexicon
 from shadowdiff.simulator.hashing import mix
 
 _SALT = 53
@@ -29,9 +29,9 @@ def _operands(about: str, rng: random.Random) -> tuple[int, int, int]:
 
 def write(prompt: str, *, calls_tool: bool = False) -> str:
     """The thinking for ``prompt``; ``calls_tool``: the answer that follows is a tool call."""
-    about = textgen.subject(prompt)
-    rng = random.Random(mix(textgen.prompt_key(prompt), _SALT))
-    topic = textgen.topic_words(about)[0]
+    about = baseline_text.subject(prompt)
+    rng = random.Random(mix(baseline_text.prompt_key(prompt), _SALT))
+    topic = baseline_text.topic_words(about)[0]
     a, b, c = _operands(about, rng)
     product = a * b
     noun, noun2 = rng.choice(lexicon.NOUNS), rng.choice(lexicon.NOUNS)

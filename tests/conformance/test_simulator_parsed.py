@@ -22,7 +22,7 @@ from starlette.applications import Starlette
 from shadowdiff.simulator import logprobs
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.expected import Expected
-from shadowdiff.simulator.serving import prepare
+from shadowdiff.simulator.intake import prepare
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.simulator.vocab import ADDED_TOKENS, SPECIAL_TOKENS, vocabulary
 from tests.support.conformance.fixtures import Oracle

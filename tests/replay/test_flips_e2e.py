@@ -19,8 +19,8 @@ import pytest
 
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.simulator import profiles
-from shadowdiff.simulator.generation import Generator, Sampling
 from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.sampling import Generator, Sampling
 from shadowdiff.simulator.vocab import vocabulary
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.store.review import Filters, ReviewQueue

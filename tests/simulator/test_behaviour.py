@@ -11,8 +11,8 @@ import httpx
 
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.drift import first_difference
-from shadowdiff.simulator.generation import Generator
 from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.sampling import Generator
 from shadowdiff.simulator.scheduler import LatencyModel
 from shadowdiff.simulator.vocab import vocabulary
 from tests.support.servers import HTTP

@@ -13,9 +13,9 @@ import pytest
 
 from shadowdiff.errors import ProfileError
 from shadowdiff.simulator import profiles
+from shadowdiff.simulator.baseline_text import generate, prompt_key
 from shadowdiff.simulator.drift import apply_profile, first_difference, near_tie_alternative, replica_flip
 from shadowdiff.simulator.profiles import DriftKind, Profile
-from shadowdiff.simulator.textgen import generate, prompt_key
 from shadowdiff.simulator.vocab import vocabulary
 
 MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"

@@ -29,14 +29,14 @@ from click.testing import CliRunner
 
 from shadowdiff.errors import ConfigError
 from shadowdiff.simulator import arithmetic, graded, profiles, questions
+from shadowdiff.simulator.baseline_text import prompt_key
 from shadowdiff.simulator.cli import simulate
 from shadowdiff.simulator.drift import first_difference, planned_kind
-from shadowdiff.simulator.generation import Generator
 from shadowdiff.simulator.gradable import number_text
 from shadowdiff.simulator.profiles import DriftKind
 from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.sampling import Generator
 from shadowdiff.simulator.settings import SimulatorSettings
-from shadowdiff.simulator.textgen import prompt_key
 from shadowdiff.simulator.vocab import vocabulary
 from tests.support.fixtures import MODEL
 from tests.support.servers import shadowdiff_process

@@ -15,8 +15,8 @@ import pytest
 from shadowdiff.errors import ProfileError
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.engine import Engine
-from shadowdiff.simulator.generation import Generator
 from shadowdiff.simulator.prompts import NO_THINKING, render_chat
+from shadowdiff.simulator.sampling import Generator
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.simulator.teacher import find_answer
 from shadowdiff.simulator.vocab import vocabulary

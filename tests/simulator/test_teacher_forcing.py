@@ -16,9 +16,9 @@ import pytest
 
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.app import build_app
-from shadowdiff.simulator.generation import Generator
 from shadowdiff.simulator.profiles import DriftKind, Profile
 from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.sampling import Generator
 from shadowdiff.simulator.settings import SimulatorSettings
 from shadowdiff.simulator.vocab import vocabulary
 from tests.support.fixtures import MODEL

@@ -382,7 +382,7 @@ def test_unknown_routes_answer_like_fastapi(sim_url: str, path: str, method: str
 
 
 def test_fast_token_frame_matches_the_model_dump() -> None:
-    from shadowdiff.simulator.responses import Context
+    from shadowdiff.simulator.bodies import Context
     from shadowdiff.simulator.streaming import ChatChunks, Delta, frame
 
     ctx = Context("chatcmpl-x", 1, "m/é", "vllm-0.34.0-00000000")

@@ -10,8 +10,8 @@ import httpx
 
 from shadowdiff.answers.compare import compare
 from shadowdiff.simulator import profiles
-from shadowdiff.simulator.generation import Generator, Sampling
 from shadowdiff.simulator.prompts import render_chat
+from shadowdiff.simulator.sampling import Generator, Sampling
 from shadowdiff.simulator.vocab import vocabulary
 from shadowdiff.vocabulary import Outcome
 from tests.support.servers import HTTP

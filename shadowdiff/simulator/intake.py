@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shadowdiff.errors import RequestError
-from shadowdiff.simulator import prompts, protocol
+from shadowdiff.simulator import prompts, validation
+from shadowdiff.simulator.bodies import Context
 from shadowdiff.simulator.engine import Engine
 from shadowdiff.simulator.faults import Fault
-from shadowdiff.simulator.generation import Sampling
 from shadowdiff.simulator.parsers import Asked, Parsers
-from shadowdiff.simulator.responses import Context
+from shadowdiff.simulator.sampling import Sampling
 from shadowdiff.simulator.tools import Tool, ToolRequest
 
 
@@ -83,13 +83,13 @@ def _logprob_limits(engine: Engine, sample: int | None, prompt: int | None) -> R
     if sample is not None:
         requested = vocab_size if sample == -1 else sample
         if not settings.logprobs_allowed(requested):
-            return protocol.vllm_error(
+            return validation.vllm_error(
                 f"Requested sample logprobs of {requested}, which is greater than max allowed: "
                 f"{settings.max_logprobs}", "logprobs", requested)
     if prompt is not None:
         requested = vocab_size if prompt == -1 else prompt
         if not settings.logprobs_allowed(requested):
-            return protocol.vllm_error(
+            return validation.vllm_error(
                 f"Requested prompt logprobs of {requested}, which is greater than max allowed: "
                 f"{settings.max_logprobs}", "prompt_logprobs", requested)
     return None
@@ -105,17 +105,17 @@ def _prompt_ids(engine: Engine, raw: Any) -> list[tuple[str, tuple[int, ...], bo
     else:
         items = list(raw)
     if not items:
-        raise protocol.vllm_error("The decoder prompt cannot be empty")
+        raise validation.vllm_error("The decoder prompt cannot be empty")
     out = []
     for item in items:
         if not item:
-            raise protocol.vllm_error("The decoder prompt cannot be empty")
+            raise validation.vllm_error("The decoder prompt cannot be empty")
         if isinstance(item, str):
             out.append((_checked_text(item), tuple(vocab.ids(item)), True))
             continue
         bad = [t for t in item if t < 0 or t >= vocab.size]
         if bad:
-            raise protocol.vllm_error(f"Token id {bad[0]} is out of vocabulary", "prompt")
+            raise validation.vllm_error(f"Token id {bad[0]} is out of vocabulary", "prompt")
         out.append((vocab.decode(list(item), skip_special=False), tuple(item), False))
     return out
 
@@ -134,7 +134,7 @@ def _length_checks(engine: Engine, ids: tuple[int, ...], as_text: bool,
     """``max_tokens`` after vLLM 0.34's length rules: reject, or clamp to M - P."""
     limit = engine.settings.max_model_len
     if requested is not None and requested > limit:
-        raise protocol.vllm_error(
+        raise validation.vllm_error(
             f"{name}={requested} cannot be greater than max_model_len={limit}. "
             "Please request fewer output tokens.", name, requested)
     if len(ids) > limit:
@@ -142,7 +142,7 @@ def _length_checks(engine: Engine, ids: tuple[int, ...], as_text: bool,
         # "at least M + 1"; token-id prompts report their exact length.
         count = limit + 1 if as_text else len(ids)
         at_least = "at least " if count == limit + 1 else ""
-        raise protocol.vllm_error(
+        raise validation.vllm_error(
             f"This model's maximum context length is {limit} tokens. However, your prompt "
             f"contains {at_least}{count} input tokens, which exceeds this limit even without "
             "any output tokens. Please reduce the length of the input prompt.",
@@ -159,7 +159,7 @@ def _prompt_logprobs(requested: int | None, echoed: bool, top_n: int) -> int | N
     return 100 if requested == -1 else requested
 
 
-def _tool_request(req: protocol.ChatRequest) -> ToolRequest | None:
+def _tool_request(req: validation.ChatRequest) -> ToolRequest | None:
     if not req.tools:
         return None
     choice = req.tool_choice
@@ -170,7 +170,7 @@ def _tool_request(req: protocol.ChatRequest) -> ToolRequest | None:
                        req.parallel_tool_calls is not False, answered)
 
 
-def _check_tool_choice(engine: Engine, req: protocol.ChatRequest) -> None:
+def _check_tool_choice(engine: Engine, req: validation.ChatRequest) -> None:
     """``OnlineRenderer.render_chat``: a tool choice needs a tool parser (a 400, no param)."""
     choice = req.tool_choice
     if engine.settings.parsers.tools is not None or choice is None or choice == "none":
@@ -182,7 +182,7 @@ def _check_tool_choice(engine: Engine, req: protocol.ChatRequest) -> None:
     raise RequestError(f"tool_choice={described} requires --tool-call-parser to be set")
 
 
-def _asked(req: protocol.ChatRequest) -> Asked:
+def _asked(req: validation.ChatRequest) -> Asked:
     choice = req.tool_choice
     kind = "named" if isinstance(choice, dict) else None if choice is None else str(choice)
     return Asked(tool_choice=kind, include_reasoning=req.include_reasoning, thinking=req.parser_thinking)
@@ -190,17 +190,17 @@ def _asked(req: protocol.ChatRequest) -> Asked:
 
 def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
     """Validate a completion request as vLLM would; raise RequestError if it is bad."""
-    data = protocol.parse_json(headers.get("content-type"), body)
-    protocol.check_raw(data, chat=chat)
-    model_type: type[protocol.ChatRequest | protocol.CompletionRequest] = (
-        protocol.ChatRequest if chat else protocol.CompletionRequest)
-    req = protocol.validate(model_type, data)
-    if isinstance(req, protocol.ChatRequest):
-        protocol.check_tool_calls(req.messages)
+    data = validation.parse_json(headers.get("content-type"), body)
+    validation.check_raw(data, chat=chat)
+    model_type: type[validation.ChatRequest | validation.CompletionRequest] = (
+        validation.ChatRequest if chat else validation.CompletionRequest)
+    req = validation.validate(model_type, data)
+    if isinstance(req, validation.ChatRequest):
+        validation.check_tool_calls(req.messages)
     model = _check_model(engine, req.model)
     settings = engine.settings
     tool_request, asked, thinks = None, Asked(), False
-    if isinstance(req, protocol.ChatRequest):
+    if isinstance(req, validation.ChatRequest):
         _check_tool_choice(engine, req)
         tool_request, asked = _tool_request(req), _asked(req)
         # a reasoning model thinks unless its template was told not to
@@ -234,7 +234,7 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
     built = []
     for text, ids, as_text in raw_prompts:
         max_tokens = _length_checks(engine, ids, as_text, name, requested)
-        protocol.check_sampling(req, temperature=temperature, max_tokens=max_tokens)
+        validation.check_sampling(req, temperature=temperature, max_tokens=max_tokens)
         sampling = Sampling(
             prompt=text, prompt_ids=ids, max_tokens=max_tokens, n=n,
             temperature=temperature, top_k=req.top_k, seed=req.seed,

@@ -16,12 +16,12 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Send
 
-from shadowdiff.simulator import logprobs, parsers, responses, streaming
+from shadowdiff.simulator import bodies, logprobs, parsers, streaming
 from shadowdiff.simulator.engine import Engine
 from shadowdiff.simulator.faults import Fault
-from shadowdiff.simulator.generation import Choice
+from shadowdiff.simulator.intake import Job, Prompt
+from shadowdiff.simulator.sampling import Choice
 from shadowdiff.simulator.scheduler import Pacer
-from shadowdiff.simulator.serving import Job, Prompt
 
 _SSE_HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8")]
 _EARLY = {
@@ -41,7 +41,7 @@ def _json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
 
 
 async def send_json(send: Send, status: int, body: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = responses.dumps(body).encode()
+    data = bodies.dumps(body).encode()
     # Starlette writes a response's own headers first, then the length and type
     await send({"type": "http.response.start", "status": status, "headers": [*(headers or []), *_json_headers(data)]})
     await send({"type": "http.response.body", "body": data})
@@ -126,7 +126,7 @@ class _Run:
             return False
         kind, message = _EARLY[fault.status]
         headers = [(b"retry-after", str(self.faults.retry_after).encode())] if fault.status == 429 else []
-        await send_json(self.send, fault.status, responses.error_body(message, kind, fault.status), headers)
+        await send_json(self.send, fault.status, bodies.error_body(message, kind, fault.status), headers)
         return True
 
     def _seqs(self) -> int:
@@ -140,7 +140,7 @@ class _Run:
         job = self.job
         if job.deferred is not None:
             err = job.deferred
-            await send_json(self.send, err.status, responses.error_body(err.message, err.kind, err.status, err.param))
+            await send_json(self.send, err.status, bodies.error_body(err.message, err.kind, err.status, err.param))
             return
         try:
             async with self.engine.scheduler.admitted(self._seqs()):
@@ -152,13 +152,13 @@ class _Run:
                     await pacer.wait()
             if job.fault is Fault.ERROR_FRAME:
                 self.outcome = "error"
-                await send_json(self.send, 500, responses.error_body(
+                await send_json(self.send, 500, bodies.error_body(
                     "Simulated engine failure during generation.", "InternalServerError", 500))
                 return
             self.outcome = choices[0].finish_reason
         finally:
             self.record()
-        await self._send_body(responses.dumps(self._body(choices)).encode())
+        await self._send_body(bodies.dumps(self._body(choices)).encode())
 
     def _body(self, choices: list[Choice]) -> dict[str, Any]:
         job = self.job
@@ -168,27 +168,27 @@ class _Run:
             answers = [self._chat_choice(choice) for choice in choices]
             reasoning = (sum(parsers.reasoning_tokens(job.parsers, job.asked, c.token_ids) for c in choices)
                          if job.parsed and job.parsers.reasoning else None)
-            return responses.chat_body(job.ctx, answers, job.prompt_tokens, top_logprobs=job.top_n,
+            return bodies.chat_body(job.ctx, answers, job.prompt_tokens, top_logprobs=job.top_n,
                                        prompt_logprobs=prompt_lp,
                                        token_ids=first.ids if job.return_token_ids else None,
                                        reasoning_tokens=reasoning)
         out = []
         for choice in choices:
             prompt = self._prompt_of(choice)
-            out.append(responses.CompletionChoice(
+            out.append(bodies.CompletionChoice(
                 choice.index, choice, prompt.text if job.echo else "", self._completion_logprobs(choice, prompt),
                 self._prompt_logprobs(prompt), prompt.ids if job.return_token_ids else None,
                 echo_only=job.echo_only))
-        return responses.completion_body(job.ctx, out, job.prompt_tokens)
+        return bodies.completion_body(job.ctx, out, job.prompt_tokens)
 
-    def _chat_choice(self, choice: Choice) -> responses.ChatChoice:
+    def _chat_choice(self, choice: Choice) -> bodies.ChatChoice:
         """The choice's message as the server's parsers make it (chat_completion_full_generator)."""
         job = self.job
         if not job.parsed:
-            return responses.ChatChoice(choice, choice.text)
+            return bodies.ChatChoice(choice, choice.text)
         found = parsers.parse(job.parsers, job.asked, choice.text, choice.token_ids)
         calls = tuple((parsers.tool_call_id(), name, arguments) for name, arguments in found.tool_calls)
-        return responses.ChatChoice(choice, found.content, found.reasoning, calls,
+        return bodies.ChatChoice(choice, found.content, found.reasoning, calls,
                                     parsers.finish_reason(choice.finish_reason, job.asked, bool(calls)),
                                     hide_metadata=not job.asked.include_reasoning)
 

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shadowdiff.simulator import drift, graded, logprobs, textgen, thinking, tools
+from shadowdiff.simulator import baseline_text, drift, graded, logprobs, thinking, tools
 from shadowdiff.simulator.profiles import DriftKind, Profile
 from shadowdiff.simulator.tools import ToolRequest
 from shadowdiff.simulator.vocab import THINK_END, THINK_START, Token, Vocabulary, vocabulary
@@ -110,7 +110,7 @@ class Generator:
         The rendered prompt holds the offered tools, so the key covers them; how the
         request lets the model use them does not show in it and is part of the cache key.
         """
-        key = textgen.prompt_key(prompt)
+        key = baseline_text.prompt_key(prompt)
         request = tool_request
         cache_key = (key, json_output, think, None if request is None else
                      (request.choice, request.named, request.parallel, request.answered))
@@ -127,7 +127,7 @@ class Generator:
     def _plan(self, key: int, prompt: str, json_output: bool, think: bool,
               request: ToolRequest | None) -> Planned:
         profile, encode = self.profile, self.vocab.encode
-        subject = textgen.subject(prompt)
+        subject = baseline_text.subject(prompt)
         calls = tools.decide(request, subject, key)
         replica_flipped = False
         answered = None if calls is not None or json_output else graded.answer(
@@ -136,7 +136,7 @@ class Generator:
             base_final, final = encode(answered.base), encode(answered.text)
             kind, planned, replica_flipped = answered.kind, answered.planned, answered.replica_flipped
         elif calls is None:
-            base_final = encode(textgen.generate(prompt, json_output=json_output).text)
+            base_final = encode(baseline_text.generate(prompt, json_output=json_output).text)
             drifted = drift.apply_profile(profile, key, prompt, base_final)
             final = base_final if drifted.kind is None else encode(drifted.text)
             flipped = drift.replica_flip(key, self.seed, profile.replica_rate, prompt, final)
@@ -166,7 +166,7 @@ class Generator:
 
     def generate(self, s: Sampling) -> list[Choice]:
         plan = self.plan(s.prompt, s.json_output, think=s.thinking, tool_request=s.tools)
-        key = textgen.prompt_key(s.prompt)
+        key = baseline_text.prompt_key(s.prompt)
         choices = []
         for index in range(s.n):
             tokens = list(plan.tokens)
@@ -182,7 +182,7 @@ class Generator:
     def _finish(self, index: int, key: int, tokens: list[Token], plan: Planned, s: Sampling) -> Choice:
         limit = max(s.max_tokens, 0)
         wanted = limit if s.ignore_eos else s.min_tokens
-        filler = textgen.continuation(key)
+        filler = baseline_text.continuation(key)
         while len(tokens) < wanted:
             tokens.extend(self.vocab.encode(next(filler)))
         if s.ignore_eos:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowdiff.simulator import logprobs
-from shadowdiff.simulator.generation import Choice
+from shadowdiff.simulator.sampling import Choice
 
 
 def dumps(obj: Any) -> str:
