@@ -20,7 +20,6 @@ from shadowdiff.answers.compare import Thresholds
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.answers.targets import same_target
 from shadowdiff.commands.options import (
-    Finite,
     NoDecisionUsage,
     NumberOr,
     allow_same_target_option,
@@ -28,11 +27,16 @@ from shadowdiff.commands.options import (
     decision_gate_options,
     extra_body_option,
     flip_gate_option,
+    gate_option,
     note,
+    out_dir_option,
     parse_extra_body,
     parse_labels,
     review_url_option,
     side_by_side_option,
+    side_options,
+    threshold_options,
+    timeout_option,
 )
 from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
 from shadowdiff.replay import logs
@@ -104,19 +108,8 @@ def _resume_command(ctx: click.Context) -> str:
 
 @click.command("replay", cls=_ReplayCommand)
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--baseline", required=True, help="Base URL of the baseline server (e.g. http://host:8000).")
-@click.option("--candidate", required=True, help="Base URL of the candidate server.")
-@click.option("--replica", default=None, help="A second baseline, to measure the noise floor.")
-# the defaults are shadowdiff.replay.preflight's: the log's model, or the one model a server serves
-@click.option("--baseline-model", default=None,
-              help="Model name sent to the baseline (default: the log's, or the one model the server serves).")
-@click.option("--candidate-model", default=None,
-              help="Model name sent to the candidate (default: the log's, or the one model the server serves).")
-@click.option("--replica-model", default=None,
-              help="Model name sent to the replica (default: --baseline-model, or as for the baseline).")
-@click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for all sides.")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for the store (shadowdiff.sqlite) and the reports.")
+@side_options(source="the log's", replica=True, example=True)
+@out_dir_option(help="Directory for the store (shadowdiff.sqlite) and the reports.")
 @click.option("--store", default=None, help="Store location, if not the --out directory (e.g. postgresql://…).")
 @click.option("--resume", is_flag=True, help="Continue the last replay run in the store.")
 @click.option("--format", "fmt", type=click.Choice([f.value for f in logs.LogFormat]), default=None,
@@ -134,14 +127,8 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--stream/--no-stream", default=True, show_default=True, help="Stream answers (with usage).")
 @click.option("--logprobs", default=2, show_default=True, type=click.IntRange(0, 20),
               help="Top logprobs to ask for (token-level divergence and margins); 0 to ask for none.")
-@click.option("--near", "near", default=0.9, show_default=True, type=Finite(0.0, 1.0),
-              help="Similarity from which a pair is 'near'.")
-@click.option("--difflib", "difflib_limit", default=0, show_default=True,
-              help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
-@click.option("--timeout", default=300.0, show_default=True, type=Finite(min=0, min_open=True),
-              help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
-                   "however slowly it streams; a request out of time is recorded as timed out "
-                   "(after its retries).")
+@threshold_options
+@timeout_option
 # what shadowdiff.answers.client retries (RETRY_STATUSES and transport failures); a test holds the two together
 @click.option("--retries", default=3, show_default=True, type=click.IntRange(min=0),
               help="Retries of HTTP 429, 502, 503 and 504, timeouts, connection failures and streams cut short, "
@@ -152,9 +139,7 @@ def _resume_command(ctx: click.Context) -> str:
 @click.option("--redact", multiple=True, metavar="REGEX",
               help="A regular expression redacted from the stored prompts and requests (repeatable; the requests "
                    "are sent as logged).")
-@click.option("--gate", is_flag=True,
-              help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
-                   "3 no decision (the run could not be made).")
+@gate_option("the run could not be made")
 @click.option("--score/--no-score", default=True, show_default=True,
               help="Teacher-forced scoring: each greedy pair's baseline answer read token by token by the "
                    "candidate (and the replica, and the baseline itself): token agreement, log-probability drops, "
@@ -455,15 +440,10 @@ def _closing_line(tally: Tally) -> str:
 @click.command("compare", cls=_ReplayCommand)
 @click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--near", "near", default=0.9, show_default=True, type=Finite(0.0, 1.0),
-              help="Similarity from which a pair is 'near'.")
-@click.option("--difflib", "difflib_limit", default=0, show_default=True,
-              help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")
+@out_dir_option()
+@threshold_options
 @side_by_side_option
-@click.option("--gate", is_flag=True,
-              help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, 2 INCOMPLETE, "
-                   "3 no decision (the files could not be compared).")
+@gate_option("the files could not be compared")
 @decision_gate_options
 @allow_same_target_option
 def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int, side_by_side: int | None,
@@ -527,13 +507,7 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
 
 
 @click.command("bench")
-@click.option("--baseline", required=True, help="Base URL of the baseline server.")
-@click.option("--candidate", required=True, help="Base URL of the candidate server.")
-@click.option("--baseline-model", default=None,
-              help="Model name sent to the baseline (default: the prompts', or the one model the server serves).")
-@click.option("--candidate-model", default=None,
-              help="Model name sent to the candidate (default: the prompts', or the one model the server serves).")
-@click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help="Bearer token for both sides.")
+@side_options(source="the prompts'", replica=False, example=False)
 @click.option("--concurrency", "levels", type=_Levels(), default="1,8,32", show_default=True,
               help="Requests in flight, one measurement per level.")
 @click.option("--prompts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -542,10 +516,7 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Measured requests per side and level (at least the concurrency).")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
               help="max_tokens of every request.")
-@click.option("--timeout", default=300.0, show_default=True, type=Finite(min=0, min_open=True),
-              help="Seconds for each attempt of a request, whole: connecting, sending and the whole answer, "
-                   "however slowly it streams; a request out of time is recorded as timed out "
-                   "(after its retries).")
+@timeout_option
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the figures as JSON here.")
 @extra_body_option

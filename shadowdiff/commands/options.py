@@ -1,11 +1,13 @@
-"""Command-line pieces that commands of several packages share: option types, ``--label``,
-``--side-by-side`` and the ``note:`` lines on stderr."""
+"""Command-line pieces that several commands share: option types, ``--label``,
+``--side-by-side``, the sides a replay or a bench talks to, the comparison thresholds and
+the ``note:`` lines on stderr."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -223,6 +225,65 @@ def allow_same_target_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--allow-same-target", is_flag=True,
                         help="Allow the same server and model as baseline and candidate (to measure its noise: "
                              "the report says so). Without it that is refused, as a slip that would PASS.")(f)
+
+
+def side_options(*, source: str, replica: bool, example: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--baseline`` and ``--candidate`` (base URLs), ``--replica`` when ``replica``, each
+    side's ``--*-model`` and ``--api-key``, in that order: the sides of ``replay`` (with a
+    replica) and ``bench`` (without). ``source`` names, in the model options' help, what
+    gives the model by default (``"the log's"``); ``example`` adds an example URL to
+    ``--baseline``'s help."""
+    every = "all sides" if replica else "both sides"
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help=f"Bearer token for {every}.")(f)
+        # the defaults are shadowdiff.replay.preflight's: the log's model, or the one model a server serves
+        if replica:
+            f = click.option("--replica-model", default=None,
+                             help="Model name sent to the replica (default: --baseline-model, or as for the "
+                                  "baseline).")(f)
+        for side in ("candidate", "baseline"):
+            f = click.option(f"--{side}-model", default=None,
+                             help=f"Model name sent to the {side} (default: {source}, or the one model the server "
+                                  "serves).")(f)
+        if replica:
+            f = click.option("--replica", default=None, help="A second baseline, to measure the noise floor.")(f)
+        f = click.option("--candidate", required=True, help="Base URL of the candidate server.")(f)
+        shown = " (e.g. http://host:8000)" if example else ""
+        return click.option("--baseline", required=True, help=f"Base URL of the baseline server{shown}.")(f)
+
+    return decorate
+
+
+def timeout_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--timeout``, a request's whole time, for ``replay`` and ``bench``."""
+    return click.option("--timeout", default=300.0, show_default=True, type=Finite(min=0, min_open=True),
+                        help="Seconds for each attempt of a request, whole: connecting, sending and the whole "
+                             "answer, however slowly it streams; a request out of time is recorded as timed out "
+                             "(after its retries).")(f)
+
+
+def threshold_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--near`` and ``--difflib``, how pairs are compared (``Thresholds``), for ``replay``
+    and ``compare``."""
+    f = click.option("--difflib", "difflib_limit", default=0, show_default=True,
+                     help="Also compute difflib's ratio (autojunk off) for texts up to this many characters.")(f)
+    return click.option("--near", "near", default=0.9, show_default=True, type=Finite(0.0, 1.0),
+                        help="Similarity from which a pair is 'near'.")(f)
+
+
+def out_dir_option(help: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--out DIRECTORY``, required: where ``replay`` and ``compare`` keep the store and
+    the reports."""
+    return click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help=help)
+
+
+def gate_option(undecided: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--gate``, for ``replay`` and ``compare``: exit with the verdict's code. ``undecided``
+    says, in the help, when there is no decision (3)."""
+    return click.option("--gate", is_flag=True,
+                        help="Exit with the verdict's code, as `shadowdiff report` does: 0 PASS, 1 FAIL, "
+                             f"2 INCOMPLETE, 3 no decision ({undecided}).")
 
 
 def note(message: str) -> None:
