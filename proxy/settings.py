@@ -109,6 +109,18 @@ class ProxySettings:
     allow_same_target: bool = False
 
     def __post_init__(self) -> None:
+        # (in this order: with several wrong, the first named is the one said)
+        self._check_upstreams()
+        self._check_rates()
+        if self.max_shadow_in_flight < 1:
+            raise ConfigError("--max-shadow-in-flight must be at least 1")
+        check_patterns(self.redact)
+        self._check_limits()
+        self._check_times()
+        check_tls(self.tls_cert, self.tls_key)
+        check_forwarded(self.forwarded_allow_ips)
+
+    def _check_upstreams(self) -> None:
         for name in ("primary", "shadow", "replica"):
             url = getattr(self, name)
             if url is not None and not re.match(r"^https?://[^/]+", url):
@@ -121,20 +133,23 @@ class ProxySettings:
             raise ConfigError(f"--primary and --shadow are the same server and model ({self.shadow}): give the "
                               "shadow's own address (or --shadow-model), or --allow-same-target to measure the "
                               "server against itself (its noise)")
+
+    def _check_rates(self) -> None:
         for name in ("sample_rate", "keep_rate", "replica_rate", "alert_margin"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be within 0..1")
-        if self.max_shadow_in_flight < 1:
-            raise ConfigError("--max-shadow-in-flight must be at least 1")
-        check_patterns(self.redact)
-        if self.review_token is not None and len(self.review_token) < 8:
-            raise ConfigError("--review-token must be at least 8 characters")
-        if self.metrics_token is not None and len(self.metrics_token) < 8:
-            raise ConfigError("--metrics-token must be at least 8 characters")
+
+    def _check_limits(self) -> None:
+        for name in ("review_token", "metrics_token"):
+            token = getattr(self, name)
+            if token is not None and len(token) < 8:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 8 characters")
         if self.deployment is not None and not 0 < len(self.deployment) <= 255:
             raise ConfigError("--deployment must be 1 to 255 characters")
         if self.store_queue < 1 or self.store_queue_bytes < 1:
             raise ConfigError("--store-queue and --store-queue-bytes must be at least 1")
+
+    def _check_times(self) -> None:
         for name, most in _SECONDS.items():
             value = getattr(self, name)
             # (NaN passes every comparison but "not", and infinity would disable what it bounds)
@@ -146,8 +161,6 @@ class ProxySettings:
                               f"got {self.score_rate!r}")
         if self.retain is not None and not 0 < self.retain < math.inf:
             raise ConfigError("--retain must be longer than zero")
-        check_tls(self.tls_cert, self.tls_key)
-        check_forwarded(self.forwarded_allow_ips)
 
     @property
     def scheme(self) -> str:
