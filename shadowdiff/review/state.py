@@ -9,6 +9,7 @@ guard (``shadowdiff.review.access``) found (``identity``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from jinja2 import Environment
 from starlette.requests import Request
@@ -21,7 +22,7 @@ from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
 
 # where the guard leaves the identity in the request's scope, for the endpoint and its page
-IDENTITY: str = "shadowdiff.identity"
+IDENTITY: Final = "shadowdiff.identity"
 
 
 @dataclass(frozen=True)
