@@ -19,8 +19,9 @@ import pytest
 
 from shadowdiff.answers.records import Pair
 from shadowdiff.report.write import write_reports
-from shadowdiff.review.app import ERRORS, build_review_app
+from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding
+from shadowdiff.review.forms import ERRORS
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.triage.grading import Grader

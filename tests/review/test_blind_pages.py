@@ -29,8 +29,9 @@ import pytest
 
 from shadowdiff.answers.compare import compare_answers, error_comparison
 from shadowdiff.answers.records import Answer, Choice, Pair
-from shadowdiff.review.app import VERDICT_HELP, build_review_app
+from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding
+from shadowdiff.review.render import VERDICT_HELP
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.triage.grading import Grader

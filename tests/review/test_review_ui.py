@@ -21,8 +21,10 @@ from markupsafe import escape
 
 from shadowdiff.answers.compare import compare_answers, error_comparison
 from shadowdiff.answers.records import Answer
-from shadowdiff.review.app import ERRORS, MESSAGES, build_review_app
+from shadowdiff.review.app import build_review_app
 from shadowdiff.review.blind import Blinding, blind
+from shadowdiff.review.forms import ERRORS
+from shadowdiff.review.pages import MESSAGES
 from shadowdiff.store import Store, schema
 from shadowdiff.store.review import ReviewQueue
 from shadowdiff.store.reviewers import Reviewers
