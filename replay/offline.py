@@ -17,7 +17,7 @@ from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import InputError
 from shadowdiff.replay import answers
 from shadowdiff.store import Store
-from shadowdiff.triage.signals import triage_answers
+from shadowdiff.triage.pairing import assemble_pair
 from shadowdiff.vocabulary import Side
 
 UNPARTNERED = "unpartnered"          # the run's setting: {"no_candidate_answer": n, "no_baseline_answer": m}
@@ -58,8 +58,7 @@ def _unpartnered_pair(present: Side, saved: answers.SavedAnswer, missing_from: P
     answers_by_side = {present: _answer(present, saved), missing: Answer(missing, None, "", error=error)}
     base, cand = answers_by_side[Side.BASELINE], answers_by_side[Side.CANDIDATE]
     comparison = error_comparison(base.finish_reason, cand.finish_reason)
-    return Pair(saved.key, saved.line, "", saved.prompt, {}, comparison, answers_by_side,
-                **triage_answers(base, cand, comparison, None))
+    return assemble_pair(saved.key, saved.line, "", saved.prompt, {}, answers_by_side, comparison)
 
 
 def compare_files(a: Path, b: Path, store: Store, thresholds: Thresholds | None = None) -> tuple[str, int, int]:
@@ -95,9 +94,8 @@ def compare_files(a: Path, b: Path, store: Store, thresholds: Thresholds | None 
         base, cand = _answer(Side.BASELINE, item), _answer(Side.CANDIDATE, other)
         comparison = (compare_answers(base, cand, thresholds) if base.ok and cand.ok
                       else error_comparison(base.finish_reason, cand.finish_reason))
-        pair = Pair(item.key, item.line, "", item.prompt, {}, comparison,
-                    {Side.BASELINE: base, Side.CANDIDATE: cand}, **triage_answers(base, cand, comparison, None))
-        store.add_pair(run_id, pair)
+        store.add_pair(run_id, assemble_pair(item.key, item.line, "", item.prompt, {},
+                                             {Side.BASELINE: base, Side.CANDIDATE: cand}, comparison))
         stored += 1
     for leftover in candidates.values():
         missed[NO_BASELINE] += 1

@@ -31,8 +31,8 @@ from shadowdiff.replay.references import Grading, grading_settings
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
 from shadowdiff.triage.grading import Grader
+from shadowdiff.triage.pairing import assemble_pair_off_loop
 from shadowdiff.triage.scoring import Scorer, score_pair
-from shadowdiff.triage.signals import triage_off_loop, with_cascade
 from shadowdiff.verdict.flips import grade_pair_off_loop
 from shadowdiff.vocabulary import Outcome, Side
 
@@ -318,21 +318,13 @@ class Replay:
         comparison = await compare_off_loop(base, cand, self.settings.thresholds)
         replica = by_side.get(Side.REPLICA)
         noise = await compare_off_loop(base, replica, self.settings.thresholds) if replica is not None else None
-        margin = None
-        if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
-            margin = base.margins[comparison.first_token]
         scores: dict[str, Any] = {}
         if self._scorer is not None:
             scores = await score_pair(self._scorer, record.endpoint, body, by_side, self.settings.upstreams,
                                       comparison.outcome)
-        triage = with_cascade(await triage_off_loop(base, cand, comparison, margin), scores.get("score"))
-        return Pair(
-            key=record.key, seq=record.line, endpoint=record.endpoint, prompt=record.prompt,
-            request=self._stored(body),
-            comparison=comparison, answers=by_side, category=record.category,
-            comparable=is_comparable(body),
-            margin=margin, noise=noise, **triage, **scores,
-        )
+        return await assemble_pair_off_loop(record.key, record.line, record.endpoint, record.prompt,
+                                            self._stored(body), by_side, comparison, noise=noise, scores=scores,
+                                            category=record.category, comparable=is_comparable(body))
 
     async def _graded(self, record: logs.LogRecord, pair: Pair) -> Pair:
         """``pair`` graded on every side by the record's reference, if it has one."""
