@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
 import random
 import uuid
@@ -30,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shadowdiff.answers.compare import Thresholds, compare_off_loop
+from shadowdiff.answers.compare import Comparison, Thresholds, compare_off_loop
 from shadowdiff.answers.parse import answer_from, read_answer
 from shadowdiff.answers.records import Answer, Pair, prompt_text
 from shadowdiff.answers.redact import Redactor, failure_text, header_secrets
@@ -40,7 +41,7 @@ from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import OFF_LOOP_BYTES, Plan
 from shadowdiff.proxy.tap import Tapped
 from shadowdiff.store.writer import PairWriter, held_size
-from shadowdiff.triage.signals import triage_off_loop, with_cascade
+from shadowdiff.triage.pairing import assemble_pair_off_loop
 from shadowdiff.vocabulary import Outcome, Side, Tally
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
@@ -143,46 +144,12 @@ class PairRecorder:
 
     async def _complete(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
                         calls: _Calls, comparable: str) -> None:
-        shadow = calls.shadow
         tapped = await primary_future
         if not isinstance(tapped, Tapped) or tapped.status != 200 or tapped.overflow:
             # The client went away, or the primary failed or was too long: nothing to compare.
-            calls.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await shadow
-            if calls.replica is not None:
-                self.metrics.noise_pairs.labels("aborted").inc()
-            gone = tapped is None
-            drained = tapped == "drained"
-            overflow = getattr(tapped, "overflow", False)
-            reason = "client_disconnected" if gone else "drained" if drained else "too_large" if overflow \
-                else "primary_error"
-            self.metrics.shadow_event("skipped", reason)
-            # Nothing was compared; the run counts why, so that its report shows every
-            # request the proxy saw, and a failing primary counts against the run. When
-            # the candidate is the primary, its refusing a request or a client giving up
-            # on it is the candidate's doing, as far as anyone can tell: errors too.
-            why = "client_left" if gone else "drained" if drained else "too_large" if overflow else \
-                "primary_4xx" if isinstance(tapped, Tapped) and 400 <= tapped.status < 500 else "primary_failed"
-            if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
-                why = "candidate_" + ("left" if gone else "4xx")
-            # a client's own bad request (the baseline refused it) is no upstream error
-            self.metrics.pairs.labels("aborted" if gone else "refused" if why == "primary_4xx" else "error",
-                                      comparable).inc()
-            self._count_in_run(Tally.NOT_COMPARED, why, plan.comparable)
-            calls.count()
+            await self._not_compared(tapped, plan, calls, comparable)
             return
-        primary = await self._primary_answer(tapped, plan)
-        shadow_answer, reason = await shadow
-        self.metrics.shadow_event("mirrored" if reason == "ok" else "failed", reason)
-        # (the primary's timings are recorded by the forwarder, for every request)
-        if shadow_answer.duration is not None:
-            self.metrics.duration.labels(shadow_answer.side.value).observe(shadow_answer.duration)
-        if shadow_answer.ok and shadow_answer.ttft is not None:
-            self.metrics.ttft.labels(shadow_answer.side.value).observe(shadow_answer.ttft)
-        if shadow_answer.ok and shadow_answer.ttfat is not None:
-            self.metrics.ttfat.labels(shadow_answer.side.value).observe(shadow_answer.ttfat)
-        answers = {primary.side: primary, shadow_answer.side: shadow_answer}
+        answers = await self._answers(tapped, plan, calls.shadow)
         base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
         comparison = await compare_off_loop(base, cand, self.thresholds)
         noise = None
@@ -191,47 +158,106 @@ class PairRecorder:
             answers[Side.REPLICA] = replica
             noise = await compare_off_loop(base, replica, self.thresholds)
             self._count("noise", noise.outcome.value, plan.comparable)
+        self._count_compared(answers, comparison, plan)
+        calls.count()
+        # Every comparable pair that changed is kept; identical, sampled and failed ones
+        # are counted, and kept at keep_rate (a dead shadow must not flood the store).
+        changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
+        # (here, the client long served: the pair task runs once the primary's answer was sent whole)
+        scores = await self.scorer.score(path, plan, answers, comparison.outcome) if self.scorer is not None else {}
+        # (the pair, triaged, only when it changed or is kept; long answers in a thread; a
+        # cascade is one more signal, counted with the others)
+        assemble = functools.partial(self._assemble, key, seq, path, plan, answers, comparison, noise, scores)
+        pair = await assemble() if changed else None
+        if pair is not None:
+            self._observe_change(pair)
+        if not self._keeps(changed):
+            return
+        if pair is None:   # (kept at keep_rate: not changed in substance, so never a cascade)
+            pair = await assemble()
+        await self._store(pair, plan)
+
+    async def _not_compared(self, tapped: Any, plan: Plan, calls: _Calls, comparable: str) -> None:
+        """Count a request whose primary gave nothing to compare, once its shadow is stopped."""
+        calls.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await calls.shadow
+        if calls.replica is not None:
+            self.metrics.noise_pairs.labels("aborted").inc()
+        skipped, why = _not_compared_reasons(tapped)
+        self.metrics.shadow_event("skipped", skipped)
+        # Nothing was compared; the run counts why, so that its report shows every
+        # request the proxy saw, and a failing primary counts against the run. When
+        # the candidate is the primary, its refusing a request or a client giving up
+        # on it is the candidate's doing, as far as anyone can tell: errors too.
+        gone = tapped is None
+        if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
+            why = "candidate_" + ("left" if gone else "4xx")
+        # a client's own bad request (the baseline refused it) is no upstream error
+        self.metrics.pairs.labels("aborted" if gone else "refused" if why == "primary_4xx" else "error",
+                                  comparable).inc()
+        self._count_in_run(Tally.NOT_COMPARED, why, plan.comparable)
+        calls.count()
+
+    async def _answers(self, tapped: Tapped, plan: Plan, shadow: asyncio.Task[tuple[Answer, str]],
+                       ) -> dict[Side, Answer]:
+        """The primary's answer and the shadow's, by side (the shadow's timings in the metrics)."""
+        primary = await self._primary_answer(tapped, plan)
+        shadow_answer, reason = await shadow
+        self.metrics.shadow_event("mirrored" if reason == "ok" else "failed", reason)
+        # (the primary's timings are recorded by the forwarder, for every request)
+        side = shadow_answer.side.value
+        if shadow_answer.duration is not None:
+            self.metrics.duration.labels(side).observe(shadow_answer.duration)
+        if shadow_answer.ok and shadow_answer.ttft is not None:
+            self.metrics.ttft.labels(side).observe(shadow_answer.ttft)
+        if shadow_answer.ok and shadow_answer.ttfat is not None:
+            self.metrics.ttfat.labels(side).observe(shadow_answer.ttfat)
+        return {primary.side: primary, shadow_answer.side: shadow_answer}
+
+    def _count_compared(self, answers: dict[Side, Answer], comparison: Comparison, plan: Plan) -> None:
+        """Count the compared pair: each side's output in the metrics, its outcome, and whether both hit the cap."""
         for answer in answers.values():
             if answer.ok and answer.completion_tokens and answer.duration:
                 self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
         self._count("pairs", comparison.outcome.value, plan.comparable)
+        base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
         if plan.comparable and comparison.outcome is not Outcome.ERROR and base.capped & cand.capped:
             self._count_in_run(Tally.CAPPED, comparison.outcome.value, True)
-        calls.count()
-        # Every comparable pair that changed is kept; identical, sampled and failed ones
-        # are counted, and kept at keep_rate (a dead shadow must not flood the store).
-        changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
-        margin = None
-        if comparison.first_token is not None and base.margins and comparison.first_token < len(base.margins):
-            margin = base.margins[comparison.first_token]
-        # (here, the client long served: the pair task runs once the primary's answer was sent whole)
-        scores = await self.scorer.score(path, plan, answers, comparison.outcome) if self.scorer is not None else {}
-        # (triage only for pairs that changed or are kept; long answers in a thread; a
-        # cascade is one more signal, counted with the others)
-        triage = with_cascade(await triage_off_loop(base, cand, comparison, margin),
-                              scores.get("score")) if changed else None
-        if changed:
-            assert comparison.similarity is not None
-            self.metrics.similarity.observe(comparison.similarity)
-            if comparison.first_char is not None:
-                self.metrics.first_divergence.observe(comparison.first_char)
-            for kind in {s["kind"] for s in (triage or {}).get("signals") or []}:
-                self.metrics.signals.labels(kind).inc()
+
+    async def _assemble(self, key: str, seq: int, path: str, plan: Plan, answers: dict[Side, Answer],
+                        comparison: Comparison, noise: Comparison | None, scores: dict[str, Any]) -> Pair:
+        """The pair, triaged, on the true answers (what is stored is redacted later)."""
+        return await assemble_pair_off_loop(key, seq, path, prompt_text(plan.request), plan.request, answers,
+                                            comparison, noise=noise, scores=scores,
+                                            category=_category(plan.request), comparable=plan.comparable)
+
+    def _observe_change(self, pair: Pair) -> None:
+        """A comparable pair that changed: its similarity, where it diverged and its signals, in the metrics."""
+        comparison = pair.comparison
+        assert comparison.similarity is not None
+        self.metrics.similarity.observe(comparison.similarity)
+        if comparison.first_char is not None:
+            self.metrics.first_divergence.observe(comparison.first_char)
+        for kind in {s["kind"] for s in pair.signals or []}:
+            self.metrics.signals.labels(kind).inc()
+
+    def _keeps(self, changed: bool) -> bool:
+        """Whether the pair is stored: every change, the rest at keep_rate, none once the store is closed."""
         if self.writer is None:
-            return
+            return False
         if not changed and self._rng.random() >= self.settings.keep_rate:
-            return
+            return False
         if self.closed:
             log.warning("a pair completed after the store was closed; it is counted, not stored")
-            return
-        if triage is None:   # (kept at keep_rate: not changed in substance, so never a cascade)
-            triage = await triage_off_loop(base, cand, comparison, margin)
-        # Compared and triaged on the true answers; what is stored is redacted (the
-        # client's stream was never touched).
-        pair = Pair(key=key, seq=seq, endpoint=path, prompt=prompt_text(plan.request), request=plan.request,
-                    comparison=comparison, answers=answers, category=_category(plan.request),
-                    comparable=plan.comparable, margin=margin, noise=noise, **triage, **scores)
+            return False
+        return True
+
+    async def _store(self, pair: Pair, plan: Plan) -> None:
+        """Hand the pair to the writer, redacted (compared and triaged on the true answers;
+        the client's stream was never touched)."""
+        assert self.writer is not None
         stored = await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair)
         self.writer.submit(stored, held_size(stored, len(plan.body)))
 
@@ -313,6 +339,20 @@ class _Calls:
         for task in (self.shadow, self.replica):
             if task is not None and not task.done():
                 task.cancel()
+
+
+def _not_compared_reasons(tapped: Any) -> tuple[str, str]:
+    """Why a primary's answer (``PairRecorder.track``) gave nothing to compare: the shadow's
+    ``skipped`` reason and the run's not-compared reason (as the baseline's, when a primary)."""
+    if tapped is None:
+        return "client_disconnected", "client_left"
+    if tapped == "drained":
+        return "drained", "drained"
+    if getattr(tapped, "overflow", False):
+        return "too_large", "too_large"
+    if isinstance(tapped, Tapped) and 400 <= tapped.status < 500:
+        return "primary_error", "primary_4xx"
+    return "primary_error", "primary_failed"
 
 
 def _category(request: dict[str, Any]) -> str | None:
