@@ -30,7 +30,7 @@ import orjson
 from shadowdiff.answers.redact import failure_text, header_secrets
 from shadowdiff.proxy.capture import Capture
 from shadowdiff.proxy.metrics import ProxyMetrics
-from shadowdiff.proxy.pairs import PairRecorder
+from shadowdiff.proxy.pairs import NoAnswer, PairRecorder
 from shadowdiff.proxy.settings import MIRRORED_PATHS
 from shadowdiff.proxy.shadow import Mirror
 from shadowdiff.proxy.tap import Tapped
@@ -116,8 +116,8 @@ class MirroredRequest:
             self._not_mirrored(NotMirrored.UNFORWARDABLE if refused
                                else NotMirrored.UPLOAD_CUT if client_left else NotMirrored.PROXY_ERROR)
         if self.primary is not None and not self.primary.done():
-            # None: the client left - the pair is aborted; "drained": --drain-timeout cut it
-            self.primary.set_result("primary_error" if failed else "drained" if drained else None)
+            # None: the client left - the pair is aborted; DRAINED: --drain-timeout cut it
+            self.primary.set_result(NoAnswer.FAILED if failed else NoAnswer.DRAINED if drained else None)
 
     @property
     def key(self) -> str:

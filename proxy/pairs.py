@@ -29,6 +29,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from shadowdiff.answers.compare import Comparison, Thresholds, compare_off_loop
@@ -42,7 +43,7 @@ from shadowdiff.proxy.shadow import OFF_LOOP_BYTES, Plan
 from shadowdiff.proxy.tap import Tapped
 from shadowdiff.store.writer import PairWriter, held_size
 from shadowdiff.triage.pairing import assemble_pair_off_loop
-from shadowdiff.vocabulary import Outcome, Side, Tally
+from shadowdiff.vocabulary import CHANGED, NotCompared, Outcome, Side, Tally
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")
@@ -107,8 +108,7 @@ class PairRecorder:
         """Follow one mirrored request until its answers are in (or it is aborted).
 
         ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
-        away, ``"primary_error"`` if the primary failed, or ``"drained"`` if the
-        shutdown's deadline cut it; ``replica``, when the
+        away, or a ``NoAnswer`` (the primary failed, or the shutdown's deadline cut it); ``replica``, when the
         request was also sent to the replica, gives the noise floor's answer.
         """
         self._seq += 1
@@ -129,7 +129,7 @@ class PairRecorder:
             if not calls.counted:
                 # shutdown stopped waiting for it (``drain``): still one of the run's requests
                 self.metrics.pairs.labels("error", comparable).inc()
-                self._count_in_run(Tally.NOT_COMPARED, "drained", plan.comparable)
+                self._count_in_run(Tally.NOT_COMPARED, NotCompared.DRAINED, plan.comparable)
             raise
         except Exception as exc:
             # one line, through the formatter that never prints a request's headers or query
@@ -137,7 +137,7 @@ class PairRecorder:
             log.debug("where the pair failed", exc_info=True)
             self.metrics.pairs.labels("error", comparable).inc()
             if not calls.counted:   # a request the run saw and never checked: an error against it
-                self._count_in_run(Tally.NOT_COMPARED, "proxy_failed", plan.comparable)
+                self._count_in_run(Tally.NOT_COMPARED, NotCompared.PROXY_FAILED, plan.comparable)
         finally:
             calls.cancel()
             calls.count()
@@ -160,9 +160,9 @@ class PairRecorder:
             self._count("noise", noise.outcome.value, plan.comparable)
         self._count_compared(answers, comparison, plan)
         calls.count()
-        # Every comparable pair that changed is kept; identical, sampled and failed ones
-        # are counted, and kept at keep_rate (a dead shadow must not flood the store).
-        changed = plan.comparable and comparison.outcome not in (Outcome.IDENTICAL, Outcome.ERROR)
+        # Every comparable pair that changed is kept; identical, unanswered, sampled and failed
+        # ones are counted, and kept at keep_rate (a dead shadow must not flood the store).
+        changed = plan.comparable and comparison.outcome in CHANGED
         # (here, the client long served: the pair task runs once the primary's answer was sent whole)
         scores = await self.scorer.score(path, plan, answers, comparison.outcome) if self.scorer is not None else {}
         # (the pair, triaged, only when it changed or is kept; long answers in a thread; a
@@ -191,10 +191,10 @@ class PairRecorder:
         # the candidate is the primary, its refusing a request or a client giving up
         # on it is the candidate's doing, as far as anyone can tell: errors too.
         gone = tapped is None
-        if self.settings.primary_side is Side.CANDIDATE and why in ("client_left", "primary_4xx"):
-            why = "candidate_" + ("left" if gone else "4xx")
+        if self.settings.primary_side is Side.CANDIDATE and why in (NotCompared.CLIENT_LEFT, NotCompared.PRIMARY_4XX):
+            why = NotCompared.CANDIDATE_LEFT if gone else NotCompared.CANDIDATE_4XX
         # a client's own bad request (the baseline refused it) is no upstream error
-        self.metrics.pairs.labels("aborted" if gone else "refused" if why == "primary_4xx" else "error",
+        self.metrics.pairs.labels("aborted" if gone else "refused" if why is NotCompared.PRIMARY_4XX else "error",
                                   comparable).inc()
         self._count_in_run(Tally.NOT_COMPARED, why, plan.comparable)
         calls.count()
@@ -341,18 +341,26 @@ class _Calls:
                 task.cancel()
 
 
-def _not_compared_reasons(tapped: Any) -> tuple[str, str]:
+class NoAnswer(StrEnum):
+    """What the primary's future holds when it has no answer to compare (``PairRecorder.track``;
+    ``None``: the client left). The values are the shadow's ``skipped`` metric's labels."""
+
+    FAILED = "primary_error"
+    DRAINED = "drained"
+
+
+def _not_compared_reasons(tapped: Any) -> tuple[str, NotCompared]:
     """Why a primary's answer (``PairRecorder.track``) gave nothing to compare: the shadow's
-    ``skipped`` reason and the run's not-compared reason (as the baseline's, when a primary)."""
+    ``skipped`` metric's label and the run's not-compared reason (as the baseline's, when a primary)."""
     if tapped is None:
-        return "client_disconnected", "client_left"
-    if tapped == "drained":
-        return "drained", "drained"
+        return "client_disconnected", NotCompared.CLIENT_LEFT
+    if tapped is NoAnswer.DRAINED:
+        return NoAnswer.DRAINED, NotCompared.DRAINED
     if getattr(tapped, "overflow", False):
-        return "too_large", "too_large"
+        return "too_large", NotCompared.TOO_LARGE
     if isinstance(tapped, Tapped) and 400 <= tapped.status < 500:
-        return "primary_error", "primary_4xx"
-    return "primary_error", "primary_failed"
+        return NoAnswer.FAILED, NotCompared.PRIMARY_4XX
+    return NoAnswer.FAILED, NotCompared.PRIMARY_FAILED
 
 
 def _category(request: dict[str, Any]) -> str | None:

@@ -36,10 +36,6 @@ from shadowdiff.triage.scoring import Scorer, score_pair
 from shadowdiff.verdict.flips import grade_pair_off_loop
 from shadowdiff.vocabulary import Outcome, Side
 
-# Comparing texts longer than this moves off the event loop, so that a 32,000-character
-# pair never stalls the streams being read beside it.
-
-
 log = logging.getLogger("shadowdiff.replay")
 GIVE_UP_AFTER = 60.0   # seconds of store failure after which a replay stops (to be resumed)
 

@@ -10,7 +10,6 @@ formatting last.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -25,7 +24,6 @@ from shadowdiff.answers.compare import (
     call_keys,
     normalize,
     normalize_code,
-    off_loop,
     render,
     tool_call_parts,
 )
@@ -676,15 +674,6 @@ def choices(base: Answer, cand: Answer) -> Signal | None:
 
 
 _CHOICE_HEADER = re.compile(r"^--- choice \d+ ---$", re.M)
-
-
-async def triage_off_loop(base: Answer, cand: Answer, comparison: Comparison,
-                          margin: float | None) -> dict[str, Any]:
-    """``triage_answers`` for callers on an event loop: long answers in a thread (the
-    signals read every part; 5 MB of text took 1.5 s)."""
-    if off_loop(base, cand):
-        return await asyncio.to_thread(triage_answers, base, cand, comparison, margin)
-    return triage_answers(base, cand, comparison, margin)
 
 
 def triage_answers(base: Answer, cand: Answer, comparison: Comparison, margin: float | None) -> dict[str, Any]:

@@ -317,3 +317,31 @@ def test_pairs_cut_by_the_token_cap_are_counted_stored_or_not(start_simulator: S
         assert any("8 of 10 comparable pairs (80 %) hit the token cap on both sides" in r for r in verdict.reasons)
     finally:
         opened.close()
+
+
+def test_pairs_cut_inside_the_thinking_are_unanswered_not_failed(start_simulator: Start, start_proxy: Start,
+                                                                 tmp_path: Path) -> None:
+    """A reasoning model cut by the token cap inside its thinking, alike on both sides: the
+    pairs are "unanswered" (nothing of an answer compared), counted as such and kept like
+    identical ones, never a failure of the proxy's own that counts against the run."""
+    qwen3 = {"reasoning_parser": "qwen3"}
+    primary, shadow = start_simulator(**qwen3), start_simulator(**qwen3)
+    proxy, app = start_proxy(primary=primary, shadow=shadow, store=str(tmp_path / "store"), keep_rate=1.0)
+    for i in range(4):
+        body = chat(f"Explain topic {i} in detail.", max_tokens=3)
+        assert HTTP.post(proxy + "/v1/chat/completions", json=body).status_code == 200
+    settled(app)
+    app.pairs.flush_counts()
+    app.writer.close()
+    app.writer = None
+    opened = Store.open(tmp_path / "store")
+    try:
+        run = opened.latest_run("serve")
+        assert run is not None
+        counts = opened.counts(run.id)
+        assert counts[("pairs", "unanswered", True)] == 4, counts
+        assert not any(of == "not_compared" for of, _, _ in counts), counts
+        assert Counter(p["outcome"] for p in opened.pairs(run.id)) == {"unanswered": 4}   # kept at keep_rate
+    finally:
+        opened.close()
+    assert counter(app, "pairs", "unanswered", "true") == 4
