@@ -16,29 +16,35 @@ baseline) and under ``<verdict>_baseline`` for the same verdict about the baseli
 the baseline slightly worse; ``improvement_baseline``: the baseline better). When
 reviewers disagree on a pair, the verdict least favourable to the candidate stands,
 in the order of ``STANDING``.
+
+Counting and deciding are apart: the store reads a run's tally (``run_tally``, in
+``shadowdiff.store.tallies``: every query), and ``decide`` turns a tally into the
+verdict, a pure function whose policy is one named rule per reason a run can fail or
+stay incomplete. ``acceptance`` is the two together.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import sqlalchemy as sa
 
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.answers.records import side_against
 from shadowdiff.statistics import confidence
-from shadowdiff.store import Store, schema
-from shadowdiff.store.members import STALE_AFTER, RunMembers
-from shadowdiff.store.prune import pruned_counts
-from shadowdiff.store.review import first_verdicts
+from shadowdiff.store import Store
+from shadowdiff.store.members import STALE_AFTER
+
+# (the run settings replay writes, read by the tally: importable from here as before)
+from shadowdiff.store.tallies import LOG_CHANGED as LOG_CHANGED
+from shadowdiff.store.tallies import STOPPED_BY_LOG as STOPPED_BY_LOG
+from shadowdiff.store.tallies import PairGroup, Review, RunTally, run_tally
 from shadowdiff.verdict.agreement import Agreement, agreement_of
 from shadowdiff.verdict.gates import MAX_CAPPED
 from shadowdiff.vocabulary import (
     NOT_COMPARED_ERRORS,
     SUBSTANTIVE,
-    UNCOMPARED,
     Decision,
     Outcome,
     Side,
@@ -56,10 +62,6 @@ _UNFINISHED = {
              f"`shadowdiff close STORE --run RUN` once it has been silent for {STALE_AFTER:.0f} s",
     "compare": "the comparison did not finish: run `shadowdiff compare` again",
 }
-# The run's setting that says its log changed while it was replayed (how, in words), and
-# the one that says a line of it stopped the run (which, in words).
-LOG_CHANGED = "log_changed_during_run"
-STOPPED_BY_LOG = "stopped_by_log"
 
 # A directional verdict by the side it goes against (the keys of ``Acceptance.verdicts``
 # are ``Standing`` members: the candidate's side of each verdict).
@@ -335,204 +337,296 @@ class Acceptance:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Bar:
+    """What a run must reach to pass (``report``'s gates of the same names)."""
+
+    min_reviewed: float = 1.0   # the share of the pairs changed in substance reviewed
+    max_errors: int = 0         # prompts left unchecked (``Acceptance.unchecked``)
+    min_compared: int = 1       # comparable pairs both sides answered
+    max_capped: float = MAX_CAPPED   # the share of them cut by the token cap on both sides
+
+
 def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_errors: int = 0,
                min_compared: int = 1, max_capped: float = MAX_CAPPED) -> Acceptance:
-    """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring).
+    """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring): the store's
+    tally of it (``shadowdiff.store.tallies``), decided on by ``decide``."""
+    return decide(run_tally(store, run_id), Bar(min_reviewed, max_errors, min_compared, max_capped))
 
-    The pairs are counted by the database, grouped on the few columns the decision
-    needs, so deciding on a run of a million pairs holds a few dozen rows; only the
-    run's reviews (as many as people wrote) are read.
-    """
-    p, r = schema.pairs.c, schema.reviews.c
-    reviewed = (sa.select(r.pair_id).select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
-                .where(p.run_id == run_id).distinct().subquery())
-    is_reviewed = reviewed.c.pair_id.is_not(None).label("reviewed")
-    replica_failed = p.noise_outcome == Outcome.ERROR.value
-    group = (p.outcome, p.comparable, p.suggested, p.judge_verdict, p.judge_wrong_side)
-    with store.engine.connect() as c:
-        groups = c.execute(sa.select(*group, is_reviewed, replica_failed.label("replica_failed"),
-                                     sa.func.count().label("n"))
-                           .select_from(schema.pairs.outerjoin(reviewed, reviewed.c.pair_id == p.id))
-                           .where(p.run_id == run_id)
-                           .group_by(*group, reviewed.c.pair_id.is_not(None), replica_failed)).all()
-        reviews = c.execute(sa.select(r.pair_id, p.key, r.reviewer, r.verdict, r.wrong_side, r.note, r.id)
-                            .select_from(schema.reviews.join(schema.pairs, r.pair_id == p.id))
-                            .where(p.run_id == run_id).order_by(r.id)).all()
-    result = Acceptance(Decision.PASS, thresholds={"min_reviewed": min_reviewed, "max_errors": max_errors,
-                                                   "min_compared": min_compared})
-    verdicts: Counter[str] = Counter()
-    suggested: Counter[str] = Counter()
-    judged: Counter[str] = Counter()
-    compared = 0   # comparable pairs both sides answered: the evidence a PASS needs
-    for row in groups:
-        n = row.n
-        # one set of counts, as the summary counts them: every pair is an error, sampled
-        # (not comparable), unanswered (comparable, no answer on either side) or compared
-        result.pairs += n
-        result.replica_errors += n if row.replica_failed else 0
-        if row.outcome == Outcome.ERROR:
-            result.errors += n
-        elif not row.comparable:
-            result.sampled += n
-        elif row.outcome == Outcome.UNANSWERED:
-            result.unanswered += n
+
+def decide(tally: RunTally, bar: Bar = Bar()) -> Acceptance:
+    """The verdict on a run's tally: a reviewer's factual verdict against the candidate
+    fails it; else each rule of ``RULES`` in turn may leave it INCOMPLETE, with its reason.
+    A pure function: the same tally and bar give the same verdict."""
+    result = _count(tally)
+    result.thresholds = {"min_reviewed": bar.min_reviewed, "max_errors": bar.max_errors,
+                         "min_compared": bar.min_compared}
+    no_factual_regression(result, tally, bar)
+    if result.decision is Decision.FAIL:
+        return result   # (no other rule is applied to a run that failed)
+    for rule in RULES:
+        rule(result, tally, bar)
+    return result
+
+
+def _count(tally: RunTally) -> Acceptance:
+    """The run's counts, as the summary counts them, and no decision yet (PASS)."""
+    result = Acceptance(Decision.PASS)
+    compared = _count_pairs(result, tally.groups)
+    # the token cap is judged on the stored pairs (a serve run keeps identical ones at its --keep-rate)
+    c = tally.capped
+    considered = compared + result.unanswered
+    result.capped = {"pairs": c.pairs, "unanswered": c.unanswered, "of": considered, "unknown": c.unknown,
+                     "share": c.pairs / considered if considered else 0.0, "tokens": list(c.tokens)}
+    if tally.counts:
+        compared = _count_seen(result, tally.counts)
+    _count_pruned(result, tally.pruned)
+    _count_reviews(result, tally.reviews, tally.after_reveal)
+    result.skipped = tally.skipped
+    result.compared = compared
+    return result
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Pairs in one set of counts, as the summary counts them: every pair is an error,
+    sampled (not comparable), unanswered (comparable, no answer on either side) or
+    compared (both answered: the evidence a PASS needs); some of the compared identical."""
+
+    pairs: int = 0
+    errors: int = 0
+    sampled: int = 0
+    unanswered: int = 0
+    compared: int = 0
+    identical: int = 0
+
+
+def _split(rows: Iterable[tuple[str, bool, int]]) -> _Split:
+    """Split pairs counted by (outcome, comparable) as the summary does."""
+    pairs = errors = sampled = unanswered = compared = identical = 0
+    for outcome, comparable, n in rows:
+        pairs += n
+        if outcome == Outcome.ERROR:
+            errors += n
+        elif not comparable:
+            sampled += n
+        elif outcome == Outcome.UNANSWERED:
+            unanswered += n
         else:
             compared += n
-            if row.outcome == Outcome.IDENTICAL:
-                result.identical += n
-            elif row.outcome == Outcome.EQUIVALENT and not row.reviewed:
-                result.equivalent += n
-        if row.outcome in SUBSTANTIVE and row.comparable:
-            result.needs_review += n
-            if not row.reviewed:
-                result.unreviewed += n
-                suggested[row.suggested or "unknown"] += n
-                if row.judge_verdict:
-                    factual = row.judge_verdict == Verdict.FACTUAL.value and row.judge_wrong_side
-                    wrong = f" ({row.judge_wrong_side} wrong)" if factual else ""
-                    judged[row.judge_verdict + wrong] += n
-    # the token cap is judged on the stored pairs (a serve run keeps identical ones at its --keep-rate)
-    result.capped = _capped(store, run_id, considered=compared + result.unanswered)
-    if seen := store.counts(run_id):
-        # a serve run keeps identical, sampled and failed pairs at --keep-rate: count
-        # those from what it saw (every pair that needs a verdict is stored)
-        pairs_seen = {(outcome, comparable): n for (of, outcome, comparable), n in seen.items() if of == "pairs"}
-        result.pairs = sum(pairs_seen.values())
-        result.errors = sum(n for (outcome, _), n in pairs_seen.items() if outcome == Outcome.ERROR)
-        result.sampled = sum(n for (outcome, comparable), n in pairs_seen.items()
-                             if not comparable and outcome != Outcome.ERROR)
-        result.unanswered = sum(n for (outcome, comparable), n in pairs_seen.items()
-                                if comparable and outcome == Outcome.UNANSWERED)
-        result.identical = sum(n for (outcome, comparable), n in pairs_seen.items()
-                               if comparable and outcome == Outcome.IDENTICAL)
-        compared = sum(n for (outcome, comparable), n in pairs_seen.items()
-                       if comparable and outcome not in UNCOMPARED)
-        result.replica_errors = sum(n for (of, outcome, _), n in seen.items()
-                                    if of == "noise" and outcome == Outcome.ERROR)
-        if capped := {outcome: n for (of, outcome, _), n in seen.items() if of == Tally.CAPPED}:
-            # every pair it saw cut by the cap, stored or not (the tokens: of the stored ones)
-            considered = compared + result.unanswered
-            result.capped.update(pairs=sum(capped.values()), unanswered=capped.get(Outcome.UNANSWERED, 0),
-                                 of=considered, share=sum(capped.values()) / considered if considered else 0.0)
-        # a primary that failed cost a pair, as a failed side does in a replay
-        result.errors += sum(n for (of, why, _), n in seen.items()
-                             if of == Tally.NOT_COMPARED and why in NOT_COMPARED_ERRORS)
-        # changed pairs the store never got need a verdict they can never have: unreviewed for good
-        result.dropped = sum(n for (of, outcome, comparable), n in seen.items()
-                             if of == Tally.DROPPED and comparable and outcome in SUBSTANTIVE)
-        result.needs_review += result.dropped
-        result.unreviewed += result.dropped
-    for (outcome, comparable), n in pruned_counts(store, run_id).items():
-        # deleted by retention, never a reviewed pair: one that needed a verdict still
-        # lacks it, so that a prune never turns an INCOMPLETE run into a PASS
+            identical += n if outcome == Outcome.IDENTICAL else 0
+    return _Split(pairs, errors, sampled, unanswered, compared, identical)
+
+
+def _take(result: Acceptance, split: _Split) -> int:
+    """Set ``result``'s counts of pairs to ``split``'s; the pairs compared."""
+    result.pairs, result.errors, result.sampled = split.pairs, split.errors, split.sampled
+    result.unanswered, result.identical = split.unanswered, split.identical
+    return split.compared
+
+
+def _count_pairs(result: Acceptance, groups: Sequence[PairGroup]) -> int:
+    """Count the stored pairs into ``result``; the pairs compared."""
+    compared = _take(result, _split((g.outcome, g.comparable, g.n) for g in groups))
+    suggested: Counter[str] = Counter()
+    judged: Counter[str] = Counter()
+    for g in groups:
+        result.replica_errors += g.n if g.replica_failed else 0
+        # (a reviewed equivalent pair is counted under its verdict)
+        result.equivalent += g.n if g.comparable and g.outcome == Outcome.EQUIVALENT and not g.reviewed else 0
+        if g.outcome in SUBSTANTIVE and g.comparable:
+            result.needs_review += g.n
+            if not g.reviewed:
+                result.unreviewed += g.n
+                suggested[g.suggested or "unknown"] += g.n
+                if g.judge_verdict:
+                    judged[_judged(g)] += g.n
+    result.suggested_unreviewed = dict(suggested)
+    result.judge_unreviewed = dict(judged)
+    return compared
+
+
+def _judged(group: PairGroup) -> str:
+    """An LLM judge's suggestion, with the side it calls wrong when it calls one factual."""
+    factual = group.judge_verdict == Verdict.FACTUAL.value and group.judge_wrong_side
+    return f"{group.judge_verdict}{f' ({group.judge_wrong_side} wrong)' if factual else ''}"
+
+
+def _count_seen(result: Acceptance, seen: Mapping[tuple[str, str, bool], int]) -> int:
+    """Count what a serve run saw (its counts table) over the stored pairs: it keeps
+    identical, sampled and failed pairs at --keep-rate (every pair that needs a verdict is
+    stored). The pairs compared."""
+    table: dict[str, dict[tuple[str, bool], int]] = {}
+    for (of, outcome, comparable), n in seen.items():
+        table.setdefault(of, {})[outcome, comparable] = n
+    compared = _take(result, _split((outcome, comparable, n)
+                                    for (outcome, comparable), n in table.get("pairs", {}).items()))
+    result.replica_errors = sum(n for (outcome, _), n in table.get("noise", {}).items() if outcome == Outcome.ERROR)
+    _count_capped_seen(result, table.get(Tally.CAPPED, {}), compared)
+    # a primary that failed cost a pair, as a failed side does in a replay
+    result.errors += sum(n for (why, _), n in table.get(Tally.NOT_COMPARED, {}).items() if why in NOT_COMPARED_ERRORS)
+    # changed pairs the store never got need a verdict they can never have: unreviewed for good
+    result.dropped = sum(n for (outcome, comparable), n in table.get(Tally.DROPPED, {}).items()
+                         if comparable and outcome in SUBSTANTIVE)
+    result.needs_review += result.dropped
+    result.unreviewed += result.dropped
+    return compared
+
+
+def _count_capped_seen(result: Acceptance, seen: Mapping[tuple[str, bool], int], compared: int) -> None:
+    """Count every pair a serve run saw cut by the cap, stored or not (the tokens: of the stored ones)."""
+    if capped := {outcome: n for (outcome, _), n in seen.items()}:
+        considered = compared + result.unanswered
+        result.capped.update(pairs=sum(capped.values()), unanswered=capped.get(Outcome.UNANSWERED, 0),
+                             of=considered, share=sum(capped.values()) / considered if considered else 0.0)
+
+
+def _count_pruned(result: Acceptance, pruned: Mapping[tuple[str, bool], int]) -> None:
+    """Count the pairs deleted by retention, never a reviewed pair: one that needed a
+    verdict still lacks it, so that a prune never turns an INCOMPLETE run into a PASS."""
+    for (outcome, comparable), n in pruned.items():
         if outcome in SUBSTANTIVE and comparable:
             result.needs_review += n
             result.unreviewed += n
             result.pruned_unreviewed += n
         elif outcome == Outcome.EQUIVALENT and comparable:
             result.equivalent += n
-    # a reviewer's first verdict on a pair is the blind one; older builds took more after
-    # the reveal, which would let one who has seen the sides decide the run
-    blind_reviews = first_verdicts(reviews)
-    result.after_reveal = len(reviews) - len(blind_reviews)
-    if result.after_reveal:
-        result.warnings.append(f"{result.after_reveal} {'verdict' if result.after_reveal == 1 else 'verdicts'} "
+
+
+def _count_reviews(result: Acceptance, reviews: Sequence[Review], after_reveal: int) -> None:
+    """Count each reviewed pair once, under the verdict least favourable to the
+    candidate, and list the factual verdicts against it. Only a reviewer's first verdict
+    on a pair (the blind one) counts: older builds took more after the reveal, which would
+    let one who has seen the sides decide the run."""
+    result.after_reveal = after_reveal
+    if after_reveal:
+        result.warnings.append(f"{after_reveal} {'verdict' if after_reveal == 1 else 'verdicts'} "
                                "given by a reviewer to a pair they had already judged (after its reveal, by an "
                                "older shadowdiff) not counted: only each reviewer's first, blind verdict is")
     by_pair: dict[int, set[str]] = {}
-    for review in blind_reviews:
+    for review in reviews:
         kind = oriented(review.verdict, review.wrong_side)
         by_pair.setdefault(review.pair_id, set()).add(kind)
         if kind == Standing.FACTUAL:
             result.factual.append({"pair_id": review.pair_id, "key": review.key,
                                    "reviewer": review.reviewer, "note": review.note})
-    result.agreement = agreement_of(blind_reviews)
+    result.agreement = agreement_of(reviews)
     result.disagreements = len(result.agreement.disagreements)
-    for kinds in by_pair.values():
-        verdicts[max(kinds, key=_SEVERITY.__getitem__)] += 1
-    result.verdicts = dict(verdicts)
-    result.suggested_unreviewed = dict(suggested)
-    result.judge_unreviewed = dict(judged)
-    result.skipped = len(store.skipped(run_id))
-    result.compared = compared
-    reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
+    result.verdicts = dict(Counter(max(kinds, key=_SEVERITY.__getitem__) for kinds in by_pair.values()))
+
+
+# -- the rules: each may decide against the run, and says why --
+
+
+def no_factual_regression(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """No reviewer found the candidate factually wrong: one such verdict fails the run."""
     if result.factual:
         result.decision = Decision.FAIL
         # pairs, as the counts are: two reviewers calling one pair factual is one regression
         pairs = len({f["pair_id"] for f in result.factual})
         result.reasons.append(f"{pairs} factual regression(s) against the candidate")
-    else:
-        if reviewed_share < min_reviewed:
+
+
+def reviewed_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """At least --min-reviewed of the pairs changed in substance reviewed, and none of
+    those left unreviewed a pair that may show a factual regression."""
+    reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
+    if reviewed_share < bar.min_reviewed:
+        result.decision = Decision.INCOMPLETE
+        result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
+                              "unreviewed "
+                              f"({_share(reviewed_share)} reviewed, {_share(bar.min_reviewed)} required)"
+                              + (f", {result.dropped} of them dropped before reaching the store (never "
+                                 "reviewable)" if result.dropped else ""))
+    elif (flagged := result.suggested_unreviewed.get(Verdict.FACTUAL, 0)) or result.pruned_unreviewed:
+        # --min-reviewed below 1 lets ordinary changes go unreviewed, never the evidence of a
+        # regression: a flip by the reference answers, a changed number, label or structure.
+        # A pair deleted by retention took its signs with it: it may have shown one.
+        result.decision = Decision.INCOMPLETE
+        shown = [f"{flagged} unreviewed pairs show a sign of a factual regression (a flip by the reference "
+                 "answers, a changed number, label or structure, a refusal)"] if flagged else []
+        if result.pruned_unreviewed:
+            shown.append(f"{result.pruned_unreviewed} unreviewed pairs were deleted by retention, and whether "
+                         "they showed one went with them")
+        result.reasons.append("; ".join(shown) + f"; --min-reviewed {bar.min_reviewed:g} lets only pairs known to "
+                              "show none go unreviewed: review them (they lead the review queue)")
+
+
+def few_unchecked(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """No more prompts unchecked than --max-errors."""
+    if result.unchecked > bar.max_errors:
+        result.decision = Decision.INCOMPLETE
+        result.reasons.append(f"{'; '.join(result.unchecked_parts())}: {result.unchecked} prompts unchecked, "
+                              f"{bar.max_errors} allowed (--max-errors)")
+
+
+def few_capped(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """No more than --max-capped of the comparable pairs cut by the token cap on both sides;
+    the pairs it could not check are said, not judged."""
+    result.thresholds["max_capped"] = bar.max_capped
+    if unknown := result.capped.get("unknown"):
+        # (saved answers without one, such as a JSON list of strings)
+        result.warnings.append(f"{unknown:,} of {result.capped['of']:,} comparable pairs have no finish reason "
+                               "on a side (answers saved without one): --max-capped could not check whether "
+                               "the token cap cut them")
+    if cut := result.capped_text():
+        result.warnings.append(cut)
+        if result.capped["share"] > bar.max_capped:
             result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
-                                  "unreviewed "
-                                  f"({_share(reviewed_share)} reviewed, {_share(min_reviewed)} required)"
-                                  + (f", {result.dropped} of them dropped before reaching the store (never "
-                                     "reviewable)" if result.dropped else ""))
-        elif (flagged := result.suggested_unreviewed.get(Verdict.FACTUAL, 0)) or result.pruned_unreviewed:
-            # --min-reviewed below 1 lets ordinary changes go unreviewed, never the evidence of a
-            # regression: a flip by the reference answers, a changed number, label or structure.
-            # A pair deleted by retention took its signs with it: it may have shown one.
-            result.decision = Decision.INCOMPLETE
-            shown = [f"{flagged} unreviewed pairs show a sign of a factual regression (a flip by the reference "
-                     "answers, a changed number, label or structure, a refusal)"] if flagged else []
-            if result.pruned_unreviewed:
-                shown.append(f"{result.pruned_unreviewed} unreviewed pairs were deleted by retention, and whether "
-                             "they showed one went with them")
-            result.reasons.append("; ".join(shown) + f"; --min-reviewed {min_reviewed:g} lets only pairs known to "
-                                  "show none go unreviewed: review them (they lead the review queue)")
-        if result.unchecked > max_errors:
-            result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"{'; '.join(result.unchecked_parts())}: {result.unchecked} prompts unchecked, "
-                                  f"{max_errors} allowed (--max-errors)")
-        result.thresholds["max_capped"] = max_capped
-        if unknown := result.capped.get("unknown"):
-            # (saved answers without one, such as a JSON list of strings: said, not judged)
-            result.warnings.append(f"{unknown:,} of {result.capped['of']:,} comparable pairs have no finish reason "
-                                   "on a side (answers saved without one): --max-capped could not check whether "
-                                   "the token cap cut them")
-        if cut := result.capped_text():
-            result.warnings.append(cut)
-            if result.capped["share"] > max_capped:
-                result.decision = Decision.INCOMPLETE
-                result.reasons.append(f"{cut}: what the answers said after the cap was never compared; replay "
-                                      f"with a larger --max-tokens (--max-capped {_share(max_capped)} allowed)")
-        run = store.run(run_id)
-        if changed := run.settings.get(LOG_CHANGED):
-            result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"the log changed while the run read it ({safe_text(str(changed))}): its pairs may "
-                                  "answer two versions of it; replay the log as it is now as a new run")
-        if run.finished_at is None:
-            result.decision = Decision.INCOMPLETE
-            stopped = run.settings.get(STOPPED_BY_LOG)
-            result.reasons.append(f"the run stopped at its log ({safe_text(str(stopped))}): fix the log and replay it "
-                                  "as a new run, without --resume (a resume refuses a log whose contents changed)"
-                                  if stopped else _UNFINISHED.get(run.kind, "the run did not finish"))
-        # lost: killed; incomplete: its store failed at shutdown; forced: closed by --force while it
-        # still counted as running - alive, it moved on to a new run with what it held (and is
-        # found there); killed, it is short like a lost one
-        members = RunMembers(store).members(run_id)
-        moved = _moved_on(store, run_id, [m.id for m in members if m.ended == "forced"])
-        short = [m for m in members if m.ended in ("lost", "incomplete") or (m.ended == "forced" and m.id not in moved)]
-        if short:
-            result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"{len(short)} of the run's proxies stopped without writing all they compared "
-                                  "(killed, closed by --force, or their store failed at shutdown): its counts and "
-                                  "pairs are short of what was served; check the candidate on a new run (or replay "
-                                  "the captured traffic)")
-        if not compared:
-            result.decision = Decision.INCOMPLETE
-            result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "
-                                  "sides" + (" (a sampled request, e.g. --temperature keep, is never comparable)"
-                                             if result.sampled else ""))
-        elif compared < min_compared:
-            result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"only {compared} comparable pairs were answered by both sides; "
-                                  f"{min_compared} required (--min-compared): too few to show that the candidate "
-                                  f"changes little (even with none changed, up to "
-                                  f"{confidence.rate_upper(0, compared) * 100:.0f} % of its answers may, 95 %); "
-                                  f"replay a longer log, or give --min-compared {compared} to accept them as enough")
-    return result
+            result.reasons.append(f"{cut}: what the answers said after the cap was never compared; replay "
+                                  f"with a larger --max-tokens (--max-capped {_share(bar.max_capped)} allowed)")
+
+
+def log_unchanged(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """The log did not change while the run read it."""
+    if tally.log_changed:
+        result.decision = Decision.INCOMPLETE
+        result.reasons.append(f"the log changed while the run read it ({safe_text(tally.log_changed)}): its pairs may "
+                              "answer two versions of it; replay the log as it is now as a new run")
+
+
+def finished(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """The run finished: an open one may have seen a small part of what it was to see."""
+    if not tally.finished:
+        result.decision = Decision.INCOMPLETE
+        stopped = tally.stopped_by_log
+        result.reasons.append(f"the run stopped at its log ({safe_text(stopped)}): fix the log and replay it "
+                              "as a new run, without --resume (a resume refuses a log whose contents changed)"
+                              if stopped else _UNFINISHED.get(tally.kind, "the run did not finish"))
+
+
+def members_whole(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """Every proxy of the run wrote all it compared."""
+    if tally.short_members:
+        result.decision = Decision.INCOMPLETE
+        result.reasons.append(f"{tally.short_members} of the run's proxies stopped without writing all they compared "
+                              "(killed, closed by --force, or their store failed at shutdown): its counts and "
+                              "pairs are short of what was served; check the candidate on a new run (or replay "
+                              "the captured traffic)")
+
+
+def compared_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
+    """At least --min-compared comparable pairs answered by both sides, and never none."""
+    compared = result.compared
+    if not compared:
+        result.decision = Decision.INCOMPLETE
+        result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "
+                              "sides" + (" (a sampled request, e.g. --temperature keep, is never comparable)"
+                                         if result.sampled else ""))
+    elif compared < bar.min_compared:
+        result.decision = Decision.INCOMPLETE
+        result.reasons.append(f"only {compared} comparable pairs were answered by both sides; "
+                              f"{bar.min_compared} required (--min-compared): too few to show that the candidate "
+                              f"changes little (even with none changed, up to "
+                              f"{confidence.rate_upper(0, compared) * 100:.0f} % of its answers may, 95 %); "
+                              f"replay a longer log, or give --min-compared {compared} to accept them as enough")
+
+
+Rule = Callable[[Acceptance, RunTally, Bar], None]
+# Applied in this order to a run no reviewer found factually wrong (each may leave it
+# INCOMPLETE): the reasons are given in it.
+RULES: tuple[Rule, ...] = (reviewed_enough, few_unchecked, few_capped, log_unchanged, finished, members_whole,
+                           compared_enough)
 
 
 def noisy_replica(excess: dict[str, Any]) -> bool:
@@ -541,56 +635,6 @@ def noisy_replica(excess: dict[str, Any]) -> bool:
     return bool(excess["replica_changed"] > 0 and excess["replica_changed"] >= excess["candidate_changed"])
 
 
-def _capped(store: Store, run_id: str, considered: int) -> dict[str, Any]:
-    """The stored comparable pairs where both sides stopped at the token cap (finish
-    reason ``length``) in the same choice: how many, how many of them before any answer,
-    out of ``considered``, and the fewest and most tokens a side generated per choice in
-    them. Read from the answers whose first choice was cut, or that hold more choices
-    (their finish reasons are in ``other_choices``): a handful of rows in most runs."""
-    p, base, cand = schema.pairs.c, schema.answers.alias("base"), schema.answers.alias("cand")
-    cut_or_many = [sa.or_(side.c.finish_reason == "length", side.c.other_choices.is_not(None)) for side in (base, cand)]
-    query = (sa.select(p.outcome, base.c.finish_reason, cand.c.finish_reason, base.c.other_choices,
-                       cand.c.other_choices, base.c.completion_tokens, cand.c.completion_tokens,
-                       base.c.choice_count, cand.c.choice_count)
-             .select_from(schema.pairs
-                          .join(base, sa.and_(base.c.pair_id == p.id, base.c.side == Side.BASELINE.value))
-                          .join(cand, sa.and_(cand.c.pair_id == p.id, cand.c.side == Side.CANDIDATE.value)))
-             .where(p.run_id == run_id, p.comparable, p.outcome != Outcome.ERROR.value, *cut_or_many))
-    pairs = unanswered = 0
-    tokens: list[float] = []
-    unknown = (sa.select(sa.func.count()).select_from(query.get_final_froms()[0])
-               .where(p.run_id == run_id, p.comparable, p.outcome != Outcome.ERROR.value,
-                      sa.or_(base.c.finish_reason.is_(None), cand.c.finish_reason.is_(None))))
-    with store.engine.connect() as c:
-        not_known = int(c.execute(unknown).scalar_one())
-        for outcome, finish_a, finish_b, others_a, others_b, tokens_a, tokens_b, count_a, count_b in c.execute(query):
-            if not _cut(finish_a, others_a) & _cut(finish_b, others_b):
-                continue
-            pairs += 1
-            unanswered += outcome == Outcome.UNANSWERED
-            # usage counts every choice's tokens: per choice, as the cap applies
-            tokens += [t / max(n or 1, 1) for t, n in ((tokens_a, count_a), (tokens_b, count_b)) if t is not None]
-    return {"pairs": pairs, "unanswered": unanswered, "of": considered, "unknown": not_known,
-            "share": pairs / considered if considered else 0.0,
-            "tokens": [round(min(tokens)) if tokens else None, round(max(tokens)) if tokens else None]}
-
-
-def _cut(first: str | None, others: Any) -> set[int]:
-    """The indexes of an answer's choices that stopped at the token cap."""
-    choices = [{"index": 0, "finish_reason": first}, *(others if isinstance(others, list) else ())]
-    return {int(ch.get("index", i)) for i, ch in enumerate(choices)
-            if isinstance(ch, dict) and ch.get("finish_reason") == "length"}
-
-
 def _share(value: float) -> str:
     """A percentage that never rounds a shortfall away (89.8 % is not "90 %")."""
     return f"{100 * value:.0f} %" if round(100 * value, 6) == round(100 * value) else f"{100 * value:.1f} %"
-
-
-def _moved_on(store: Store, run_id: str, members: list[str]) -> set[str]:
-    """Those of ``members`` (closed by --force in ``run_id``) found in another run since: alive."""
-    if not members:
-        return set()
-    m = schema.run_members.c
-    with store.engine.connect() as c:
-        return set(c.execute(sa.select(m.member).where(m.member.in_(members), m.run_id != run_id)).scalars())
