@@ -17,7 +17,8 @@ The modules, each with one job:
   PostgreSQL tuning, and the migrations run on open;
 * ``schema``: the tables; ``rows``: records to rows and back (``Run``, ``StoredPair``);
 * ``store``: the ``Store`` class; ``order``: the review queue's order; ``speed``:
-  the answers' speed percentiles;
+  the answers' speed percentiles; ``tallies``: what a run's verdict is decided from,
+  read into plain counts;
 * ``members``, ``review``, ``reviewers``, ``prune``, ``writer``, ``plotrows``: serve
   runs' processes, reviews, reviewers, retention, the background writer, plot data.
 
