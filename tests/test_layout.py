@@ -149,6 +149,9 @@ def test_every_core_folder_is_a_layer() -> None:
     assert folders == (set(LAYERS) - {PACKAGE}) | {"simulator"}
     for folder in folders:
         assert ast.get_docstring(ast.parse((ROOT / "shadowdiff" / folder / "__init__.py").read_text())), folder
+    # and the tests follow: a folder of tests per part
+    tests = {p.name for p in (ROOT / "tests").iterdir() if (p / "__init__.py").exists()}
+    assert folders | set(MODES) <= tests, sorted(folders | set(MODES) - tests)
 
 
 def test_the_modes_install_under_the_one_name() -> None:

@@ -92,7 +92,7 @@ class _StampingConnector(aiohttp.TCPConnector):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         # aiohttp makes each connection's protocol with this factory (a private attribute,
-        # unchanged since aiohttp 3.0; tests/core/test_arrivals.py fails if it goes)
+        # unchanged since aiohttp 3.0; tests/answers/test_arrivals.py fails if it goes)
         self._factory = functools.partial(_StampingProtocol, loop=self._loop)  # type: ignore[assignment]
 
 

@@ -33,13 +33,13 @@ MARK = "[REDACTED]"
 _START = r"(?<![A-Za-z0-9])"
 _END = r"(?![A-Za-z0-9])"
 _TOKEN = r"[A-Za-z0-9._~+/=-]"   # a bearer token's characters (RFC 6750's b64token)
-# Recognised by their shape. Each is weighed against ordinary text (tests/core/test_redact.py):
+# Recognised by their shape. Each is weighed against ordinary text (tests/answers/test_redact.py):
 # where a shape could be a word, the pattern asks for more than the shape.
 DEFAULT_PATTERNS = (
     # Every pattern runs in time linear in the text, whatever a client sends (a 1 MB
     # prompt of one letter, of "a.a.a.", of "key_key_"...): a shape starts where its
     # characters start (the look-behinds), and each unbounded run that could be retried
-    # from every position of a long run is bounded. tests/core/test_redact.py holds the
+    # from every position of a long run is bounded. tests/answers/test_redact.py holds the
     # hostile shapes; bench/redact_cost.py measures them.
     # e-mail addresses (a local part is at most 64 characters, a domain 253)
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}"

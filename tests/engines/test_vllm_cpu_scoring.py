@@ -90,7 +90,7 @@ def test_an_answer_that_fills_the_context_is_scored_one_token_short(vllm: Trio) 
     and then cannot read prompt and answer back with room for the token it must generate
     (400 ``max_tokens must be at least 1``). It is read without its last token. (That a run
     of such pairs never makes the scorer give the server up is tested on a scripted server,
-    tests/core/test_scoring.py: each reading here is a 2,047-token prefill with logprobs.)"""
+    tests/triage/test_scoring.py: each reading here is a 2,047-token prefill with logprobs.)"""
     filler = "The quick brown fox jumps over the lazy dog. " * 190   # about 1,900 tokens
     body, text, generated, data = _answer(vllm.bf16, f"{filler}\nSummarize the text above at length.", 256)
     assert data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"] == 2048, data["usage"]

@@ -221,7 +221,7 @@ def test_odd_prompts_do_not_crash(sim_url: str) -> None:
 def test_headers_are_vllms_middlewares_and_starlettes_order(start_simulator: Any) -> None:
     """vLLM's CORS middleware (no origin allowed by default) adds ``vary: Origin`` to every
     answer but the API key's 401, whose middleware is outside it; a JSON body's length comes
-    before its type, as Starlette's JSONResponse writes them (tests/core/data/vllm/)."""
+    before its type, as Starlette's JSONResponse writes them (tests/answers/data/vllm/)."""
     url = start_simulator(api_keys=("sekret",))
     names = {"date", "server"}   # uvicorn's
     answered = post(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 1},

@@ -3,7 +3,7 @@ pairs counted by the database as they read one by one, each reviewer's first ver
 the run's counts table, retention's counts, the pairs cut by the token cap, skipped
 lines, its proxies and settings - and nothing of another run. On SQLite and PostgreSQL.
 
-The verdict's rules are tested on made-up tallies (tests/core/test_acceptance_property.py):
+The verdict's rules are tested on made-up tallies (tests/verdict/test_acceptance_property.py):
 these tests are what lets those stand for stores.
 """
 

@@ -1,7 +1,7 @@
 """Capture what llama.cpp's OpenAI server really sends, byte for byte, for tests to replay.
 
 ``python -m tests.support.llamacpp_capture [DIR]`` starts the F16 server of the real-engine tier
-(tests/support/realengine.py) and writes, into DIR (default tests/core/data/llamacpp):
+(tests/support/realengine.py) and writes, into DIR (default tests/answers/data/llamacpp):
 
 * ``NAME.http``: the raw response: the status line, the headers as received, a blank
   line, and the body's bytes exactly as they came off the socket (event streams included);
@@ -25,7 +25,7 @@ import httpx
 
 from tests.support.realengine import engine, models, serve
 
-DATA = Path(__file__).resolve().parents[1] / "core" / "data" / "llamacpp"
+DATA = Path(__file__).resolve().parents[1] / "answers" / "data" / "llamacpp"
 MODEL = "smol-f16"
 ASK = [{"role": "user", "content": "What is 17 times 23?"}]
 GREEDY = {"model": MODEL, "messages": ASK, "temperature": 0, "max_tokens": 12}

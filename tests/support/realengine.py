@@ -67,7 +67,7 @@ STEM = "SmolLM2-135M-Instruct"
 # over two cores and is what the recipe measured with. Interruption off: replay and the
 # proxy send both sides, and several requests at once; with it on (the server's default), a
 # request arriving while a stream is generated ends that stream early, without a finish
-# chunk (tests/core/data/llamacpp/README.md, "Concurrency"), so concurrent streams come
+# chunk (tests/answers/data/llamacpp/README.md, "Concurrency"), so concurrent streams come
 # back cut. Off, requests simply wait their turn.
 SERVER_OPTIONS = ("--n_ctx", "2048", "--n_threads", "1", "--interrupt_requests", "false")
 # What makes the replica differ from ``f16``, the noise floor: flash attention, a kernel

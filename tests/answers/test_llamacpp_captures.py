@@ -1,4 +1,4 @@
-"""What tests/core/data/llamacpp/README.md says llama.cpp's server sends, checked on the captured bytes.
+"""What tests/answers/data/llamacpp/README.md says llama.cpp's server sends, checked on the captured bytes.
 
 A re-capture with another llama-cpp-python that changes one of these facts fails here,
 so the README (and whatever shadowdiff does about the fact) is revisited.

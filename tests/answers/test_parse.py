@@ -128,7 +128,7 @@ def test_tool_call_arguments_are_a_string_from_bodies_and_streams() -> None:
 
 def test_a_stream_that_ends_in_done_without_a_finish_reason_was_cut_short() -> None:
     """llama.cpp's server ends a running stream with [DONE] and no finish chunk when
-    another request arrives (tests/core/data/llamacpp/README.md): its text is a prefix."""
+    another request arrives (tests/answers/data/llamacpp/README.md): its text is a prefix."""
     cut = read_answer(stream(_chunk("The answer"), _chunk(" is")), True)
     assert cut.error is not None and "without a finish reason for choice 0" in cut.error
     assert "--interrupt_requests false" in cut.error
