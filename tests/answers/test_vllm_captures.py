@@ -1,4 +1,4 @@
-"""Real vLLM 0.32's captured bytes (tests/answers/data/vllm/), read by shadowdiff's readers and set against the simulator.
+"""Real vLLM 0.32's captured bytes (tests/answers/data/vllm/), read by our readers, set against the simulator.
 
 ``python -m tests.support.vllm_cpu_capture`` sent the same requests to a real vLLM 0.32 on the CPU
 and to a simulator in its place, and kept both answers byte for byte. With no server:
