@@ -26,7 +26,7 @@ stay incomplete. ``acceptance`` is the two together.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,6 @@ from shadowdiff.answers.invisible import safe_text
 from shadowdiff.answers.records import side_against
 from shadowdiff.statistics import confidence
 from shadowdiff.store import Store
-from shadowdiff.store.members import STALE_AFTER
 
 # (the run settings replay writes, read by the tally: importable from here as before)
 from shadowdiff.store.tallies import LOG_CHANGED as LOG_CHANGED
@@ -42,6 +41,7 @@ from shadowdiff.store.tallies import STOPPED_BY_LOG as STOPPED_BY_LOG
 from shadowdiff.store.tallies import PairGroup, Review, RunTally, run_tally
 from shadowdiff.verdict.agreement import Agreement, agreement_of
 from shadowdiff.verdict.gates import MAX_CAPPED
+from shadowdiff.verdict.rules import RULES, no_factual_regression, share
 from shadowdiff.vocabulary import (
     NOT_COMPARED_ERRORS,
     SUBSTANTIVE,
@@ -52,16 +52,6 @@ from shadowdiff.vocabulary import (
     Tally,
     Verdict,
 )
-
-# Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
-_UNFINISHED = {
-    "replay": "the run did not finish (stopped or killed part-way): continue it with the same "
-              "`shadowdiff replay` command and --resume, then report again",
-    "serve": "the proxy's run is still open (a proxy of it is serving, or was killed before it stopped): "
-             "report again once they have all stopped; if one was killed, close the run with "
-             f"`shadowdiff close STORE --run RUN` once it has been silent for {STALE_AFTER:.0f} s",
-    "compare": "the comparison did not finish: run `shadowdiff compare` again",
-}
 
 # A directional verdict by the side it goes against (the keys of ``Acceptance.verdicts``
 # are ``Standing`` members: the candidate's side of each verdict).
@@ -265,7 +255,7 @@ class Acceptance:
         over = ("" if high is None else f", compared over their first {high:,} tokens" if low == high
                 else f", compared over their first {low:,} to {high:,} tokens")
         before = f"; {c['unanswered']} of them before any answer" if c["unanswered"] else ""
-        return (f"{c['pairs']:,} of {c['of']:,} comparable pairs ({_share(c['share'])}) hit the token cap on both "
+        return (f"{c['pairs']:,} of {c['of']:,} comparable pairs ({share(c['share'])}) hit the token cap on both "
                 f"sides{over}{before}")
 
     def _more_reviews(self, target: float) -> int:
@@ -515,126 +505,7 @@ def _count_reviews(result: Acceptance, reviews: Sequence[Review], after_reveal: 
     result.verdicts = dict(Counter(max(kinds, key=_SEVERITY.__getitem__) for kinds in by_pair.values()))
 
 
-# -- the rules: each may decide against the run, and says why --
-
-
-def no_factual_regression(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """No reviewer found the candidate factually wrong: one such verdict fails the run."""
-    if result.factual:
-        result.decision = Decision.FAIL
-        # pairs, as the counts are: two reviewers calling one pair factual is one regression
-        pairs = len({f["pair_id"] for f in result.factual})
-        result.reasons.append(f"{pairs} factual regression(s) against the candidate")
-
-
-def reviewed_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """At least --min-reviewed of the pairs changed in substance reviewed, and none of
-    those left unreviewed a pair that may show a factual regression."""
-    reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
-    if reviewed_share < bar.min_reviewed:
-        result.decision = Decision.INCOMPLETE
-        result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
-                              "unreviewed "
-                              f"({_share(reviewed_share)} reviewed, {_share(bar.min_reviewed)} required)"
-                              + (f", {result.dropped} of them dropped before reaching the store (never "
-                                 "reviewable)" if result.dropped else ""))
-    elif (flagged := result.suggested_unreviewed.get(Verdict.FACTUAL, 0)) or result.pruned_unreviewed:
-        # --min-reviewed below 1 lets ordinary changes go unreviewed, never the evidence of a
-        # regression: a flip by the reference answers, a changed number, label or structure.
-        # A pair deleted by retention took its signs with it: it may have shown one.
-        result.decision = Decision.INCOMPLETE
-        shown = [f"{flagged} unreviewed pairs show a sign of a factual regression (a flip by the reference "
-                 "answers, a changed number, label or structure, a refusal)"] if flagged else []
-        if result.pruned_unreviewed:
-            shown.append(f"{result.pruned_unreviewed} unreviewed pairs were deleted by retention, and whether "
-                         "they showed one went with them")
-        result.reasons.append("; ".join(shown) + f"; --min-reviewed {bar.min_reviewed:g} lets only pairs known to "
-                              "show none go unreviewed: review them (they lead the review queue)")
-
-
-def few_unchecked(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """No more prompts unchecked than --max-errors."""
-    if result.unchecked > bar.max_errors:
-        result.decision = Decision.INCOMPLETE
-        result.reasons.append(f"{'; '.join(result.unchecked_parts())}: {result.unchecked} prompts unchecked, "
-                              f"{bar.max_errors} allowed (--max-errors)")
-
-
-def few_capped(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """No more than --max-capped of the comparable pairs cut by the token cap on both sides;
-    the pairs it could not check are said, not judged."""
-    result.thresholds["max_capped"] = bar.max_capped
-    if unknown := result.capped.get("unknown"):
-        # (saved answers without one, such as a JSON list of strings)
-        result.warnings.append(f"{unknown:,} of {result.capped['of']:,} comparable pairs have no finish reason "
-                               "on a side (answers saved without one): --max-capped could not check whether "
-                               "the token cap cut them")
-    if cut := result.capped_text():
-        result.warnings.append(cut)
-        if result.capped["share"] > bar.max_capped:
-            result.decision = Decision.INCOMPLETE
-            result.reasons.append(f"{cut}: what the answers said after the cap was never compared; replay "
-                                  f"with a larger --max-tokens (--max-capped {_share(bar.max_capped)} allowed)")
-
-
-def log_unchanged(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """The log did not change while the run read it."""
-    if tally.log_changed:
-        result.decision = Decision.INCOMPLETE
-        result.reasons.append(f"the log changed while the run read it ({safe_text(tally.log_changed)}): its pairs may "
-                              "answer two versions of it; replay the log as it is now as a new run")
-
-
-def finished(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """The run finished: an open one may have seen a small part of what it was to see."""
-    if not tally.finished:
-        result.decision = Decision.INCOMPLETE
-        stopped = tally.stopped_by_log
-        result.reasons.append(f"the run stopped at its log ({safe_text(stopped)}): fix the log and replay it "
-                              "as a new run, without --resume (a resume refuses a log whose contents changed)"
-                              if stopped else _UNFINISHED.get(tally.kind, "the run did not finish"))
-
-
-def members_whole(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """Every proxy of the run wrote all it compared."""
-    if tally.short_members:
-        result.decision = Decision.INCOMPLETE
-        result.reasons.append(f"{tally.short_members} of the run's proxies stopped without writing all they compared "
-                              "(killed, closed by --force, or their store failed at shutdown): its counts and "
-                              "pairs are short of what was served; check the candidate on a new run (or replay "
-                              "the captured traffic)")
-
-
-def compared_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
-    """At least --min-compared comparable pairs answered by both sides, and never none."""
-    compared = result.compared
-    if not compared:
-        result.decision = Decision.INCOMPLETE
-        result.reasons.append("nothing was compared: no pair decoded deterministically was answered by both "
-                              "sides" + (" (a sampled request, e.g. --temperature keep, is never comparable)"
-                                         if result.sampled else ""))
-    elif compared < bar.min_compared:
-        result.decision = Decision.INCOMPLETE
-        result.reasons.append(f"only {compared} comparable pairs were answered by both sides; "
-                              f"{bar.min_compared} required (--min-compared): too few to show that the candidate "
-                              f"changes little (even with none changed, up to "
-                              f"{confidence.rate_upper(0, compared) * 100:.0f} % of its answers may, 95 %); "
-                              f"replay a longer log, or give --min-compared {compared} to accept them as enough")
-
-
-Rule = Callable[[Acceptance, RunTally, Bar], None]
-# Applied in this order to a run no reviewer found factually wrong (each may leave it
-# INCOMPLETE): the reasons are given in it.
-RULES: tuple[Rule, ...] = (reviewed_enough, few_unchecked, few_capped, log_unchanged, finished, members_whole,
-                           compared_enough)
-
-
 def noisy_replica(excess: dict[str, Any]) -> bool:
     """Whether the replica (a second baseline) changed at least as many answers as the
     candidate: a noise floor that high hides the candidate's own changes."""
     return bool(excess["replica_changed"] > 0 and excess["replica_changed"] >= excess["candidate_changed"])
-
-
-def _share(value: float) -> str:
-    """A percentage that never rounds a shortfall away (89.8 % is not "90 %")."""
-    return f"{100 * value:.0f} %" if round(100 * value, 6) == round(100 * value) else f"{100 * value:.1f} %"
