@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -281,28 +282,33 @@ class _Run:
         strike = min(self.faults.after_tokens, max(frames - 1, 0))
         emitted = 0
         for step in range(max(w.steps for w in writers)):
-            if step:
-                self._step(pacer, sum(1 for w in writers if step < w.steps))
-                if pacer.pending() > 0.0005:
-                    await self.flush()
-                    await self._wait(pacer)
-            else:
-                self.generated = len(writers)
-            for writer in writers:
-                if step >= writer.steps:
-                    continue
-                delta = writer.delta(step)
-                if delta is None:   # a token vLLM's parser sends nothing for
-                    continue
+            await self._advance(pacer, writers, step)
+            for delta in _deltas(writers, step):
                 if emitted == strike and await self._mid_stream_fault():
                     return True
                 await self.write(chunks.delta(delta))
                 emitted += 1
-        if job.include_usage:
-            reasoning = sum(w.reasoning_tokens() for w in writers) if chunks.reasoning else None
-            await self.write(chunks.usage(job.prompt_tokens, sum(c.completion_tokens for c in choices), reasoning))
-        await self.write(streaming.DONE)
+        await self._close(chunks, writers)
         return False
+
+    async def _close(self, chunks: streaming.ChatChunks, writers: list[_ChoiceWriter]) -> None:
+        """The usage frame (with include_usage), then ``[DONE]``."""
+        if self.job.include_usage:
+            reasoning = sum(w.reasoning_tokens() for w in writers) if chunks.reasoning else None
+            completion_tokens = sum(w.choice.completion_tokens for w in writers)
+            await self.write(chunks.usage(self.job.prompt_tokens, completion_tokens, reasoning))
+        await self.write(streaming.DONE)
+
+    async def _advance(self, pacer: Pacer, writers: list[_ChoiceWriter], step: int) -> None:
+        """Generate the step's tokens (the first came with the prefill), flushing what is
+        written before waiting for them."""
+        if not step:
+            self.generated = len(writers)
+            return
+        self._step(pacer, sum(1 for w in writers if step < w.steps))
+        if pacer.pending() > 0.0005:
+            await self.flush()
+            await self._wait(pacer)
 
     async def _mid_stream_fault(self) -> bool:
         fault = self.job.fault
@@ -375,41 +381,20 @@ class _ChoiceWriter:
 
     def delta(self, step: int) -> streaming.Delta | None:
         """The frame of one step, or None where vLLM sends none."""
-        choice, job = self.choice, self.job
+        choice = self.choice
         last = step == self.steps - 1
-        visible = len(choice.tokens)
-        if step < visible:
-            self.upto += len(choice.tokens[step].text)
-        allowed = len(self.text) if last else max(self.sent, min(self.upto - self.hold, len(self.text)))
-        text = self.text[self.sent:allowed]
-        self.sent = allowed
-        positions: list[logprobs.Position | None] = []
-        texts: list[str] = []
-        if choice.positions is not None and step < len(choice.positions):
-            positions, texts = [choice.positions[step]], [choice.positions[step].token]
-        ids = [choice.token_ids[step]] if job.return_token_ids and step < len(choice.token_ids) else None
+        text = self._release(step, last)
+        positions, texts = self._positions(step)
+        ids = self._token_ids(step)
         prompt_ids = None
         if self.first:
             self.first = False
-            if job.echo:
-                text = self.prompt.text + ("" if job.echo_only else text)
-                if self.echo_positions is not None:
-                    echo_pos, echo_texts = self.echo_positions
-                    positions, texts = [*echo_pos, *positions], [*echo_texts, *texts]
-            if not job.chat:
-                prompt_ids = self.prompt_ids
-        lp: dict[str, Any] | None = None
-        if choice.positions is not None:
-            if job.chat:
-                lp = logprobs.chat_content([p for p in positions if p is not None], job.top_n)
-            else:
-                lp = logprobs.completion_logprobs(positions, texts, job.top_n, self.offset)
-                self.offset += sum(len(t) for t in texts)
-        finish_reason = choice.finish_reason if last else None
+            text, positions, texts = self._echoed(text, positions, texts)
+            prompt_ids = None if self.job.chat else self.prompt_ids
+        lp = self._logprobs(positions, texts)
         message = None
         if self.parser is not None:
-            token_id = choice.token_ids[step] if step < len(choice.token_ids) else -1
-            message = self.parser.step(text, token_id, finished=last)
+            message = self.parser.step(text, self._token_id(step), finished=last)
             if self.parser.hide_metadata:
                 lp = ids = None
             if message is None:
@@ -418,16 +403,86 @@ class _ChoiceWriter:
                 if not last and lp is None and ids is None:
                     return None
                 message = {}
-            if last:
-                finish_reason = self.parser.finish_reason(choice.finish_reason)
         return streaming.Delta(
             index=choice.index, text=text, completion_tokens=step + 1, prompt_tokens=len(self.prompt.ids),
             logprobs=lp, token_ids=ids, prompt_token_ids=prompt_ids,
-            finish_reason=finish_reason,
+            finish_reason=self._finish_reason(last),
             stop_reason=choice.stop_reason if last else None, final=last,
             empty=last and choice.completion_tokens == 0, message=message,
-            reasoning_tokens=self.reasoning_tokens(step + 1)
-            if job.continuous_usage and job.parsers.reasoning and job.parsed else None)
+            reasoning_tokens=self._usage_reasoning(step))
+
+    def _release(self, step: int, last: bool) -> str:
+        """The text this step sends: all that is left at the end, else what the stop-string
+        hold-back lets through."""
+        if step < len(self.choice.tokens):
+            self.upto += len(self.choice.tokens[step].text)
+        allowed = len(self.text) if last else max(self.sent, min(self.upto - self.hold, len(self.text)))
+        text = self.text[self.sent:allowed]
+        self.sent = allowed
+        return text
+
+    def _positions(self, step: int) -> tuple[list[logprobs.Position | None], list[str]]:
+        """This step's logprob position and token text, if the choice has logprobs there."""
+        positions = self.choice.positions
+        if positions is not None and step < len(positions):
+            return [positions[step]], [positions[step].token]
+        return [], []
+
+    def _echoed(self, text: str, positions: list[logprobs.Position | None],
+                texts: list[str]) -> tuple[str, list[logprobs.Position | None], list[str]]:
+        """The first frame with the echoed prompt (completions with echo) before its text
+        and logprobs."""
+        if not self.job.echo:
+            return text, positions, texts
+        text = self.prompt.text + ("" if self.job.echo_only else text)
+        if self.echo_positions is not None:
+            echo_pos, echo_texts = self.echo_positions
+            positions, texts = [*echo_pos, *positions], [*echo_texts, *texts]
+        return text, positions, texts
+
+    def _logprobs(self, positions: list[logprobs.Position | None], texts: list[str]) -> dict[str, Any] | None:
+        """The frame's logprobs: chat's content list, or completions' arrays (text offsets
+        counted across frames)."""
+        if self.choice.positions is None:
+            return None
+        if self.job.chat:
+            return logprobs.chat_content([p for p in positions if p is not None], self.job.top_n)
+        lp = logprobs.completion_logprobs(positions, texts, self.job.top_n, self.offset)
+        self.offset += sum(len(t) for t in texts)
+        return lp
+
+    def _token_id(self, step: int) -> int:
+        """The step's token id; -1 for a step past the last token (an empty answer's)."""
+        return self.choice.token_ids[step] if step < len(self.choice.token_ids) else -1
+
+    def _token_ids(self, step: int) -> list[int] | None:
+        """The frame's ``token_ids``, with return_token_ids."""
+        if self.job.return_token_ids and step < len(self.choice.token_ids):
+            return [self.choice.token_ids[step]]
+        return None
+
+    def _usage_reasoning(self, step: int) -> int | None:
+        """The reasoning tokens so far, for continuous usage with a reasoning parser."""
+        job = self.job
+        if job.continuous_usage and job.parsers.reasoning and job.parsed:
+            return self.reasoning_tokens(step + 1)
+        return None
+
+    def _finish_reason(self, last: bool) -> str | None:
+        """Set on the last frame only; the parser's when there is one (tool calls)."""
+        if not last:
+            return None
+        if self.parser is not None:
+            return self.parser.finish_reason(self.choice.finish_reason)
+        return self.choice.finish_reason
+
+
+def _deltas(writers: list[_ChoiceWriter], step: int) -> Iterator[streaming.Delta]:
+    """The step's frames, choice by choice, made as they are written: none from a choice
+    that has ended, nor for a token vLLM's parser sends nothing for."""
+    for writer in writers:
+        if step < writer.steps and (delta := writer.delta(step)) is not None:
+            yield delta
 
 
 async def respond(engine: Engine, job: Job, receive: Receive, send: Send) -> None:

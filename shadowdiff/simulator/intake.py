@@ -188,52 +188,73 @@ def _asked(req: validation.ChatRequest) -> Asked:
     return Asked(tool_choice=kind, include_reasoning=req.include_reasoning, thinking=req.parser_thinking)
 
 
-def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
-    """Validate a completion request as vLLM would; raise RequestError if it is bad."""
+_Request = validation.ChatRequest | validation.CompletionRequest
+
+
+def _request(chat: bool, headers: Mapping[str, str], body: bytes) -> _Request:
+    """The body parsed, checked and validated (the first three of vLLM's steps)."""
     data = validation.parse_json(headers.get("content-type"), body)
     validation.check_raw(data, chat=chat)
-    model_type: type[validation.ChatRequest | validation.CompletionRequest] = (
-        validation.ChatRequest if chat else validation.CompletionRequest)
+    model_type: type[_Request] = validation.ChatRequest if chat else validation.CompletionRequest
     req = validation.validate(model_type, data)
     if isinstance(req, validation.ChatRequest):
         validation.check_tool_calls(req.messages)
-    model = _check_model(engine, req.model)
+    return req
+
+
+@dataclass(frozen=True)
+class _Input:
+    """What a request's kind (chat or completions) decides before its sampling parameters."""
+
+    prompts: list[tuple[str, tuple[int, ...], bool]]   # (text, ids, given_as_text) each
+    sample_logprobs: int | None     # the logprobs asked for the answer's tokens, if any
+    top_n: int                      # top logprobs listed per token
+    tools: ToolRequest | None = None
+    asked: Asked = field(default_factory=Asked)
+    thinks: bool = False            # the model writes <think>…</think> first
+
+
+def _chat_input(engine: Engine, req: validation.ChatRequest) -> _Input:
+    """The chat template's prompt, and what the request asks of tools and reasoning."""
     settings = engine.settings
-    tool_request, asked, thinks = None, Asked(), False
-    if isinstance(req, validation.ChatRequest):
-        _check_tool_choice(engine, req)
-        tool_request, asked = _tool_request(req), _asked(req)
-        # a reasoning model thinks unless its template was told not to
-        thinks = settings.thinks and req.thinking and req.add_generation_prompt
-        rendered = prompts.render_chat(
-            [m.model_dump() for m in req.messages],
-            add_generation_prompt=req.add_generation_prompt,
-            continue_final_message=req.continue_final_message,
-            tools=[t.model_dump(exclude_none=True) for t in req.tools] if req.tools else None,
-            thinking=not settings.thinks or req.thinking,
-        )
-        raw_prompts = [(_checked_text(rendered), tuple(engine.vocab.ids(rendered)), True)]
-        # vLLM reads top_logprobs: null as 0
-        sample_logprobs = (req.top_logprobs or 0) if req.logprobs else None
-        top_n = sample_logprobs or 0
-    else:
-        raw_prompts = _prompt_ids(engine, req.prompt)
-        sample_logprobs = req.logprobs
-        top_n = req.logprobs or 0
-    if top_n == -1:
-        top_n = 100  # "the whole vocabulary": the simulator lists at most 100
-    name, requested = req.requested_max_tokens
-    echo = bool(req.echo) and not chat
-    # completions echo with max_tokens 0 runs one step and returns the prompt alone
-    echo_only = echo and requested == 0
-    if echo_only:
-        requested = 1
+    _check_tool_choice(engine, req)
+    tool_request, asked = _tool_request(req), _asked(req)
+    # a reasoning model thinks unless its template was told not to
+    thinks = settings.thinks and req.thinking and req.add_generation_prompt
+    rendered = prompts.render_chat(
+        [m.model_dump() for m in req.messages],
+        add_generation_prompt=req.add_generation_prompt,
+        continue_final_message=req.continue_final_message,
+        tools=[t.model_dump(exclude_none=True) for t in req.tools] if req.tools else None,
+        thinking=not settings.thinks or req.thinking,
+    )
+    raw_prompts = [(_checked_text(rendered), tuple(engine.vocab.ids(rendered)), True)]
+    # vLLM reads top_logprobs: null as 0
+    sample_logprobs = (req.top_logprobs or 0) if req.logprobs else None
+    return _Input(raw_prompts, sample_logprobs, _listed(sample_logprobs or 0), tool_request, asked, thinks)
+
+
+def _completion_input(engine: Engine, req: validation.CompletionRequest) -> _Input:
+    return _Input(_prompt_ids(engine, req.prompt), req.logprobs, _listed(req.logprobs or 0))
+
+
+def _listed(top_n: int) -> int:
+    """The top logprobs listed per token: -1 asks for "the whole vocabulary", and the
+    simulator lists at most 100."""
+    return 100 if top_n == -1 else top_n
+
+
+def _sampled_prompts(engine: Engine, req: _Request, given: _Input, name: str,
+                     max_requested: int | None) -> tuple[Prompt, ...]:
+    """Each prompt with its sampling parameters, checked as vLLM checks them, prompt by prompt
+    (``name`` is the field that set ``max_requested``: max_tokens or max_completion_tokens)."""
+    settings = engine.settings
     n = 1 if req.n is None else req.n
     temperature = settings.default_temperature if req.temperature is None else req.temperature
     response_format = (req.response_format or {}).get("type")
     built = []
-    for text, ids, as_text in raw_prompts:
-        max_tokens = _length_checks(engine, ids, as_text, name, requested)
+    for text, ids, as_text in given.prompts:
+        max_tokens = _length_checks(engine, ids, as_text, name, max_requested)
         validation.check_sampling(req, temperature=temperature, max_tokens=max_tokens)
         sampling = Sampling(
             prompt=text, prompt_ids=ids, max_tokens=max_tokens, n=n,
@@ -241,29 +262,49 @@ def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: byt
             stop=req.stop_strings(), stop_token_ids=tuple(req.stop_token_ids or ()),
             include_stop_str_in_output=req.include_stop_str_in_output,
             ignore_eos=req.ignore_eos, min_tokens=req.min_tokens,
-            logprobs=max(top_n, 1) if sample_logprobs is not None else None,
+            logprobs=max(given.top_n, 1) if given.sample_logprobs is not None else None,
             json_output=response_format in ("json_object", "json_schema"),
-            thinking=thinks, tools=tool_request,
+            thinking=given.thinks, tools=given.tools,
         )
         built.append(Prompt(text, ids, sampling))
+    return tuple(built)
+
+
+def _context(engine: Engine, req: _Request, *, chat: bool,
+             headers: Mapping[str, str], model: str) -> Context:
+    """The response's id (the X-Request-Id header, else the body's request_id), time and model."""
+    request_id = headers.get("x-request-id")
+    return Context.new("chatcmpl" if chat else "cmpl",
+                       request_id if request_id is not None else req.request_id,
+                       model, engine.settings.fingerprint)
+
+
+def prepare(engine: Engine, *, chat: bool, headers: Mapping[str, str], body: bytes) -> Job:
+    """Validate a completion request as vLLM would; raise RequestError if it is bad."""
+    req = _request(chat, headers, body)
+    model = _check_model(engine, req.model)
+    given = _chat_input(engine, req) if isinstance(req, validation.ChatRequest) else _completion_input(engine, req)
+    name, requested = req.requested_max_tokens
+    echo = bool(req.echo) and not chat
+    # completions echo with max_tokens 0 runs one step and returns the prompt alone
+    echo_only = echo and requested == 0
+    built = _sampled_prompts(engine, req, given, name, 1 if echo_only else requested)
     stream = bool(req.stream)
     options = req.stream_options
     include_usage = stream and options is not None and bool(options.include_usage)
-    request_id = headers.get("x-request-id")
-    ctx = Context.new("chatcmpl" if chat else "cmpl",
-                      request_id if request_id is not None else req.request_id,
-                      model, settings.fingerprint)
+    ctx = _context(engine, req, chat=chat, headers=headers, model=model)
     return Job(
-        chat=chat, ctx=ctx, prompts=tuple(built), stream=stream,
+        chat=chat, ctx=ctx, prompts=built, stream=stream,
         include_usage=include_usage,
         continuous_usage=include_usage and bool(options and options.continuous_usage_stats),
-        top_n=top_n,
-        prompt_logprobs=_prompt_logprobs(req.prompt_logprobs, echo and sample_logprobs is not None, top_n),
+        top_n=given.top_n,
+        prompt_logprobs=_prompt_logprobs(req.prompt_logprobs, echo and given.sample_logprobs is not None,
+                                         given.top_n),
         echo=echo,
         echo_only=echo_only,
         return_token_ids=bool(req.return_token_ids),
-        deferred=_logprob_limits(engine, sample_logprobs, req.prompt_logprobs),
+        deferred=_logprob_limits(engine, given.sample_logprobs, req.prompt_logprobs),
         fault=engine.faults.draw(),
-        parsers=settings.parsers if chat else Parsers(),
-        asked=asked,
+        parsers=engine.settings.parsers if chat else Parsers(),
+        asked=given.asked,
     )

@@ -342,61 +342,89 @@ class StreamParser:
         """The delta for one token (``text`` is what it adds to the answer)."""
         if not self.parsers.active:
             return _delta(content=text)
-        message: dict[str, Any] | None = None
-        transitioned = False
-        current = self._text + text
-        if self._engine is not None and not self.reasoning_ended:
-            message, after = self._engine_step(text, token_id, finished)
-            if after is not None:
-                self.reasoning_ended = transitioned = True
-                current = text = after
-                if self._hermes is None and after:
-                    message = _delta(content=after, reasoning=(message or {}).get("reasoning", _UNSET))
-        elif not self.reasoning_ended:
-            if token_id in (self._start, self._end):
-                message = None   # the markers themselves send nothing
-            elif text or self.parsers.reasoning == "deepseek_r1":
-                message = _delta(reasoning=text)
-            if token_id == self._end:
-                self.reasoning_ended = transitioned = True
-                current = text = ""   # the marker is the whole token: nothing after it
-        if self._hermes is not None and self.reasoning_ended:
-            reasoning = message.get("reasoning") if message else None
-            if not self._tool_phase:
-                self._tool_phase = True
-                text = current
-            if self.asked.tool_choice == "none":
-                message = _delta(content=text) if text else None
-            else:
-                message = self._hermes.step(current)
-            if reasoning:   # parse_delta keeps the reasoning of this delta
-                message = message or {}
-                message = _delta(content=message.get("content", _UNSET),
-                                 reasoning=message.get("reasoning") or reasoning,
-                                 tool_calls=message.get("tool_calls", ()))
-        elif message is None and not transitioned and self.reasoning_ended:
-            message = _delta(content=text)
-        self._text = current
+        message = self._parse_delta(text, token_id, finished)
         if finished and self._hermes is not None and message and message.get("tool_calls"):
             last = message["tool_calls"][-1]
             last["function"]["arguments"] = last["function"].get("arguments", "") + self._hermes.unstreamed()
         if message is not None and not self.asked.include_reasoning:
-            message["reasoning"] = None   # set, so sent: {"content": "…", "reasoning": null}
-            message = {k: message[k] for k in ("content", "reasoning", "tool_calls") if k in message}
-            if not message.get("content") and not message.get("tool_calls"):
-                message = None
-        # ChatStreamProcessor: tool calls only if the request keeps them
-        if message is not None and message.get("tool_calls"):
-            if self.keep_tool_calls:
-                self.tools_streamed = True
-            else:
-                del message["tool_calls"]
-                if not message.get("content") and not message.get("reasoning"):
-                    message = None
+            message = _without_reasoning(message)
+        return self._kept(message)
+
+    def _parse_delta(self, text: str, token_id: int, finished: bool) -> dict[str, Any] | None:
+        """``DelegatingParser.parse_delta``: reasoning until it ends, then the answer (with
+        what followed the end of reasoning in the same delta)."""
+        current = self._text + text
+        if self.reasoning_ended:
+            self._text = current
+            if self._hermes is None:
+                return _delta(content=text)
+            return self._answer_with_tools(text, current)
+        message, after = self._reasoning(text, token_id, finished)
+        if after is None:
+            self._text = current
+            return message
+        self.reasoning_ended = True
+        self._text = after
+        if self._hermes is not None:
+            return self._answer_with_tools(after, after, message)
+        if after:
+            return _delta(content=after, reasoning=(message or {}).get("reasoning", _UNSET))
+        return message
+
+    def _reasoning(self, text: str, token_id: int, finished: bool) -> tuple[dict[str, Any] | None, str | None]:
+        """The reasoning phase: the message, and the text after the end of reasoning if it
+        ended in this delta (with the markers as whole tokens, nothing follows ``</think>``)."""
+        if self._engine is not None:
+            return self._engine_step(text, token_id, finished)
+        message = None   # the markers themselves send nothing
+        if token_id not in (self._start, self._end) and (text or self.parsers.reasoning == "deepseek_r1"):
+            message = _delta(reasoning=text)
+        return message, "" if token_id == self._end else None
+
+    def _answer_with_tools(self, text: str, current: str,
+                           reasoned: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The answer with a tool parser (``current`` is the answer so far): its first delta
+        sends all of it; the reasoning of this delta (``reasoned``) is kept."""
+        assert self._hermes is not None
+        reasoning = reasoned.get("reasoning") if reasoned else None
+        if not self._tool_phase:
+            self._tool_phase = True
+            text = current
+        if self.asked.tool_choice == "none":
+            message = _delta(content=text) if text else None
+        else:
+            message = self._hermes.step(current)
+        if reasoning:   # parse_delta keeps the reasoning of this delta
+            message = message or {}
+            message = _delta(content=message.get("content", _UNSET),
+                             reasoning=message.get("reasoning") or reasoning,
+                             tool_calls=message.get("tool_calls", ()))
+        return message
+
+    def _kept(self, message: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``ChatStreamProcessor``: tool calls only if the request keeps them."""
+        if message is None or not message.get("tool_calls"):
+            return message
+        if self.keep_tool_calls:
+            self.tools_streamed = True
+            return message
+        del message["tool_calls"]
+        if not message.get("content") and not message.get("reasoning"):
+            return None
         return message
 
     def finish_reason(self, engine: str) -> str:
         return finish_reason(engine, self.asked, self.tools_streamed)
+
+
+def _without_reasoning(message: dict[str, Any]) -> dict[str, Any] | None:
+    """A delta with include_reasoning false: ``reasoning`` set to null, so sent
+    (``{"content": "…", "reasoning": null}``), and nothing if no content or calls are left."""
+    message["reasoning"] = None
+    message = {k: message[k] for k in ("content", "reasoning", "tool_calls") if k in message}
+    if not message.get("content") and not message.get("tool_calls"):
+        return None
+    return message
 
 
 def _closes_reasoning(prompt_ids: Sequence[int], start: int | None, end: int | None) -> bool:

@@ -22,7 +22,7 @@ import json
 import math
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,53 +136,103 @@ def _topics(subject: str) -> list[str]:
 
 
 _DEPTH = 12   # the deepest object or array the model writes; deeper schemas get {} or []
+# Makes a value of one JSON schema type from (schema, name, rng, topics, depth).
+_Maker = Callable[[Mapping[str, Any], str, random.Random, list[str], int], Any]
 
 
 def _value(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str],
            depth: int = 0) -> Any:
     """A value for ``schema``: total, whatever the schema holds (vLLM accepts any dict as
     ``parameters``), so odd bounds, types or nesting still give valid JSON arguments."""
-    if depth < _DEPTH:
-        for union in ("anyOf", "oneOf"):
-            options = schema.get(union)
-            if isinstance(options, list) and options and isinstance(options[0], Mapping):
-                return _value(options[0], name, rng, topics, depth + 1)
+    option = _first_option(schema) if depth < _DEPTH else None
+    if option is not None:
+        return _value(option, name, rng, topics, depth + 1)
     enum = schema.get("enum")
-    if isinstance(enum, list):
-        plain = [v for v in enum if _plain(v)]
-        if plain:
-            return rng.choice(plain)
+    plain = [v for v in enum if _plain(v)] if isinstance(enum, list) else []
+    if plain:
+        return rng.choice(plain)
+    make: _Maker = _BY_TYPE.get(_type(schema), _string)
+    return make(schema, name, rng, topics, depth)
+
+
+def _first_option(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The first schema of an ``anyOf`` list, else of a ``oneOf`` list (the model picks it)."""
+    for union in ("anyOf", "oneOf"):
+        options = schema.get(union)
+        if isinstance(options, list) and options and isinstance(options[0], Mapping):
+            return options[0]
+    return None
+
+
+def _type(schema: Mapping[str, Any]) -> str:
+    """The schema's ``type``: the first that is not ``"null"`` of a list; a string if unsaid
+    (or if it is not a name at all)."""
     kind = schema.get("type", "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
-    if kind == "object":
-        properties = schema.get("properties")
-        if not isinstance(properties, Mapping) or depth >= _DEPTH:
-            return {}
-        required = schema.get("required")
-        wanted = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set(properties)
-        return {prop: _value(sub if isinstance(sub, Mapping) else {}, prop, rng, topics, depth + 1)
-                for prop, sub in properties.items() if prop in wanted or rng.random() < 0.5}
-    if kind == "array":
-        if depth >= _DEPTH:
-            return []
-        items = schema.get("items")
-        return [_value(items if isinstance(items, Mapping) else {}, name, rng, topics, depth + 1)
-                for _ in range(rng.randint(1, 3))]
-    if kind == "integer":
-        least = math.ceil(_bound(schema.get("minimum"), 1))
-        most = math.floor(_bound(schema.get("maximum"), max(100, least)))
-        return rng.randint(least, max(least, most))
-    if kind == "number":
-        bottom = _bound(schema.get("minimum"), 0.0)
-        top = max(bottom, _bound(schema.get("maximum"), max(100.0, bottom)))
-        value = round(bottom + (top - bottom) * rng.random(), 1) if top - bottom < 1e300 else bottom
-        return value if math.isfinite(value) else bottom
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "null":
-        return None
-    return _string(name, schema, rng, topics)
+    return kind if isinstance(kind, str) else "string"
+
+
+def _object(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str],
+            depth: int) -> dict[str, Any]:
+    """Every required property (all of them if ``required`` is not a list), half the others."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or depth >= _DEPTH:
+        return {}
+    required = schema.get("required")
+    wanted = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set(properties)
+    return {prop: _value(sub if isinstance(sub, Mapping) else {}, prop, rng, topics, depth + 1)
+            for prop, sub in properties.items() if prop in wanted or rng.random() < 0.5}
+
+
+def _array(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str], depth: int) -> list[Any]:
+    if depth >= _DEPTH:
+        return []
+    items = schema.get("items")
+    return [_value(items if isinstance(items, Mapping) else {}, name, rng, topics, depth + 1)
+            for _ in range(rng.randint(1, 3))]
+
+
+def _integer(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str], depth: int) -> int:
+    least = math.ceil(_bound(schema.get("minimum"), 1))
+    most = math.floor(_bound(schema.get("maximum"), max(100, least)))
+    return rng.randint(least, max(least, most))
+
+
+def _number(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str], depth: int) -> float:
+    bottom = _bound(schema.get("minimum"), 0.0)
+    top = max(bottom, _bound(schema.get("maximum"), max(100.0, bottom)))
+    value = round(bottom + (top - bottom) * rng.random(), 1) if top - bottom < 1e300 else bottom
+    return value if math.isfinite(value) else bottom
+
+
+def _boolean(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str], depth: int) -> bool:
+    return rng.random() < 0.5
+
+
+def _null(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str], depth: int) -> None:
+    return None
+
+
+def _string(schema: Mapping[str, Any], name: str, rng: random.Random, topics: list[str], depth: int) -> str:
+    """A plausible value for the property's name (a date, a city, an email, a person), else topic words."""
+    lowered = name.lower()
+    if schema.get("format") == "date" or "date" in lowered:
+        return f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    if any(w in lowered for w in ("city", "location", "place", "destination", "origin")):
+        return rng.choice(_CITIES)
+    if "email" in lowered:
+        return f"{rng.choice(topics)}@example.com"
+    if lowered in ("name", "full_name", "person", "user", "username"):
+        return rng.choice(_NAMES)
+    return " ".join(rng.sample(topics, min(len(topics), rng.randint(1, 2))))
+
+
+# The maker of a value for each JSON schema type; strings and types not listed get _string.
+_BY_TYPE: dict[str, _Maker] = {
+    "object": _object, "array": _array, "integer": _integer, "number": _number,
+    "boolean": _boolean, "null": _null,
+}
 
 
 def _bound(value: Any, default: float) -> float:
@@ -201,19 +251,6 @@ def _plain(value: Any, depth: int = 0) -> bool:
     if isinstance(value, dict):
         return depth < _DEPTH and all(_plain(v, depth + 1) for v in value.values())
     return True
-
-
-def _string(name: str, schema: Mapping[str, Any], rng: random.Random, topics: list[str]) -> str:
-    lowered = name.lower()
-    if schema.get("format") == "date" or "date" in lowered:
-        return f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    if any(w in lowered for w in ("city", "location", "place", "destination", "origin")):
-        return rng.choice(_CITIES)
-    if "email" in lowered:
-        return f"{rng.choice(topics)}@example.com"
-    if lowered in ("name", "full_name", "person", "user", "username"):
-        return rng.choice(_NAMES)
-    return " ".join(rng.sample(topics, min(len(topics), rng.randint(1, 2))))
 
 
 # -- the FP8 profile's tool drift ---------------------------------------------------------------

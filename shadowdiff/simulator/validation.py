@@ -384,22 +384,32 @@ _NAMED_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_fu
 def check_tool_usage(data: dict[str, Any]) -> None:
     """``ChatCompletionRequest.check_tool_usage``: its defaults (``auto`` when tools are
     given, an empty list read as none) and its 400s. Changes ``data`` as vLLM's does."""
+    _default_tool_choice(data)
+    choice = data.get("tool_choice")
+    if choice is None or choice == "none":
+        return
+    if data.get("tools") is None:
+        raise vllm_error("When using `tool_choice`, `tools` must be set.", "tool_choice")
+    if isinstance(choice, dict):
+        _check_named_tool(choice, data["tools"])
+    elif choice not in ("auto", "required"):
+        raise vllm_error(f"Invalid value for `tool_choice`: {choice}! Only named tools, \"none\", \"auto\" "
+                         "or \"required\" are supported.", "tool_choice")
+
+
+def _default_tool_choice(data: dict[str, Any]) -> None:
+    """An empty ``tools`` list is no tools (and ``auto``/``required`` become ``none``),
+    unless a tool is named; ``tool_choice`` defaults to ``auto`` when tools are given."""
     if data.get("tools") == [] and not isinstance(data.get("tool_choice"), dict):
         data["tools"] = None
         if data.get("tool_choice") in ("auto", "required"):
             data["tool_choice"] = "none"
     if "tool_choice" not in data and data.get("tools"):
         data["tool_choice"] = "auto"
-    choice = data.get("tool_choice")
-    if choice is None or choice == "none":
-        return
-    if data.get("tools") is None:
-        raise vllm_error("When using `tool_choice`, `tools` must be set.", "tool_choice")
-    if choice not in ("auto", "required") and not isinstance(choice, dict):
-        raise vllm_error(f"Invalid value for `tool_choice`: {choice}! Only named tools, \"none\", \"auto\" "
-                         "or \"required\" are supported.", "tool_choice")
-    if not isinstance(choice, dict):
-        return
+
+
+def _check_named_tool(choice: dict[str, Any], tools: Any) -> None:
+    """A named ``tool_choice``: a ``function`` with a non-empty ``name`` among ``tools``."""
     function = choice.get("function")
     if not isinstance(function, dict):
         raise vllm_error(f"Invalid value for `function`: `{function}` in `tool_choice`! {_NAMED_USAGE}",
@@ -411,11 +421,15 @@ def check_tool_usage(data: dict[str, Any]) -> None:
     if not isinstance(name, str) or not name:
         raise vllm_error(f"Invalid `name` in `function`: `{name}` in `tool_choice`! {_NAMED_USAGE}",
                          "tool_choice.function.name")
-    tools = data["tools"] if isinstance(data["tools"], list) else []
-    if not any(isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name") == name
-               for t in tools):
+    if not any(_tool_name(tool) == name for tool in (tools if isinstance(tools, list) else [])):
         raise vllm_error(f"The tool `{name}` specified in `tool_choice` does not match any of the specified "
                          "`tools`", "tool_choice")
+
+
+def _tool_name(tool: Any) -> Any:
+    """The function name of a ``tools`` entry, or None if it has no function."""
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return function.get("name") if isinstance(function, dict) else None
 
 
 def _check_structured_outputs(data: dict[str, Any]) -> None:
@@ -462,39 +476,61 @@ MAX_N = 16384  # VLLM_MAX_N_SEQUENCES
 
 
 def check_sampling(req: _Sampling, *, temperature: float, max_tokens: int) -> None:
-    """vLLM's sampling-parameter checks, with its messages."""
+    """vLLM's sampling-parameter checks, with its messages, in its order: the first
+    failing check is the one reported."""
     n = 1 if req.n is None else req.n
+    _check_n(n)
+    _check_penalties(req)
+    _check_temperature(temperature)
+    _check_filters(req)
+    _check_token_counts(req.min_tokens, max_tokens)
+    if any(not stop for stop in req.stop_strings()):
+        raise vllm_error("stop cannot contain an empty string.")
+    if temperature < 1e-5 and n > 1:
+        raise vllm_error(f"n must be 1 when using greedy sampling, got {n}.")
+
+
+def _check_n(n: int) -> None:
     if n < 1:
         raise vllm_error(f"n must be at least 1, got {n}.")
     if n > MAX_N:
         raise vllm_error(f"n must be at most {MAX_N}, got {n}. To increase this limit, set the "
                          "VLLM_MAX_N_SEQUENCES environment variable.")
+
+
+def _check_penalties(req: _Sampling) -> None:
     for name in ("presence_penalty", "frequency_penalty"):
         value = getattr(req, name)
         if value is not None and not -2.0 <= value <= 2.0:
             raise vllm_error(f"{name} must be in [-2, 2], got {value}.")
     if req.repetition_penalty is not None and req.repetition_penalty <= 0.0:
         raise vllm_error(f"repetition_penalty must be greater than zero, got {req.repetition_penalty}.")
+
+
+def _check_temperature(temperature: float) -> None:
     if not math.isfinite(temperature):
         raise vllm_error(f"temperature must be a finite number, got {temperature}.", "temperature", temperature)
     if temperature < 0.0:
         raise vllm_error(f"temperature must be non-negative, got {temperature}.", "temperature", temperature)
     if temperature > 2.0:
         raise vllm_error(f"temperature must be in [0, 2], got {temperature}.", "temperature", temperature)
+
+
+def _check_filters(req: _Sampling) -> None:
+    """``top_p``, ``top_k`` and ``min_p``: the limits on which tokens may be sampled."""
     if req.top_p is not None and not 0.0 < req.top_p <= 1.0:
         raise vllm_error(f"top_p must be in (0, 1], got {req.top_p}.", "top_p", req.top_p)
     if req.top_k is not None and req.top_k < -1:
         raise vllm_error(f"top_k must be 0 (disable), or at least 1, got {req.top_k}.")
     if req.min_p is not None and not 0.0 <= req.min_p <= 1.0:
         raise vllm_error(f"min_p must be in [0, 1], got {req.min_p}.")
+
+
+def _check_token_counts(min_tokens: int, max_tokens: int) -> None:
     if max_tokens < 1:
         raise vllm_error(f"max_tokens must be at least 1, got {max_tokens}.", "max_tokens", max_tokens)
-    if req.min_tokens < 0:
-        raise vllm_error(f"min_tokens must be greater than or equal to 0, got {req.min_tokens}.")
-    if req.min_tokens > max_tokens:
+    if min_tokens < 0:
+        raise vllm_error(f"min_tokens must be greater than or equal to 0, got {min_tokens}.")
+    if min_tokens > max_tokens:
         raise vllm_error(
-            f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {req.min_tokens}.")
-    if any(not stop for stop in req.stop_strings()):
-        raise vllm_error("stop cannot contain an empty string.")
-    if temperature < 1e-5 and n > 1:
-        raise vllm_error(f"n must be 1 when using greedy sampling, got {n}.")
+            f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {min_tokens}.")
