@@ -111,6 +111,8 @@ def imported(tree: ast.AST, name: str, is_package: bool) -> Iterator[tuple[int, 
 
 def why(name: str, target: str) -> str | None:
     """Why ``name`` may not import ``target``, or None where it may."""
+    if target.split(".")[0] in MODES:
+        return f"{name} imports {target}, a name the wheel does not install (shadowdiff.{target})"
     source, wanted = part(name), part(target)
     if not wanted or wanted == source:
         return None
@@ -160,8 +162,11 @@ def test_the_modes_install_under_the_one_name() -> None:
         link = ROOT / "shadowdiff" / mode
         assert link.is_symlink() and link.resolve() == (ROOT / mode).resolve(), mode
     with (ROOT / "pyproject.toml").open("rb") as f:
-        project = tomllib.load(f)
-    assert project["tool"]["setuptools"]["package-dir"] == {"shadowdiff.proxy": "proxy", "shadowdiff.replay": "replay"}
+        setuptools = tomllib.load(f)["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {"shadowdiff.proxy": "proxy", "shadowdiff.replay": "replay"}
+    # every package of the source, listed: the build finds none by itself
+    packages = {name for name, path in modules(ROOT) if path.name == "__init__.py"}
+    assert sorted(setuptools["packages"]) == sorted(packages)
 
 
 def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
@@ -186,6 +191,7 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "replay/bench.py": "from . import demo\nfrom ..proxy import shadow\n",
         "shadowdiff/simulator/__init__.py": "",
         "shadowdiff/simulator/app.py": "from shadowdiff.errors import RequestError\n",        # allowed: the core
+        "shadowdiff/answers/tap.py": "import proxy.tap\n",                 # the repository's folder, not installed
     }
     for name, text in sources.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -198,6 +204,8 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "proxy/pairs.py:1: the proxy package (shadowdiff.proxy.pairs) imports shadowdiff.replay.runner.Replay",
         "replay/bench.py:2: the replay package (shadowdiff.replay.bench) imports shadowdiff.proxy",
         "replay/bench.py:2: the replay package (shadowdiff.replay.bench) imports shadowdiff.proxy.shadow",
+        "shadowdiff/answers/tap.py:1: shadowdiff.answers.tap imports proxy.tap, a name the wheel does not install "
+        "(shadowdiff.proxy.tap)",
         "shadowdiff/answers/helper.py:1: shadowdiff.answers.helper imports the command line shadowdiff.cli",
         "shadowdiff/answers/parse.py:1: the core's answers (shadowdiff.answers.parse) imports shadowdiff.store, "
         "a layer above it",

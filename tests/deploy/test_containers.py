@@ -88,8 +88,9 @@ def test_the_command_and_health_check_run_as_written(start_simulator: Any, tmp_p
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What the image's build stage installs: the wheel built, as there, from the files the
-    Dockerfile copies (not from this working tree, whose build/ may hold modules since moved).
-    Copied as Docker copies them, links kept as links (shadowdiff/proxy -> ../proxy)."""
+    Dockerfile copies (not from this working tree, whose build/ may hold modules since moved),
+    without the links shadowdiff/proxy and shadowdiff/replay, as an sdist or a checkout
+    without links has them: the build must map the modes by itself."""
     work = tmp_path_factory.mktemp("wheel")
     source = work / "src"
     source.mkdir()
@@ -102,6 +103,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                     ignore=shutil.ignore_patterns("__pycache__"))
                 else:
                     shutil.copy(ROOT / name, source / name)
+    for link in ("proxy", "replay"):
+        (source / "shadowdiff" / link).unlink()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(work), str(source)],
                    check=True, capture_output=True)
     [built] = work.glob("shadowdiff-*.whl")
