@@ -10,6 +10,7 @@ vocabulary's words.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +22,7 @@ FOLDERS = (ROOT / "shadowdiff", ROOT / "proxy", ROOT / "replay")
 SKIPPED = ("migrations",)
 WORDS = frozenset(
     member.value
-    for enum in (vocabulary.Outcome, vocabulary.Verdict, vocabulary.Standing, vocabulary.Tally,
+    for enum in (vocabulary.Side, vocabulary.Outcome, vocabulary.Verdict, vocabulary.Standing, vocabulary.Tally,
                  vocabulary.NotCompared, vocabulary.NotMirrored)
     for member in enum
 )
@@ -65,6 +66,29 @@ def test_no_vocabulary_word_is_compared_as_a_literal() -> None:
             found += [f"{path.relative_to(ROOT)}:{line}: {word!r}"
                       for line, word in literal_comparisons(path.read_text(encoding="utf-8"))]
     assert found == []
+
+
+# In a template: a comparison with a quoted word, or a loop over a list of quoted words.
+_TEMPLATE_LITERAL = re.compile(r"""(?:==|!=)\s*["'](\w+)["']|\bin\s*\[\s*["'](\w+)["']""")
+
+
+def template_literals(text: str) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in _TEMPLATE_LITERAL.finditer(line):
+            word = match.group(1) or match.group(2)
+            if word in WORDS:
+                yield number, word
+
+
+def test_no_template_compares_a_vocabulary_word_as_a_literal() -> None:
+    """The templates get the enums (``Outcome``) and compare members too."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {word!r}"
+             for path in sorted((ROOT / "shadowdiff").rglob("*"))
+             if path.suffix in (".html", ".j2") and not path.is_relative_to(ROOT / "shadowdiff" / "simulator")
+             for line, word in template_literals(path.read_text(encoding="utf-8"))]
+    assert found == []
+    assert list(template_literals('{% if o == "error" %}\n{% for o in ["near", "x"] %}{% if k == "key" %}')) == \
+        [(1, "error"), (2, "near")]
 
 
 def test_the_check_finds_what_it_looks_for() -> None:

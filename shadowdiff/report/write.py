@@ -388,6 +388,7 @@ def _environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code)
     add_filters(env)
+    env.globals["Outcome"] = Outcome   # the templates compare outcomes as members, as the code does
     return env
 
 

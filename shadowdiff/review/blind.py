@@ -32,7 +32,7 @@ def blind(text: str, a_is_baseline: bool) -> str:
     signal's reason: swapping words for letters keeps its baseline-first order, which
     alone gives the side away (``blind_reason`` rebuilds those instead)."""
     def letter(m: re.Match[str]) -> str:
-        is_baseline = m.group(1).lower() == "baseline"
+        is_baseline = m.group(1).lower() == Side.BASELINE
         return ("A" if is_baseline == a_is_baseline else "B") + (m.group(2) or "")
 
     return _SIDE_WORDS.sub(letter, text)

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse
 from shadowdiff.answers.invisible import add_filters
 from shadowdiff.review.cookies import typed_reviewer
 from shadowdiff.review.state import review_state, signed_in
-from shadowdiff.vocabulary import Side, Verdict
+from shadowdiff.vocabulary import Outcome, Side, Verdict
 
 VERDICT_HELP = {
     Verdict.EQUIVALENT: "the same answer",
@@ -43,6 +43,7 @@ def templates() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["side_words"] = side_words
     add_filters(env)
+    env.globals["Outcome"] = Outcome   # the templates compare outcomes as members, as the code does
     return env
 
 

@@ -28,7 +28,7 @@ from shadowdiff.answers.compare import (
     tool_call_parts,
 )
 from shadowdiff.answers.records import Answer
-from shadowdiff.vocabulary import Outcome, Verdict
+from shadowdiff.vocabulary import Outcome, Side, Verdict
 
 
 @dataclass(frozen=True)
@@ -511,7 +511,7 @@ def _tell_structured(t: _Told) -> str:
 def _tell_length(t: _Told) -> str:
     if isinstance(t.value, int | float):
         # stored by earlier builds (before it held both sides' lengths): the candidate's length over the baseline's
-        x, y = (1.0, float(t.value)) if t.order[0] == "baseline" else (float(t.value), 1.0)
+        x, y = (1.0, float(t.value)) if t.order[0] == Side.BASELINE else (float(t.value), 1.0)
         counts = ""
     else:
         x, y = t.pick()
