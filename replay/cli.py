@@ -47,7 +47,8 @@ from shadowdiff.report.write import SIDE_BY_SIDE, write_reports
 from shadowdiff.store import STORE_FILE, Store
 from shadowdiff.triage.grading import Grader
 from shadowdiff.verdict import gates as gating
-from shadowdiff.verdict.acceptance import LOG_CHANGED, STOPPED_BY_LOG, Acceptance
+from shadowdiff.verdict.acceptance import LOG_CHANGED, STOPPED_BY_LOG
+from shadowdiff.verdict.result import Acceptance
 from shadowdiff.vocabulary import Decision, Side
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shadowdiff.statistics.scorestats import points, unreadable
-from shadowdiff.verdict.acceptance import Acceptance, noisy_replica
+from shadowdiff.verdict.result import Acceptance, noisy_replica
 from shadowdiff.vocabulary import Decision, Standing
 
 # each status in words, beside the figure (colour alone is not enough to read it)

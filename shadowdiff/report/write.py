@@ -41,8 +41,9 @@ from shadowdiff.store import Store, StoredPair
 from shadowdiff.triage.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.triage.signals import SIGNAL_KINDS
 from shadowdiff.verdict import gates as gating
-from shadowdiff.verdict.acceptance import Acceptance, acceptance
+from shadowdiff.verdict.acceptance import acceptance
 from shadowdiff.verdict.flips import flip_lines, flip_rows
+from shadowdiff.verdict.result import Acceptance
 from shadowdiff.vocabulary import (
     ANSWERED,
     NOT_COMPARED_REASONS,

@@ -8,16 +8,13 @@ sets the decision and adds the reason to the ``Acceptance`` being built
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.statistics import confidence
 from shadowdiff.store.members import STALE_AFTER
 from shadowdiff.store.tallies import RunTally
+from shadowdiff.verdict.result import Acceptance, Bar, share
 from shadowdiff.vocabulary import Decision, Verdict
-
-if TYPE_CHECKING:   # the record and the bar are acceptance's; it applies these rules
-    from shadowdiff.verdict.acceptance import Acceptance, Bar
 
 # Why an open run decides nothing yet: what it saw may be a small part of what it was to see.
 _UNFINISHED = {
@@ -134,13 +131,8 @@ def compared_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
                               f"replay a longer log, or give --min-compared {compared} to accept them as enough")
 
 
-Rule = Callable[["Acceptance", RunTally, "Bar"], None]
+Rule = Callable[[Acceptance, RunTally, Bar], None]
 # Applied in this order to a run no reviewer found factually wrong (each may leave it
 # INCOMPLETE): the reasons are given in it.
 RULES: tuple[Rule, ...] = (reviewed_enough, few_unchecked, few_capped, log_unchanged, finished, members_whole,
                            compared_enough)
-
-
-def share(value: float) -> str:
-    """A percentage that never rounds a shortfall away (89.8 % is not "90 %")."""
-    return f"{100 * value:.0f} %" if round(100 * value, 6) == round(100 * value) else f"{100 * value:.1f} %"

@@ -11,7 +11,7 @@ import pytest
 
 from shadowdiff.commands.options import ReviewUrl
 from shadowdiff.report.headline import figures
-from shadowdiff.verdict.acceptance import Acceptance
+from shadowdiff.verdict.result import Acceptance
 from shadowdiff.vocabulary import Decision
 
 OUTCOMES = {"identical": 60, "equivalent": 10, "near": 20, "divergent": 10, "error": 0}

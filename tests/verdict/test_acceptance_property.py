@@ -29,7 +29,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shadowdiff.store.tallies import CappedPairs, PairGroup, Review, RunTally
-from shadowdiff.verdict.acceptance import Acceptance, Bar, decide
+from shadowdiff.verdict.acceptance import decide
+from shadowdiff.verdict.result import Acceptance, Bar
 from shadowdiff.vocabulary import Decision, NotCompared, Outcome
 
 # A pair's verdicts from the candidate's side, the least favourable to it first: when

@@ -18,7 +18,6 @@ from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.triage.grading import Grader, default_grader
 from shadowdiff.triage.signals import triage_answers
-from shadowdiff.verdict.acceptance import Acceptance
 from shadowdiff.verdict.flips import (
     CORRECT_TO_WRONG,
     FLIP_PRIORITY,
@@ -27,6 +26,7 @@ from shadowdiff.verdict.flips import (
     flip_lines,
     grade_pair,
 )
+from shadowdiff.verdict.result import Acceptance
 from shadowdiff.vocabulary import Decision, Side
 from tests.support import cli
 
