@@ -276,3 +276,17 @@ def test_every_benchmark_still_imports() -> None:
     code = "import sys; sys.path.insert(0, 'bench'); " + "; ".join(f"import {s}" for s in scripts)
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in tests/support/; a test module imports no other test module
+    (or conftest), so that moving or deleting one breaks nothing else."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for line, target in imported(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py"):
+            last = target.split(".")
+            if target.startswith("tests.") and any(p.startswith("test_") or p == "conftest" for p in last[1:]):
+                found.append(f"{path.relative_to(ROOT)}:{line}: imports {target}")
+    assert found == []

@@ -33,7 +33,7 @@ import httpx
 
 from shadowdiff.answers.records import Answer, Choice
 
-log = logging.getLogger("shadowdiff.answers.tokencount")
+log = logging.getLogger("shadowdiff.tokencount")
 
 # (path, the body for a text and a model); the answer's "count" is read from either
 ROUTES: tuple[tuple[str, Any], ...] = (

@@ -11,7 +11,7 @@ its tokens end, a qwen3 parser without a ``<think>`` calls everything reasoning.
 
 * reasoning: ``reasoning/deepseek_r1_reasoning_parser.py`` with ``basic_parsers.py``, and
   ``parser/qwen3.py`` (through ``parser/engine/adapters.py``; streamed, its engine, in
-  ``simulator/qwen3_stream.py``: it splits the deltas' text, which a stop string holds back);
+  ``shadowdiff/simulator/qwen3_stream.py``: it splits the deltas' text, which a stop string holds back);
 * tool calls: ``tool_parsers/hermes_tool_parser.py``;
 * how they are combined, whole and streamed: ``parser/abstract_parser.py``
   (``DelegatingParser.parse`` and ``parse_delta``), ``entrypoints/openai/chat_completion/

@@ -64,7 +64,7 @@ from shadowdiff.answers.records import Answer
 from shadowdiff.answers.tokencount import shown
 from shadowdiff.vocabulary import Outcome, Side
 
-log = logging.getLogger("shadowdiff.triage.scoring")
+log = logging.getLogger("shadowdiff.scoring")
 
 TOP_K = 10               # the top-k asked at each position (vLLM allows 20 by default)
 CASCADE_AGREEMENT = 0.99  # a changed pair agreeing on this share of tokens or more is a cascade

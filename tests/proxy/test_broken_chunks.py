@@ -19,8 +19,8 @@ import pytest
 
 from shadowdiff.report.summary import summarize
 from shadowdiff.store import Store
-from tests.proxy.test_network import Handler, Start, keep_answering, proxy_for, raw_server, read_request
 from tests.support.proxying import chat, counter, settled, wait_for
+from tests.support.rawupstream import Handler, Start, keep_answering, proxy_for, raw_server, read_request
 
 EVENT = b'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
 PARTS = {"stream": [EVENT, EVENT], "json": [b'{"id":"x","object":"chat.completion",', b'"choices":['],

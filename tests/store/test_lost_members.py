@@ -15,8 +15,7 @@ from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers, describe
 from shadowdiff.verdict.acceptance import acceptance
 from shadowdiff.vocabulary import NotCompared, Tally
-from tests.store.test_run_members import at_once
-from tests.support.storing import SETTINGS, silence
+from tests.support.storing import SETTINGS, at_once, silence
 
 HELD = (Tally.NOT_COMPARED, NotCompared.LOST, False)
 

@@ -3,10 +3,6 @@ race-free on SQLite and PostgreSQL, and a run finishes when its last live member
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 import sqlalchemy as sa
 
@@ -15,30 +11,7 @@ from shadowdiff.store import Store, schema
 from shadowdiff.store.members import STALE_AFTER, RunMembers, StillRunning, describe
 from shadowdiff.store.writer import PairWriter
 from tests.support.factories import pair
-from tests.support.storing import SETTINGS, silence
-
-
-def at_once(n: int, task: Callable[[int], Any]) -> list[Any]:
-    """Run ``task(i)`` in ``n`` threads released together; their results (a failure re-raised)."""
-    barrier = threading.Barrier(n)
-    results: list[Any] = [None] * n
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = task(i)
-        except BaseException as exc:
-            results[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return results
+from tests.support.storing import SETTINGS, at_once, silence
 
 
 def test_processes_starting_at_once_join_one_run(store: Store) -> None:

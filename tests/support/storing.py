@@ -1,8 +1,12 @@
-"""What the store's tests share: a pair with every figure filled in, a run's settings, a member made to look dead."""
+"""What the store's tests share: a pair with every figure filled in, a run's settings, a member made to look dead,
+threads released at once."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from shadowdiff.answers.compare import compare
 from shadowdiff.answers.records import Answer, Pair
@@ -28,3 +32,26 @@ def silence(store: Store, run_id: str, member: str, seconds: float) -> None:
     with store.engine.begin() as c:
         c.execute(schema.run_members.update().where(m.run_id == run_id, m.member == member)
                   .values(heartbeat_at=datetime.now(UTC) - timedelta(seconds=seconds)))
+
+
+def at_once(n: int, task: Callable[[int], Any]) -> list[Any]:
+    """Run ``task(i)`` in ``n`` threads released together; their results (a failure re-raised)."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = task(i)
+        except BaseException as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
