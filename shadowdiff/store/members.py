@@ -56,7 +56,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from shadowdiff.errors import ShadowdiffError
-from shadowdiff.store import Store, add_to_counts, schema
+from shadowdiff.store import schema
+from shadowdiff.store.store import Store, add_to_counts
 from shadowdiff.vocabulary import NotCompared, Tally
 
 # Seconds between a member's heartbeats: the in-flight count a lost member leaves is this

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import sqlalchemy as sa
 
-from shadowdiff.store import Store, schema
+from shadowdiff.store import schema
+from shadowdiff.store.store import Store
 from shadowdiff.vocabulary import Side
 
 SIDES = (Side.BASELINE, Side.CANDIDATE, Side.REPLICA)

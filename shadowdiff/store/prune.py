@@ -39,7 +39,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 
 from shadowdiff.errors import ConfigError, ShadowdiffError
-from shadowdiff.store import Store, add_to_counts, schema
+from shadowdiff.store import schema
+from shadowdiff.store.store import Store, add_to_counts
 
 BATCH = 5_000            # pairs per transaction: the longest a concurrent writer waits (bench/prune_cost.py)
 # Between two batches on SQLite: longer than the longest sleep of SQLite's busy handler

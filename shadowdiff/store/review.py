@@ -22,8 +22,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from shadowdiff.errors import InputError
-from shadowdiff.store import Store, StoredPair, queue_order, queue_place, schema
+from shadowdiff.store import schema
+from shadowdiff.store.order import queue_order, queue_place
 from shadowdiff.store.reviewers import check_name
+from shadowdiff.store.rows import StoredPair
+from shadowdiff.store.store import Store
 from shadowdiff.triage.signals import SIGNAL_KINDS
 from shadowdiff.vocabulary import SUBSTANTIVE, Outcome, Side, Verdict
 

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 
 from shadowdiff.errors import InputError
-from shadowdiff.store import Store, schema
+from shadowdiff.store import schema
+from shadowdiff.store.store import Store
 
 TOKEN_PREFIX = "sdr_"     # recognisable in a leaked paste, as GitHub's ghp_ is
 MAX_NAME = 255

@@ -16,10 +16,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from shadowdiff.store import Store, schema
+from shadowdiff.store import schema
 from shadowdiff.store.members import RunMembers
 from shadowdiff.store.prune import pruned_counts
 from shadowdiff.store.review import first_verdicts
+from shadowdiff.store.store import Store
 from shadowdiff.vocabulary import Outcome, Side
 
 # The run's setting that says its log changed while it was replayed (how, in words), and

@@ -42,7 +42,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from shadowdiff.answers.records import Pair
 from shadowdiff.errors import RunFinished
-from shadowdiff.store import Store
+from shadowdiff.store.store import Store
 from shadowdiff.vocabulary import Tally
 
 _MOVES = 5   # runs closed under the writer one after the other, five times over: give up

@@ -14,7 +14,7 @@ each run (``postgresql/<run>/summary.json`` where PostgreSQL differs: its timest
 carry a time zone). Every value in summary.json, pairs.jsonl, pairs.csv and the
 texts files must be reported again, unchanged, with the same exit code; a later
 version may add to them, never alter or drop what was there, except for the deliberate
-corrections listed in ``CORRECTED``, each with the issue that made it. report.md and
+corrections listed in ``CORRECTED``, each with why it was made. report.md and
 report.html are left free to change.
 """
 
@@ -115,7 +115,7 @@ def test_an_old_proxys_open_run_closes_as_before(old_store: str) -> None:
         store.close()
 
 
-# Values the old version reported wrongly, and the issue that corrected them.
+# Values the old version reported wrongly, and why each was corrected.
 CORRECTED = {
     # factual verdicts against the baseline were counted as the candidate's regressions;
     # they are now counted apart, as acceptance.verdicts.factual_baseline
