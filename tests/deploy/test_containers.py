@@ -132,10 +132,8 @@ def test_the_wheel_carries_templates_and_migrations(wheel: Path) -> None:
     assert {name.split("/")[0] for name in names if not name.startswith("shadowdiff-")} == {"shadowdiff"}
 
 
-# A distribution of someone else's that owns the top-level name ``proxy``, as PyPI's proxy.py does.
-_OTHER_PROXY = {"pyproject.toml": '[project]\nname = "someone-elses-proxy"\nversion = "1.0"\n'
-                                  '[tool.setuptools]\npackages = ["proxy"]\n',
-                "proxy/__init__.py": 'OWNER = "someone else"\n'}
+# Someone else's package that owns the top-level name ``proxy``, as PyPI's proxy.py does.
+_OTHER_PROXY = 'OWNER = "someone else"\n'
 
 _USE_BOTH = """
 import importlib.resources, sys
@@ -153,13 +151,11 @@ main(["serve", "--help"], prog_name="shadowdiff")
 def test_the_installed_wheel_lives_beside_another_proxy_package(wheel: Path, tmp_path: Path) -> None:
     """Installed (not editable) into one folder with a package that owns ``proxy``: each
     imports its own, and the command line runs from the installed files."""
-    other = tmp_path / "other"
-    for name, text in _OTHER_PROXY.items():
-        (other / name).parent.mkdir(parents=True, exist_ok=True)
-        (other / name).write_text(text)
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
-                    "--target", str(target), str(wheel), str(other)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+                   check=True, capture_output=True)
+    (target / "proxy").mkdir()   # installed beside it, as a package of its own
+    (target / "proxy" / "__init__.py").write_text(_OTHER_PROXY)
     assert sorted(p.name for p in target.iterdir() if p.name not in ("bin",) and not p.name.endswith(".dist-info")) == \
         ["proxy", "shadowdiff"]   # bin: the command's script
     # the installed folder first; the dependencies come from this environment
