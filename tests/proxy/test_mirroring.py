@@ -18,7 +18,7 @@ from shadowdiff.simulator.faults import Fault, FaultSettings
 from shadowdiff.simulator.scheduler import LatencyModel
 from shadowdiff.store import Store
 from shadowdiff.vocabulary import Side
-from tests.support.proxying import FP8, chat, counter, settled, wait_for
+from tests.support.proxying import FP8, chat, counter, serve_run_stored, settled, wait_for
 from tests.support.servers import HTTP
 from tests.support.simulating import expected_outcomes
 
@@ -301,22 +301,13 @@ def test_pairs_cut_by_the_token_cap_are_counted_stored_or_not(start_simulator: S
     for i in range(10):
         body = chat(f"Explain topic {i} in detail.", max_tokens=3 if i < 8 else 256)
         assert HTTP.post(proxy + "/v1/chat/completions", json=body).status_code == 200
-    settled(app)
-    app.pairs.flush_counts()
-    app.writer.close()
-    app.writer = None
-    opened = Store.open(tmp_path / "store")
-    try:
-        run = opened.latest_run("serve")
-        assert run is not None
-        assert opened.counts(run.id)[("capped", "identical", True)] == 8
-        assert not list(opened.pairs(run.id))   # none stored: the share is from the counts
-        verdict = acceptance(opened, run.id, min_compared=1)
+    with serve_run_stored(app, tmp_path / "store") as (opened, run_id):
+        assert opened.counts(run_id)[("capped", "identical", True)] == 8
+        assert not list(opened.pairs(run_id))   # none stored: the share is from the counts
+        verdict = acceptance(opened, run_id, min_compared=1)
         assert (verdict.capped["pairs"], verdict.capped["of"]) == (8, 10)
         assert verdict.decision is Decision.INCOMPLETE
         assert any("8 of 10 comparable pairs (80 %) hit the token cap on both sides" in r for r in verdict.reasons)
-    finally:
-        opened.close()
 
 
 def test_pairs_cut_inside_the_thinking_are_unanswered_not_failed(start_simulator: Start, start_proxy: Start,
@@ -330,18 +321,9 @@ def test_pairs_cut_inside_the_thinking_are_unanswered_not_failed(start_simulator
     for i in range(4):
         body = chat(f"Explain topic {i} in detail.", max_tokens=3)
         assert HTTP.post(proxy + "/v1/chat/completions", json=body).status_code == 200
-    settled(app)
-    app.pairs.flush_counts()
-    app.writer.close()
-    app.writer = None
-    opened = Store.open(tmp_path / "store")
-    try:
-        run = opened.latest_run("serve")
-        assert run is not None
-        counts = opened.counts(run.id)
+    with serve_run_stored(app, tmp_path / "store") as (opened, run_id):
+        counts = opened.counts(run_id)
         assert counts[("pairs", "unanswered", True)] == 4, counts
         assert not any(of == "not_compared" for of, _, _ in counts), counts
-        assert Counter(p["outcome"] for p in opened.pairs(run.id)) == {"unanswered": 4}   # kept at keep_rate
-    finally:
-        opened.close()
+        assert Counter(p["outcome"] for p in opened.pairs(run_id)) == {"unanswered": 4}   # kept at keep_rate
     assert counter(app, "pairs", "unanswered", "true") == 4

@@ -151,3 +151,22 @@ def report(location: str, out: Path, *args: str) -> tuple[int, str, dict[str, ob
     result = shadowdiff("report", location, "--out", str(out), *args)
     assert result.returncode in (0, 2), result.stdout + result.stderr
     return result.returncode, result.stdout, json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def serve_run_stored(app: Any, where: Path) -> Iterator[tuple[Any, str]]:
+    """Once the in-process proxy ``app`` has settled, its counts flushed and its writer
+    closed: its store at ``where``, opened again, and its serve run's id."""
+    from shadowdiff.store import Store
+
+    settled(app)
+    app.pairs.flush_counts()
+    app.writer.close()
+    app.writer = None
+    opened = Store.open(where)
+    try:
+        run = opened.latest_run("serve")
+        assert run is not None
+        yield opened, run.id
+    finally:
+        opened.close()
