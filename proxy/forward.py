@@ -28,7 +28,6 @@ import aiohttp
 import orjson
 from starlette.types import Receive, Scope, Send
 
-from shadowdiff.answers.redact import failure_text, header_secrets
 from shadowdiff.proxy.answers import guarded
 from shadowdiff.proxy.body import with_model
 from shadowdiff.proxy.capture import Capture
@@ -419,7 +418,7 @@ class _Request:
         """An upstream failure of this request, for the log: on one line, without what was
         sent, and without the credentials its headers carried, should the upstream have
         repeated one (a status line or error text echoing an opaque key)."""
-        return self.f.redactor.with_literals(header_secrets(self.headers)).text(failure_text(exc))
+        return self.f.redactor.failure(exc, self.headers)
 
     def finish(self) -> None:
         """However the request ended: stop watching, and tell mirroring how."""

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from shadowdiff.answers.redact import failure_text, header_secrets
+from shadowdiff.answers.redact import header_secrets
 from shadowdiff.proxy.capture import Capture
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.pairs import NoAnswer, PairRecorder
@@ -144,7 +144,7 @@ class MirroredRequest:
         if not self.wanted:
             return
         plan = m.mirror.plan(self.headers, body)
-        if isinstance(plan, str):
+        if isinstance(plan, NotMirrored):
             self._not_mirrored(plan)
             return
         loop = asyncio.get_running_loop()
@@ -164,4 +164,4 @@ class MirroredRequest:
 
     def _failure(self, exc: BaseException) -> str:
         """An error, for the log: on one line, without the credentials the request's headers carried."""
-        return self.m.pairs.redactor.with_literals(header_secrets(self.headers)).text(failure_text(exc))
+        return self.m.pairs.redactor.failure(exc, self.headers)

@@ -216,6 +216,12 @@ class Redactor:
         self._literals: tuple[str, ...] = ()
         self._active = bool(self._patterns)
 
+    def failure(self, exc: BaseException, headers: Iterable[tuple[bytes, bytes]]) -> str:
+        """``failure_text`` of an exception met on a request with these headers, for a log
+        line: redacted, the credentials the headers carried included, should the upstream
+        have repeated one (a status line or error text echoing an opaque key)."""
+        return self.with_literals(header_secrets(headers)).text(failure_text(exc))
+
     def with_literals(self, literals: Iterable[str]) -> Redactor:
         """This redactor that also replaces these exact strings: the credentials a
         request's headers carried, which no pattern may recognise (an opaque key) and an
