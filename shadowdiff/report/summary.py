@@ -206,12 +206,17 @@ def iso_time(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
+def _by_outcome() -> Counter[str]:
+    """Every outcome at 0, in their order: the order the reports list them in."""
+    return Counter(dict.fromkeys(OUTCOMES, 0))
+
+
 @dataclass
 class _Pairs:
     """What a run's stored pairs say, read in one pass (``add``, a pair at a time)."""
 
-    outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
-    comparable_outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
+    outcomes: Counter[str] = field(default_factory=_by_outcome)
+    comparable_outcomes: Counter[str] = field(default_factory=_by_outcome)
     noise: Counter[str] = field(default_factory=Counter)
     bins: list[int] = field(default_factory=lambda: [0] * (len(BINS) - 1))
     categories: dict[str, CategoryRow] = field(default_factory=dict)
@@ -256,8 +261,8 @@ class _Pairs:
 class _Counted:
     """A serve run's counts table, by what each row counts (``Store.counts``)."""
 
-    outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
-    comparable_outcomes: Counter[str] = field(default_factory=lambda: Counter({o: 0 for o in OUTCOMES}))
+    outcomes: Counter[str] = field(default_factory=_by_outcome)
+    comparable_outcomes: Counter[str] = field(default_factory=_by_outcome)
     noise: Counter[str] = field(default_factory=Counter)
     not_compared: Counter[str] = field(default_factory=Counter)
     not_mirrored: Counter[str] = field(default_factory=Counter)
