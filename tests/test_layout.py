@@ -51,6 +51,12 @@ EXCEPTIONS = {
 }
 
 
+def dotted(relative: Path) -> str:
+    """The module a file is, by its path below the folder its package names start in."""
+    parts = list(relative.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def modules(root: Path) -> Iterator[tuple[str, Path]]:
     """(module, file) for every module of the package, the modes' folders at their
     installed names. Links are not followed: their targets are walked as themselves."""
@@ -59,10 +65,8 @@ def modules(root: Path) -> Iterator[tuple[str, Path]]:
         for directory, subfolders, files in os.walk(folder):   # os.walk does not follow links
             subfolders.sort()
             for file in sorted(f for f in files if f.endswith(".py")):
-                parts = list((Path(directory) / file).relative_to(folder).with_suffix("").parts)
-                if parts[-1] == "__init__":
-                    parts.pop()
-                yield ".".join([prefix, *parts]), Path(directory) / file
+                path = Path(directory) / file
+                yield f"{prefix}.{dotted(path.relative_to(folder))}".rstrip("."), path
 
 
 def part(module: str) -> str:
@@ -283,8 +287,7 @@ def test_no_test_module_imports_another() -> None:
     (or conftest), so that moving or deleting one breaks nothing else."""
     found = []
     for path in sorted((ROOT / "tests").rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        name = dotted(path.relative_to(ROOT))
         for line, target in imported(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py"):
             last = target.split(".")
             if target.startswith("tests.") and any(p.startswith("test_") or p == "conftest" for p in last[1:]):
