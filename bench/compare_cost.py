@@ -1,24 +1,37 @@
-"""What one comparison costs: 1,000- and 32,000-character pairs (and megabyte ones).
+"""What one comparison costs, against rapidfuzz's Indel ratio on the same strings, and how
+close its similarity comes to the exact one.
 
-Targets: a 1,000-character pair in at most 0.1 ms, a
-32,000-character pair in at most 20 ms. Three kinds of pair per size: one digit
-changed, a wording drift from the middle on (the common FP8 case), and two unrelated
-answers (the worst case for the Indel similarity). difflib's ratio with autojunk off
-(the opt-in compatibility column) is shown for scale. Past the targets: megabyte pairs
-and a 50,000-line one, with what the side-by-side view (``text_rows``) costs them.
+Pairs of 1,000, 32,000 and 1,000,000 characters, three kinds each: one digit changed, a
+wording drift from the middle on (the common FP8 case), and two unrelated answers (the
+worst case for the Indel similarity). Per pair, in interleaved rounds on one core:
 
-    python bench/compare_cost.py
+- CPU per ``compare()`` call, and per ``rapidfuzz.distance.Indel.normalized_similarity``
+  call on the same two strings (the reference: the exact character-level Indel ratio),
+  timed twice per round (the second time is the control: reference against itself);
+- the similarity ``compare()`` reports, its gap to the exact Indel ratio over the units it
+  compares (characters; words and punctuation marks past ``WORD_LEVEL_FROM``) and to the
+  exact character-level ratio, both computed by rapidfuzz without any cut-off.
+
+A second table keeps the side-by-side view's cost (``text_rows``) on the megabyte pairs and
+on a 50,000-line answer changed in two lines.
+
+    python bench/compare_cost.py            # everything (a few minutes: the exact
+                                            # references at 1 MB are quadratic)
+    python bench/compare_cost.py --quick    # 1k and 32k only
 """
 
 from __future__ import annotations
 
-import difflib
+import argparse
 import functools
+import re
 import statistics
 import time
 from collections.abc import Callable
 
-from shadowdiff.answers.compare import compare
+from rapidfuzz.distance import Indel
+
+from shadowdiff.answers.compare import WORD_LEVEL_FROM, compare
 from shadowdiff.report.diffview import text_rows
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.baseline_text import generate, prompt_key
@@ -27,11 +40,16 @@ from shadowdiff.simulator.vocab import vocabulary
 
 from _common import pin, table
 
+# the units compare() counts past WORD_LEVEL_FROM characters (its definition, restated here
+# so that the exact figure does not come from the code it checks)
+_UNITS = re.compile(r"\w+|[^\w\s]")
+
 
 def text_of(length: int, seed: int) -> str:
-    parts, i = [], 0
-    while sum(map(len, parts)) < length:
+    parts, total, i = [], 0, 0
+    while total < length:
         parts.append(generate(f"Question {seed}-{i}: explain rivers, bridges and taxes.").text)
+        total += len(parts[-1])
         i += 1
     return "\n\n".join(parts)[:length]
 
@@ -45,64 +63,94 @@ def drifted(text: str) -> str:
     return text[:half] + apply_profile(wording, prompt_key(prompt), prompt, tokens).text
 
 
-def timed(fn: Callable[[], object], budget: float = 1.0) -> float:
-    """Median seconds per call over about ``budget`` seconds."""
-    fn()
-    runs, samples, start = 0, [], time.perf_counter()
-    while time.perf_counter() - start < budget or runs < 5:
-        t = time.perf_counter()
+def one_digit(text: str) -> str:
+    at = next(i for i, ch in enumerate(text) if ch.isdigit() and i > len(text) // 3)
+    return text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1:]
+
+
+def cpu_per_call(fn: Callable[[], object], least: float) -> float:
+    """CPU seconds per call of ``fn``, over a batch of at least ``least`` CPU seconds."""
+    calls, start = 0, time.process_time()
+    while True:
         fn()
-        samples.append(time.perf_counter() - t)
-        runs += 1
-    return statistics.median(samples)
+        calls += 1
+        spent = time.process_time() - start
+        if spent >= least:
+            return spent / calls
 
 
-def _difflib_ratio(a: str, b: str) -> float:
-    # a new matcher each time: SequenceMatcher caches its matching blocks
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+def interleaved(fns: list[Callable[[], object]], rounds: int, least: float) -> list[float]:
+    """The median CPU per call of each function, timed in turn in every round."""
+    samples: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            samples[i].append(cpu_per_call(fn, least))
+    return [statistics.median(s) for s in samples]
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.1f}"
+
+
+def pairs(length: int) -> dict[str, tuple[str, str]]:
+    base = text_of(length, 1)
+    return {"one digit changed": (base, one_digit(base)),
+            "wording drift from the middle": (base, drifted(base)),
+            "unrelated answers": (base, text_of(length, 2))}
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1k and 32k pairs only")
+    args = parser.parse_args()
     pin(1)
-    rows = [("pair", "chars", "compare() ms", "target ms", "difflib ratio ms")]
-    for length, target in ((1000, 0.1), (32000, 20.0)):
-        base = text_of(length, 1)
-        digit = next(i for i, ch in enumerate(base) if ch.isdigit() and i > length // 3)
-        cases = {
-            "one digit changed": base[:digit] + str((int(base[digit]) + 1) % 10) + base[digit + 1:],
-            "wording drift from the middle": drifted(base),
-            "unrelated answers": text_of(length, 2),
-        }
-        for name, other in cases.items():
-            ours = timed(functools.partial(compare, base, other)) * 1000
-            if length <= 1000:
-                slow = timed(functools.partial(_difflib_ratio, base, other)) * 1000
-                slow_text = f"{slow:.3f}"
+    head = ("pair", "chars", "compare() µs", "Indel µs (ref)", "compare/ref", "ref/ref (control)",
+            "similarity", "exact (units)", "gap", "exact (chars)", "gap")
+    rows = [head]
+    sizes = (1000, 32_000) if args.quick else (1000, 32_000, 1_000_000)
+    for length in sizes:
+        for name, (a, b) in pairs(length).items():
+            ours = functools.partial(compare, a, b)
+            reference = functools.partial(Indel.normalized_similarity, a, b)
+            started = time.process_time()
+            exact_chars = reference()
+            slow = time.process_time() - started > 1.0   # the exact ratio of a megabyte pair: seconds
+            rounds, least = (1, 0.0) if slow else (5, 0.05 if length < 1_000_000 else 0.3)
+            t_ours, t_ref, t_control = interleaved([ours, reference, reference], rounds, least)
+            result = compare(a, b)
+            if max(len(a), len(b)) > WORD_LEVEL_FROM:
+                exact_units = Indel.normalized_similarity(_UNITS.findall(a), _UNITS.findall(b))
             else:
-                slow_text = "(quadratic: skipped)"
-            rows.append((name, f"{length:,}", f"{ours:.4f}", f"{target}", slow_text))
-    # Beyond any target: a megabyte answer (reasoning, a tool call writing a file) changed
-    # at both ends, where the Indel middle is bounded (MAX_CELLS) and so is the side-by-side diff
-    # (text_rows: the lines aligned, then the words of the lines that differ).
-    length = 1_000_000
-    base = text_of(length, 1)
-    for name, other in (("changed at both ends", "X" + base[1:-1] + "Y"), ("unrelated answers", text_of(length, 2))):
-        ours = timed(functools.partial(compare, base, other), budget=3.0) * 1000
-        diff = timed(functools.partial(text_rows, base, other), budget=3.0) * 1000
-        rows.append((f"{name} (text_rows {diff:.0f} ms)", f"{length:,}", f"{ours:.1f}", "—", "(quadratic: skipped)"))
-    # A long answer changed in two lines far apart: the lines are aligned (within
-    # MAX_LINE_CELLS, far past the words' MAX_DIFF_CELLS) and only those two are marked.
+                exact_units = exact_chars
+            score = result.similarity if result.similarity is not None else float("nan")
+            rows.append((name, f"{length:,}", _us(t_ours), _us(t_ref), f"{t_ours / t_ref:.1f}x",
+                         f"{t_control / t_ref:.2f}x", f"{score:.4f}", f"{exact_units:.4f}",
+                         f"{score - exact_units:+.4f}", f"{exact_chars:.4f}", f"{score - exact_chars:+.4f}"))
+    print("compare() against rapidfuzz's Indel ratio on the same strings: CPU per call (median of "
+          "interleaved rounds, one core), similarity against the exact ratio\n")
+    print(table(rows))
+    if not args.quick:
+        print()
+        print(table(side_by_side()))
+
+
+def side_by_side() -> list[tuple[str, ...]]:
+    """What the side-by-side view costs (``text_rows``) where compare() is cheapest to
+    misjudge: megabyte pairs, and a long answer changed in two lines far apart (the lines are
+    aligned within MAX_LINE_CELLS and only those two are marked)."""
+    rows = [("pair", "chars", "compare() ms", "text_rows ms", "rows marked")]
+    base = text_of(1_000_000, 1)
     lines = [f"line {i} of a long answer\n" for i in range(50_000)]
     changed = list(lines)
     changed[20_000], changed[35_000] = "line 20000 of a short answer\n", "line 35000 of a long reply\n"
-    base, other = "".join(lines), "".join(changed)
-    ours = timed(functools.partial(compare, base, other), budget=3.0) * 1000
-    diff = timed(functools.partial(text_rows, base, other), budget=3.0) * 1000
-    marked = sum(any(row.changed) for row in text_rows(base, other))
-    rows.append((f"50,000 lines, 2 changed 15,000 apart (text_rows {diff:.0f} ms, {marked} rows marked)",
-                 f"{len(base):,}", f"{ours:.1f}", "—", "(quadratic: skipped)"))
-    print("shadowdiff.answers.compare.compare(), median per call, one core\n")
-    print(table(rows))
+    cases = {"1 MB changed at both ends": (base, "X" + base[1:-1] + "Y"),
+             "1 MB unrelated answers": (base, text_of(1_000_000, 2)),
+             "50,000 lines, 2 changed 15,000 apart": ("".join(lines), "".join(changed))}
+    for name, (a, b) in cases.items():
+        ours, diff = interleaved([functools.partial(compare, a, b), functools.partial(text_rows, a, b)], 3, 0.3)
+        marked = sum(any(row.changed) for row in text_rows(a, b))
+        rows.append((name, f"{len(a):,}", f"{ours * 1000:.1f}", f"{diff * 1000:.1f}", str(marked)))
+    return rows
 
 
 if __name__ == "__main__":
