@@ -30,30 +30,21 @@ import difflib
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz.distance import Indel, Postfix, Prefix
+from rapidfuzz.distance import Prefix
 
+from shadowdiff.answers import indel
+from shadowdiff.answers.indel import WORD_LEVEL_FROM as WORD_LEVEL_FROM
+from shadowdiff.answers.indel import common_ends as common_ends  # the side-by-side view aligns with it too
 from shadowdiff.errors import ConfigError
 from shadowdiff.vocabulary import Outcome
 
 if TYPE_CHECKING:   # records import this module (a Pair holds a Comparison)
     from shadowdiff.answers.records import Answer, Choice
-
-# Character-level Indel is bit-parallel but still O(n*m/64): two unrelated
-# 32,000-character answers take ~45 ms. Past this length the same formula is applied
-# to words and punctuation marks instead (~5x fewer units), which keeps any pair under
-# 10 ms (bench/compare_cost.py) at the price of judging long answers a little more
-# strictly (a changed digit costs a whole word).
-WORD_LEVEL_FROM = 8000
-# Indel costs about n*m/64 steps. Past this many cells in the differing middle of two
-# answers the distance is sought within a band of the same cost (``_indel_similarity``):
-# tens of milliseconds at most (bench/compare_cost.py).
-MAX_CELLS = 50_000_000
-_UNITS = re.compile(r"\w+|[^\w\s]")
 
 
 @dataclass(frozen=True)
@@ -81,6 +72,9 @@ class Comparison:
     first_token: int | None             # first differing token, when tokens are known
     length_ratio: float | None          # len(b) / len(a), None when a is empty
     finish_reasons: tuple[str | None, str | None] = (None, None)
+    # ``similarity`` was estimated (a megabyte answer rewritten throughout, past the cost
+    # budgets of ``indel``): then it is a lower bound of the exact figure, as it always was there
+    similarity_estimated: bool = False
 
     @property
     def finish_differs(self) -> bool:
@@ -270,34 +264,9 @@ def _one_space(run: re.Match[str]) -> str:
 
 
 def similarity(a: str, b: str) -> float:
-    """Normalized Indel similarity: over characters, or over words for long texts."""
-    if max(len(a), len(b)) > WORD_LEVEL_FROM:
-        return _indel_similarity(_UNITS.findall(a), _UNITS.findall(b))
-    return _indel_similarity(a, b)
-
-
-def _indel_similarity(a: Sequence[str], b: Sequence[str]) -> float:
-    """``1 - indel distance / (len(a) + len(b))``, exact while the differing middle (what
-    is left once the common head and tail are set aside, which changes nothing) is within
-    ``MAX_CELLS``. Past it, the distance is sought only up to a budget of the same cost
-    (rapidfuzz's banded search); a middle that differs more counts as wholly changed: a
-    lower bound, so a huge answer rewritten throughout is divergent in bounded time."""
-    total = len(a) + len(b)
-    if total == 0:
-        return 1.0
-    head, tail = common_ends(a, b)
-    middle_a, middle_b = a[head:len(a) - tail], b[head:len(b) - tail]
-    if len(middle_a) * len(middle_b) <= MAX_CELLS:
-        return 1 - Indel.distance(middle_a, middle_b) / total
-    budget = MAX_CELLS // max(len(middle_a), len(middle_b))
-    distance = Indel.distance(middle_a, middle_b, score_cutoff=budget)
-    return 1 - (distance if distance <= budget else len(middle_a) + len(middle_b)) / total
-
-
-def common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
-    """The lengths of the common head and, after it, the common tail of two sequences."""
-    head = int(Prefix.similarity(a, b))
-    return head, int(Postfix.similarity(a[head:], b[head:]))
+    """Normalized Indel similarity: over characters, or over words for long texts
+    (``indel.similarity``: exact, or a lower bound past its budgets)."""
+    return indel.similarity(a, b).score
 
 
 def difflib_ratio(a: str, b: str) -> float:
@@ -317,21 +286,67 @@ def compare(a: str, b: str, *, tokens_a: Sequence[str] | None = None,
             tokens_b: Sequence[str] | None = None, finish_a: str | None = None,
             finish_b: str | None = None, thresholds: Thresholds = Thresholds()) -> Comparison:
     """Compare a candidate answer ``b`` with the baseline answer ``a``."""
-    finish = (finish_a, finish_b)
+    return _compare(a, b, tokens_a, tokens_b, (finish_a, finish_b), thresholds, Normalized())
+
+
+def _compare(a: str, b: str, tokens_a: Sequence[str] | None, tokens_b: Sequence[str] | None,
+             finish: tuple[str | None, str | None], thresholds: Thresholds, normalized: Normalized) -> Comparison:
+    """``compare``, normalizing through ``normalized`` (which a whole answer's comparison
+    shares with its parts' so that no text is normalized twice)."""
     first_token = (first_difference(tokens_a, tokens_b)
                    if tokens_a is not None and tokens_b is not None else None)
     length_ratio = len(b) / len(a) if a else None
     if a == b:
         return Comparison(Outcome.IDENTICAL, 1.0, 1.0, None, first_token, length_ratio, finish)
-    score = similarity(a, b)
+    # the common start and end, found once: the first divergence, the similarity (which
+    # aligns only what lies between) and the equivalence check all start from them
+    ends = common_ends(a, b)
+    measured = indel.similarity(a, b, ends)
     ratio = difflib_ratio(a, b) if max(len(a), len(b)) <= thresholds.difflib_limit else None
-    if normalize(a) == normalize(b):
+    if equivalent_texts(a, b, normalized, ends):
         outcome = Outcome.EQUIVALENT
-    elif score >= thresholds.near:
+    elif measured.score >= thresholds.near:
         outcome = Outcome.NEAR
     else:
         outcome = Outcome.DIVERGENT
-    return Comparison(outcome, score, ratio, first_difference(a, b), first_token, length_ratio, finish)
+    return Comparison(outcome, measured.score, ratio, ends[0], first_token, length_ratio, finish,
+                      measured.estimated)
+
+
+class Normalized:
+    """``normalize``, remembering each text it normalized: for one comparison, whose parts
+    and rendering may hold the same text (a one-choice answer is its own rendering). A new
+    one per comparison: it holds the texts."""
+
+    def __init__(self) -> None:
+        self._done: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        if (done := self._done.get(text)) is None:
+            done = self._done[text] = normalize(text)
+        return done
+
+
+def equivalent_texts(a: str, b: str, normalized: Callable[[str], str] = normalize,
+                     ends: tuple[int, int] | None = None) -> bool:
+    """``normalize(a) == normalize(b)``, normalizing only when that can hold: ``normalize``
+    changes nothing but whitespace once a text is in NFC, so two texts in NFC whose
+    differing middles (``ends``: their common head and tail) differ in any other character
+    are not equivalent, whatever their layout. The check reads the middles only, and a
+    changed word spares normalizing whole answers (most of a comparison's cost before)."""
+    if a == b:
+        return True
+    if unicodedata.is_normalized("NFC", a) and unicodedata.is_normalized("NFC", b):
+        head, tail = ends if ends is not None else common_ends(a, b)
+        if _printed(a[head:len(a) - tail]) != _printed(b[head:len(b) - tail]):
+            return False
+    return normalized(a) == normalized(b)
+
+
+def _printed(text: str) -> str:
+    """The text without its whitespace (as ``str.split`` reads it, which is what
+    ``normalize`` drops, adds or turns into other whitespace)."""
+    return "".join(text.split())
 
 
 def answered(choices: Sequence[Choice]) -> bool:
@@ -453,36 +468,49 @@ def _sorted_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return {"\u0000duplicate keys": sorted(pairs, key=lambda kv: kv[0])}
 
 
-def _parts(choice: Choice, *, normalized: bool) -> tuple[Any, ...]:
+def _parts(choice: Choice) -> tuple[Any, ...]:
     """What a choice is, for equality: its index, text, reasoning (empty is none: servers
     differ on null and ""), refusal, tool calls (name and arguments, not the id) and
-    finish reason; ``normalized``: texts normalized and arguments canonical."""
-    texts = [choice.text, choice.reasoning or None, choice.refusal]
-    calls: list[Any] = call_keys(choice.tool_calls) if normalized else tool_call_parts(choice.tool_calls)
-    if normalized:
-        texts = [None if t is None else normalize(t) for t in texts]
-    return choice.index, *texts, calls, choice.finish_reason
+    finish reason."""
+    return choice.index, *_texts(choice), tool_call_parts(choice.tool_calls), choice.finish_reason
 
 
-def _same_parts(a: Sequence[Choice], b: Sequence[Choice], *, normalized: bool) -> bool:
-    return [_parts(x, normalized=normalized) for x in a] == [_parts(y, normalized=normalized) for y in b]
+def _texts(choice: Choice) -> tuple[str | None, str | None, str | None]:
+    return choice.text, choice.reasoning or None, choice.refusal
+
+
+def _same_parts(a: Sequence[Choice], b: Sequence[Choice]) -> bool:
+    return [_parts(x) for x in a] == [_parts(y) for y in b]
+
+
+def _equivalent_parts(a: Sequence[Choice], b: Sequence[Choice], normalized: Normalized) -> bool:
+    """Whether the choices are the same once texts are normalized and tool-call arguments
+    made canonical: each text pair through ``equivalent_texts`` (normalized only when
+    nothing but whitespace can differ)."""
+    return len(a) == len(b) and all(
+        x.index == y.index and x.finish_reason == y.finish_reason
+        and call_keys(x.tool_calls) == call_keys(y.tool_calls)
+        and all(p == q or (p is not None and q is not None and equivalent_texts(p, q, normalized))
+                for p, q in zip(_texts(x), _texts(y), strict=True))
+        for x, y in zip(a, b, strict=True))
 
 
 def compare_answers(a: Answer, b: Answer, thresholds: Thresholds = Thresholds()) -> Comparison:
     """Compare a candidate answer ``b`` with the baseline answer ``a``, whole."""
     choices_a, choices_b = a.choices, b.choices
     ra, rb = render(choices_a), render(choices_b)
-    measured = compare(ra, rb, tokens_a=a.tokens, tokens_b=b.tokens, finish_a=a.finish_reason,
-                       finish_b=b.finish_reason, thresholds=thresholds)
-    same = _same_parts(choices_a, choices_b, normalized=False) or _same_parts(choices_a, choices_b, normalized=True)
-    if same and not (answered(choices_a) or answered(choices_b)):
+    normalized = Normalized()   # the rendering and the parts share their normalized texts
+    measured = _compare(ra, rb, a.tokens, b.tokens, (a.finish_reason, b.finish_reason), thresholds, normalized)
+    identical = _same_parts(choices_a, choices_b)
+    equivalent = identical or _equivalent_parts(choices_a, choices_b, normalized)
+    if equivalent and not (answered(choices_a) or answered(choices_b)):
         # two answers that never began (a reasoning model cut by the token cap inside the same
         # thinking, or nothing at all) are not "identical": no answer was compared. (Thinking
         # that differs stays a change, for a person to look at.)
         return Comparison(Outcome.UNANSWERED, None, None, None, None, None, measured.finish_reasons)
-    if _same_parts(choices_a, choices_b, normalized=False):
+    if identical:
         outcome = Outcome.IDENTICAL
-    elif _same_parts(choices_a, choices_b, normalized=True):
+    elif equivalent:
         outcome = Outcome.EQUIVALENT
     elif measured.outcome in (Outcome.IDENTICAL, Outcome.EQUIVALENT):
         # the renderings agree but the parts do not (text in one, reasoning in the other): a change
@@ -493,7 +521,8 @@ def compare_answers(a: Answer, b: Answer, thresholds: Thresholds = Thresholds())
         return measured
     first_char = measured.first_char if ra != rb else 0
     return Comparison(outcome, measured.similarity if ra != rb else 1.0, measured.difflib_ratio, first_char,
-                      measured.first_token, measured.length_ratio, measured.finish_reasons)
+                      measured.first_token, measured.length_ratio, measured.finish_reasons,
+                      measured.similarity_estimated)
 
 
 # Comparing answers longer than this (all parts together) runs in a thread, so that the

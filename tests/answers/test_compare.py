@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from shadowdiff.answers.compare import Thresholds, compare, error_comparison, first_difference, normalize
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from rapidfuzz.distance import Indel
+
+from shadowdiff.answers import compare as compare_module
+from shadowdiff.answers.compare import (
+    Thresholds,
+    compare,
+    compare_answers,
+    equivalent_texts,
+    error_comparison,
+    first_difference,
+    normalize,
+)
+from shadowdiff.answers.records import Answer
 from shadowdiff.errors import ConfigError
-from shadowdiff.vocabulary import Outcome
+from shadowdiff.vocabulary import Outcome, Side
 
 # Two 272-character answers that differ in one digit.
 ANSWER = (
@@ -122,3 +137,85 @@ def test_long_answers_are_compared_over_words() -> None:
     words = len(__import__("re").findall(r"\w+|[^\w\s]", long_a))
     assert similarity(long_a, long_b) == pytest.approx(1 - 2 / (2 * words))
     assert compare(long_a, long_b).outcome is Outcome.NEAR
+
+
+# Texts made of what normalize reads: words, runs of every kind of whitespace, quotes and
+# fences, a decomposed accent (not NFC), CRLF.
+_PIECES = ["word", "é", "e\u0301", " ", "  ", "\t", "\n", "\r\n", "\n\n", "\u00a0", '"', "`", "```", "    ", "- ", "x"]
+_LAYOUTS = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@st.composite
+def _relaid(draw: st.DrawFn, text: str) -> str:
+    """``text`` with a few pieces inserted, deleted or replaced: its layout changed, or a
+    character that is not whitespace."""
+    out = list(text)
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(out)))
+        if at < len(out) and draw(st.booleans()):
+            del out[at]
+        else:
+            out.insert(at, draw(st.sampled_from(_PIECES)))
+    return "".join(out)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+@example(None)
+def test_equivalent_is_equality_after_normalizing(data: st.DataObject | None) -> None:
+    """Equivalence skips normalizing where a character that is not whitespace differs,
+    and is still exactly ``normalize(a) == normalize(b)``."""
+    pairs = [("Cafe\u0301  au lait", "Café au lait"), ("a  b\r\n", "a b"), ("a b", "a c")]
+    if data is not None:
+        a = data.draw(_LAYOUTS)
+        pairs = [(a, data.draw(_relaid(a)))]
+    for a, b in pairs:
+        same = normalize(a) == normalize(b)
+        assert equivalent_texts(a, b) is same, (a, b)
+        assert (compare(a, b).outcome in (Outcome.IDENTICAL, Outcome.EQUIVALENT)) is same, (a, b)
+
+
+def test_a_changed_word_is_never_normalized_and_a_layout_change_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Normalizing a whole answer costs more than everything else together: a text is
+    normalized at most once per comparison, and not at all where a word changed."""
+    normalized: list[str] = []
+
+    def counted(text: str) -> str:
+        normalized.append(text)
+        return normalize(text)
+
+    monkeypatch.setattr(compare_module, "normalize", counted)
+    long_a = (ANSWER + "\n\n") * 40
+    compare(long_a, long_a.replace("2.1 million", "2.2 million", 1))
+    compare_answers(_answer(Side.BASELINE, long_a), _answer(Side.CANDIDATE, long_a.replace("2010", "2011")))
+    assert normalized == []
+    relaid = long_a.replace(". ", ".  ")
+    assert compare(long_a, relaid).outcome is Outcome.EQUIVALENT
+    assert sorted(normalized) == sorted([long_a, relaid])
+    normalized.clear()
+    # a one-choice answer is its own rendering: text and rendering share one normalization
+    assert compare_answers(_answer(Side.BASELINE, long_a), _answer(Side.CANDIDATE, relaid)).outcome \
+        is Outcome.EQUIVALENT
+    assert sorted(normalized) == sorted([long_a, relaid])
+    normalized.clear()
+    # spaces changed inside code: not equivalent, and still each text normalized once
+    code_a, code_b = "```\nx = 1\n```\n" + long_a, "```\nx =  1\n```\n" + long_a
+    assert compare_answers(_answer(Side.BASELINE, code_a), _answer(Side.CANDIDATE, code_b)).outcome is Outcome.NEAR
+    assert sorted(normalized) == sorted([code_a, code_b])
+
+
+def _answer(side: Side, text: str) -> Answer:
+    return Answer(side=side, model="m", text=text, finish_reason="stop")
+
+
+def test_long_answers_with_one_change_keep_their_figures() -> None:
+    """Setting the common ends aside changes no figure: the similarity, the first divergence
+    and the outcome are those of the whole texts, and exact."""
+    long_a = (ANSWER + "\n\n") * 120
+    for long_b in (long_a.replace("2.1 million", "2.2 million", 1), long_a[:-40], "Prefix. " + long_a,
+                   long_a.replace("percent", "per cent")):
+        result = compare(long_a, long_b)
+        units_a, units_b = re.findall(r"\w+|[^\w\s]", long_a), re.findall(r"\w+|[^\w\s]", long_b)
+        assert result.similarity == Indel.normalized_similarity(units_a, units_b)
+        assert result.first_char == first_difference(long_a, long_b)
+        assert not result.similarity_estimated
