@@ -9,6 +9,7 @@ over the whole texts (or their whole unit lists), with no cut-off: the definitio
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rapidfuzz.distance import Indel
@@ -121,6 +122,7 @@ def _drifted(text: str) -> str:
     return text[:half] + apply_profile(wording, prompt_key("drift"), "drift", vocabulary().encode(text[half:])).text
 
 
+@pytest.mark.slow   # the exact character-level ratio of a megabyte pair alone takes 1-2 s
 def test_a_megabyte_drift_is_measured_exactly() -> None:
     """A wording drift over half a megabyte answer: found within the band, not read as a
     rewrite (it read 0.72 once, against 0.99)."""
