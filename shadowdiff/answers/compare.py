@@ -303,7 +303,7 @@ def _compare(a: str, b: str, tokens_a: Sequence[str] | None, tokens_b: Sequence[
     ends = common_ends(a, b)
     measured = indel.similarity(a, b, ends)
     ratio = difflib_ratio(a, b) if max(len(a), len(b)) <= thresholds.difflib_limit else None
-    if equivalent_texts(a, b, normalized, ends):
+    if normalized.equivalent(a, b, ends):
         outcome = Outcome.EQUIVALENT
     elif measured.score >= thresholds.near:
         outcome = Outcome.NEAR
@@ -314,17 +314,23 @@ def _compare(a: str, b: str, tokens_a: Sequence[str] | None, tokens_b: Sequence[
 
 
 class Normalized:
-    """``normalize``, remembering each text it normalized: for one comparison, whose parts
-    and rendering may hold the same text (a one-choice answer is its own rendering). A new
-    one per comparison: it holds the texts."""
+    """``normalize`` and ``equivalent_texts``, remembering what they found: for one
+    comparison, whose parts and rendering may hold the same texts (a one-choice answer is its
+    own rendering). A new one per comparison: it holds the texts."""
 
     def __init__(self) -> None:
         self._done: dict[str, str] = {}
+        self._equivalent: dict[tuple[str, str], bool] = {}
 
     def __call__(self, text: str) -> str:
         if (done := self._done.get(text)) is None:
             done = self._done[text] = normalize(text)
         return done
+
+    def equivalent(self, a: str, b: str, ends: tuple[int, int] | None = None) -> bool:
+        if (known := self._equivalent.get((a, b))) is None:
+            known = self._equivalent[a, b] = equivalent_texts(a, b, self, ends)
+        return known
 
 
 def equivalent_texts(a: str, b: str, normalized: Callable[[str], str] = normalize,
@@ -490,7 +496,7 @@ def _equivalent_parts(a: Sequence[Choice], b: Sequence[Choice], normalized: Norm
     return len(a) == len(b) and all(
         x.index == y.index and x.finish_reason == y.finish_reason
         and call_keys(x.tool_calls) == call_keys(y.tool_calls)
-        and all(p == q or (p is not None and q is not None and equivalent_texts(p, q, normalized))
+        and all(p == q or (p is not None and q is not None and normalized.equivalent(p, q))
                 for p, q in zip(_texts(x), _texts(y), strict=True))
         for x, y in zip(a, b, strict=True))
 
