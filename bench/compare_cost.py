@@ -5,9 +5,11 @@ Pairs of 1,000, 32,000 and 1,000,000 characters, three kinds each: one digit cha
 wording drift from the middle on (the common FP8 case), and two unrelated answers (the
 worst case for the Indel similarity). Per pair, in interleaved rounds on one core:
 
-- CPU per ``compare()`` call, and per ``rapidfuzz.distance.Indel.normalized_similarity``
-  call on the same two strings (the reference: the exact character-level Indel ratio),
-  timed twice per round (the second time is the control: reference against itself);
+- CPU per ``compare()`` call (and per ``compare_answers()`` call on one-choice answers
+  holding the two texts, what the proxy and replay run), and per
+  ``rapidfuzz.distance.Indel.normalized_similarity`` call on the same two strings (the
+  reference: the exact character-level Indel ratio), timed twice per round (the second
+  time is the control: reference against itself);
 - the similarity ``compare()`` reports, whether it says it estimated it (past its cost
   budgets: then a lower bound), its gap to the exact Indel ratio over the units it
   compares (characters; words and punctuation marks past ``WORD_LEVEL_FROM``) and to the
@@ -32,12 +34,14 @@ from collections.abc import Callable
 
 from rapidfuzz.distance import Indel
 
-from shadowdiff.answers.compare import WORD_LEVEL_FROM, compare
+from shadowdiff.answers.compare import WORD_LEVEL_FROM, compare, compare_answers
+from shadowdiff.answers.records import Answer
 from shadowdiff.report.diffview import text_rows
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.baseline_text import generate, prompt_key
 from shadowdiff.simulator.drift import apply_profile
 from shadowdiff.simulator.vocab import vocabulary
+from shadowdiff.vocabulary import Side
 
 from _common import pin, table
 
@@ -93,6 +97,11 @@ def _us(seconds: float) -> str:
     return f"{seconds * 1e6:,.1f}"
 
 
+def _answer(side: Side, text: str) -> Answer:
+    """A one-choice answer holding ``text``: what the proxy and replay compare."""
+    return Answer(side=side, model="m", text=text, finish_reason="stop")
+
+
 def pairs(length: int) -> dict[str, tuple[str, str]]:
     base = text_of(length, 1)
     return {"one digit changed": (base, one_digit(base)),
@@ -105,26 +114,27 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1k and 32k pairs only")
     args = parser.parse_args()
     pin(1)
-    head = ("pair", "chars", "compare() µs", "Indel µs (ref)", "compare/ref", "ref/ref (control)",
-            "similarity", "estimated", "exact (units)", "gap", "exact (chars)", "gap")
+    head = ("pair", "chars", "compare() µs", "compare_answers() µs", "Indel µs (ref)", "compare/ref",
+            "ref/ref (control)", "similarity", "estimated", "exact (units)", "gap", "exact (chars)", "gap")
     rows = [head]
     sizes = (1000, 32_000) if args.quick else (1000, 32_000, 1_000_000)
     for length in sizes:
         for name, (a, b) in pairs(length).items():
             ours = functools.partial(compare, a, b)
+            whole = functools.partial(compare_answers, _answer(Side.BASELINE, a), _answer(Side.CANDIDATE, b))
             reference = functools.partial(Indel.normalized_similarity, a, b)
             started = time.process_time()
             exact_chars = reference()
             slow = time.process_time() - started > 1.0   # the exact ratio of a megabyte pair: seconds
             rounds, least = (1, 0.0) if slow else (5, 0.05 if length < 1_000_000 else 0.3)
-            t_ours, t_ref, t_control = interleaved([ours, reference, reference], rounds, least)
+            t_ours, t_whole, t_ref, t_control = interleaved([ours, whole, reference, reference], rounds, least)
             result = compare(a, b)
             if max(len(a), len(b)) > WORD_LEVEL_FROM:
                 exact_units = Indel.normalized_similarity(_UNITS.findall(a), _UNITS.findall(b))
             else:
                 exact_units = exact_chars
             score = result.similarity if result.similarity is not None else float("nan")
-            rows.append((name, f"{length:,}", _us(t_ours), _us(t_ref), f"{t_ours / t_ref:.1f}x",
+            rows.append((name, f"{length:,}", _us(t_ours), _us(t_whole), _us(t_ref), f"{t_ours / t_ref:.1f}x",
                          f"{t_control / t_ref:.2f}x", f"{score:.4f}", "yes" if result.similarity_estimated else "no",
                          f"{exact_units:.4f}",
                          f"{score - exact_units:+.4f}", f"{exact_chars:.4f}", f"{score - exact_chars:+.4f}"))
