@@ -1,0 +1,108 @@
+"""One thread for the pairs' work that grows with their answers, taken in batches.
+
+Reading the answers, comparing them, triaging and redacting a pair cost far more than
+forwarding its request (a changed 1,000-character pair: about a millisecond), and the
+event loop that forwards every client's bytes must not do it. A thread per pair
+(``asyncio.to_thread``) costs a hand-off each way per pair - a pool's queue, a lock,
+a wake-up - which was as much again. Here one thread takes what the pair tasks queued,
+as many as have come (up to ``MAX_BATCH``), does them one after the other, and hands
+the results back to the event loop in one call per batch.
+
+The thread shares the interpreter's lock with the event loop: it gives it up between
+two jobs, so that a request arriving meanwhile waits for one job at most, not a batch.
+The queue is bounded (``MAX_WAITING``): past it a job is done on the event loop at
+once, as it was before this thread, so that a proxy whose CPU cannot keep up slows its
+intake rather than hold pairs without end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+MAX_BATCH = 64       # jobs handed back to the event loop in one call, at most
+MAX_WAITING = 1024   # jobs queued, at most; past it, one is done on the event loop
+T = TypeVar("T")
+_Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
+_Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
+
+
+class PairWork:
+    """``run(job)``: ``job()``'s result, computed in the pairs' thread (started on first use)."""
+
+    def __init__(self) -> None:
+        self._jobs: collections.deque[_Job] = collections.deque()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Jobs queued, not yet taken."""
+        return len(self._jobs)
+
+    async def run(self, job: Callable[[], T]) -> T:
+        """``job()``, done in the thread; on the event loop at once when the queue is full
+        or the thread has stopped. A job whose caller was cancelled before the thread
+        took it is not done."""
+        if self._stopping or len(self._jobs) >= MAX_WAITING:
+            return job()
+        loop = asyncio.get_running_loop()
+        if self._thread is None:
+            self._loop = loop
+            self._thread = threading.Thread(target=self._run, name="shadowdiff-pairs", daemon=True)
+            self._thread.start()
+        done: asyncio.Future[T] = loop.create_future()
+        self._jobs.append((job, done))
+        self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
+        return await done
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the thread once the jobs queued are done (at most ``timeout`` seconds);
+        jobs given later are done by their callers."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while self._jobs:
+                batch: list[_Done] = []
+                # what was queued when the batch began: a result waits for no job queued after it
+                for _ in range(min(len(self._jobs), MAX_BATCH)):
+                    job, done = self._jobs.popleft()
+                    if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
+                        continue
+                    try:
+                        batch.append((done, job(), None))
+                    except BaseException as exc:  # handed to the caller, as its own exception
+                        batch.append((done, None, exc))
+                    time.sleep(0)   # the interpreter's lock to the event loop, if it waits for it
+                if batch:
+                    self._hand_back(batch)
+            if self._stopping and not self._jobs:
+                return
+
+    def _hand_back(self, batch: list[_Done]) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):   # the event loop is closed: no one waits for these any more
+            self._loop.call_soon_threadsafe(_settle, batch)
+
+
+def _settle(batch: list[_Done]) -> None:
+    for done, result, error in batch:
+        if done.done():     # its caller was cancelled (shutdown's deadline) meanwhile
+            continue
+        if error is None:
+            done.set_result(result)
+        else:
+            done.set_exception(error)
