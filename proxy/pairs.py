@@ -30,7 +30,7 @@ import random
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -162,18 +162,16 @@ class PairRecorder:
             # (one job: read, compared, and triaged and redacted if it is stored or changed)
             compared, made = await self.work.run(functools.partial(
                 self._compared_and_made, key, seq, path, plan, tapped, shadow, replica, kept, stores))
-            self._count_all(compared, plan)
+            self._count_in_run_all(compared)
             calls.count()
         else:
             compared = await self.work.run(functools.partial(self._compared, tapped, plan, shadow, replica))
-            self._count_all(compared, plan)
+            self._count_in_run_all(compared)
             calls.count()
             # (here, the client long served: the pair task runs once the primary's answer was sent whole)
             scores = await self.scorer.score(path, plan, compared.answers, compared.comparison.outcome)
             made = await self.work.run(functools.partial(self._made, key, seq, path, plan, compared, scores,
                                                          kept, stores))
-        if made.pair is not None and compared.changed:
-            self._observe_change(made.pair)
         if made.stored is not None and self._open_for(made.stored):
             assert self.writer is not None
             self.writer.submit(made.stored, made.size)
@@ -195,7 +193,9 @@ class PairRecorder:
             answers[Side.REPLICA], _ = replica.read()
             noise = self._compare(answers[Side.BASELINE], answers[Side.REPLICA])
         changed = plan.comparable and comparison.outcome in CHANGED
-        return _Compared(answers, shadow_answer, reason, comparison, noise, changed)
+        compared = _Compared(answers, shadow_answer, reason, comparison, noise, changed)
+        self._in_metrics(compared, plan)
+        return compared
 
     def _compare(self, a: Answer, b: Answer) -> Comparison:
         """(in the pairs' thread) The comparison of two answers; an error one if a side failed."""
@@ -214,18 +214,17 @@ class PairRecorder:
         pair = assemble_pair(key, seq, path, prompt_text(plan.request), plan.request, compared.answers,
                              compared.comparison, noise=compared.noise, scores=scores,
                              category=_category(plan.request), comparable=plan.comparable)
+        if compared.changed:
+            self._observe_change(pair)
         if not keep:
             return _Made(pair, None, 0)
         stored = self.redactor.with_literals(header_secrets(plan.headers)).pair(pair)
         return _Made(pair, stored, held_size(stored, len(plan.body)))
 
-    def _count_all(self, compared: _Compared, plan: Plan) -> None:
-        """The compared pair in the metrics and the run's counts: the shadow's call, the
-        noise floor's pair, the pair itself."""
-        self._shadow_metrics(compared.shadow, compared.reason)
-        if compared.noise is not None:
-            self._count("noise", compared.noise.outcome.value, plan.comparable)
-        self._count_compared(compared.answers, compared.comparison, plan)
+    def _count_in_run_all(self, compared: _Compared) -> None:
+        """The compared pair in the run's counts (its metrics are counted: ``_in_metrics``)."""
+        for of, outcome, comparable in compared.tallies:
+            self._count_in_run(of, outcome, comparable)
 
     async def _not_compared(self, tapped: Any, plan: Plan, calls: _Calls, comparable: str) -> None:
         """Count a request whose primary gave nothing to compare, once its shadow is stopped."""
@@ -261,16 +260,25 @@ class PairRecorder:
         if shadow_answer.ok and shadow_answer.ttfat is not None:
             self.metrics.ttfat.labels(side).observe(shadow_answer.ttfat)
 
-    def _count_compared(self, answers: dict[Side, Answer], comparison: Comparison, plan: Plan) -> None:
-        """Count the compared pair: each side's output in the metrics, its outcome, and whether both hit the cap."""
-        for answer in answers.values():
+    def _in_metrics(self, compared: _Compared, plan: Plan) -> None:
+        """(in the pairs' thread: the metrics take their own locks) The compared pair in
+        the metrics - the shadow's call, the noise floor's pair, each side's output, the
+        outcome - and, in ``compared.tallies``, what the run's counts are to add (whether
+        both hit the cap too): stored or not, as the run counts every pair."""
+        self._shadow_metrics(compared.shadow, compared.reason)
+        if compared.noise is not None:
+            self.metrics.noise_pairs.labels(compared.noise.outcome.value).inc()
+            compared.tallies.append(("noise", compared.noise.outcome.value, plan.comparable))
+        for answer in compared.answers.values():
             if answer.ok and answer.completion_tokens and answer.duration:
                 self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
-        self._count("pairs", comparison.outcome.value, plan.comparable)
-        base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
-        if plan.comparable and comparison.outcome is not Outcome.ERROR and base.capped & cand.capped:
-            self._count_in_run(Tally.CAPPED, comparison.outcome.value, True)
+        outcome = compared.comparison.outcome
+        self.metrics.pairs.labels(outcome.value, "true" if plan.comparable else "false").inc()
+        compared.tallies.append(("pairs", outcome.value, plan.comparable))
+        base, cand = compared.answers[Side.BASELINE], compared.answers[Side.CANDIDATE]
+        if plan.comparable and outcome is not Outcome.ERROR and base.capped & cand.capped:
+            compared.tallies.append((Tally.CAPPED, outcome.value, True))
 
     def _observe_change(self, pair: Pair) -> None:
         """A comparable pair that changed: its similarity, where it diverged and its signals, in the metrics."""
@@ -295,14 +303,6 @@ class PairRecorder:
         self._count_in_run(Tally.NOT_MIRRORED, why, False)
         if (held := _HELD.get()) is not None:
             held.release()
-
-    def _count(self, of: str, outcome: str, comparable: bool) -> None:
-        """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""
-        if of == "noise":
-            self.metrics.noise_pairs.labels(outcome).inc()
-        else:
-            self.metrics.pairs.labels(outcome, "true" if comparable else "false").inc()
-        self._count_in_run(of, outcome, comparable)
 
     def _count_in_run(self, of: str, outcome: str, comparable: bool) -> None:
         """Count in the run's counts (handed to the writer about once a second)."""
@@ -355,6 +355,8 @@ class _Compared:
     comparison: Comparison
     noise: Comparison | None
     changed: bool          # comparable, and changed in substance
+    # what the run's counts are to add for it: (``pairs`` or ``noise`` or capped, outcome, comparable)
+    tallies: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 @dataclass
