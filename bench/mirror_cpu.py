@@ -16,8 +16,8 @@ At concurrency 32 (``--seconds`` per path and round) the proxy's CPU per request
 from /proc: the whole process, its event-loop thread (the main thread) and its other
 threads apart, and its child processes (a process pool's) apart; the proxy's CPU is
 measured until it goes quiet after the load, so the pairs still being stored count.
-At concurrency 1 the client goes round every path in turn, one request at a time, and
-the added p50 is each path's minus direct's; the control is a second direct server.
+At concurrency 1 each path's requests alternate with direct ones, one at a time, and the
+added p50 is proxied minus direct; the control alternates two direct servers.
 
 The upstreams and the client share core 0; the proxies run on core 1.
 
@@ -142,18 +142,19 @@ async def load(url: str, seconds: float, concurrency: int) -> int:
     return done
 
 
-async def cycle(urls: dict[str, str], requests: int) -> dict[str, float]:
-    """p50 of ``requests`` calls to each URL, one at a time, going round them all in turn
-    (so that every path sees the same moments of the shared machine)."""
-    times: dict[str, list[float]] = {name: [] for name in urls}
+async def alternate(direct: str, proxied: str, requests: int) -> tuple[float, float]:
+    """p50 of ``requests`` calls each way, alternating, one at a time. (One proxy at a time:
+    going round every proxy in turn, each met the pairs the one before left its core.)"""
+    d: list[float] = []
+    p: list[float] = []
     async with aiohttp.ClientSession() as session:
         for _ in range(20):
-            for url in urls.values():
-                await post(session, url)
+            await post(session, direct)
+            await post(session, proxied)
         for _ in range(requests):
-            for name, url in urls.items():
-                times[name].append(await post(session, url))
-    return {name: statistics.median(values) for name, values in times.items()}
+            d.append(await post(session, direct))
+            p.append(await post(session, proxied))
+    return statistics.median(d), statistics.median(p)
 
 
 def metric(url: str, name: str, labels: str = "") -> float:
@@ -206,10 +207,9 @@ def main() -> None:
                 n = asyncio.run(load(url, args.seconds, 32))
                 quiet(pid)
                 spent[name].append((cpu(pid) - before, n, n / args.seconds))
-            p50 = asyncio.run(cycle({"control": control, **{n: u for n, (u, _) in processes.items()}},
-                                    args.requests))
-            for name in added:
-                added[name].append(p50[name] - p50["direct"])
+            for name, url in [("control", control), *((n, u) for n, (u, _) in processes.items() if n != "direct")]:
+                d, p = asyncio.run(alternate(primary, url, args.requests))
+                added[name].append(p - d)
         quiet(processes["serve, all changed"][1])   # (the last pairs stored)
         time.sleep(1.0)
         stored = metric(paths["serve, all changed"], "shadowdiff_pairs_stored_total")
@@ -273,8 +273,8 @@ def report(spent: dict[str, list[tuple[Cpu, int, float]]], added: dict[str, list
                      f"{(statistics.median(values) - off) * 1e3:.3f}" if name.startswith("serve, ") and
                      name != "serve, mirroring off" else ""))
     print(table(rows))
-    print(f"\n({args.requests} requests to each path per round, going round them all in turn; the range is over "
-          "rounds; target: mirroring adds ≤ 0.3 ms p50)")
+    print(f"\n({args.requests} requests each way per round, alternating with direct ones; the range is over rounds; "
+          "target: mirroring adds ≤ 0.3 ms p50)")
 
 
 if __name__ == "__main__":

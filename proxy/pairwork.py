@@ -10,9 +10,10 @@ the results back to the event loop in one call per batch.
 
 The thread shares the interpreter's lock with the event loop: it gives it up between
 two jobs, so that a request arriving meanwhile waits for one job at most, not a batch.
-The queue is bounded (``MAX_WAITING``): past it a job is done on the event loop at
-once, as it was before this thread, so that a proxy whose CPU cannot keep up slows its
-intake rather than hold pairs without end.
+The queue is bounded (``MAX_WAITING``): a proxy whose CPU cannot keep up with its pairs
+must slow its intake rather than hold pairs without end, so past the bound the event
+loop waits (its thread blocked, as if it did the job itself) until the pairs' thread has
+made room. The work stays in the pairs' thread all the same.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 MAX_BATCH = 64       # jobs handed back to the event loop in one call, at most
-MAX_WAITING = 1024   # jobs queued, at most; past it, one is done on the event loop
+MAX_WAITING = 256    # jobs queued, at most; past it, the event loop waits for room
 T = TypeVar("T")
 _Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
@@ -38,6 +39,7 @@ class PairWork:
     def __init__(self) -> None:
         self._jobs: collections.deque[_Job] = collections.deque()
         self._wake = threading.Event()
+        self._room = threading.Event()    # set by the thread when the queue is below the bound
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -48,20 +50,30 @@ class PairWork:
         return len(self._jobs)
 
     async def run(self, job: Callable[[], T]) -> T:
-        """``job()``, done in the thread; on the event loop at once when the queue is full
-        or the thread has stopped. A job whose caller was cancelled before the thread
-        took it is not done."""
-        if self._stopping or len(self._jobs) >= MAX_WAITING:
+        """``job()``, done in the thread (on the event loop once the thread has stopped).
+        With the queue full, the event loop first waits for room. A job whose caller was
+        cancelled before the thread took it is not done."""
+        if self._stopping:
             return job()
         loop = asyncio.get_running_loop()
         if self._thread is None:
             self._loop = loop
             self._thread = threading.Thread(target=self._run, name="shadowdiff-pairs", daemon=True)
             self._thread.start()
+        if len(self._jobs) >= MAX_WAITING:
+            self._wait_for_room()
         done: asyncio.Future[T] = loop.create_future()
         self._jobs.append((job, done))
         self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
         return await done
+
+    def _wait_for_room(self) -> None:
+        """Block the event loop's thread (the interpreter's lock let go) until the queue is
+        below its bound: the CPU does not keep up with the pairs."""
+        assert self._thread is not None
+        self._room.clear()
+        while len(self._jobs) >= MAX_WAITING and self._thread.is_alive():
+            self._room.wait(0.1)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the thread once the jobs queued are done (at most ``timeout`` seconds);
@@ -80,6 +92,8 @@ class PairWork:
                 # what was queued when the batch began: a result waits for no job queued after it
                 for _ in range(min(len(self._jobs), MAX_BATCH)):
                     job, done = self._jobs.popleft()
+                    if len(self._jobs) < MAX_WAITING:
+                        self._room.set()
                     if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
                         continue
                     try:

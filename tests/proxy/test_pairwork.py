@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,27 +91,40 @@ def test_a_job_whose_caller_left_before_it_was_taken_is_not_done() -> None:
     assert asyncio.run(main()) == []
 
 
-def test_a_full_queue_and_a_stopped_thread_do_the_job_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def main() -> list[str]:
+def test_a_full_queue_holds_the_event_loop_until_the_thread_makes_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> tuple[list[str], float]:
         work = PairWork()
         gate = threading.Event()
-        here = threading.current_thread().name
         try:
             first = asyncio.ensure_future(work.run(lambda: gate.wait(5)))
             await asyncio.sleep(0.05)
             monkeypatch.setattr(pairwork, "MAX_WAITING", 1)
             queued = asyncio.ensure_future(work.run(lambda: threading.current_thread().name))
-            await asyncio.sleep(0)
-            over = await work.run(lambda: threading.current_thread().name)   # the queue holds one: full
-            gate.set()
+            await asyncio.sleep(0)     # queued: the queue holds one, full
+            threading.Timer(0.3, gate.set).start()
+            started = time.monotonic()
+            over = asyncio.ensure_future(work.run(lambda: threading.current_thread().name))
+            await asyncio.sleep(0)     # the event loop waits in here until the first job ends
+            held = time.monotonic() - started
+            names = [await queued, await over]
             await first
-            names = [over, await queued]
         finally:
             work.close()
-        names.append(await work.run(lambda: threading.current_thread().name))   # stopped
-        return [name if name != here else "event loop" for name in names]
+        return names, held
 
-    assert asyncio.run(main()) == ["event loop", "shadowdiff-pairs", "event loop"]
+    names, held = asyncio.run(main())
+    assert names == ["shadowdiff-pairs", "shadowdiff-pairs"]   # the work stays in the pairs' thread
+    assert held >= 0.2
+
+
+def test_a_stopped_thread_leaves_the_job_to_its_caller() -> None:
+    async def main() -> str:
+        work = PairWork()
+        assert await work.run(lambda: 1) == 1
+        work.close()
+        return await work.run(lambda: threading.current_thread().name)
+
+    assert asyncio.run(main()) == threading.current_thread().name
 
 
 def test_a_proxied_pair_is_read_compared_triaged_and_redacted_off_the_event_loop(
