@@ -4,6 +4,8 @@ the event loop, and come back to it in batches."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -158,3 +160,19 @@ def test_a_proxied_pair_is_read_compared_triaged_and_redacted_off_the_event_loop
         wait_for(lambda: len(list(opened.pairs(run.id))) == 6)   # every pair kept (keep_rate 1): all stored
     finally:
         opened.close()
+
+
+def test_the_pairs_thread_yields_to_the_event_loop_in_the_scheduler_and_the_interpreters_lock() -> None:
+    async def main() -> tuple[int, float]:
+        work = PairWork()
+        try:
+            nice = await work.run(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        finally:
+            work.close()
+        return nice, sys.getswitchinterval()
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    nice, interval = asyncio.run(main())
+    assert nice == max(before, pairwork.NICE)
+    assert interval <= pairwork.SWITCH_INTERVAL
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before   # the event loop's own is kept
