@@ -237,6 +237,7 @@ class ProxyApp:
         if self.retention is not None:
             self.retention.stop(timeout=0)   # at once: it stops after its batch in progress
         await self.pairs.drain(max(0.0, deadline - time.monotonic()))
+        self.pairs.work.close(timeout=0)   # (drained: nothing is queued for it; a job late is done by its caller)
         self.pairs.flush_counts()
         self.pairs.closed = True
         await self.forwarder.close()

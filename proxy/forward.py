@@ -259,8 +259,9 @@ class Forwarder:
         ended = time.perf_counter()
         if timed:
             self._observe(times, started, ended)
-        request.mirrored.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
-            "content-type", ""), started, times.first, times.first_answer, ended, overflow, times.last))
+        if keep:   # (only a mirrored answer is wanted whole: no record for the others)
+            request.mirrored.primary_done(Tapped(bytes(raw), status, "text/event-stream" in response.headers.get(
+                "content-type", ""), started, times.first, times.first_answer, ended, overflow, times.last))
 
     def _observe(self, times: TokenTimes, started: float, ended: float) -> None:
         """The primary's timings, in the metrics (for every chat or completions request)."""

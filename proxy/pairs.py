@@ -1,8 +1,10 @@
 """Turning a mirrored request's two answers into a pair: compare, count, store.
 
 Each mirrored request gets a small task that waits for the primary's tapped answer
-and the shadow's, compares them (off the event loop when the texts are long) with
-the core's comparison and signals, as replay does, updates the metrics, and hands the pair to the store writer:
+and the shadow's, has them read, compared with the core's comparison and signals (as
+replay does) and, when stored, redacted in the pairs' thread (``shadowdiff.proxy.pairwork``:
+nothing that grows with the answers runs on the event loop), updates the metrics, and
+hands the pair to the store writer:
 every comparable pair that is not identical is stored; identical and sampled
 (non-deterministic) pairs are counted, and kept at ``keep_rate``. With ``--score-rate``,
 greedy pairs are also teacher-forced scored here (``shadowdiff.proxy.scoring``), the client long
@@ -28,21 +30,22 @@ import random
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from shadowdiff.answers.compare import Comparison, Thresholds, compare_off_loop
+from shadowdiff.answers.compare import Comparison, Thresholds, compare_answers, error_comparison
 from shadowdiff.answers.parse import answer_from, read_answer
 from shadowdiff.answers.records import Answer, Pair, prompt_text
 from shadowdiff.answers.redact import Redactor, failure_text, header_secrets
 from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.pairwork import PairWork
 from shadowdiff.proxy.scoring import PairScorer
 from shadowdiff.proxy.settings import ProxySettings
-from shadowdiff.proxy.shadow import OFF_LOOP_BYTES, Plan
+from shadowdiff.proxy.shadow import Plan, ShadowReply
 from shadowdiff.proxy.tap import Tapped
 from shadowdiff.store.writer import PairWriter, held_size
-from shadowdiff.triage.pairing import assemble_pair_off_loop
+from shadowdiff.triage.pairing import assemble_pair
 from shadowdiff.vocabulary import CHANGED, NotCompared, Outcome, Side, Tally
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
@@ -78,6 +81,7 @@ class PairRecorder:
         self.writer = writer
         self.scorer: PairScorer | None = None   # with --score-rate, set at start-up
         self.thresholds = Thresholds(near=settings.near)
+        self.work = PairWork()       # the pairs' thread: reading, comparing, triage, redaction
         self.pending: set[asyncio.Task[None]] = set()
         self.closed = False          # set at shutdown, once the writer is closed
         self._rng = random.Random()
@@ -103,8 +107,7 @@ class PairRecorder:
                 held.release()
 
     def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
-              shadow: asyncio.Task[tuple[Answer, str]], replica: asyncio.Task[tuple[Answer, str]] | None = None,
-              ) -> None:
+              shadow: asyncio.Task[ShadowReply], replica: asyncio.Task[ShadowReply] | None = None) -> None:
         """Follow one mirrored request until its answers are in (or it is aborted).
 
         ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
@@ -149,33 +152,79 @@ class PairRecorder:
             # The client went away, or the primary failed or was too long: nothing to compare.
             await self._not_compared(tapped, plan, calls, comparable)
             return
-        answers = await self._answers(tapped, plan, calls.shadow)
-        base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
-        comparison = await compare_off_loop(base, cand, self.thresholds)
-        noise = None
-        if calls.replica is not None:
-            replica, _ = await calls.replica
-            answers[Side.REPLICA] = replica
-            noise = await compare_off_loop(base, replica, self.thresholds)
-            self._count("noise", noise.outcome.value, plan.comparable)
-        self._count_compared(answers, comparison, plan)
-        calls.count()
+        shadow = await calls.shadow
+        replica = await calls.replica if calls.replica is not None else None
         # Every comparable pair that changed is kept; identical, unanswered, sampled and failed
         # ones are counted, and kept at keep_rate (a dead shadow must not flood the store).
+        kept = self.writer is not None and self._rng.random() < self.settings.keep_rate
+        stores = self.writer is not None
+        if self.scorer is None:
+            # (one job: read, compared, and triaged and redacted if it is stored or changed)
+            compared, made = await self.work.run(functools.partial(
+                self._compared_and_made, key, seq, path, plan, tapped, shadow, replica, kept, stores))
+            self._count_in_run_all(compared)
+            calls.count()
+        else:
+            compared = await self.work.run(functools.partial(self._compared, tapped, plan, shadow, replica))
+            self._count_in_run_all(compared)
+            calls.count()
+            # (here, the client long served: the pair task runs once the primary's answer was sent whole)
+            scores = await self.scorer.score(path, plan, compared.answers, compared.comparison.outcome)
+            made = await self.work.run(functools.partial(self._made, key, seq, path, plan, compared, scores,
+                                                         kept, stores))
+        if made.stored is not None and self._open_for(made.stored):
+            assert self.writer is not None
+            self.writer.submit(made.stored, made.size)
+
+    def _compared_and_made(self, key: str, seq: int, path: str, plan: Plan, tapped: Tapped, shadow: ShadowReply,
+                           replica: ShadowReply | None, kept: bool, stores: bool) -> tuple[_Compared, _Made]:
+        """(in the pairs' thread) ``_compared``, then ``_made`` without scores."""
+        compared = self._compared(tapped, plan, shadow, replica)
+        return compared, self._made(key, seq, path, plan, compared, {}, kept, stores)
+
+    def _compared(self, tapped: Tapped, plan: Plan, shadow: ShadowReply, replica: ShadowReply | None) -> _Compared:
+        """(in the pairs' thread) The answers read, by side, and compared."""
+        primary = self._primary_answer(tapped, plan)
+        shadow_answer, reason = shadow.read()
+        answers = {primary.side: primary, shadow_answer.side: shadow_answer}
+        comparison = self._compare(answers[Side.BASELINE], answers[Side.CANDIDATE])
+        noise = None
+        if replica is not None:
+            answers[Side.REPLICA], _ = replica.read()
+            noise = self._compare(answers[Side.BASELINE], answers[Side.REPLICA])
         changed = plan.comparable and comparison.outcome in CHANGED
-        # (here, the client long served: the pair task runs once the primary's answer was sent whole)
-        scores = await self.scorer.score(path, plan, answers, comparison.outcome) if self.scorer is not None else {}
-        # (the pair, triaged, only when it changed or is kept; long answers in a thread; a
-        # cascade is one more signal, counted with the others)
-        assemble = functools.partial(self._assemble, key, seq, path, plan, answers, comparison, noise, scores)
-        pair = await assemble() if changed else None
-        if pair is not None:
+        compared = _Compared(answers, shadow_answer, reason, comparison, noise, changed)
+        self._in_metrics(compared, plan)
+        return compared
+
+    def _compare(self, a: Answer, b: Answer) -> Comparison:
+        """(in the pairs' thread) The comparison of two answers; an error one if a side failed."""
+        if not (a.ok and b.ok):
+            return error_comparison(a.finish_reason, b.finish_reason)
+        return compare_answers(a, b, self.thresholds)
+
+    def _made(self, key: str, seq: int, path: str, plan: Plan, compared: _Compared, scores: dict[str, Any],
+              kept: bool, stores: bool) -> _Made:
+        """(in the pairs' thread) The pair, triaged on the true answers, when it changed or is
+        kept (a cascade is one more signal, counted with the others); and as it is stored,
+        redacted, with its size, when it is stored (every change, the rest when ``kept``)."""
+        keep = stores and (compared.changed or kept)
+        if not (compared.changed or keep):
+            return _Made(None, None, 0)
+        pair = assemble_pair(key, seq, path, prompt_text(plan.request), plan.request, compared.answers,
+                             compared.comparison, noise=compared.noise, scores=scores,
+                             category=_category(plan.request), comparable=plan.comparable)
+        if compared.changed:
             self._observe_change(pair)
-        if not self._keeps(changed):
-            return
-        if pair is None:   # (kept at keep_rate: not changed in substance, so never a cascade)
-            pair = await assemble()
-        await self._store(pair, plan)
+        if not keep:
+            return _Made(pair, None, 0)
+        stored = self.redactor.with_literals(header_secrets(plan.headers)).pair(pair)
+        return _Made(pair, stored, held_size(stored, len(plan.body)))
+
+    def _count_in_run_all(self, compared: _Compared) -> None:
+        """The compared pair in the run's counts (its metrics are counted: ``_in_metrics``)."""
+        for of, outcome, comparable in compared.tallies:
+            self._count_in_run(of, outcome, comparable)
 
     async def _not_compared(self, tapped: Any, plan: Plan, calls: _Calls, comparable: str) -> None:
         """Count a request whose primary gave nothing to compare, once its shadow is stopped."""
@@ -199,13 +248,10 @@ class PairRecorder:
         self._count_in_run(Tally.NOT_COMPARED, why, plan.comparable)
         calls.count()
 
-    async def _answers(self, tapped: Tapped, plan: Plan, shadow: asyncio.Task[tuple[Answer, str]],
-                       ) -> dict[Side, Answer]:
-        """The primary's answer and the shadow's, by side (the shadow's timings in the metrics)."""
-        primary = await self._primary_answer(tapped, plan)
-        shadow_answer, reason = await shadow
+    def _shadow_metrics(self, shadow_answer: Answer, reason: str) -> None:
+        """The shadow's call in the metrics: how it ended, and its timings (the primary's
+        are recorded by the forwarder, for every request)."""
         self.metrics.shadow_event("mirrored" if reason == "ok" else "failed", reason)
-        # (the primary's timings are recorded by the forwarder, for every request)
         side = shadow_answer.side.value
         if shadow_answer.duration is not None:
             self.metrics.duration.labels(side).observe(shadow_answer.duration)
@@ -213,25 +259,26 @@ class PairRecorder:
             self.metrics.ttft.labels(side).observe(shadow_answer.ttft)
         if shadow_answer.ok and shadow_answer.ttfat is not None:
             self.metrics.ttfat.labels(side).observe(shadow_answer.ttfat)
-        return {primary.side: primary, shadow_answer.side: shadow_answer}
 
-    def _count_compared(self, answers: dict[Side, Answer], comparison: Comparison, plan: Plan) -> None:
-        """Count the compared pair: each side's output in the metrics, its outcome, and whether both hit the cap."""
-        for answer in answers.values():
+    def _in_metrics(self, compared: _Compared, plan: Plan) -> None:
+        """(in the pairs' thread: the metrics take their own locks) The compared pair in
+        the metrics - the shadow's call, the noise floor's pair, each side's output, the
+        outcome - and, in ``compared.tallies``, what the run's counts are to add (whether
+        both hit the cap too): stored or not, as the run counts every pair."""
+        self._shadow_metrics(compared.shadow, compared.reason)
+        if compared.noise is not None:
+            self.metrics.noise_pairs.labels(compared.noise.outcome.value).inc()
+            compared.tallies.append(("noise", compared.noise.outcome.value, plan.comparable))
+        for answer in compared.answers.values():
             if answer.ok and answer.completion_tokens and answer.duration:
                 self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
                 self.metrics.generation.labels(answer.side.value).inc(answer.duration)
-        self._count("pairs", comparison.outcome.value, plan.comparable)
-        base, cand = answers[Side.BASELINE], answers[Side.CANDIDATE]
-        if plan.comparable and comparison.outcome is not Outcome.ERROR and base.capped & cand.capped:
-            self._count_in_run(Tally.CAPPED, comparison.outcome.value, True)
-
-    async def _assemble(self, key: str, seq: int, path: str, plan: Plan, answers: dict[Side, Answer],
-                        comparison: Comparison, noise: Comparison | None, scores: dict[str, Any]) -> Pair:
-        """The pair, triaged, on the true answers (what is stored is redacted later)."""
-        return await assemble_pair_off_loop(key, seq, path, prompt_text(plan.request), plan.request, answers,
-                                            comparison, noise=noise, scores=scores,
-                                            category=_category(plan.request), comparable=plan.comparable)
+        outcome = compared.comparison.outcome
+        self.metrics.pairs.labels(outcome.value, "true" if plan.comparable else "false").inc()
+        compared.tallies.append(("pairs", outcome.value, plan.comparable))
+        base, cand = compared.answers[Side.BASELINE], compared.answers[Side.CANDIDATE]
+        if plan.comparable and outcome is not Outcome.ERROR and base.capped & cand.capped:
+            compared.tallies.append((Tally.CAPPED, outcome.value, True))
 
     def _observe_change(self, pair: Pair) -> None:
         """A comparable pair that changed: its similarity, where it diverged and its signals, in the metrics."""
@@ -243,23 +290,12 @@ class PairRecorder:
         for kind in {s["kind"] for s in pair.signals or []}:
             self.metrics.signals.labels(kind).inc()
 
-    def _keeps(self, changed: bool) -> bool:
-        """Whether the pair is stored: every change, the rest at keep_rate, none once the store is closed."""
-        if self.writer is None:
-            return False
-        if not changed and self._rng.random() >= self.settings.keep_rate:
-            return False
+    def _open_for(self, pair: Pair) -> bool:
+        """Whether a pair to be stored can be: not once the store is closed."""
         if self.closed:
             log.warning("a pair completed after the store was closed; it is counted, not stored")
             return False
         return True
-
-    async def _store(self, pair: Pair, plan: Plan) -> None:
-        """Hand the pair to the writer, redacted (compared and triaged on the true answers;
-        the client's stream was never touched)."""
-        assert self.writer is not None
-        stored = await self.redactor.with_literals(header_secrets(plan.headers)).pair_off_loop(pair)
-        self.writer.submit(stored, held_size(stored, len(plan.body)))
 
     def not_mirrored(self, why: str) -> None:
         """Count a request the shadow never got (``NOT_MIRRORED_REASONS``) in the run: its
@@ -267,14 +303,6 @@ class PairRecorder:
         self._count_in_run(Tally.NOT_MIRRORED, why, False)
         if (held := _HELD.get()) is not None:
             held.release()
-
-    def _count(self, of: str, outcome: str, comparable: bool) -> None:
-        """Count a comparison's outcome in the metrics and, stored or not, in the run's counts."""
-        if of == "noise":
-            self.metrics.noise_pairs.labels(outcome).inc()
-        else:
-            self.metrics.pairs.labels(outcome, "true" if comparable else "false").inc()
-        self._count_in_run(of, outcome, comparable)
 
     def _count_in_run(self, of: str, outcome: str, comparable: bool) -> None:
         """Count in the run's counts (handed to the writer about once a second)."""
@@ -292,13 +320,10 @@ class PairRecorder:
             self.writer.add_counts(self._counts)
         self._counts = Counter()
 
-    async def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
+    def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
         base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None
                       else self.settings.primary_model)
-        if len(tapped.raw) > OFF_LOOP_BYTES:
-            reading = await asyncio.to_thread(read_answer, tapped.raw, tapped.stream)
-        else:
-            reading = read_answer(tapped.raw, tapped.stream)
+        reading = read_answer(tapped.raw, tapped.stream)
         return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended,
                            tapped.first_answer, tapped.last if tapped.stream else None)   # a body: all at once
 
@@ -321,11 +346,35 @@ class PairRecorder:
 
 
 @dataclass
+class _Compared:
+    """A pair's answers read and compared (in the pairs' thread)."""
+
+    answers: dict[Side, Answer]
+    shadow: Answer
+    reason: str            # how the shadow's call ended, for the metrics
+    comparison: Comparison
+    noise: Comparison | None
+    changed: bool          # comparable, and changed in substance
+    # what the run's counts are to add for it: (``pairs`` or ``noise`` or capped, outcome, comparable)
+    tallies: list[tuple[str, str, bool]] = field(default_factory=list)
+
+
+@dataclass
+class _Made:
+    """A compared pair as made (in the pairs' thread): triaged, when it changed or is stored;
+    redacted, with its size, when it is stored."""
+
+    pair: Pair | None
+    stored: Pair | None
+    size: int
+
+
+@dataclass
 class _Calls:
     """The calls a mirrored request made besides the primary's."""
 
-    shadow: asyncio.Task[tuple[Answer, str]]
-    replica: asyncio.Task[tuple[Answer, str]] | None
+    shadow: asyncio.Task[ShadowReply]
+    replica: asyncio.Task[ShadowReply] | None
     held: _Held | None = None   # the request's place in ``in_flight``
     counted: bool = False   # whether the pair's outcome is in the counts yet
 

@@ -7,7 +7,6 @@ a reason for the metrics, never as an exception reaching the client's request.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import random
 import re
@@ -40,7 +39,33 @@ HOP_BY_HOP = frozenset({
 NOT_FORWARDED = HOP_BY_HOP | {b"expect"}
 _ERROR_BODY_LIMIT = 2000
 TAP_LIMIT = 16 * 1024 * 1024    # an answer larger than this is passed on but not compared
-OFF_LOOP_BYTES = 64 * 1024      # answers larger than this are parsed in a thread
+
+
+class ShadowReply:
+    """A shadow's (or the replica's) answer as its call ended: its bytes, read by ``read``
+    where that costs the event loop nothing (``shadowdiff.proxy.pairwork``), or its failure."""
+
+    __slots__ = ("_ended", "_failed", "_raw", "_reason", "_started", "_stream", "_times")
+
+    def __init__(self, failed: Answer, reason: str = "ok", raw: bytes | None = None, stream: bool = False,
+                 started: float = 0.0, times: TokenTimes | None = None, ended: float = 0.0) -> None:
+        self._failed, self._reason, self._raw, self._stream = failed, reason, raw, stream
+        self._started, self._times, self._ended = started, times, ended
+
+    def read(self) -> tuple[Answer, str]:
+        """The answer and the metrics reason (``ok`` or why it failed)."""
+        if self._raw is None:
+            return self._failed, self._reason
+        times = self._times or TokenTimes()
+        reading = read_answer(self._raw, self._stream)
+        # (a body's tokens all come at once: no last token's time)
+        answer = answer_from(self._failed, reading, 200, self._started, times.first, self._ended,
+                             times.first_answer, times.last if self._stream else None)
+        if reading.error is not None:
+            reason = "error_event" if reading.error.startswith("error event") else (
+                "incomplete" if reading.error.startswith("the stream ended") else "malformed")
+            return answer, reason
+        return answer, "ok"
 
 
 @dataclass
@@ -217,8 +242,8 @@ class Mirror:
             self.in_flight -= 1
             self.metrics.shadow_in_flight.dec()
 
-    async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
-        """The shadow's answer and the metrics reason (``ok`` or why it failed)."""
+    async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> ShadowReply:
+        """The shadow's answer, to be read (``ShadowReply.read``)."""
         s = self.settings
         assert s.shadow is not None
         assert self.upstream is not None
@@ -229,7 +254,7 @@ class Mirror:
             self.release(plan)
 
     async def call_replica(self, plan: Plan, path: str, query: str,
-                           headers: list[tuple[bytes, bytes]]) -> tuple[Answer, str]:
+                           headers: list[tuple[bytes, bytes]]) -> ShadowReply:
         """The replica's answer, sent with the baseline's credentials."""
         s = self.settings
         assert s.replica is not None and plan.replica_body is not None and self.replica_upstream is not None
@@ -241,7 +266,7 @@ class Mirror:
 
     async def _call(self, upstream: Upstream, base_url: str, failed: Answer, body: bytes, stream: bool,
                     path: str, query: str, headers: list[tuple[bytes, bytes]],
-                    api_key: str | None) -> tuple[Answer, str]:
+                    api_key: str | None) -> ShadowReply:
         url = target(base_url, path, query)   # (the query with its "?")
         # (the primary's request had them all in UTF-8, or it was refused before a mirror)
         sent = header_text([(k, v) for k, v in headers
@@ -261,30 +286,21 @@ class Mirror:
             async with response:
                 if response.status != 200:
                     text = (await response.content.read(_ERROR_BODY_LIMIT)).decode("utf-8", "replace")
-                    return replace(failed, status=response.status,
-                                   error=f"HTTP {response.status}: {text}"), "http_error"
+                    return ShadowReply(replace(failed, status=response.status,
+                                               error=f"HTTP {response.status}: {text}"), "http_error")
                 raw = bytearray()
                 async for chunk in response.content.iter_any():
                     raw += chunk
                     times.seen(chunk)
                     if len(raw) > TAP_LIMIT:
-                        return replace(failed, status=200, error="the answer is larger than the tap limit "
-                                                                   f"({TAP_LIMIT} bytes)"), "malformed"
+                        too_large = f"the answer is larger than the tap limit ({TAP_LIMIT} bytes)"
+                        return ShadowReply(replace(failed, status=200, error=too_large), "malformed")
             ended = time.perf_counter()
         except (TimeoutError, aiohttp.ClientError) as exc:
             reason, what = _failure(exc, self.settings.shadow_timeout)
-            return replace(failed, status=status, error=what), reason
-        if len(raw) > OFF_LOOP_BYTES:
-            reading = await asyncio.to_thread(read_answer, bytes(raw), stream)
-        else:
-            reading = read_answer(bytes(raw), stream)
-        answer = answer_from(failed, reading, 200, started, times.first, ended, times.first_answer,
-                             times.last if stream else None)   # a body's tokens all come at once
-        if reading.error is not None:
-            reason = "error_event" if reading.error.startswith("error event") else (
-                "incomplete" if reading.error.startswith("the stream ended") else "malformed")
-            return answer, reason
-        return answer, "ok"
+            return ShadowReply(replace(failed, status=status, error=what), reason)
+        # (read with the pair, off the event loop)
+        return ShadowReply(failed, raw=bytes(raw), stream=stream, started=started, times=times, ended=ended)
 
 
 def _failure(exc: BaseException, timeout: float) -> tuple[str, str]:

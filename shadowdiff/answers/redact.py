@@ -80,6 +80,41 @@ DEFAULT_PATTERNS = (
     r"-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY-----",
 )
 
+# What each default pattern cannot match without: one of several strings in the text
+# ("@" for an e-mail address), and for a pattern that ignores case one of several
+# strings in the text folded (``_folded``), tried before the pattern. A text that has
+# none of them is not searched with it: most texts hold no secret, and sixteen regular
+# expression searches cost ~0.3 ms per 1,000 characters where these look-ups cost a
+# few microseconds. A pattern not listed here (one of --redact's) is always searched.
+_NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dict(zip(DEFAULT_PATTERNS, (
+    (("@",), ()),
+    ((), ("bearer", "basic")),
+    (("eyJ",), ()),
+    (("sk-",), ()),
+    (("k_live_", "k_test_"), ()),
+    (("_",), ()),
+    (("glpat-", "npm_", "SG."), ()),
+    (("xox", "AIza"), ()),
+    (("AKIA", "ASIA"), ()),
+    (("api-", "api_", "key-", "key_", "token-", "token_", "secret-", "secret_"), ()),
+    ((":", "="), ("key", "token", "secret", "passw")),
+    (("=",), ()),
+    ((), ("authorization",)),
+    (("://",), ()),
+    (("-----BEGIN ",), ()),
+), strict=True))
+# The characters outside ASCII that an ASCII letter matches when case is ignored
+# (Python's ``re``), as the letter: the fold must keep every text a pattern could match.
+_CASE_TWINS = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
+
+
+def _folded(text: str) -> str:
+    """``text`` lower-cased, with the ``_CASE_TWINS`` as their ASCII letters."""
+    if not text.isascii() and any(chr(c) in text for c in _CASE_TWINS):
+        text = text.translate(_CASE_TWINS)
+    return text.lower()
+
+
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
 MAX_LITERALS = 128  # credentials removed verbatim, at most (each is one search of every text kept)
 MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
@@ -212,7 +247,8 @@ class Redactor:
     ``secret`` has only that group replaced; ``with_literals`` adds exact strings."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        self._patterns = [re.compile(p) for p in patterns]
+        # (each pattern with what a text must hold for it to match: ``_NEEDS``)
+        self._patterns = [(re.compile(p), *_NEEDS.get(p, ((), ()))) for p in patterns]
         self._literals: tuple[str, ...] = ()
         self._active = bool(self._patterns)
 
@@ -243,7 +279,14 @@ class Redactor:
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """What to replace in ``text``: the matches of all patterns, merged where they overlap."""
         spans = []
-        for pattern in self._patterns:
+        folded: str | None = None
+        for pattern, needs, folded_needs in self._patterns:
+            if needs and not any(n in text for n in needs):
+                continue
+            if folded_needs:
+                folded = _folded(text) if folded is None else folded
+                if not any(n in folded for n in folded_needs):
+                    continue
             group = "secret" if "secret" in pattern.groupindex else 0
             spans += [m.span(group) for m in pattern.finditer(text) if m.end(group) > m.start(group)]
         for literal in self._literals:

@@ -231,3 +231,32 @@ def test_output_tokens_come_from_usage_then_logprobs_then_the_streamed_pieces() 
     body = parse.read_body({"choices": [{"index": 0, "message": {"content": "Hi"}, "finish_reason": "stop"}]})
     assert finished(Answer(Side.BASELINE, "m"), body).token_source is None         # a body without usage: unknown
     assert Answer(Side.BASELINE, "m", completion_tokens=4).token_source == "usage"  # a count made elsewhere
+
+
+def test_answer_from_is_the_finished_reading_timed_in_one_copy() -> None:
+    from dataclasses import replace
+
+    from shadowdiff.answers.parse import answer_from, timed
+
+    raws = [
+        (stream(_chunk("The answer"), _chunk(" is 4.", finish="stop")), True),
+        (stream(_chunk("a", finish="stop"), _chunk("b", index=1, finish="length")), True),
+        (stream({"choices": [{"index": 0, "delta": {"reasoning_content": "hmm"}, "finish_reason": "length"}]}), True),
+        (stream({"choices": [{"index": 0, "delta": {"refusal": "no"}, "finish_reason": "stop"}]}), True),
+        (json.dumps({"choices": [{"index": 0, "message": {"content": "x"}, "finish_reason": "stop"}],
+                     "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode(), False),
+        (json.dumps({"choices": [{"index": 0, "message": {"content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            "finish_reason": "tool_calls"}]}).encode(), False),
+        (b"not json", False),
+    ]
+    base = Answer(Side.CANDIDATE, "m")
+    for raw, streamed in raws:
+        reading = read_answer(raw, streamed)
+        for first, first_answer, last in ((None, None, None), (1.5, 1.7, 2.5), (1.5, None, 2.0)):
+            made = answer_from(base, reading, 200, 1.0, first, 3.0, first_answer, last)
+            if reading.error is None:
+                assert made == timed(finished(replace(base, status=200), reading), 1.0, first, first_answer, 3.0,
+                                     last)
+            else:
+                assert made == replace(base, status=200, error=reading.error, duration=2.0)

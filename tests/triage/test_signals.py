@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import string
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -318,3 +321,63 @@ def test_a_reworded_answer_that_keeps_its_negations_and_values_does_not_flag(a: 
     assert signals.boolean(a, b) is None
     assert signals.numbers(a, b) is None
     assert triage(a, b, compare(a, b), margin=0.1).suggested != "factual"
+
+
+# -- the searches in folded text find what the case-ignoring patterns find ----------------
+
+def test_folding_keeps_every_characters_place_word_ness_and_case_ignoring_match() -> None:
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    folded = signals._fold(every)
+    assert len(folded) == len(every)
+    word = re.compile(r"\w+")
+    assert [m.span() for m in word.finditer(folded)] == [m.span() for m in word.finditer(every)]
+    for letter in string.ascii_lowercase:
+        ignoring = [m.start() for m in re.finditer(letter, every, re.IGNORECASE)]
+        assert [m.start() for m in re.finditer(letter, folded)] == ignoring, letter
+
+
+# the ignoring-case originals the folded searches stand for
+_STARTS_IGNORING_CASE = re.compile(signals._STARTS.pattern.removeprefix("(?=[otfsenhza])"), re.IGNORECASE)
+
+
+def _negations_ignoring_case(text: str) -> Counter[str]:
+    text = signals._NOT_NEGATING.sub(" ", signals._FENCE.sub("", text))
+    return Counter(m.group(0).lower().replace("’", "'") for m in signals._NEGATION.finditer(text))
+
+
+def _booleans_ignoring_case(text: str) -> list[str]:
+    text = signals._FENCE.sub("", text)
+    found = [(m.start(), m.group(0)) for m in signals._TRUE_FALSE.finditer(text)]
+    found += [(m.start("word"), m.group("word")) for m in signals._ALONE.finditer(text)]
+    return [word.lower() for _, word in sorted(found)]
+
+
+_WORDY = st.lists(st.sampled_from(["no", "On", "OFF", "not", "NOT only", "isn't", "don’t", "true", "Yes", "False",
+                                   "is", "set to", "seven", "Twenty-one", "a hundred", "thousand", "third", "ones",
+                                   "sıx", "ſeven", "İs", "\u212a", "5", "3.2 km", "$4", "-7", ".", ",", ":", "\n",
+                                   " ", "\t", "(", "nothing", "cannot", "x", "é"]), max_size=30).map("".join)
+
+
+@given(_WORDY)
+def test_folded_searches_find_what_the_case_ignoring_patterns_find(text: str) -> None:
+    assert signals._negations(text) == _negations_ignoring_case(text)
+    assert signals._booleans(text) == _booleans_ignoring_case(text)
+    starts = [m.start() for m in signals._STARTS.finditer(signals._fold(text))]
+    assert starts == [m.start() for m in _STARTS_IGNORING_CASE.finditer(text)]
+
+
+@given(_WORDY)
+def test_numbers_blank_the_digits_they_read_before_the_words(text: str) -> None:
+    blanked = signals._NUMBER.sub(lambda m: " " * len(m.group(0)), text)
+    digits: Counter[str] = Counter()
+    for m in signals._NUMBER.finditer(text):
+        sign = "-" if m.group("sign") in ("-", "−") else ""
+        unit = (m.group("currency") or "") + (m.group("unit") or "").lower()
+        digits[f"{sign}{m.group('num').replace(',', '')}{(' ' + unit) if unit else ''}"] += 1
+    assert signals._numbers(text) == digits + signals._word_numbers(blanked)
+
+
+def test_number_words_with_a_letter_that_only_matches_ignoring_case_are_read() -> None:
+    # "ı" (dotless) and "ſ" (long s) are "i" and "s" to a pattern ignoring case: they once raised here
+    assert signals.numbers("sıx apples", "six apples") is None
+    assert signals.numbers("the thırd day", "the ſeventh day") == signals.numbers("the third day", "the seventh day")

@@ -1,0 +1,149 @@
+"""One thread for the pairs' work that grows with their answers, taken in batches.
+
+Reading the answers, comparing them, triaging and redacting a pair cost far more than
+forwarding its request (a changed 1,000-character pair: about a millisecond), and the
+event loop that forwards every client's bytes must not do it. A thread per pair
+(``asyncio.to_thread``) costs a hand-off each way per pair - a pool's queue, a lock,
+a wake-up - which was as much again. Here one thread takes what the pair tasks queued,
+as many as have come (up to ``MAX_BATCH``), does them one after the other, and hands
+the results back to the event loop in one call per batch.
+
+The thread shares the interpreter's lock with the event loop, which would wait for it
+up to Python's switch interval (5 ms) at each wake-up while a job runs, and a core with
+the event loop, which the scheduler would make wait for the thread's time slice: a
+client's request arriving then waited for the pair (+0.96 ms p50 at concurrency 1 for
+changed 1,000-character pairs, bench/mirror_cpu.py). So the thread runs at ``NICE``
+(the event loop preempts it), the interval is ``SWITCH_INTERVAL`` once the thread
+starts (+0.42 ms), and the thread gives the lock up between two jobs too.
+
+The queue is bounded (``MAX_WAITING``): a proxy whose CPU cannot keep up with its pairs
+must slow its intake rather than hold pairs without end, so past the bound the event
+loop waits (its thread blocked, as if it did the job itself) until the pairs' thread has
+made room. The work stays in the pairs' thread all the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+MAX_BATCH = 64             # jobs handed back to the event loop in one call, at most
+MAX_WAITING = 256          # jobs queued, at most; past it, the event loop waits for room
+NICE = 10                  # the pairs' thread's nice value (the event loop's: the process's, 0 as a rule)
+# seconds a thread waiting for the interpreter's lock waits before asking for it (Python's: 0.005);
+# the process's, set when the pairs' thread starts: only lock contention makes it cost anything
+SWITCH_INTERVAL = 0.00005
+T = TypeVar("T")
+_Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
+_Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
+
+
+class PairWork:
+    """``run(job)``: ``job()``'s result, computed in the pairs' thread (started on first use)."""
+
+    def __init__(self) -> None:
+        self._jobs: collections.deque[_Job] = collections.deque()
+        self._wake = threading.Event()
+        self._room = threading.Event()    # set by the thread when the queue is below the bound
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Jobs queued, not yet taken."""
+        return len(self._jobs)
+
+    async def run(self, job: Callable[[], T]) -> T:
+        """``job()``, done in the thread (on the event loop once the thread has stopped).
+        With the queue full, the event loop first waits for room. A job whose caller was
+        cancelled before the thread took it is not done."""
+        if self._stopping:
+            return job()
+        loop = asyncio.get_running_loop()
+        if self._thread is None:
+            self._loop = loop
+            self._thread = threading.Thread(target=self._run, name="shadowdiff-pairs", daemon=True)
+            # (the process's: the proxy's threads are the event loop's helpers, none must hold it long)
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+            self._thread.start()
+        if len(self._jobs) >= MAX_WAITING:
+            self._wait_for_room()
+        done: asyncio.Future[T] = loop.create_future()
+        self._jobs.append((job, done))
+        self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
+        return await done
+
+    def _wait_for_room(self) -> None:
+        """Block the event loop's thread (the interpreter's lock let go) until the queue is
+        below its bound: the CPU does not keep up with the pairs."""
+        assert self._thread is not None
+        self._room.clear()
+        while len(self._jobs) >= MAX_WAITING and self._thread.is_alive():
+            self._room.wait(0.1)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the thread once the jobs queued are done (at most ``timeout`` seconds);
+        jobs given later are done by their callers."""
+        self._stopping = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        # Below the event loop in the OS's eyes too: on a core they share, a request arriving
+        # while a pair is worked on preempts it at once, where the scheduler otherwise let the
+        # pair finish its time slice first.
+        below_the_event_loop(threading.get_native_id())
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            while self._jobs:
+                batch: list[_Done] = []
+                # what was queued when the batch began: a result waits for no job queued after it
+                for _ in range(min(len(self._jobs), MAX_BATCH)):
+                    job, done = self._jobs.popleft()
+                    if len(self._jobs) < MAX_WAITING:
+                        self._room.set()
+                    if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
+                        continue
+                    try:
+                        batch.append((done, job(), None))
+                    except BaseException as exc:  # handed to the caller, as its own exception
+                        batch.append((done, None, exc))
+                    time.sleep(0)   # the interpreter's lock to the event loop, if it waits for it
+                if batch:
+                    self._hand_back(batch)
+            if self._stopping and not self._jobs:
+                return
+
+    def _hand_back(self, batch: list[_Done]) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):   # the event loop is closed: no one waits for these any more
+            self._loop.call_soon_threadsafe(_settle, batch)
+
+
+def below_the_event_loop(thread: int | None) -> None:
+    """Give a thread of the proxy's (by its native id) the ``NICE`` value, unless it has a
+    higher one: the scheduler lets the event loop preempt it. (Linux: a thread's own nice
+    value; elsewhere, nothing.)"""
+    if thread is not None:
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, thread, max(NICE, os.getpriority(os.PRIO_PROCESS, thread)))
+
+
+def _settle(batch: list[_Done]) -> None:
+    for done, result, error in batch:
+        if done.done():     # its caller was cancelled (shutdown's deadline) meanwhile
+            continue
+        if error is None:
+            done.set_result(result)
+        else:
+            done.set_exception(error)
