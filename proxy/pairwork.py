@@ -16,10 +16,11 @@ changed 1,000-character pairs, bench/mirror_cpu.py). So the thread runs at ``NIC
 (the event loop preempts it), the interval is ``SWITCH_INTERVAL`` once the thread
 starts (+0.42 ms), and the thread gives the lock up between two jobs too.
 
-The queue is bounded (``MAX_WAITING``): a proxy whose CPU cannot keep up with its pairs
-must slow its intake rather than hold pairs without end, so past the bound the event
-loop waits (its thread blocked, as if it did the job itself) until the pairs' thread has
-made room. The work stays in the pairs' thread all the same.
+The queue is bounded (``MAX_WAITING``): past the bound a pair task waits (asynchronously:
+the event loop goes on forwarding every client's bytes) until the pairs' thread has made
+room, so a proxy whose CPU cannot keep up with its pairs finishes them later rather than
+slowing its clients. Those that wait past the drain deadline at shutdown are counted as
+drained, like any pair the proxy stopped waiting for.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 MAX_BATCH = 64             # jobs handed back to the event loop in one call, at most
-MAX_WAITING = 256          # jobs queued, at most; past it, the event loop waits for room
+MAX_WAITING = 256          # jobs queued, at most; past it, a pair task waits for room
 NICE = 10                  # the pairs' thread's nice value (the event loop's: the process's, 0 as a rule)
 # seconds a thread waiting for the interpreter's lock waits before asking for it (Python's: 0.005);
 # the process's, set when the pairs' thread starts: only lock contention makes it cost anything
@@ -51,7 +52,7 @@ class PairWork:
     def __init__(self) -> None:
         self._jobs: collections.deque[_Job] = collections.deque()
         self._wake = threading.Event()
-        self._room = threading.Event()    # set by the thread when the queue is below the bound
+        self._room: asyncio.Event | None = None   # set (from the thread) once the queue is below the bound
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -63,8 +64,8 @@ class PairWork:
 
     async def run(self, job: Callable[[], T]) -> T:
         """``job()``, done in the thread (on the event loop once the thread has stopped).
-        With the queue full, the event loop first waits for room. A job whose caller was
-        cancelled before the thread took it is not done."""
+        With the queue full, the caller first waits for room (the event loop does not). A
+        job whose caller was cancelled before the thread took it is not done."""
         if self._stopping:
             return job()
         loop = asyncio.get_running_loop()
@@ -74,26 +75,24 @@ class PairWork:
             # (the process's: the proxy's threads are the event loop's helpers, none must hold it long)
             sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
             self._thread.start()
-        if len(self._jobs) >= MAX_WAITING:
-            self._wait_for_room()
+        while len(self._jobs) >= MAX_WAITING and self._thread.is_alive() and not self._stopping:
+            if self._room is None:
+                self._room = asyncio.Event()
+            self._room.clear()
+            await self._room.wait()
+        if self._stopping:      # (stopped while this waited for room)
+            return job()
         done: asyncio.Future[T] = loop.create_future()
         self._jobs.append((job, done))
         self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
         return await done
-
-    def _wait_for_room(self) -> None:
-        """Block the event loop's thread (the interpreter's lock let go) until the queue is
-        below its bound: the CPU does not keep up with the pairs."""
-        assert self._thread is not None
-        self._room.clear()
-        while len(self._jobs) >= MAX_WAITING and self._thread.is_alive():
-            self._room.wait(0.1)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the thread once the jobs queued are done (at most ``timeout`` seconds);
         jobs given later are done by their callers."""
         self._stopping = True
         self._wake.set()
+        self._make_room()     # the pair tasks waiting for room do their jobs themselves now
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -110,8 +109,8 @@ class PairWork:
                 # what was queued when the batch began: a result waits for no job queued after it
                 for _ in range(min(len(self._jobs), MAX_BATCH)):
                     job, done = self._jobs.popleft()
-                    if len(self._jobs) < MAX_WAITING:
-                        self._room.set()
+                    if len(self._jobs) == MAX_WAITING - 1:
+                        self._make_room()
                     if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
                         continue
                     try:
@@ -123,6 +122,13 @@ class PairWork:
                     self._hand_back(batch)
             if self._stopping and not self._jobs:
                 return
+
+    def _make_room(self) -> None:
+        """Wake the pair tasks waiting for room (they check the queue again)."""
+        room = self._room
+        if room is not None and self._loop is not None:
+            with contextlib.suppress(RuntimeError):   # the event loop is closed
+                self._loop.call_soon_threadsafe(room.set)
 
     def _hand_back(self, batch: list[_Done]) -> None:
         assert self._loop is not None

@@ -93,8 +93,10 @@ def test_a_job_whose_caller_left_before_it_was_taken_is_not_done() -> None:
     assert asyncio.run(main()) == []
 
 
-def test_a_full_queue_holds_the_event_loop_until_the_thread_makes_room(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def main() -> tuple[list[str], float]:
+def test_a_full_queue_holds_the_pair_task_not_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound, the job's caller waits for room; the event loop goes on (a client's
+    request is not held up by the pairs' backlog), and the job is still done in the thread."""
+    async def main() -> tuple[list[str], float, bool]:
         work = PairWork()
         gate = threading.Event()
         try:
@@ -106,17 +108,38 @@ def test_a_full_queue_holds_the_event_loop_until_the_thread_makes_room(monkeypat
             threading.Timer(0.3, gate.set).start()
             started = time.monotonic()
             over = asyncio.ensure_future(work.run(lambda: threading.current_thread().name))
-            await asyncio.sleep(0)     # the event loop waits in here until the first job ends
-            held = time.monotonic() - started
+            await asyncio.sleep(0.05)  # the loop runs other work meanwhile
+            loop_free = time.monotonic() - started
+            waited = not over.done()
             names = [await queued, await over]
             await first
         finally:
             work.close()
-        return names, held
+        return names, loop_free, waited
 
-    names, held = asyncio.run(main())
+    names, loop_free, waited = asyncio.run(main())
     assert names == ["shadowdiff-pairs", "shadowdiff-pairs"]   # the work stays in the pairs' thread
-    assert held >= 0.2
+    assert waited                  # the job over the bound waited for room...
+    assert loop_free < 0.2         # ...and the event loop did not
+
+
+def test_a_pair_task_waiting_for_room_at_shutdown_does_its_job_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> str:
+        work = PairWork()
+        gate = threading.Event()
+        first = asyncio.ensure_future(work.run(lambda: gate.wait(5)))
+        await asyncio.sleep(0.05)
+        monkeypatch.setattr(pairwork, "MAX_WAITING", 0)     # no room ever: only close() frees it
+        over = asyncio.ensure_future(work.run(lambda: threading.current_thread().name))
+        await asyncio.sleep(0.05)
+        assert not over.done()
+        gate.set()
+        work.close()
+        name = await asyncio.wait_for(over, 2)
+        await first
+        return name
+
+    assert asyncio.run(main()) == "MainThread"
 
 
 def test_a_stopped_thread_leaves_the_job_to_its_caller() -> None:
