@@ -33,10 +33,12 @@ import logging
 import re
 import sys
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment
 from markupsafe import Markup, escape
+
+if TYPE_CHECKING:   # (a type only: the command line's error lines need this module, not Jinja)
+    from jinja2 import Environment
 
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Cs"})
 _SHOWN = "\n\t"   # controls with markers of their own (⏎ →) where they changed
