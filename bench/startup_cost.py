@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from _common import ROOT, shadowdiff, table
@@ -168,9 +169,32 @@ def _tokens_stored(out: Path) -> int:
         store.close()
 
 
+def comparison_cost(out: Path) -> tuple[float, int]:
+    """CPU seconds a pair of the replay stored in ``out`` takes to compare and triage again
+    (``compare_answers`` and ``assemble_pair``, as the runner calls them), and its tokens."""
+    from shadowdiff.answers.compare import Thresholds, compare_answers
+    from shadowdiff.store import STORE_FILE, Store
+    from shadowdiff.triage.pairing import assemble_pair
+    from shadowdiff.vocabulary import Side
+
+    store = Store.open(out / STORE_FILE)
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        answers = [p.answers for p in store.pairs(run.id)]
+    finally:
+        store.close()
+    started = time.process_time()
+    for i, pair in enumerate(answers):
+        comparison = compare_answers(pair[Side.BASELINE], pair[Side.CANDIDATE], Thresholds())
+        assemble_pair(f"k{i}", i, "/v1/chat/completions", "", {}, pair, comparison)
+    tokens = sum((a.completion_tokens or 0) for pair in answers for a in pair.values())
+    return (time.process_time() - started) / len(answers), tokens
+
+
 def run_client(kind: str, log: Path, sides: list[tuple[str, str | None]], tmp: Path, args: argparse.Namespace,
-               first: FirstRequest | None = None) -> tuple[float, int]:
-    """One run of ``kind`` (minimal, replay, replay+score) over ``log``: (CPU s, tokens)."""
+               first: FirstRequest | None = None) -> tuple[float, int, Path]:
+    """One run of ``kind`` (minimal, replay, replay+score) over ``log``: (CPU s, tokens, its --out)."""
     out = Path(tempfile.mkdtemp(dir=tmp))
     if kind == "minimal":
         cmd = [PYTHON, str(Path(ROOT) / "bench" / "_minimal_client.py"), str(log), str(out / "answers.jsonl"),
@@ -192,8 +216,8 @@ def run_client(kind: str, log: Path, sides: list[tuple[str, str | None]], tmp: P
         raise SystemExit(f"{' '.join(cmd)} exited {process.returncode}: {stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if first is not None:
-        return (first.cpu if first.cpu is not None else float("nan")), 0
-    return cpu, int(stdout.split()[-1]) if kind == "minimal" else _tokens_stored(out)
+        return (first.cpu if first.cpu is not None else float("nan")), 0, out
+    return cpu, int(stdout.split()[-1]) if kind == "minimal" else _tokens_stored(out), out
 
 
 KINDS = ("minimal", "minimal (control)", "replay --no-score", "replay --score")
@@ -225,13 +249,16 @@ def replay_costs(args: argparse.Namespace) -> None:
             order = KINDS if round_ % 2 == 0 else tuple(reversed(KINDS))
             for kind in order:
                 to_first[kind].append(run_client(_kind(kind), one, stubs, tmp, args, first)[0])
-                fixed, _ = run_client(_kind(kind), one, sims, tmp, args)
-                total, streamed = run_client(_kind(kind), many, sims, tmp, args)
+                fixed, _, _ = run_client(_kind(kind), one, sims, tmp, args)
+                total, streamed, out = run_client(_kind(kind), many, sims, tmp, args)
+                if kind == "replay --no-score":
+                    stored = out
                 whole_one[kind].append(fixed)
                 per_token[kind].append((total - fixed) / streamed * 1e6)
                 extra[kind].append(total - fixed)
                 tokens[kind] = streamed
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
+        per_pair, pair_tokens = comparison_cost(stored)
     ref = {name: statistics.median(values["minimal"]) for name, values in
            (("first", to_first), ("one", whole_one), ("token", per_token))}
     rows = [("client", "CPU to 1st request s", "x", "1-prompt run CPU s", "x", "µs CPU per token", "x",
@@ -247,6 +274,11 @@ def replay_costs(args: argparse.Namespace) -> None:
     score = statistics.median(extra["replay --score"]) - statistics.median(extra["replay --no-score"])
     print(f"\n--score's extra CPU: {score / args.prompts * 1e3:.2f} ms a pair (replay --score minus --no-score, "
           "the prompts' part of each run)")
+    without = statistics.median(per_token["replay --no-score"]) - per_pair * 1e6 * args.prompts / pair_tokens
+    print(f"comparison and triage (compare_answers + assemble_pair, run again on the stored pairs in this "
+          f"process): {per_pair * 1e3:.2f} ms a pair, {per_pair * 1e6 * args.prompts / pair_tokens:.2f} µs a "
+          f"token; replay --no-score without them (derived): {without:.2f} µs a token, "
+          f"{without / ref['token']:.2f}x the minimal client")
 
 
 def main() -> None:
