@@ -1,9 +1,10 @@
 """Replaying a log: both sides (and the replica) per request, compared, stored.
 
 Records stream from the log through a bounded queue to ``concurrency`` workers, so
-memory does not grow with the log. Each pair is written to the store, whole, as soon
-as its answers are in; with ``resume`` the pairs already stored are skipped, which is
-what makes ``kill -9`` then ``--resume`` lose and duplicate nothing.
+memory does not grow with the log. Each pair is written to the store, whole, within a
+fraction of a second of its answers being in (``HANDOVER_DELAY``, then the writer's batch);
+with ``resume`` the pairs already stored are skipped, which is what makes ``kill -9`` then
+``--resume`` lose and duplicate nothing.
 """
 
 from __future__ import annotations
