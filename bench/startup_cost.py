@@ -17,6 +17,7 @@ same run (interleaved rounds) and a control beside it:
   per pair), the minimal client and the minimal client again (the control).
 
     python bench/startup_cost.py [--runs 7] [--prompts 200] [--rounds 3] [--skip-help] [--skip-replay]
+                                 [--skip-score] [--other-tree DIR]
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ def comparison_cost(out: Path) -> tuple[float, int]:
 
 
 def run_client(kind: str, log: Path, sides: list[tuple[str, str | None]], tmp: Path, args: argparse.Namespace,
-               first: FirstRequest | None = None) -> tuple[float, int, Path]:
+               first: FirstRequest | None = None, tree: str = ROOT) -> tuple[float, int, Path]:
     """One run of ``kind`` (minimal, replay, replay+score) over ``log``: (CPU s, tokens, its --out)."""
     out = Path(tempfile.mkdtemp(dir=tmp))
     if kind == "minimal":
@@ -206,7 +207,8 @@ def run_client(kind: str, log: Path, sides: list[tuple[str, str | None]], tmp: P
                str(args.max_tokens), "--logprobs", str(args.logprobs),
                "--score" if kind == "replay+score" else "--no-score"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    # (``python -m shadowdiff`` runs the package in its working directory: ``tree``'s)
+    process = subprocess.Popen(cmd, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=_on_client_core)
     if first is not None:
         first.watch(process.pid)
@@ -221,13 +223,17 @@ def run_client(kind: str, log: Path, sides: list[tuple[str, str | None]], tmp: P
 
 
 KINDS = ("minimal", "minimal (control)", "replay --no-score", "replay --score")
+OTHER = "replay --no-score, --other-tree"
 
 
 def _kind(name: str) -> str:
-    return {"replay --no-score": "replay", "replay --score": "replay+score"}.get(name, "minimal")
+    return {"replay --no-score": "replay", "replay --score": "replay+score", OTHER: "replay"}.get(name, "minimal")
 
 
 def replay_costs(args: argparse.Namespace) -> None:
+    kinds = tuple(k for k in KINDS if not (args.skip_score and k == "replay --score"))
+    kinds += (OTHER,) if args.other_tree else ()
+    trees = {kind: args.other_tree if kind == OTHER else ROOT for kind in kinds}
     first = FirstRequest()
     with tempfile.TemporaryDirectory() as tmp_name, \
             shadowdiff("simulate", "--served-model-name", "base", core=0) as base, \
@@ -238,19 +244,19 @@ def replay_costs(args: argparse.Namespace) -> None:
         write_log(many, args.prompts)
         sims: list[tuple[str, str | None]] = [(base, "base"), (cand, "cand")]
         stubs: list[tuple[str, str | None]] = [(url, None) for url in first.urls]
-        to_first: dict[str, list[float]] = {k: [] for k in KINDS}
-        whole_one: dict[str, list[float]] = {k: [] for k in KINDS}
-        per_token: dict[str, list[float]] = {k: [] for k in KINDS}
-        extra: dict[str, list[float]] = {k: [] for k in KINDS}
+        to_first: dict[str, list[float]] = {k: [] for k in kinds}
+        whole_one: dict[str, list[float]] = {k: [] for k in kinds}
+        per_token: dict[str, list[float]] = {k: [] for k in kinds}
+        extra: dict[str, list[float]] = {k: [] for k in kinds}
         tokens: dict[str, int] = {}
-        for kind in KINDS:   # warm-up: bytecode, page cache, the simulators' first requests
-            run_client(_kind(kind), one, sims, tmp, args)
+        for kind in kinds:   # warm-up: bytecode, page cache, the simulators' first requests
+            run_client(_kind(kind), one, sims, tmp, args, tree=trees[kind])
         for round_ in range(args.rounds):
-            order = KINDS if round_ % 2 == 0 else tuple(reversed(KINDS))
+            order = kinds if round_ % 2 == 0 else tuple(reversed(kinds))
             for kind in order:
-                to_first[kind].append(run_client(_kind(kind), one, stubs, tmp, args, first)[0])
-                fixed, _, _ = run_client(_kind(kind), one, sims, tmp, args)
-                total, streamed, out = run_client(_kind(kind), many, sims, tmp, args)
+                to_first[kind].append(run_client(_kind(kind), one, stubs, tmp, args, first, tree=trees[kind])[0])
+                fixed, _, _ = run_client(_kind(kind), one, sims, tmp, args, tree=trees[kind])
+                total, streamed, out = run_client(_kind(kind), many, sims, tmp, args, tree=trees[kind])
                 if kind == "replay --no-score":
                     stored = out
                 whole_one[kind].append(fixed)
@@ -263,7 +269,7 @@ def replay_costs(args: argparse.Namespace) -> None:
            (("first", to_first), ("one", whole_one), ("token", per_token))}
     rows = [("client", "CPU to 1st request s", "x", "1-prompt run CPU s", "x", "µs CPU per token", "x",
              "tokens")]
-    for kind in KINDS:
+    for kind in kinds:
         f, o, t = (statistics.median(v[kind]) for v in (to_first, whole_one, per_token))
         rows.append((kind, f"{f:.3f}", f"{f / ref['first']:.2f}", f"{o:.3f}", f"{o / ref['one']:.2f}", f"{t:.2f}",
                      f"{t / ref['token']:.2f}", f"{tokens[kind]:,}"))
@@ -271,9 +277,12 @@ def replay_costs(args: argparse.Namespace) -> None:
           f"simulators on core 0, clients on core {CLIENT_CORE}; {args.prompts} prompts x 2 sides, "
           f"--max-tokens {args.max_tokens}, --logprobs {args.logprobs}, --concurrency {args.concurrency}\n")
     print(table(rows))
-    score = statistics.median(extra["replay --score"]) - statistics.median(extra["replay --no-score"])
-    print(f"\n--score's extra CPU: {score / args.prompts * 1e3:.2f} ms a pair (replay --score minus --no-score, "
-          "the prompts' part of each run)")
+    if args.other_tree:
+        print(f"\n(--other-tree: {args.other_tree})")
+    if not args.skip_score:
+        score = statistics.median(extra["replay --score"]) - statistics.median(extra["replay --no-score"])
+        print(f"\n--score's extra CPU: {score / args.prompts * 1e3:.2f} ms a pair (replay --score minus "
+              "--no-score, the prompts' part of each run)")
     without = statistics.median(per_token["replay --no-score"]) - per_pair * 1e6 * args.prompts / pair_tokens
     print(f"comparison and triage (compare_answers + assemble_pair, run again on the stored pairs in this "
           f"process): {per_pair * 1e3:.2f} ms a pair, {per_pair * 1e6 * args.prompts / pair_tokens:.2f} µs a "
@@ -291,6 +300,10 @@ def main() -> None:
     parser.add_argument("--logprobs", type=int, default=0)
     parser.add_argument("--skip-help", action="store_true")
     parser.add_argument("--skip-replay", action="store_true")
+    parser.add_argument("--skip-score", action="store_true", help="leave out replay --score")
+    parser.add_argument("--other-tree", default=None, metavar="DIR",
+                        help="also run replay --no-score from this checkout (e.g. `git archive main | tar -x -C DIR`), "
+                             "interleaved: before and after in one run")
     args = parser.parse_args()
     if (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, {0})   # this process serves the stub; the measured ones run on the other core
