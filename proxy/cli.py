@@ -16,15 +16,16 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from shadowdiff.commands.options import click_error, parse_labels, transport_click_options
 from shadowdiff.errors import ConfigError
-from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
-from shadowdiff.store.prune import parse_duration
 from shadowdiff.vocabulary import Side
+
+if TYPE_CHECKING:   # (imported where the command runs: ``serve --help`` loads no store, aiohttp or SQLAlchemy)
+    from shadowdiff.proxy.settings import ProxySettings
 
 
 def _load_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
@@ -159,6 +160,9 @@ def settings_from_options(*, capture: Path | None, capture_rate: float, capture_
                           capture_keep: int, redact: tuple[str, ...], label: tuple[str, ...],
                           exclude_model: tuple[str, ...], primary_side: str, retain: str | None = None,
                           **rest: Any) -> ProxySettings:
+    from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings, ProxySettings
+    from shadowdiff.store.prune import parse_duration
+
     return ProxySettings(
         retain=None if retain is None else parse_duration(retain, "--retain"),
         capture=CaptureSettings(capture, capture_rate, capture_max_bytes, capture_keep) if capture else None,

@@ -9,14 +9,10 @@ import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from sqlalchemy.exc import DatabaseError
-from tqdm import tqdm
 
-from shadowdiff.answers.client import RetryPolicy, Upstream
-from shadowdiff.answers.compare import Thresholds
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.answers.targets import same_target
 from shadowdiff.commands.options import (
@@ -40,19 +36,24 @@ from shadowdiff.commands.options import (
 )
 from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
 from shadowdiff.replay import logs
-from shadowdiff.replay.preflight import check_sides
-from shadowdiff.replay.references import Grading, read_references
-from shadowdiff.replay.runner import Overrides, Replay, ReplaySettings, Tally
-from shadowdiff.report.write import SIDE_BY_SIDE, write_reports
-from shadowdiff.store import STORE_FILE, Store
+from shadowdiff.report import SIDE_BY_SIDE
 from shadowdiff.triage.grading import Grader
 from shadowdiff.verdict import gates as gating
-from shadowdiff.verdict.acceptance import LOG_CHANGED, STOPPED_BY_LOG
-from shadowdiff.verdict.result import Acceptance
 from shadowdiff.vocabulary import Decision, Side
+
+# What runs a command is imported when it runs (in the functions below), not here: ``--help``
+# and the other commands load no HTTP client, store, SQLAlchemy or report writer.
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from shadowdiff.replay.runner import ReplaySettings, Tally
+    from shadowdiff.store import Store
+    from shadowdiff.verdict.result import Acceptance
 
 
 def _progress(total: int) -> tuple[tqdm[Any], Any]:
+    from tqdm import tqdm
+
     # Off a terminal (CI logs) redraw rarely; tqdm throttles its own updates.
     bar = tqdm(total=total, unit="pair", dynamic_ncols=True, file=sys.stderr, smoothing=0.1,
                mininterval=0.2 if sys.stderr.isatty() else 10.0)
@@ -179,6 +180,12 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
     report` applies them too. Ctrl+C keeps
     the pairs made, leaves the run unfinished, prints the command that continues it
     (--resume) and exits 130."""
+    from sqlalchemy.exc import DatabaseError
+
+    from shadowdiff.answers.client import RetryPolicy, Upstream
+    from shadowdiff.answers.compare import Thresholds
+    from shadowdiff.replay.runner import Overrides, ReplaySettings
+
     try:
         settings = ReplaySettings(
             log=log,
@@ -246,6 +253,12 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict.
     ``gates``: the gates given (``shadowdiff.verdict.gates.given``), stored with the run so that
     ``report`` decides with them too."""
+    from shadowdiff.replay.preflight import check_sides
+    from shadowdiff.replay.references import Grading, read_references
+    from shadowdiff.replay.runner import Replay
+    from shadowdiff.report.write import write_reports
+    from shadowdiff.store import STORE_FILE, Store
+    from shadowdiff.verdict.acceptance import STOPPED_BY_LOG
 
     fmt = settings.fmt or logs.detect(settings.log)
     logs.check_turn(fmt, settings.turn, settings.endpoint)
@@ -404,6 +417,8 @@ def _check_log_kept(store: Store, run_id: str, log: Path) -> None:
     """Note in the run a log whose contents changed while it was replayed (the verdict is
     then INCOMPLETE): its pairs may answer two versions of it, and the fingerprint the run
     keeps is the first one's."""
+    from shadowdiff.verdict.acceptance import LOG_CHANGED
+
     then = logs.Fingerprint.from_json(store.run(run_id).settings.get(_FINGERPRINT))
     try:
         change = logs.change_since(log, then) if then is not None else None
@@ -455,7 +470,10 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
     An answer whose id the other file lacks is an unpartnered pair, an error. Exits 0 once
     the reports are written (the verdict is in them, and `shadowdiff report` exits with it);
     with --gate, with the verdict's code. The gates given are stored with the run."""
+    from shadowdiff.answers.compare import Thresholds
     from shadowdiff.replay.offline import compare_files
+    from shadowdiff.report.write import write_reports
+    from shadowdiff.store import STORE_FILE, Store
 
     try:
         if not allow_same_target and (a.resolve() == b.resolve() or logs.fingerprint(a) == logs.fingerprint(b)):
@@ -531,7 +549,10 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
     """
     import json
 
+    from shadowdiff.answers.client import Upstream
     from shadowdiff.replay import bench as bench_module
+    from shadowdiff.replay.preflight import check_sides
+    from shadowdiff.replay.runner import Overrides, ReplaySettings
 
     try:
         settings = ReplaySettings(

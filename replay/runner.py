@@ -1,9 +1,10 @@
 """Replaying a log: both sides (and the replica) per request, compared, stored.
 
 Records stream from the log through a bounded queue to ``concurrency`` workers, so
-memory does not grow with the log. Each pair is written to the store, whole, as soon
-as its answers are in; with ``resume`` the pairs already stored are skipped, which is
-what makes ``kill -9`` then ``--resume`` lose and duplicate nothing.
+memory does not grow with the log. Each pair is written to the store, whole, within a
+fraction of a second of its answers being in (``HANDOVER_DELAY``, then the writer's batch);
+with ``resume`` the pairs already stored are skipped, which is what makes ``kill -9`` then
+``--resume`` lose and duplicate nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.replay import logs
 from shadowdiff.replay.references import Grading, grading_settings
 from shadowdiff.store import Store
-from shadowdiff.store.writer import PairWriter
+from shadowdiff.store.writer import MAX_QUEUE, PairWriter
 from shadowdiff.triage.grading import Grader
 from shadowdiff.triage.pairing import assemble_pair_off_loop
 from shadowdiff.triage.scoring import Scorer, score_pair
@@ -38,6 +39,13 @@ from shadowdiff.vocabulary import Outcome, Side
 
 log = logging.getLogger("shadowdiff.replay")
 GIVE_UP_AFTER = 60.0   # seconds of store failure after which a replay stops (to be resumed)
+# Pairs are handed to the writer's thread in bursts, not one by one: a burst once HANDOVER_PAIRS
+# are ready or the first of them has waited HANDOVER_DELAY seconds, so that its thread wakes
+# once a burst rather than once a pair (a pair killed in a burst not yet handed over is redone
+# by --resume, as one in the writer's batch is).
+HANDOVER_PAIRS = 64
+HANDOVER_DELAY = 0.1
+_WRITER_ROOM = MAX_QUEUE   # the writer's queue (its default size): only the loop's own puts fill it
 
 @dataclass(frozen=True)
 class Overrides:
@@ -174,6 +182,10 @@ class Replay:
         self._writer = PairWriter(self.store, self.run_id, on_duplicate=duplicates.append, block_when_full=True,
                                   give_up_after=GIVE_UP_AFTER)
         self._stopped: Exception | None = None
+        self._ready: list[Pair] = []        # made, not yet handed to the writer (nor counted)
+        self._flush: asyncio.TimerHandle | None = None   # the hand-over of the pairs ready, when due
+        self._later: asyncio.Future[None] | None = None  # ... once begun
+        self._handing = asyncio.Lock()
         try:
             # a connection for every request in flight: none waits for another's
             async with http_client(s.concurrency * len(s.upstreams) + 4, timeout) as client:
@@ -194,7 +206,17 @@ class Replay:
             for message in self._grading.notes():
                 self._warn(message)
         finally:
-            await asyncio.to_thread(self._writer.close)
+            if self._flush is not None:
+                self._flush.cancel()
+            if self._later is not None:   # (awaited, not cancelled: its pairs are in hand)
+                await asyncio.wait([self._later])
+            ready, self._ready = self._ready, []
+            submitted: list[Pair] = []
+            try:
+                await asyncio.to_thread(self._close_writer, ready, submitted)
+            finally:
+                for stored in submitted:
+                    self._count(stored)
         for pair in duplicates:
             # counted when submitted; the store refused it: an earlier line had its id
             self.tally.done -= 1
@@ -246,14 +268,52 @@ class Replay:
             self._say_if_cut(record, pair)
             if self._stopped is not None:
                 continue        # the writer gave up: take what is queued, so that nothing waits on us
-            # compared on the true answers; stored redacted; handed over in a thread, since
-            # it waits for room while the store is failing (the event loop must not)
+            # compared on the true answers; stored redacted
+            self._ready.append(await self._redactor.pair_off_loop(pair))
+            if len(self._ready) >= HANDOVER_PAIRS:
+                await self._hand_over()
+            elif self._flush is None:
+                self._flush = asyncio.get_running_loop().call_later(HANDOVER_DELAY, self._hand_over_later)
+
+    def _hand_over_later(self) -> None:
+        self._flush = None
+        self._later = asyncio.ensure_future(self._hand_over())   # (held: a task nobody holds may be collected)
+
+    async def _hand_over(self) -> None:
+        """Give the writer the pairs made so far, and count them: on the event loop while its
+        queue has room (a put then returns at once), in a thread when it has none (the writer
+        waits for room while the store is failing, and the event loop must not)."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        async with self._handing:   # one burst at a time, in order
+            ready, self._ready = self._ready, []
+            submitted: list[Pair] = []
             try:
-                await asyncio.to_thread(self._writer.submit, await self._redactor.pair_off_loop(pair))
+                if not ready or self._stopped is not None:
+                    return
+                if self._writer.queued + len(ready) <= _WRITER_ROOM:
+                    self._submit_all(ready, submitted)
+                else:
+                    await asyncio.to_thread(self._submit_all, ready, submitted)
             except Exception as exc:     # the store failed for longer than the writer waits: stop, to resume
                 self._stopped = exc
-                continue
-            self._count(pair)
+            finally:
+                for stored in submitted:
+                    self._count(stored)
+
+    def _submit_all(self, pairs: list[Pair], submitted: list[Pair]) -> None:
+        for pair in pairs:
+            self._writer.submit(pair)
+            submitted.append(pair)
+
+    def _close_writer(self, ready: list[Pair], submitted: list[Pair]) -> None:
+        """Hand over what is left (unless the writer stopped), then write everything and stop it."""
+        try:
+            if self._stopped is None:
+                self._submit_all(ready, submitted)
+        finally:
+            self._writer.close()
 
     def _say_if_cut(self, record: logs.LogRecord, pair: Pair) -> None:
         """Once per side: it cuts streams short (llama.cpp's server at its defaults, when

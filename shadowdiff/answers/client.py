@@ -112,6 +112,14 @@ class Caller:
         self.timeout = timeout   # seconds for one attempt, whole (None: the client's own timeouts only)
         # answers the server gave no count for are counted by its tokenizer (shadowdiff.answers.tokencount)
         self.counter = TokenCounter(client)
+        # each endpoint's URL parsed once, not per request (httpx parses a string each time: 40 µs)
+        self._urls: dict[str, httpx.URL] = {}
+
+    def _parsed(self, url: str) -> httpx.URL:
+        parsed = self._urls.get(url)
+        if parsed is None:
+            parsed = self._urls[url] = httpx.URL(url)
+        return parsed
 
     async def call(self, upstream: Upstream, path: str, body: dict[str, Any]) -> Answer:
         """The upstream's answer to ``body`` at ``path`` (never raises for upstream trouble)."""
@@ -154,7 +162,7 @@ class Caller:
             with arrivals.watching() as clock:
                 if wants_stream(body):
                     return await self._streamed(upstream, url, body, failed, clock, called)
-                response = await self.client.post(url, json=body, headers=upstream.headers)
+                response = await self.client.post(self._parsed(url), json=body, headers=upstream.headers)
                 if response.status_code != 200:
                     raise self._http_error(failed, response, response.text)
                 ended = clock.at(response.num_bytes_downloaded)
@@ -181,7 +189,7 @@ class Caller:
                         clock: arrivals.Arrivals, called: float) -> Answer:
         reading = Reading()
         headers = {**upstream.headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
-        async with self.client.stream("POST", url, json=body, headers=headers) as response:
+        async with self.client.stream("POST", self._parsed(url), json=body, headers=headers) as response:
             if response.status_code != 200:
                 raise self._http_error(failed, response, (await response.aread()).decode("utf-8", "replace"))
             failed = replace(failed, status=200)

@@ -33,10 +33,12 @@ import logging
 import re
 import sys
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment
 from markupsafe import Markup, escape
+
+if TYPE_CHECKING:   # (a type only: the command line's error lines need this module, not Jinja)
+    from jinja2 import Environment
 
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Cs"})
 _SHOWN = "\n\t"   # controls with markers of their own (⏎ →) where they changed
@@ -47,12 +49,19 @@ def is_invisible(ch: str) -> bool:
     return ch not in _SHOWN and unicodedata.category(ch) in INVISIBLE_CATEGORIES
 
 
-@functools.cache
-def _ranges() -> str:
-    # found once, on first use (a fifth of a second): the categories of this Python's
-    # Unicode, where a hand-written list would fall behind it. Written as ranges (about 25
-    # of them for some 2,300 characters): a class of single characters made every
-    # substitution ten times slower, a third of the time a 10,000-pair report took.
+# The invisible characters of Unicode 14.0 (Python 3.11's), as ranges: what ``scan`` finds
+# there (a test holds the two together), so that the first text with one costs no scan (a tenth
+# of a second of CPU, at every replay's and report's start).
+UNICODE_14 = ((0x0000, 0x0008), (0x000B, 0x001F), (0x007F, 0x009F), (0x00AD, 0x00AD), (0x0600, 0x0605),
+              (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2),
+              (0x180E, 0x180E), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F),
+              (0xD800, 0xDFFF), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD),
+              (0x13430, 0x13438), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F))
+
+
+def scan() -> list[tuple[int, int]]:
+    """The invisible characters of this Python's Unicode, as (first, last) ranges: found by
+    asking every code point its category, where a hand-written list would fall behind."""
     ranges: list[list[int]] = []
     for code in range(sys.maxunicode + 1):
         if is_invisible(chr(code)):
@@ -60,6 +69,15 @@ def _ranges() -> str:
                 ranges[-1][1] = code
             else:
                 ranges.append([code, code])
+    return [(a, b) for a, b in ranges]
+
+
+@functools.cache
+def _ranges() -> str:
+    # Written as ranges (about 25 of them for some 2,300 characters): a class of single
+    # characters made every substitution ten times slower, a third of the time a
+    # 10,000-pair report took. Another Python's Unicode is scanned, once, on first use.
+    ranges = UNICODE_14 if unicodedata.unidata_version == "14.0.0" else scan()
     return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
 
 

@@ -151,8 +151,36 @@ def _arrived(reading: Reading, at: float | None, *, answer: bool) -> None:
     reading.last = now
 
 
+# A delta that holds only these is the common piece of an answer's text (vLLM's, every token).
+_PLAIN_DELTA = frozenset({"content", "role"})
+
+
 def read_chunk(reading: Reading, chunk: dict[str, Any], at: float | None = None) -> None:
-    """Fold one streamed chunk into ``reading``; its tokens arrived at ``at`` (None: now)."""
+    """Fold one streamed chunk into ``reading``; its tokens arrived at ``at`` (None: now).
+
+    The common chunk, one choice's piece of text and nothing else, is read without the
+    general path's checks and calls (which then find the same: a test holds them together);
+    it took two thirds of the client's CPU per token."""
+    choices = chunk.get("choices")
+    if chunk.get("usage") is None and type(choices) is list and len(choices) == 1:
+        choice = choices[0]
+        delta = choice.get("delta") if type(choice) is dict else None
+        if type(delta) is dict and delta.keys() <= _PLAIN_DELTA and choice.get("finish_reason") is None:
+            content, index = delta.get("content"), choice.get("index", 0)
+            if (content is None or type(content) is str) and type(index) is int and 0 <= index < MAX_CHOICES:
+                part = reading.of(index)
+                if content:
+                    _arrived(reading, at, answer=True)
+                    part.text.append(content)
+                    reading.pieces += 1
+                if index == 0:
+                    read_logprobs(reading, choice.get("logprobs"))
+                return
+    read_whole_chunk(reading, chunk, at)
+
+
+def read_whole_chunk(reading: Reading, chunk: dict[str, Any], at: float | None = None) -> None:
+    """``read_chunk``'s general path: any chunk, every field checked."""
     _read_usage(reading, chunk.get("usage"))
     choices = chunk.get("choices")
     if choices is None:
@@ -336,6 +364,9 @@ class EventStream:
         events = []
         for block in blocks:
             self._start += len(block) + 2
+            if block.startswith(b"data: ") and b"\n" not in block:   # one data line, as vLLM writes
+                events.append((block[6:].decode("utf-8", "replace"), self._start))
+                continue
             data = [line[5:].removeprefix(b" ") for line in block.split(b"\n") if line.startswith(b"data:")]
             if data:
                 events.append((b"\n".join(data).decode("utf-8", "replace"), self._start))

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from shadowdiff.answers.compare import Comparison
 from shadowdiff.vocabulary import Side, Verdict
+
+if TYPE_CHECKING:   # (a type only: reading a log or an answer needs no comparison, nor rapidfuzz)
+    from shadowdiff.answers.compare import Comparison
 
 # What a directional verdict stored without a side meant: before every directional
 # verdict named one, only ``factual`` did; ``minor`` said the candidate was

@@ -74,7 +74,7 @@ class NumberOr(click.ParamType):  # type: ignore[type-arg]
 
 def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--side-by-side N|all``, for every command that writes reports."""
-    from shadowdiff.report.write import SIDE_BY_SIDE  # (here: ``parse_labels`` alone must stay cheap to import)
+    from shadowdiff.report import SIDE_BY_SIDE  # (here: ``parse_labels`` alone must stay cheap to import)
 
     return click.option("--side-by-side", type=NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
                         help="Changed pairs shown side by side in report.html/report.md, in the review queue's "

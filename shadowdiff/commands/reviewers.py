@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 
 from shadowdiff.commands.options import click_error
 from shadowdiff.errors import ShadowdiffError
-from shadowdiff.store import Store
-from shadowdiff.store.reviewers import Reviewer, Reviewers
+
+if TYPE_CHECKING:   # (imported where the commands run: ``--help`` loads no store)
+    from shadowdiff.store.reviewers import Reviewer, Reviewers
 
 
 @contextlib.contextmanager
 def _reviewers(store: str) -> Iterator[Reviewers]:
+    from shadowdiff.store import Store
+    from shadowdiff.store.reviewers import Reviewers
+
     try:
         opened = Store.open_existing(store)
         try:

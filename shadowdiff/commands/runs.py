@@ -6,7 +6,6 @@ reported, judged and reviewed the same way.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 import sys
@@ -16,8 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from sqlalchemy.exc import SQLAlchemyError
-from tqdm import tqdm
 
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.commands.listen import bind, check_forwarded, check_tls, transport_options
@@ -33,13 +30,13 @@ from shadowdiff.commands.options import (
     transport_click_options,
 )
 from shadowdiff.errors import ConfigError, ShadowdiffError
-from shadowdiff.report.write import write_reports
-from shadowdiff.store import Run, Store
-from shadowdiff.store.members import RunMembers, StillRunning, describe
-from shadowdiff.store.prune import Pruned, Scope, parse_duration, prune, vacuum
 
+# What runs a command is imported when it runs (in the functions below), not here: ``--help``
+# loads no store, SQLAlchemy or report writer.
 if TYPE_CHECKING:
     from shadowdiff.review.judge import JudgeTally
+    from shadowdiff.store import Run, Store
+    from shadowdiff.store.prune import Pruned
 
 
 def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -68,6 +65,8 @@ def judge_options(required: bool) -> Callable[[Callable[..., Any]], Callable[...
 @contextlib.contextmanager
 def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
     """An existing store and one of its runs (the latest by default); errors become click's."""
+    from shadowdiff.store import Store
+
     try:
         opened = Store.open_existing(store)
         try:
@@ -83,6 +82,10 @@ def _store_run(store: str, run_id: str | None) -> Iterator[tuple[Store, Run]]:
 
 def _run_judge(store: Store, run_id: str, url: str, model: str | None, api_key: str | None, concurrency: int,
                timeout: float, redo: bool = False) -> JudgeTally:
+    import asyncio
+
+    from tqdm import tqdm
+
     from shadowdiff.review.judge import JudgeSettings, describe, judge_run, pairs_to_judge
 
     if not model:
@@ -174,6 +177,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
     where each came from. With --judge, an LLM judge first fills in suggestions for pairs
     that have none; suggestions never count toward PASS.
     """
+    from shadowdiff.report.write import write_reports
+    from shadowdiff.store.members import RunMembers, describe
 
     with _store_run(store, run_id) as (opened, run):
         if judge:
@@ -227,6 +232,7 @@ def review(store: str, token: str | None, claim_ttl: float, host: str, port: int
     import uvicorn
 
     from shadowdiff.review.app import build_review_app
+    from shadowdiff.store import Store
 
     if token is not None and len(token) < 8:
         raise click.UsageError("--token must be at least 8 characters")
@@ -277,6 +283,8 @@ def close(store: str, run_id: str, force: bool) -> None:
     A replay's run is never closed by hand - continue it with `--resume`, so that no
     line of its log goes unchecked; a compare is run again.
     """
+    from shadowdiff.store.members import RunMembers, StillRunning
+
     with _store_run(store, run_id) as (opened, run):
         if run.finished_at is not None:
             raise click.ClickException(f"run {run.id} is already closed (at {run.finished_at.isoformat()})")
@@ -315,6 +323,11 @@ def prune_command(store: str, older_than: str, run_id: str | None, deployment: s
     Exits 0, 3 for a wrong option or run, 1 when the store failed (what was deleted by
     then stays deleted; run it again).
     """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from shadowdiff.store import Store
+    from shadowdiff.store.prune import Scope, parse_duration, prune, vacuum
+
     try:
         seconds = parse_duration(older_than)
         opened = Store.open_existing(store)

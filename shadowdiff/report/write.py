@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 from shadowdiff.answers.invisible import add_filters, json_text, safe_text
 from shadowdiff.answers.targets import same_target
-from shadowdiff.report import headline
+from shadowdiff.report import SIDE_BY_SIDE, headline
 from shadowdiff.report.diffview import sides_view
 from shadowdiff.report.plots import report_plots
 from shadowdiff.report.requestview import request_view
@@ -53,8 +53,6 @@ from shadowdiff.vocabulary import (
     Outcome,
     Side,
 )
-
-SIDE_BY_SIDE = 1000   # changed pairs shown side by side in report.html and report.md, and as many failed ones
 
 # per side in pairs.csv: ttft to the first token of any kind, ttfat to the first answer token
 ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",

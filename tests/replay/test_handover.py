@@ -1,0 +1,109 @@
+"""Pairs reach the store's writer in bursts, not one thread hop each: a burst is due once
+``HANDOVER_PAIRS`` are ready or the first of them is ``HANDOVER_DELAY`` old, so a pair is
+stored while the replay goes on, not only at its end or once a burst fills."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shadowdiff.answers.client import Upstream
+from shadowdiff.replay import logs, runner
+from shadowdiff.replay.runner import Overrides, Replay, ReplaySettings
+from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
+from tests.support.servers import read_body, serve_app
+
+_ANSWER = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "yes"},
+                                   "finish_reason": "stop"}],
+                      "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}).encode()
+
+
+class WaitsForTheStore:
+    """Answers at once, except the prompts that say "later": those wait until the store
+    holds ``expected`` pairs (at most ``patience`` seconds), and note how many it held."""
+
+    def __init__(self, store: Store, run_id: str, expected: int, patience: float = 3.0) -> None:
+        self.store, self.run_id, self.expected, self.patience = store, run_id, expected, patience
+        self.seen: list[int] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = await read_body(receive)
+        if b"later" in body:
+            deadline = time.monotonic() + self.patience
+            stored = 0
+            while time.monotonic() < deadline:
+                stored = await asyncio.to_thread(lambda: sum(1 for _ in self.store.pairs(self.run_id)))
+                if stored >= self.expected:
+                    break
+                await asyncio.sleep(0.05)
+            self.seen.append(stored)
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": _ANSWER})
+
+
+def _log(path: Path, prompts: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"messages": [{"role": "user", "content": p}]}) + "\n" for p in prompts))
+    return path
+
+
+def _replay(tmp_path: Path, prompts: list[str], expected: int) -> tuple[WaitsForTheStore, int, float]:
+    store = Store.open(tmp_path / "store")
+    run_id = store.create_run("replay", {})
+    app = WaitsForTheStore(store, run_id, expected)
+    try:
+        with serve_app(app) as url:
+            settings = ReplaySettings(log=_log(tmp_path / "log.jsonl", prompts),
+                                      baseline=Upstream(Side.BASELINE, url, "b"),
+                                      candidate=Upstream(Side.CANDIDATE, url, "c"), concurrency=1, score=False,
+                                      overrides=Overrides(stream=False, logprobs=0))
+            started = time.monotonic()
+            tally = asyncio.run(Replay(settings, store, run_id).run(logs.LogFormat.BODIES))
+            took = time.monotonic() - started
+        return app, tally.done, took
+    finally:
+        store.close()
+
+
+def test_a_pair_is_stored_while_the_next_is_being_made(tmp_path: Path) -> None:
+    # one pair, far fewer than a burst: the next prompt's answers wait until it is stored
+    app, done, took = _replay(tmp_path, ["first", "later"], expected=1)
+    assert done == 2
+    assert app.seen == [1, 1]      # both sides of the second prompt found the first pair stored
+    assert took < 2.0              # within the delay and the writer's batch, not the 3 s patience
+
+
+def test_a_full_burst_is_handed_over_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "HANDOVER_PAIRS", 3)
+    monkeypatch.setattr(runner, "HANDOVER_DELAY", 30.0)   # never due by time in this test
+    app, done, _ = _replay(tmp_path, ["a", "b", "c", "later"], expected=3)
+    assert done == 4
+    assert app.seen == [3, 3]
+
+
+def test_without_a_burst_or_its_delay_nothing_is_stored_before_the_end(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests above can fail: with neither due, the first pairs wait for the end."""
+    monkeypatch.setattr(runner, "HANDOVER_PAIRS", 100)
+    monkeypatch.setattr(runner, "HANDOVER_DELAY", 30.0)
+    store = Store.open(tmp_path / "store")
+    run_id = store.create_run("replay", {})
+    app = WaitsForTheStore(store, run_id, expected=1, patience=0.5)
+    try:
+        with serve_app(app) as url:
+            settings = ReplaySettings(log=_log(tmp_path / "log.jsonl", ["first", "later"]),
+                                      baseline=Upstream(Side.BASELINE, url, "b"),
+                                      candidate=Upstream(Side.CANDIDATE, url, "c"), concurrency=1, score=False,
+                                      overrides=Overrides(stream=False, logprobs=0))
+            tally = asyncio.run(Replay(settings, store, run_id).run(logs.LogFormat.BODIES))
+        assert app.seen == [0, 0]
+        assert tally.done == 2 and sum(1 for _ in store.pairs(run_id)) == 2   # all stored at the end
+    finally:
+        store.close()
