@@ -16,9 +16,11 @@ changed 1,000-character pairs, bench/mirror_cpu.py). So the thread runs at ``NIC
 (the event loop preempts it), the interval is ``SWITCH_INTERVAL`` once the thread
 starts (+0.42 ms), and the thread gives the lock up between two jobs too.
 
-The queue is bounded (``MAX_WAITING``): past the bound a pair task waits (asynchronously:
-the event loop goes on forwarding every client's bytes) until the pairs' thread has made
-room, so a proxy whose CPU cannot keep up with its pairs finishes them later rather than
+The queue is bounded (``MAX_WAITING``): past the bound a pair task waits in line
+(asynchronously: the event loop goes on forwarding every client's bytes) until the pairs'
+thread has taken jobs off the queue - one waiting task let in for each job taken, in the
+order they came, when a batch is handed back, so that a full queue costs no wake-up of
+every waiting task per job - so a proxy whose CPU cannot keep up with its pairs finishes them later rather than
 slowing its clients. Those that wait past the drain deadline at shutdown are counted as
 drained, like any pair the proxy stopped waiting for.
 """
@@ -52,7 +54,7 @@ class PairWork:
     def __init__(self) -> None:
         self._jobs: collections.deque[_Job] = collections.deque()
         self._wake = threading.Event()
-        self._room: asyncio.Event | None = None   # set (from the thread) once the queue is below the bound
+        self._waiting_room: collections.deque[asyncio.Future[None]] = collections.deque()   # tasks in line
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -75,13 +77,12 @@ class PairWork:
             # (the process's: the proxy's threads are the event loop's helpers, none must hold it long)
             sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
             self._thread.start()
-        while len(self._jobs) >= MAX_WAITING and self._thread.is_alive() and not self._stopping:
-            if self._room is None:
-                self._room = asyncio.Event()
-            self._room.clear()
-            await self._room.wait()
-        if self._stopping:      # (stopped while this waited for room)
-            return job()
+        if (self._waiting_room or len(self._jobs) >= MAX_WAITING) and self._thread.is_alive():
+            room = loop.create_future()
+            self._waiting_room.append(room)
+            await room
+            if self._stopping:      # (stopped while this waited for room)
+                return job()
         done: asyncio.Future[T] = loop.create_future()
         self._jobs.append((job, done))
         self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
@@ -92,7 +93,9 @@ class PairWork:
         jobs given later are done by their callers."""
         self._stopping = True
         self._wake.set()
-        self._make_room()     # the pair tasks waiting for room do their jobs themselves now
+        if self._loop is not None:    # the tasks waiting for room do their jobs themselves now
+            with contextlib.suppress(RuntimeError):   # the event loop is closed
+                self._loop.call_soon_threadsafe(self._let_in, len(self._waiting_room))
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -107,10 +110,9 @@ class PairWork:
             while self._jobs:
                 batch: list[_Done] = []
                 # what was queued when the batch began: a result waits for no job queued after it
-                for _ in range(min(len(self._jobs), MAX_BATCH)):
+                taken = min(len(self._jobs), MAX_BATCH)
+                for _ in range(taken):
                     job, done = self._jobs.popleft()
-                    if len(self._jobs) == MAX_WAITING - 1:
-                        self._make_room()
                     if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
                         continue
                     try:
@@ -118,22 +120,28 @@ class PairWork:
                     except BaseException as exc:  # handed to the caller, as its own exception
                         batch.append((done, None, exc))
                     time.sleep(0)   # the interpreter's lock to the event loop, if it waits for it
-                if batch:
-                    self._hand_back(batch)
+                self._hand_back(batch, taken)
             if self._stopping and not self._jobs:
                 return
 
-    def _make_room(self) -> None:
-        """Wake the pair tasks waiting for room (they check the queue again)."""
-        room = self._room
-        if room is not None and self._loop is not None:
-            with contextlib.suppress(RuntimeError):   # the event loop is closed
-                self._loop.call_soon_threadsafe(room.set)
-
-    def _hand_back(self, batch: list[_Done]) -> None:
+    def _hand_back(self, batch: list[_Done], taken: int) -> None:
         assert self._loop is not None
         with contextlib.suppress(RuntimeError):   # the event loop is closed: no one waits for these any more
-            self._loop.call_soon_threadsafe(_settle, batch)
+            self._loop.call_soon_threadsafe(self._settle, batch, taken)
+
+    def _settle(self, batch: list[_Done], taken: int) -> None:
+        """(on the event loop) A batch's results to their callers, and as many tasks let in
+        from the waiting room as jobs were taken off the queue."""
+        _settle(batch)
+        self._let_in(taken)
+
+    def _let_in(self, n: int) -> None:
+        """(on the event loop) Let the first ``n`` tasks still waiting for room queue their jobs."""
+        while n > 0 and self._waiting_room:
+            room = self._waiting_room.popleft()
+            if not room.done():     # (a task cancelled while it waited has left the line)
+                room.set_result(None)
+                n -= 1
 
 
 def below_the_event_loop(thread: int | None) -> None:

@@ -4,6 +4,7 @@ the event loop, and come back to it in batches."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import threading
@@ -199,3 +200,26 @@ def test_the_pairs_thread_yields_to_the_event_loop_in_the_scheduler_and_the_inte
     assert nice == max(before, pairwork.NICE)
     assert interval <= pairwork.SWITCH_INTERVAL
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before   # the event loop's own is kept
+
+
+def test_tasks_waiting_for_room_are_let_in_in_the_order_they_came(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> list[int]:
+        work = PairWork()
+        gate = threading.Event()
+        ran: list[int] = []
+        try:
+            first = asyncio.ensure_future(work.run(lambda: gate.wait(5)))
+            await asyncio.sleep(0.05)
+            monkeypatch.setattr(pairwork, "MAX_WAITING", 1)
+            waiting = []
+            for i in range(6):
+                waiting.append(asyncio.ensure_future(work.run(functools.partial(ran.append, i))))
+                await asyncio.sleep(0)
+            waiting[2].cancel()            # one leaves the line: the others still go in order
+            gate.set()
+            await asyncio.gather(first, *waiting, return_exceptions=True)
+        finally:
+            work.close()
+        return ran
+
+    assert asyncio.run(main()) == [0, 1, 3, 4, 5]
