@@ -71,7 +71,7 @@ def test_by_default_a_large_run_is_reported_without_exports_and_says_how_to_get_
     assert "not written: the run stores 5 pairs, over the 3 --pairs-export auto writes" in paths.summary_text
     html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
     assert "Every pair is in the review UI" in html and "<code>--pairs-export</code> writes them" in html
-    assert "Every pair is in the review UI" in md and "`--pairs-export` writes them" in md
+    assert "Every pair is in the review UI" in md and "(`--pairs-export` writes them).\n\n" in md   # a paragraph
     assert "pairs.jsonl" not in html
 
 
