@@ -1,19 +1,36 @@
-"""What the report's plots cost: their size, and the time to build them.
+"""What the report's plots cost: their size, and the time to build them; and how their
+time and memory grow with the run, against a reference version of the code.
 
-Fills a SQLite store (in a temporary directory) with a replay run of ``--pairs`` pairs
-drawn like a quantization change with a replica beside it: most pairs identical or
+Sizes: fills a SQLite store (in a temporary directory) with a replay run of ``--pairs``
+pairs drawn like a quantization change with a replica beside it: most pairs identical or
 equivalent, a few near and divergent, 2 % failed; 30 categories, token positions,
 timings per side, and teacher-forced scores. Then builds the plots from the store and
 the run's summary (the report computes the summary anyway; its time is shown apart),
 best of 3, and prints each plot's size.
 
     python bench/report_plots.py [--pairs 10000]
+
+Growth (``--growth``): feeds ``--rows`` plot rows (store.plotrows' ``PlotRow``, drawn as
+above, the same rows for every version) straight to the plots' builder, in a process of
+its own per measurement: the CPU it takes (``time.process_time``, less the CPU to draw the
+rows alone), and the peak of Python's allocations while it runs (``tracemalloc``, in a
+second process: tracing slows it). The versions: this tree and a reference tree
+(``--reference``, a checkout of the code before, e.g. ``git worktree add /tmp/ref main``),
+the reference twice (the control: how far two runs of one version differ), in
+interleaved rounds.
+
+    python bench/report_plots.py --growth --reference /tmp/ref [--rows 10000,100000,1000000] [--rounds 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -73,10 +90,116 @@ def _pairs(rng: random.Random, pairs: int) -> Iterator[Pair]:
         yield replace(pair, comparable=rng.random() > 0.05)
 
 
+# Run in a process of its own with one version's tree first on its path: the plots'
+# parts that grow with the rows (the one pass, the CDFs and the histogram), as
+# report_plots runs them; the outcomes and categories plots draw the summary alone.
+_MEASURE = r"""
+import json, random, sys, time, tracemalloc
+from shadowdiff.report import plots
+from shadowdiff.store.plotrows import PlotRow
+from shadowdiff.vocabulary import Outcome
+
+rows, mode = int(sys.argv[1]), sys.argv[2]
+OUTCOMES = [Outcome.IDENTICAL, Outcome.EQUIVALENT, Outcome.NEAR, Outcome.DIVERGENT, Outcome.ERROR]
+WEIGHTS = [45, 20, 20, 13, 2]
+FIELDS = set(PlotRow._fields)
+
+def drawn():
+    rng = random.Random(21)
+    for i in range(rows):
+        outcome, noise = rng.choices(OUTCOMES, WEIGHTS)[0], rng.choices(OUTCOMES[:4], [70, 15, 10, 5])[0]
+        changed = outcome in (Outcome.NEAR, Outcome.DIVERGENT)
+        ttft = [rng.lognormvariate(-2.5, 0.4) for _ in range(3)]
+        row = {"id": i + 1, "comparable": rng.random() > 0.05, "outcome": outcome,
+               "similarity": rng.uniform(0.5, 1.0) if changed else 1.0, "noise_outcome": noise,
+               "noise_similarity": rng.uniform(0.5, 1.0), "first_token": int(rng.expovariate(1 / 60)) if changed
+               else None, "first_char": int(rng.expovariate(1 / 240)) if changed else None,
+               "baseline_ttft": ttft[0], "candidate_ttft": None if outcome is Outcome.ERROR else ttft[1],
+               "replica_ttft": ttft[2], "baseline_duration": ttft[0] + rng.lognormvariate(1.0, 0.5),
+               "candidate_duration": None if outcome is Outcome.ERROR else ttft[1] + rng.lognormvariate(1.0, 0.5),
+               "replica_duration": ttft[2] + rng.lognormvariate(1.0, 0.5)}
+        yield PlotRow(**{k: v for k, v in row.items() if k in FIELDS})
+
+def build():
+    data = plots._collect(drawn())
+    return [plots._similarity(data, 0.9), plots._divergence(data),
+            plots._timing("plot-ttft", "t", data.ttft, "time to first token", ""),
+            plots._timing("plot-latency", "l", data.duration, "time for the whole answer", "")]
+
+if mode == "feed":
+    started = time.process_time()
+    for _ in drawn():
+        pass
+    print(json.dumps({"cpu": time.process_time() - started}))
+elif mode == "cpu":
+    started = time.process_time()
+    built = build()
+    print(json.dumps({"cpu": time.process_time() - started, "svg": sum(len(p.svg) for p in built)}))
+else:
+    tracemalloc.start()
+    build()
+    print(json.dumps({"peak": tracemalloc.get_traced_memory()[1]}))
+"""
+
+
+def _measure(tree: str, rows: int, mode: str) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": tree}
+    done = subprocess.run([sys.executable, "-c", _MEASURE, str(rows), mode], env=env, capture_output=True,
+                          text=True, check=True, cwd=tempfile.gettempdir())
+    return json.loads(done.stdout)
+
+
+def growth(reference: str, sizes: list[int], rounds: int) -> None:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    versions = {"reference": reference, "reference again (control)": reference, "this tree": here}
+    cpu: dict[tuple[str, int], list[float]] = {}
+    peak: dict[tuple[str, int], list[float]] = {}
+    feed: dict[int, list[float]] = {}
+    for _ in range(rounds):
+        for rows in sizes:
+            feed.setdefault(rows, []).append(_measure(here, rows, "feed")["cpu"])
+            for name, tree in versions.items():   # interleaved: each round runs every version in turn
+                cpu.setdefault((name, rows), []).append(_measure(tree, rows, "cpu")["cpu"])
+                peak.setdefault((name, rows), []).append(_measure(tree, rows, "memory")["peak"])
+    out = [("rows", "version", "CPU, s (median)", "ratio to reference", "peak traced, MB", "ratio to reference")]
+    for rows in sizes:
+        base_feed = statistics.median(feed[rows])
+        ref_cpu = statistics.median(cpu[("reference", rows)]) - base_feed
+        ref_peak = statistics.median(peak[("reference", rows)])
+        for name in versions:
+            c = statistics.median(cpu[(name, rows)]) - base_feed
+            m = statistics.median(peak[(name, rows)])
+            out.append((f"{rows:,}", name, f"{c:.2f}", f"{c / ref_cpu:.2f}", f"{m / 1e6:.1f}", f"{m / ref_peak:.2f}"))
+    print(table(out))
+    print(f"\n(CPU less the {statistics.median(feed[sizes[-1]]):.2f} s it takes to draw {sizes[-1]:,} rows alone; "
+          f"medians of {rounds} round(s))")
+    if len(sizes) > 1:
+        small, large = sizes[-2], sizes[-1]
+        per = [("version", f"CPU per 1M rows (from {small:,} to {large:,})", "peak growth per 1M rows, MB",
+                "peak at 10M rows, MB (extrapolated)")]
+        for name in versions:
+            dc = ((statistics.median(cpu[(name, large)]) - statistics.median(feed[large]))
+                  - (statistics.median(cpu[(name, small)]) - statistics.median(feed[small]))) / (large - small) * 1e6
+            dm = (statistics.median(peak[(name, large)]) - statistics.median(peak[(name, small)])) / (large - small)
+            at10m = statistics.median(peak[(name, large)]) + dm * (10_000_000 - large)
+            per.append((name, f"{dc:.2f} s", f"{dm:.1f}", f"{at10m / 1e6:.0f}"))
+        print()
+        print(table(per))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--growth", action="store_true", help="time and memory against --reference, by --rows")
+    parser.add_argument("--reference", help="the reference version's source tree (with growth)")
+    parser.add_argument("--rows", default="10000,100000,1000000")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    if args.growth:
+        if not args.reference:
+            parser.error("--growth needs --reference")
+        growth(args.reference, [int(n) for n in args.rows.split(",")], args.rounds)
+        return
     with tempfile.TemporaryDirectory() as directory:
         store = Store.open(directory)
         run = fill(store, args.pairs)

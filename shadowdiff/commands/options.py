@@ -78,8 +78,8 @@ def side_by_side_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
     return click.option("--side-by-side", type=NumberOr(int, "all"), default=str(SIDE_BY_SIDE), show_default=True,
                         help="Changed pairs shown side by side in report.html/report.md, in the review queue's "
-                             "order, and as many failed ones after them ('all' for every one); every pair is in "
-                             "pairs.jsonl either way.")(f)
+                             "order, and as many failed ones after them ('all' for every one); every pair is in the "
+                             "store and the review UI either way (and in pairs.jsonl when it is written).")(f)
 
 
 class ReviewUrl(click.ParamType):  # type: ignore[type-arg]

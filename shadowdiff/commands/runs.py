@@ -163,11 +163,22 @@ class _ReportCommand(click.Command):
 @side_by_side_option
 @review_url_option
 @judge_options(required=False)
+# (the values of shadowdiff.report.write's PairsExport and EXPORT_LIMIT, written out: --help imports no report)
+@click.option("--pairs-export", type=click.Choice(["auto", "both", "jsonl", "csv", "none"]), default="auto",
+              show_default=True,
+              help="The per-pair files: jsonl (pairs.jsonl, and the texts files), csv (pairs.csv), both, or none. "
+                   "auto: both for a run of up to 100,000 stored pairs, none beyond (a month of pairs is tens of GB "
+                   "and most of a report's time; the report says so). Every pair stays in the store and the "
+                   "review UI.")
+@click.option("--compress/--no-compress", default=None,
+              help="gzip the per-pair files (pairs.jsonl.gz, ...), streamed. Default: when the run stores more "
+                   "than 100,000 pairs.")
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float | None, max_errors: int | None,
            min_compared: int | None, max_excess_divergence: float | None, max_factual_rate: float | None,
            max_flips: int | None, max_capped: float | None, side_by_side: int | None, judge: str | None,
            judge_model: str | None,
-           judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None) -> None:
+           judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None,
+           pairs_export: str, compress: bool | None) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
 
     PASS needs a finished run with at least --min-compared comparable pairs answered by
@@ -188,7 +199,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
         paths = write_reports(opened, run.id, target, min_reviewed=min_reviewed, max_errors=max_errors,
                               min_compared=min_compared, side_by_side=side_by_side,
                               max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
-                              max_flips=max_flips, max_capped=max_capped, review_url=review_url)
+                              max_flips=max_flips, max_capped=max_capped, review_url=review_url,
+                              pairs_export=pairs_export, compress=compress)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"
                f"{'' if run.finished_at else ', not finished'}{', ' + members if members else ''})")

@@ -18,18 +18,21 @@
 Every plot but the last is always there, a "no data" chart when it has nothing to draw.
 Every text inside ``svg`` is escaped (shadowdiff.report.svg), so a template inserts it as
 markup (``{{ plot.svg | safe }}``); ``title`` and ``caption`` are plain text, escaped
-like any other. The pairs are read once, a few numbers each (store.plotrows).
+like any other. The pairs are read once, a few numbers each (store.plotrows), into
+memory that does not grow with the run: a CDF draws every value up to
+``SAMPLE_SIZE`` of them, a seeded sample of that many beyond (its caption says so); the
+divergence histogram counts every pair (shadowdiff.report.sampling).
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
 from shadowdiff.report import svg as svgplot
+from shadowdiff.report.sampling import SAMPLE_SIZE, Counts, Sample, mix
 from shadowdiff.report.summary import OUTCOMES, Summary
 from shadowdiff.report.svg import Marker, Series
 from shadowdiff.store import Store
@@ -56,19 +59,28 @@ class Plot:
 
 @dataclass
 class _Columns:
-    """The values the plots draw, gathered in one pass (8 bytes a value)."""
+    """The values the plots draw, gathered in one pass in memory that does not grow with
+    the run: a seeded sample of each CDF's values, exact counts of the divergence's
+    positions (shadowdiff.report.sampling)."""
 
-    similarity: array[float] = field(default_factory=lambda: array("d"))
-    noise_similarity: array[float] = field(default_factory=lambda: array("d"))
-    first_token: array[float] = field(default_factory=lambda: array("d"))
-    first_char: array[float] = field(default_factory=lambda: array("d"))
-    ttft: dict[Side, array[float]] = field(default_factory=lambda: {s: array("d") for s in SIDES})
-    duration: dict[Side, array[float]] = field(default_factory=lambda: {s: array("d") for s in SIDES})
+    size: int = SAMPLE_SIZE
+    similarity: Sample = field(init=False)
+    noise_similarity: Sample = field(init=False)
+    first_token: Counts = field(default_factory=Counts)
+    first_char: Counts = field(default_factory=Counts)
+    ttft: dict[Side, Sample] = field(init=False)
+    duration: dict[Side, Sample] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.similarity, self.noise_similarity = Sample(self.size), Sample(self.size)
+        self.ttft = {s: Sample(self.size) for s in SIDES}
+        self.duration = {s: Sample(self.size) for s in SIDES}
 
 
-def report_plots(store: Store, run_id: str, summary: Summary) -> list[Plot]:
-    """The run's plots (see the module's docstring), from its store and its summary."""
-    data = _collect(plot_rows(store, run_id))
+def report_plots(store: Store, run_id: str, summary: Summary, sample_size: int = SAMPLE_SIZE) -> list[Plot]:
+    """The run's plots (see the module's docstring), from its store and its summary; each
+    CDF drawn from at most ``sample_size`` values (the caption says when it is a sample)."""
+    data = _collect(plot_rows(store, run_id), sample_size)
     near = float(summary.settings.get("thresholds", {}).get("near", 0.9))
     note = _SERVE_NOTE if summary.kind == "serve" else ""
     plots = [_outcomes(summary), _similarity(data, near), _divergence(data),
@@ -80,28 +92,44 @@ def report_plots(store: Store, run_id: str, summary: Summary) -> list[Plot]:
     return plots
 
 
-def _collect(rows: Iterable[PlotRow]) -> _Columns:
-    data = _Columns()
+def _collect(rows: Iterable[PlotRow], size: int = SAMPLE_SIZE) -> _Columns:
+    data = _Columns(size)
     for r in rows:
+        h = mix(r.id)
         # the similarity and divergence plots: comparable pairs changed in substance, as the
         # summary's histogram (sampled pairs differ by chance; equivalent ones in formatting)
         if r.comparable and r.outcome in SUBSTANTIVE:
-            _add(data.similarity, r.similarity)
-            _add(data.first_token, r.first_token)
-            _add(data.first_char, r.first_char)
+            _add(data.similarity, h, r.similarity)
+            if r.first_token is not None:
+                data.first_token.add(float(r.first_token))
+            if r.first_char is not None:
+                data.first_char.add(float(r.first_char))
         if r.comparable and r.noise_outcome in SUBSTANTIVE:
-            _add(data.noise_similarity, r.noise_similarity)
+            _add(data.noise_similarity, h, r.noise_similarity)
         for side, ttft, duration in zip(SIDES, (r.baseline_ttft, r.candidate_ttft, r.replica_ttft),
                                         (r.baseline_duration, r.candidate_duration, r.replica_duration),
                                         strict=True):
-            _add(data.ttft[side], ttft)
-            _add(data.duration[side], duration)
+            _add(data.ttft[side], h, ttft)
+            _add(data.duration[side], h, duration)
     return data
 
 
-def _add(values: array[float], value: float | None) -> None:
+def _add(values: Sample, h: int, value: float | None) -> None:
     if value is not None:
-        values.append(value)
+        values.add(h, value)
+
+
+def _series(name: str, sample: Sample, color: str) -> Series:
+    return Series(name, sample.values, color, count=sample.seen)
+
+
+def _sample_note(samples: Iterable[Sample]) -> str:
+    """The caption's sentence for a plot drawn from samples (none when every value is drawn)."""
+    sampled = [s for s in samples if s.sampled]
+    if not sampled:
+        return ""
+    return (f" Drawn from a sample of {sampled[0].size:,} of each series' values (uniform, by pair, the same "
+            "every time for a run): its curves and medians are within about half a percent of the exact ones.")
 
 
 def _outcomes(summary: Summary) -> Plot:
@@ -130,39 +158,44 @@ def _shares(name: str, color: str, counts: dict[str, int]) -> Series:
 
 def _similarity(data: _Columns, near: float) -> Plot:
     title = "Similarity of the changed pairs"
-    series = [Series("candidate vs baseline", data.similarity, SIDE_COLORS[Side.CANDIDATE])]
+    series = [_series("candidate vs baseline", data.similarity, SIDE_COLORS[Side.CANDIDATE])]
     if data.noise_similarity:
-        series.append(Series("replica vs baseline", data.noise_similarity, SIDE_COLORS[Side.REPLICA]))
+        series.append(_series("replica vs baseline", data.noise_similarity, SIDE_COLORS[Side.REPLICA]))
     svg = svgplot.cdf(title, series, plot_id="plot-similarity", marker=Marker(near, f"near ≥ {near:g}"),
                       x_label="similarity to the baseline's answer (1: the same)")
-    caption = (f"Cumulative share of the {len(data.similarity):,} comparable pairs changed in substance (near or "
+    caption = (f"Cumulative share of the {data.similarity.seen:,} comparable pairs changed in substance (near or "
                f"divergent) by their answers' similarity; at or above the near threshold ({near:g}) a pair is near, "
                "below it divergent.")
     if data.noise_similarity:
-        caption += f" Grey: the replica's {len(data.noise_similarity):,} such pairs, the noise floor."
-    return Plot("plot-similarity", title, svg, caption)
+        caption += f" Grey: the replica's {data.noise_similarity.seen:,} such pairs, the noise floor."
+    return Plot("plot-similarity", title, svg, caption + _sample_note((data.similarity, data.noise_similarity)))
 
 
 def _divergence(data: _Columns) -> Plot:
     title = "Where the changed answers first differ"
-    values, unit = (data.first_token, "token") if data.first_token else (data.first_char, "character")
-    middle = median(values) if values else None
-    svg = svgplot.histogram(title, Series("candidate vs baseline", values, SIDE_COLORS[Side.CANDIDATE]),
-                            plot_id="plot-divergence", integer=True, x_label=f"first differing {unit} (from 0)",
-                            marker=Marker(middle, f"median {middle:,.0f}") if middle is not None else None)
-    caption = (f"The position of the first differing {unit} in the {len(values):,} comparable pairs changed in "
+    counts, unit = (data.first_token, "token") if data.first_token else (data.first_char, "character")
+    middle = counts.median()
+    about = "" if counts.exact else "≈ "
+    svg = svgplot.histogram_counts(
+        title, "candidate vs baseline", SIDE_COLORS[Side.CANDIDATE], counts.counts, plot_id="plot-divergence",
+        integer=True, x_label=f"first differing {unit} (from 0)",
+        ends=None if counts.exact or counts.low is None or counts.high is None else (counts.low, counts.high),
+        marker=Marker(middle, f"median {about}{middle:,.0f}") if middle is not None else None)
+    caption = (f"The position of the first differing {unit} in the {counts.seen:,} comparable pairs changed in "
                "substance (near or divergent): early means the answers part at once, late that they share a start.")
     if unit == "character":
         caption += " No pair's tokens are known (no logprobs were asked for), so positions are in characters."
+    if not counts.exact:
+        caption += f" The median is known to {counts.block:,} {unit}s (the positions are counted in blocks)."
     return Plot("plot-divergence", title, svg, caption)
 
 
-def _timing(plot_id: str, title: str, by_side: dict[Side, array[float]], what: str, note: str) -> Plot:
-    series = [Series(side.value, values, SIDE_COLORS[side]) for side, values in by_side.items() if values]
+def _timing(plot_id: str, title: str, by_side: dict[Side, Sample], what: str, note: str) -> Plot:
+    series = [_series(side.value, values, SIDE_COLORS[side]) for side, values in by_side.items() if values]
     svg = svgplot.cdf(title, series, plot_id=plot_id, x_label="seconds", y_label="share of answers", zero=True)
-    medians = "; ".join(f"{side.value} {median(values):.3g} s" for side, values in by_side.items() if values)
+    medians = "; ".join(f"{side.value} {median(values.values):.3g} s" for side, values in by_side.items() if values)
     caption = (f"Cumulative share of each side's successful answers by {what}, in seconds"
-               + (f" (medians: {medians})." if medians else ".") + note)
+               + (f" (medians: {medians})." if medians else ".") + _sample_note(by_side.values()) + note)
     return Plot(plot_id, title, svg, caption)
 
 

@@ -23,7 +23,7 @@ import bisect
 import html
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shadowdiff.answers.invisible import safe_text
@@ -39,12 +39,14 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 @dataclass(frozen=True)
 class Series:
     """Values with a name and a colour. ``tips``: a tooltip per value (bars), instead of
-    the name and the value."""
+    the name and the value. ``count``: how many values the series stands for when
+    ``values`` is a sample of them (a CDF's legend says it)."""
 
     name: str
     values: Sequence[float | None]
     color: str
     tips: Sequence[str] | None = None
+    count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -334,16 +336,25 @@ def cdf(title: str, series: Sequence[Series], *, plot_id: str | None = None, mar
     y = _Scale(0.0, 1.0, bottom, top)
     body = [_y_axis(yticks, y, _LEFT, WIDTH - _RIGHT, True, y_label),
             _x_axis(xticks, x, bottom, percent_x, x_label, top),
-            _legend([(f"{s.name} (n={len(ordered):,})", s.color) for s, ordered in drawn])]
+            _legend([(f"{s.name} (n={_count(s, ordered):,})", s.color) for s, ordered in drawn])]
     for s, ordered in drawn:
         corners = [(x(v), y(share)) for v, share in ecdf_points(ordered, max_points)]
         median = value_text(ordered[len(ordered) // 2], percent_x)
-        body.append(f'<g data-series="{esc(s.name)}"><title>{esc(s.name)}: {len(ordered):,}, median {median}</title>'
+        body.append(f'<g data-series="{esc(s.name)}"><title>{esc(s.name)}: {_count(s, ordered):,}, median {median}'
+                    f'{_sampled(s, ordered)}</title>'
                     f'<path d="{_steps(x.start, bottom, corners, x.end)}" stroke="{esc(s.color)}" '
                     f'stroke-width="2" fill="none" stroke-linejoin="round"/></g>')
     if marker:
         body.append(_marker(marker, x, top, bottom))
     return _svg(title, plot_id, height, body)
+
+
+def _count(series: Series, ordered: Sequence[float]) -> int:
+    return len(ordered) if series.count is None else series.count
+
+
+def _sampled(series: Series, ordered: Sequence[float]) -> str:
+    return f" (drawn from a sample of {len(ordered):,})" if _count(series, ordered) > len(ordered) else ""
 
 
 def histogram(title: str, series: Series, *, plot_id: str | None = None, marker: Marker | None = None,
@@ -352,25 +363,40 @@ def histogram(title: str, series: Series, *, plot_id: str | None = None, marker:
     """Counts of the values in at most about ``max_bins`` bins of a 1-2-5 width (whole
     numbers of at least 1 with ``integer``), as a ``<g data-series=name>`` holding one
     ``<rect data-from data-to>`` per non-empty bin, ``[from, to)``."""
-    values = finite(series.values)
-    if not values:
+    counts: dict[float, int] = {}
+    for v in finite(series.values):
+        counts[v] = counts.get(v, 0) + 1
+    return histogram_counts(title, series.name, series.color, counts, plot_id=plot_id, marker=marker,
+                            x_label=x_label, y_label=y_label, integer=integer, max_bins=max_bins, height=height)
+
+
+def histogram_counts(title: str, name: str, color: str, counts: Mapping[float, int], *, plot_id: str | None = None,
+                     marker: Marker | None = None, x_label: str = "", y_label: str = "pairs",
+                     integer: bool = False, max_bins: int = 30, height: float = HEIGHT,
+                     ends: tuple[float, float] | None = None) -> str:
+    """``histogram`` of values given as counts (value: how many times it was seen), as
+    shadowdiff.report.sampling.Counts keeps them; ``ends``: the lowest and highest value,
+    when the counts' keys are the starts of blocks of values (of a width the bins'
+    is a multiple of)."""
+    counted = {v: n for v, n in counts.items() if n > 0 and math.isfinite(v)}
+    if not counted:
         return no_data(title, plot_id)
-    lo, hi = min(values), max(values)
+    lo, hi = ends or (min(counted), max(counted))
     width = nice_step(hi - lo, max_bins)
     width = max(width, 1.0) if integer else width
     start = math.floor(lo / width) * width
-    counts = [0] * (int((hi - start) // width) + 1)
-    for v in values:
-        counts[min(int((v - start) // width), len(counts) - 1)] += 1
+    bins = [0] * (int((hi - start) // width) + 1)
+    for v, n in counted.items():
+        bins[min(max(int((v - start) // width), 0), len(bins) - 1)] += n
     top, bottom = _TOP, height - _BOTTOM
-    end = start + width * len(counts)
+    end = start + width * len(bins)
     xticks = nice_ticks(min(start, marker.x if marker else start), max(end, marker.x if marker else end), 6,
                         integer=integer)
     x = _Scale(xticks[0], xticks[-1], _LEFT, WIDTH - _RIGHT)
-    yticks = nice_ticks(0.0, float(max(counts)), integer=True)
+    yticks = nice_ticks(0.0, float(max(bins)), integer=True)
     y = _Scale(yticks[0], yticks[-1], bottom, top)
     rects = []
-    for i, count in enumerate(counts):
+    for i, count in enumerate(bins):
         if not count:
             continue
         a, b = start + width * i, start + width * (i + 1)
@@ -380,7 +406,7 @@ def histogram(title: str, series: Series, *, plot_id: str | None = None, marker:
                      f'<title>{esc(span)}: {count:,}</title></rect>')
     body = [_y_axis(yticks, y, _LEFT, WIDTH - _RIGHT, False, y_label),
             _x_axis(xticks, x, bottom, False, x_label),
-            f'<g data-series="{esc(series.name)}" fill="{esc(series.color)}">{"".join(rects)}</g>']
+            f'<g data-series="{esc(name)}" fill="{esc(color)}">{"".join(rects)}</g>']
     if marker:
         body.append(_marker(marker, x, top, bottom))
     return _svg(title, plot_id, height, body)

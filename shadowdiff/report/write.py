@@ -1,14 +1,21 @@
 """Writing a run's reports from the store.
 
 ``summary.json``, ``report.md``, a self-contained ``report.html`` (inline CSS, no
-scripts, every model output escaped), ``pairs.csv``, ``pairs.jsonl``, and the
-list-of-strings files ``baseline.texts.json`` / ``candidate.texts.json`` the manual
-check worked from. Every file is written in a directory of its own and moved into place
-once all are whole, so a report is never half-written; pairs are streamed from the
-store in the review queue's order for the side-by-side view, which shows the first
-``side_by_side`` changed pairs and as many failed ones (a report of 40,000 diffs is not
-read by anyone, and a browser struggles to open it): every pair is in ``pairs.jsonl``
-and ``pairs.csv``, and in the review UI.
+scripts, every model output escaped), and the per-pair exports: ``pairs.csv``,
+``pairs.jsonl``, and the list-of-strings files ``baseline.texts.json`` /
+``candidate.texts.json`` the manual check worked from. Every file is written in a
+directory of its own and moved into place once all are whole, so a report is never
+half-written; pairs are streamed from the store in the review queue's order for the
+side-by-side view, which shows the first ``side_by_side`` changed pairs and as many
+failed ones (a report of 40,000 diffs is not read by anyone, and a browser struggles to
+open it): every pair is in the exports, and in the review UI.
+
+The exports copy every stored pair, texts and all (some 5 KB a pair): a month of pairs
+is tens of gigabytes, and the time to write them most of a report's. So they are
+``PairsExport.AUTO`` by default: written for a run of up to ``EXPORT_LIMIT`` stored pairs,
+left out beyond (the report says so, and how to ask for them); asked for, they are
+gzip-compressed beyond that size (``--compress`` / ``--no-compress`` choose). Each is
+streamed, a pair at a time.
 """
 
 from __future__ import annotations
@@ -16,13 +23,16 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
+import gzip
+import io
 import itertools
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
@@ -70,6 +80,72 @@ CSV_COLUMNS = [
 ]
 
 
+class PairsExport(StrEnum):
+    """Which per-pair files a report writes (``report --pairs-export``)."""
+
+    AUTO = "auto"     # BOTH up to EXPORT_LIMIT stored pairs, NONE beyond
+    BOTH = "both"     # pairs.jsonl and the texts files, and pairs.csv
+    JSONL = "jsonl"   # pairs.jsonl and the texts files
+    CSV = "csv"
+    NONE = "none"
+
+
+EXPORT_LIMIT = 100_000   # stored pairs: auto exports them up to this, and compresses them beyond
+GZIP_LEVEL = 3           # about a sixth of the size at ~200 MB/s (level 6: a fifth smaller again, 3x the CPU)
+JSONL_FILES = ("pairs.jsonl", "baseline.texts.json", "candidate.texts.json")
+CSV_FILES = ("pairs.csv",)
+# every per-pair file a report may write: one a report does not write (again) is removed
+# from --out, so that no previous report's pairs lie beside this one's figures
+PAIRS_FILES = frozenset(name + gz for name in (*JSONL_FILES, *CSV_FILES) for gz in ("", ".gz"))
+
+
+@dataclass(frozen=True)
+class Exports:
+    """The per-pair files a report writes: ``jsonl`` (pairs.jsonl and the texts files),
+    ``csv`` (pairs.csv), each ``.gz`` with ``gzip``; ``stored``: the run's stored pairs."""
+
+    choice: PairsExport
+    jsonl: bool
+    csv: bool
+    gzip: bool
+    stored: int
+
+    @classmethod
+    def of(cls, choice: PairsExport | str, compress: bool | None, stored: int) -> Exports:
+        """What ``--pairs-export`` and ``--compress`` (None: by size) make of a run of ``stored`` pairs."""
+        choice = PairsExport(choice)
+        large = stored > EXPORT_LIMIT
+        both = choice is PairsExport.BOTH or (choice is PairsExport.AUTO and not large)
+        return cls(choice, both or choice is PairsExport.JSONL, both or choice is PairsExport.CSV,
+                   large if compress is None else compress, stored)
+
+    def name(self, file: str) -> str:
+        return file + ".gz" if self.gzip else file
+
+    @property
+    def names(self) -> list[str]:
+        """The files written, pairs.jsonl's and pairs.csv's first."""
+        files = [*JSONL_FILES] * self.jsonl + [*CSV_FILES] * self.csv
+        return [self.name(f) for f in sorted(files, key=lambda f: not f.startswith("pairs."))]
+
+    @property
+    def pairs_files(self) -> list[str]:
+        """pairs.jsonl and pairs.csv as written (the files a reader is pointed to)."""
+        return [f for f in self.names if f.startswith("pairs.")]
+
+    def note(self) -> str | None:
+        """A sentence for the terminal when the exports are not the plain files of a small run."""
+        if not self.jsonl and not self.csv:
+            if self.choice is PairsExport.NONE:
+                return "per-pair exports not written (--pairs-export none): every pair is in the store"
+            return (f"per-pair exports (pairs.jsonl, pairs.csv) not written: the run stores {self.stored:,} pairs, "
+                    f"over the {EXPORT_LIMIT:,} --pairs-export auto writes; --pairs-export both (or jsonl, csv) "
+                    "writes them, gzip-compressed; every pair is in the store and the review UI")
+        if self.gzip:
+            return "per-pair exports gzip-compressed: " + ", ".join(self.names)
+        return None
+
+
 @dataclass(frozen=True)
 class ReportPaths:
     directory: Path
@@ -82,22 +158,35 @@ class ReportPaths:
 
 
 @contextlib.contextmanager
-def _staged(out: Path) -> Iterator[Path]:
+def _staged(out: Path, owned: Collection[str] = ()) -> Iterator[Path]:
     """A directory of its own inside ``out`` to write every report in, each then moved into
     place once all are whole: a report killed part-way leaves the previous set as it was
     (and no half-written file), and two reports written into one directory at once do not
-    write into each other's files."""
+    write into each other's files. Then the files named in ``owned`` that this report did
+    not write are removed (a previous report's, which would no longer match)."""
     staging = Path(tempfile.mkdtemp(prefix=".shadowdiff-report-", dir=out))
     try:
         yield staging
-        for written in sorted(staging.iterdir()):
-            os.replace(written, out / written.name)
+        written = sorted(staging.iterdir())
+        for file in written:
+            os.replace(file, out / file.name)
+        for name in sorted(set(owned) - {file.name for file in written}):
+            (out / name).unlink(missing_ok=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
 def _open(path: Path) -> IO[str]:
     return path.open("w", encoding="utf-8", newline="")
+
+
+def _open_export(path: Path, compressed: bool) -> IO[str]:
+    """``path`` for text, through gzip when ``compressed``: streamed, and the same bytes for
+    the same pairs (no time in the gzip header; its name without the staging directory)."""
+    if not compressed:
+        return _open(path)
+    return io.TextIOWrapper(gzip.GzipFile(path, "wb", compresslevel=GZIP_LEVEL, mtime=0), encoding="utf-8",
+                            newline="")
 
 
 def _pct(value: float | None) -> str:
@@ -353,12 +442,15 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
                   max_errors: int | None = None, min_compared: int | None = None,
                   side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
                   max_factual_rate: float | None = None, max_flips: int | None = None,
-                  max_capped: float | None = None, review_url: str | None = None) -> ReportPaths:
+                  max_capped: float | None = None, review_url: str | None = None,
+                  pairs_export: PairsExport | str = PairsExport.AUTO, compress: bool | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them); ``review_url`` is the review UI's address
-    (``…/review``), for a link from each pair to its page there. A gate left at None
-    comes from the run's settings, else its default (``shadowdiff.verdict.gates``); one given
-    (to ``report``: nothing else passes one) overrides the run's."""
+    (``…/review``), for a link from each pair to its page there; ``pairs_export`` and
+    ``compress`` (None: beyond ``EXPORT_LIMIT`` pairs) choose the per-pair files (``Exports``).
+    A gate left at None comes from the run's settings, else its default
+    (``shadowdiff.verdict.gates``); one given (to ``report``: nothing else passes one)
+    overrides the run's."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
     gates = gating.resolve(store.run(run_id).settings, gating.given(
@@ -370,10 +462,13 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     verdict.gate(summary.excess_divergence, gates.value("max_excess_divergence"), gates.value("max_factual_rate"))
     verdict.gate_flips(summary.flips, gates.value("max_flips"))
     verdict.gates = gates.as_json()
-    with _staged(out) as staging:
-        _write_all(store, run_id, staging, summary, verdict, side_by_side, review_url)
+    exports = Exports.of(pairs_export, compress, summary.stored)
+    with _staged(out, PAIRS_FILES) as staging:
+        _write_all(store, run_id, staging, summary, verdict, side_by_side, review_url, exports)
+    note = exports.note()
     # (for a terminal: keys, notes and reasons in it come from logs, reviewers and servers)
-    return ReportPaths(out, safe_text(summary_text(summary) + "\n" + verdict.text(), lines=True), verdict)
+    return ReportPaths(out, safe_text(summary_text(summary) + ("\n" + note if note else "") + "\n" + verdict.text(),
+                                      lines=True), verdict)
 
 
 @functools.cache
@@ -392,10 +487,10 @@ def _environment() -> Environment:
 
 
 def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: Acceptance,
-               side_by_side: int | None, review_url: str | None) -> None:
+               side_by_side: int | None, review_url: str | None, exports: Exports) -> None:
     with _open(out / "summary.json") as f:
         f.write(json_text({**summary.as_json(), "acceptance": verdict.as_json()}, indent=2) + "\n")
-    _write_pairs(store, run_id, out, review_url)
+    _write_pairs(store, run_id, out, review_url, exports)
     env = _environment()
     changed, failed = summary.stored_changed, summary.stored_failed
     # changed pairs first, in the review queue's order, then the failed ones (which have no
@@ -409,7 +504,10 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
                "caveats": caveats(summary), "token_lines": token_agreement_lines(summary),
                "status_words": headline.STATUS_WORDS, "review_link": bool(review_url),
                "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != Outcome.IDENTICAL],
-               "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)]}
+               "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)],
+               "pairs_files": exports.pairs_files,
+               "export_note": None if exports.pairs_files else "The per-pair exports were not written "
+                              "(<code>--pairs-export</code> writes them)."}
     for name in ("report.md", "report.html"):
         with _open(out / name) as f:
             pairs = _diffs(store, run_id, *shown, review_url, marked=name == "report.html")
@@ -444,22 +542,34 @@ def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str
                **({"view": sides_view(base, cand), "request": request_view(pair["request"])} if marked else {})}
 
 
-def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None) -> None:
-    with _open(out / "pairs.csv") as csv_file, _open(out / "pairs.jsonl") as jsonl, \
-            _open(out / "baseline.texts.json") as base_texts, _open(out / "candidate.texts.json") as cand_texts:
-        writer = spreadsheet_writer(csv_file, CSV_COLUMNS)
-        writer.writeheader()
-        base_texts.write("[")
-        cand_texts.write("[")
+def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None, exports: Exports) -> None:
+    """The per-pair files ``exports`` asks for, streamed: one pass over the store, a pair at a time."""
+    if not exports.jsonl and not exports.csv:
+        return
+    with contextlib.ExitStack() as files:
+        def opened(name: str) -> IO[str]:
+            return files.enter_context(_open_export(out / exports.name(name), exports.gzip))
+
+        writer = None
+        if exports.csv:
+            writer = spreadsheet_writer(opened("pairs.csv"), CSV_COLUMNS)
+            writer.writeheader()
+        jsonl = opened("pairs.jsonl") if exports.jsonl else None
+        texts = ((Side.BASELINE, opened("baseline.texts.json")), (Side.CANDIDATE, opened("candidate.texts.json"))) \
+            if exports.jsonl else ()
+        for _, f in texts:
+            f.write("[")
         for i, pair in enumerate(store.pairs(run_id)):
-            writer.writerow(_csv_row(pair, review_url))
-            jsonl.write(json_text(_json_row(pair, review_url)) + "\n")
+            if writer is not None:
+                writer.writerow(_csv_row(pair, review_url))
+            if jsonl is not None:
+                jsonl.write(json_text(_json_row(pair, review_url)) + "\n")
             sep = ",\n  " if i else "\n  "
-            for side, f in ((Side.BASELINE, base_texts), (Side.CANDIDATE, cand_texts)):
+            for side, f in texts:
                 answer = pair.answers.get(side)
                 f.write(sep + json_text(answer.text if answer and answer.ok else ""))
-        base_texts.write("\n]\n")
-        cand_texts.write("\n]\n")
+        for _, f in texts:
+            f.write("\n]\n")
 
 
 # A cell a spreadsheet would run as a formula (OWASP's CSV injection list): keys,

@@ -22,9 +22,11 @@ _BATCH = 2_000
 
 
 class PlotRow(NamedTuple):
-    """One stored pair: its comparison's numbers, and each side's timings in seconds
-    (None for an answer that failed, or that side's absence)."""
+    """One stored pair: its id (the plots' samples are drawn by it), its comparison's
+    numbers, and each side's timings in seconds (None for an answer that failed, or that
+    side's absence)."""
 
+    id: int
     comparable: bool
     outcome: str
     similarity: float | None
@@ -47,10 +49,10 @@ def plot_rows(store: Store, run_id: str) -> Iterator[PlotRow]:
     source: sa.FromClause = schema.pairs
     for side, a in sides.items():
         source = source.outerjoin(a, sa.and_(a.c.pair_id == p.id, a.c.side == side.value, a.c.error.is_(None)))
-    query = (sa.select(p.comparable, p.outcome, p.similarity, p.noise_outcome, p.noise_similarity, p.first_token,
+    query = (sa.select(p.id, p.comparable, p.outcome, p.similarity, p.noise_outcome, p.noise_similarity, p.first_token,
                        p.first_char,
                        *(sides[s].c.ttft for s in SIDES), *(sides[s].c.duration for s in SIDES))
              .select_from(source).where(p.run_id == run_id))
     with store.engine.connect() as c:
         for row in c.execution_options(yield_per=_BATCH).execute(query):
-            yield PlotRow(bool(row[0]), *row[1:])
+            yield PlotRow(row[0], bool(row[1]), *row[2:])

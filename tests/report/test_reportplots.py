@@ -177,3 +177,26 @@ def test_an_empty_run_has_every_plot_saying_no_data(store: Store) -> None:
     assert list(plots) == IDS
     for plot in plots.values():
         assert _texts(plot) == ["no data"], plot.id
+
+
+def test_a_run_larger_than_the_sample_is_drawn_from_a_seeded_sample_and_says_so(store: Store) -> None:
+    run = store.create_run("replay", {})
+    store.add_pairs(run, [_pair(i, NEAR if i % 2 else FAR, replica=SAME[0], first_token=i % 7)
+                          for i in range(1, 41)])
+    summary = summarize(store, run)
+    whole = {p.id: p for p in report_plots(store, run, summary)}
+    assert whole == {p.id: p for p in report_plots(store, run, summary, sample_size=40)}   # every value: as before
+    sampled = {p.id: p for p in report_plots(store, run, summary, sample_size=10)}
+    assert sampled == {p.id: p for p in report_plots(store, run, summary, sample_size=10)}   # the same every time
+    for plot_id in ("plot-similarity", "plot-ttft", "plot-latency"):
+        assert "Drawn from a sample of 10 " in sampled[plot_id].caption
+        assert "sample" not in whole[plot_id].caption
+        assert sampled[plot_id].svg != whole[plot_id].svg
+    # the legend counts every pair; the curve has the sample's steps
+    assert "candidate (n=40)" in _texts(sampled["plot-ttft"])
+    path = _series(sampled["plot-ttft"])["candidate"].find(f"{NS}path")
+    assert path is not None and path.get("d", "").count("v") == 10
+    assert "drawn from a sample of 10" in sampled["plot-ttft"].svg
+    # the divergence histogram counts every pair, sampled or not
+    assert sampled["plot-divergence"] == whole["plot-divergence"]
+    assert "40 comparable pairs" in sampled["plot-divergence"].caption
