@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -177,6 +179,19 @@ def test_reopening_keeps_data_and_does_not_migrate_twice(tmp_path: Path) -> None
     again = Store.open(tmp_path / STORE_FILE)
     assert again.count_pairs(run) == 1
     again.close()
+
+
+def test_a_store_at_the_newest_revision_opens_without_alembic(tmp_path: Path) -> None:
+    """Opening a store already migrated reads its revision directly; Alembic (a third of a
+    command's start) is imported only when there is something to migrate."""
+    Store.open(tmp_path).close()
+    script = ("import sys; from shadowdiff.store import Store; "
+              f"Store.open({str(tmp_path)!r}).close(); print('alembic' in sys.modules)")
+    opened = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert opened.stdout.strip() == "False"
+    fresh = subprocess.run([sys.executable, "-c", script.replace(str(tmp_path), str(tmp_path / "new"))],
+                           capture_output=True, text=True, check=True)
+    assert fresh.stdout.strip() == "True"    # a new store is migrated, with Alembic
 
 
 def test_a_newer_store_is_refused(tmp_path: Path) -> None:
