@@ -2,11 +2,11 @@
 latency, tokens per second), computed by the database so that a run of any size
 summarizes in constant memory.
 
-Every side's percentiles of every measure come from one query: one read of the run's
-answers, each measure ranked by a window (``row_number`` over its values, per side),
-and only the rows at or next to a wanted rank returned; the exact nearest rank is then
-picked from those few. The database's sorts spill to disk past their memory, so nothing
-here grows with the run.
+One query counts every measure's values per side; then each measure is ranked once for
+every side (``row_number`` over its values, per side) and only the rows at the wanted
+ranks come back. Tokens per second is one over the inter-token latency, so its ranks are
+that ranking's, read from the other end: one sort of the run's answers fewer. The
+database's sorts spill to disk past their memory, so nothing here grows with the run.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ MEASURES: dict[str, sa.ColumnElement[Any]] = {
 }
 
 Percentiles = dict[Side, dict[str, list[float | None]]]
+# A measure whose order is another's reversed (one over it, and that one always positive):
+# ranked by that one's ranking, read from the top.
+_RECIPROCALS = {"tokens_per_second": "inter_token_latency"}
 
 
 def percentiles(c: Connection, run_id: str, wanted: Mapping[str, Sequence[float]],
@@ -52,32 +55,29 @@ def percentiles(c: Connection, run_id: str, wanted: Mapping[str, Sequence[float]
     percentiles wanted of it). A side without a value of a measure has None for it; a
     side with no answer that succeeded is left out."""
     a, p = schema.answers.c, schema.pairs.c
-    values = (sa.select(a.side, *(MEASURES[m].label(m) for m in wanted))
-              .select_from(schema.answers.join(schema.pairs, a.pair_id == p.id))
-              .where(p.run_id == run_id, a.error.is_(None)))
-    if side is not None:
-        values = values.where(a.side == side.value)
-    v = values.subquery("v")
-    ranked_columns: list[sa.ColumnElement[Any]] = [v.c.side]
-    for m in wanted:
-        part = (v.c.side, v.c[m].is_(None))
-        ranked_columns += [v.c[m], sa.func.row_number().over(partition_by=part, order_by=v.c[m]).label(f"{m}_rank"),
-                           sa.func.count().over(partition_by=part).label(f"{m}_n")]
-    ranked = sa.select(*ranked_columns).subquery("ranked")
-    near = []
-    for m, ps in wanted.items():
-        value, rank, n = ranked.c[m], ranked.c[f"{m}_rank"], ranked.c[f"{m}_n"]
-        # every rank nearest_rank can give: the first, the last, and those within a rank of
-        # q % of n (its exact rounding is Python's, below)
-        around = [sa.between((rank - 1) * 100, n * float(q) - 200, n * float(q) + 100) for q in ps]
-        near.append(sa.and_(value.is_not(None), sa.or_(rank == 1, rank == n, *around)))
-    out: Percentiles = {}
-    for row in c.execute(sa.select(ranked).where(sa.or_(*near))).mappings():
-        figures = out.setdefault(Side(row["side"]), {m: [None] * len(ps) for m, ps in wanted.items()})
-        for m, ps in wanted.items():
-            if row[m] is None:
-                continue
-            for i, q in enumerate(ps):
-                if nearest_rank(int(row[f"{m}_n"]), q) == int(row[f"{m}_rank"]) - 1:
-                    figures[m][i] = float(row[m])
+    where = [p.run_id == run_id, a.error.is_(None)] + ([a.side == side.value] if side is not None else [])
+    source = schema.answers.join(schema.pairs, a.pair_id == p.id)
+    ranked = list(dict.fromkeys(_RECIPROCALS.get(m, m) for m in wanted))
+    counts = {Side(row[0]): dict(zip(ranked, map(int, row[1:]), strict=True)) for row in c.execute(
+        sa.select(a.side, *(sa.func.count(MEASURES[m]) for m in ranked)).select_from(source).where(*where)
+        .group_by(a.side))}
+    out: Percentiles = {s: {m: [None for _ in ps] for m, ps in wanted.items()} for s in counts}
+    for m in ranked:
+        # per side, the 1-based rank each wanted figure sits at: (rank, measure, index in its ps)
+        places = {s: [(nearest_rank(n[m], q) + 1, m, i) for i, q in enumerate(wanted.get(m, ()))]
+                  + [(n[m] - nearest_rank(n[m], q), r, i) for r, of in _RECIPROCALS.items() if of == m and r in wanted
+                     for i, q in enumerate(wanted[r])]
+                  for s, n in counts.items() if n[m]}
+        if not places:
+            continue
+        value = MEASURES[m]
+        rank = sa.func.row_number().over(partition_by=a.side, order_by=value)
+        inner = (sa.select(a.side, value.label("value"), rank.label("rank")).select_from(source)
+                 .where(*where, value.is_not(None)).subquery())
+        at = sa.or_(*(sa.and_(inner.c.side == s.value, inner.c.rank.in_(sorted({r for r, _, _ in spots})))
+                      for s, spots in places.items()))
+        for side_name, found, r in c.execute(sa.select(inner.c.side, inner.c.value, inner.c.rank).where(at)):
+            for spot_rank, measure, i in places[Side(side_name)]:
+                if spot_rank == r:
+                    out[Side(side_name)][measure][i] = float(found) if measure == m else 1.0 / float(found)
     return out
