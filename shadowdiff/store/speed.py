@@ -2,9 +2,10 @@
 latency, tokens per second), computed by the database so that a run of any size
 summarizes in constant memory.
 
-One query counts every measure's values per side; then each measure is ranked once for
-every side (``row_number`` over its values, per side) and only the rows at the wanted
-ranks come back. Tokens per second is one over the inter-token latency, so its ranks are
+One query counts every measure's values per side; then one reads the run's answers once
+(a common table the database materializes), ranks each measure over it once for every
+side (``row_number`` over its values, per side), and returns only the rows at the wanted
+ranks. Tokens per second is one over the inter-token latency, so its ranks are
 that ranking's, read from the other end: one sort of the run's answers fewer. The
 database's sorts spill to disk past their memory, so nothing here grows with the run.
 """
@@ -62,22 +63,33 @@ def percentiles(c: Connection, run_id: str, wanted: Mapping[str, Sequence[float]
         sa.select(a.side, *(sa.func.count(MEASURES[m]) for m in ranked)).select_from(source).where(*where)
         .group_by(a.side))}
     out: Percentiles = {s: {m: [None for _ in ps] for m, ps in wanted.items()} for s in counts}
+    # the run's answers read once (a common table used by every ranking: the database
+    # materializes it), each measure ranked over it
+    values = (sa.select(a.side, *(MEASURES[m].label(m) for m in ranked)).select_from(source).where(*where)
+              .cte("speeds"))
+    places: dict[tuple[str, Side], list[tuple[int, str, int]]] = {}
+    rankings = []
     for m in ranked:
         # per side, the 1-based rank each wanted figure sits at: (rank, measure, index in its ps)
-        places = {s: [(nearest_rank(n[m], q) + 1, m, i) for i, q in enumerate(wanted.get(m, ()))]
-                  + [(n[m] - nearest_rank(n[m], q), r, i) for r, of in _RECIPROCALS.items() if of == m and r in wanted
-                     for i, q in enumerate(wanted[r])]
-                  for s, n in counts.items() if n[m]}
-        if not places:
+        for s, n in counts.items():
+            if n[m]:
+                places[m, s] = ([(nearest_rank(n[m], q) + 1, m, i) for i, q in enumerate(wanted.get(m, ()))]
+                                + [(n[m] - nearest_rank(n[m], q), r, i) for r, of in _RECIPROCALS.items()
+                                   if of == m and r in wanted for i, q in enumerate(wanted[r])])
+        spots = {s: {r for r, _, _ in places[m, s]} for s in counts if (m, s) in places}
+        if not spots:
             continue
-        value = MEASURES[m]
-        rank = sa.func.row_number().over(partition_by=a.side, order_by=value)
-        inner = (sa.select(a.side, value.label("value"), rank.label("rank")).select_from(source)
-                 .where(*where, value.is_not(None)).subquery())
-        at = sa.or_(*(sa.and_(inner.c.side == s.value, inner.c.rank.in_(sorted({r for r, _, _ in spots})))
-                      for s, spots in places.items()))
-        for side_name, found, r in c.execute(sa.select(inner.c.side, inner.c.value, inner.c.rank).where(at)):
-            for spot_rank, measure, i in places[Side(side_name)]:
-                if spot_rank == r:
-                    out[Side(side_name)][measure][i] = float(found) if measure == m else 1.0 / float(found)
+        value = values.c[m]
+        rank = sa.func.row_number().over(partition_by=values.c.side, order_by=value)
+        inner = (sa.select(sa.literal(m).label("measure"), values.c.side, value.label("value"), rank.label("rank"))
+                 .where(value.is_not(None)).subquery())
+        rankings.append(sa.select(inner).where(sa.or_(*(sa.and_(inner.c.side == s.value, inner.c.rank.in_(sorted(r)))
+                                                        for s, r in spots.items()))))
+    if not rankings:
+        return out
+    for m, side_name, found, r in c.execute(sa.union_all(*rankings)):
+        side = Side(side_name)
+        for spot_rank, measure, i in places[m, side]:
+            if spot_rank == r:
+                out[side][measure][i] = float(found) if measure == m else 1.0 / float(found)
     return out
