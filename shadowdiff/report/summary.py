@@ -1,8 +1,9 @@
 """The numbers of a run: outcomes, noise floor, similarity, categories, speed per side.
 
-Computed in one streamed pass over the store (and percentiles sorted by the
-database), so a run of any size summarizes in memory proportional to its number of
-categories.
+Computed without reading an answer's text: one streamed pass over a few columns of the
+run's pairs (``store.summaryrows``), its answers counted and their speeds' percentiles
+taken by the database, so a run of any size summarizes in memory proportional to its
+number of categories.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from shadowdiff.answers.records import Answer
 from shadowdiff.statistics import confidence
 from shadowdiff.statistics.scorestats import ScoreTally
-from shadowdiff.store import Store, StoredPair
+from shadowdiff.store import Store
 from shadowdiff.store.prune import pruned_counts
+from shadowdiff.store.speed import Percentiles
+from shadowdiff.store.summaryrows import AnswerGroup, SummaryRow, answer_groups, summary_rows
 from shadowdiff.verdict.flips import flip_summary
 from shadowdiff.vocabulary import ANSWERED, CHANGED, SUBSTANTIVE, Outcome, Side, Tally
 
@@ -53,16 +55,16 @@ class SideStats:
     # is counted from its logprobs or its streamed pieces
     token_sources: dict[str, int] = field(default_factory=dict)
 
-    def add(self, answer: Answer) -> None:
-        """Count one of the side's stored answers (its speeds come from the store, ``_side_speeds``)."""
-        self.requests += 1
-        if not answer.ok:
-            self.errors += 1
+    def add(self, group: AnswerGroup) -> None:
+        """Count a group of the side's stored answers (its speeds come from the store, ``_side_speeds``)."""
+        self.requests += group.answers
+        if not group.ok:
+            self.errors += group.answers
             return
-        self.output_tokens += answer.completion_tokens or 0
-        source = answer.token_source or "none"
-        self.token_sources[source] = self.token_sources.get(source, 0) + 1
-        self.decoded += answer.inter_token_latency is not None
+        self.output_tokens += group.output_tokens
+        source = group.token_source or "none"
+        self.token_sources[source] = self.token_sources.get(source, 0) + group.answers
+        self.decoded += group.decoded
 
 
 @dataclass
@@ -228,22 +230,20 @@ class _Pairs:
     scores: ScoreTally = field(default_factory=ScoreTally)
     noise_scores: ScoreTally = field(default_factory=ScoreTally)
 
-    def add(self, pair: StoredPair) -> None:
+    def add(self, pair: SummaryRow) -> None:
         self.total += 1
-        self.scores.add(pair["score"], pair["noise_score"])
-        self.noise_scores.add(pair["noise_score"])
-        outcome, similarity = pair["outcome"], pair["similarity"]
+        self.scores.add(pair.score, pair.noise_score)
+        self.noise_scores.add(pair.noise_score)
+        outcome, similarity = pair.outcome, pair.similarity
         self.outcomes[outcome] += 1
-        if pair["comparable"]:   # the rates, the floor and the histogram: deterministic pairs only
-            self._add_comparable(outcome, pair["noise_outcome"], similarity)
-        row = self.categories.setdefault(pair["category"] or "(none)", CategoryRow(pair["category"] or "(none)"))
+        if pair.comparable:   # the rates, the floor and the histogram: deterministic pairs only
+            self._add_comparable(outcome, pair.noise_outcome, similarity)
+        row = self.categories.setdefault(pair.category or "(none)", CategoryRow(pair.category or "(none)"))
         row.pairs += 1
         row.outcomes[outcome] += 1
         if similarity is not None:
             row.similarity_sum += similarity
             row.similarity_n += 1
-        for side, answer in pair.answers.items():
-            self.sides.setdefault(side, SideStats()).add(answer)
 
     def _add_comparable(self, outcome: str, noise_outcome: str | None, similarity: float | None) -> None:
         self.comparable += 1
@@ -282,20 +282,33 @@ class _Counted:
                 self.comparable_outcomes[outcome] += n
 
 
-def _side_speeds(store: Store, run_id: str, side: Side, stats: SideStats) -> None:
-    stats.ttft_p50, stats.ttft_p95 = store.percentiles(run_id, side, "ttft", (50, 95))
-    stats.ttfat_p50, stats.ttfat_p95 = store.percentiles(run_id, side, "ttfat", (50, 95))
-    stats.latency_p50, stats.latency_p95 = store.percentiles(run_id, side, "duration", (50, 95))
-    stats.inter_token_latency_p50, stats.inter_token_latency_p95 = store.percentiles(
-        run_id, side, "inter_token_latency", (50, 95))
-    (stats.tokens_per_second_p50,) = store.percentiles(run_id, side, "tokens_per_second", (50,))
+# The percentiles of each measure the summary shows, per side.
+SPEEDS = {"ttft": (50, 95), "ttfat": (50, 95), "duration": (50, 95), "inter_token_latency": (50, 95),
+          "tokens_per_second": (50,)}
+
+
+def _side_speeds(speeds: Percentiles, side: Side, stats: SideStats) -> None:
+    figures = speeds.get(side, {})
+
+    def of(measure: str) -> list[float | None]:
+        return figures.get(measure, [None for _ in SPEEDS[measure]])
+
+    stats.ttft_p50, stats.ttft_p95 = of("ttft")
+    stats.ttfat_p50, stats.ttfat_p95 = of("ttfat")
+    stats.latency_p50, stats.latency_p95 = of("duration")
+    stats.inter_token_latency_p50, stats.inter_token_latency_p95 = of("inter_token_latency")
+    (stats.tokens_per_second_p50,) = of("tokens_per_second")
 
 
 def summarize(store: Store, run_id: str) -> Summary:
+    # the counts and percentiles below are plans over the whole run: from current statistics
+    store.refresh_statistics()
     run = store.run(run_id)
     stored = _Pairs()
-    for pair in store.pairs(run_id):
+    for pair in summary_rows(store, run_id):
         stored.add(pair)
+    for group in answer_groups(store, run_id):
+        stored.sides.setdefault(group.side, SideStats()).add(group)
     counted = _Counted(outcomes=stored.outcomes, comparable_outcomes=stored.comparable_outcomes, noise=stored.noise)
     total, comparable, paired = stored.total, stored.comparable, stored.paired
     if seen := store.counts(run_id):
@@ -307,8 +320,9 @@ def summarize(store: Store, run_id: str) -> Summary:
             counted.add(of, outcome, is_comparable, n)
         total, comparable = sum(counted.outcomes.values()), sum(counted.comparable_outcomes.values())
         paired = [0, 0, 0, 0]
+    speeds = store.speed_percentiles(run_id, SPEEDS) if stored.sides else {}
     for side, stats in stored.sides.items():
-        _side_speeds(store, run_id, side, stats)
+        _side_speeds(speeds, side, stats)
     return Summary(
         run_id=run.id, kind=run.kind, created_at=iso_time(run.created_at), settings=run.settings,
         finished_at=iso_time(run.finished_at) if run.finished_at else None,

@@ -16,9 +16,10 @@ The modules, each with one job:
 * ``engine``: where a store is (``database_url``), the engine and its SQLite or
   PostgreSQL tuning, and the migrations run on open;
 * ``schema``: the tables; ``rows``: records to rows and back (``Run``, ``StoredPair``);
-* ``store``: the ``Store`` class; ``order``: the review queue's order; ``speed``:
-  the answers' speed percentiles; ``tallies``: what a run's verdict is decided from,
-  read into plain counts;
+* ``store``: the ``Store`` class; ``order``: log order's pages and the review queue's
+  order; ``speed``: the answers' speed percentiles; ``tallies``: what a run's verdict is
+  decided from, read into plain counts; ``summaryrows``: what a run's summary counts,
+  read without the texts; ``planning``: the query planner's statistics, kept current;
 * ``members``, ``review``, ``reviewers``, ``prune``, ``writer``, ``plotrows``: serve
   runs' processes, reviews, reviewers, retention, the background writer, plot data.
 

@@ -1,16 +1,20 @@
-"""The review queue's order, as SQL: one tuple of sort keys that the report's list of
-pairs, the queue page, "next" and a pair page's previous/next all sort by, so that
-they cannot disagree."""
+"""The orders a run's pairs are read in, as SQL: log order, a page at a time on the index
+that holds its whole key (``log_page``), and the review queue's order, one tuple of sort
+keys that the report's list of pairs, the queue page, "next" and a pair page's
+previous/next all sort by, so that they cannot disagree."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from shadowdiff.store import schema
 from shadowdiff.vocabulary import Outcome
+
+# Where a run's first page in log order starts: before every (seq, id).
+LOG_START = (-1, -1)
 
 # Within a review priority, the worst first: errors, then the most different (queue_order).
 _WORST_FIRST = {Outcome.ERROR: 0, Outcome.DIVERGENT: 1, Outcome.NEAR: 2, Outcome.EQUIVALENT: 3}
@@ -34,3 +38,16 @@ def queue_place(row: Mapping[str, Any]) -> sa.ColumnElement[Any]:
     key = (-row["priority"], _WORST_FIRST.get(row["outcome"], len(_WORST_FIRST)),
            -1.0 if row["similarity"] is None else row["similarity"], row["seq"], row["id"])
     return sa.tuple_(*map(sa.literal, key))
+
+
+def log_page(run_id: str, after: tuple[int, int], batch: int,
+             columns: Sequence[sa.ColumnElement[Any]] = ()) -> sa.Select[Any]:
+    """The run's next ``batch`` pairs in log order after the pair at ``after`` (its ``seq``
+    and ``id``; ``LOG_START`` for the first page): whole rows, or their ``seq``, ``id`` and
+    ``columns``. The filter and the sort are the columns of ``ix_pairs_run_seq_id`` in its
+    order, so a page is read from the index where the last one stopped: no page scans or
+    sorts the rest of the run."""
+    p = schema.pairs.c
+    query = sa.select(p.seq, p.id, *columns) if columns else schema.pairs.select()
+    return (query.where(p.run_id == run_id, sa.tuple_(p.seq, p.id) > sa.tuple_(*after))
+            .order_by(p.seq, p.id).limit(batch))

@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0013"
+SCHEMA_VERSION = "0014"
 
 metadata = MetaData()
 
@@ -97,7 +97,7 @@ pairs = Table(
     Column("flip", String(16)),
     UniqueConstraint("run_id", "key", name="uq_pairs_run_key"),
     Index("ix_pairs_run_outcome", "run_id", "outcome"),
-    Index("ix_pairs_run_seq", "run_id", "seq"),
+    Index("ix_pairs_run_seq_id", "run_id", "seq", "id"),   # (0014) log order: Store.pairs pages by (seq, id)
     Index("ix_pairs_run_priority", "run_id", "priority"),
     Index("ix_pairs_run_created", "run_id", "created_at", "id"),     # retention (0009): a run's oldest first
 )

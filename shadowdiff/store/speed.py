@@ -1,10 +1,18 @@
 """Percentiles of the answers' speed (time to first token, duration, inter-token
 latency, tokens per second), computed by the database so that a run of any size
-summarizes in constant memory."""
+summarizes in constant memory.
+
+One query counts every measure's values per side; then one reads the run's answers once
+(a common table the database materializes), ranks each measure over it once for every
+side (``row_number`` over its values, per side), and returns only the rows at the wanted
+ranks. Tokens per second is one over the inter-token latency, so its ranks are
+that ranking's, read from the other end: one sort of the run's answers fewer. The
+database's sorts spill to disk past their memory, so nothing here grows with the run.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,7 +23,7 @@ from shadowdiff.store import schema
 from shadowdiff.vocabulary import Side
 
 
-def _inter_token_latency() -> sa.ColumnElement[Any]:
+def inter_token_latency() -> sa.ColumnElement[Any]:
     """``Answer.inter_token_latency`` as SQL (NULL where the property is None)."""
     a = schema.answers.c
     decode = a.ttlt - a.ttft
@@ -27,25 +35,61 @@ def _inter_token_latency() -> sa.ColumnElement[Any]:
 
 def _tokens_per_second() -> sa.ColumnElement[Any]:
     """``Answer.tokens_per_second`` as SQL: one over the inter-token latency."""
-    return 1.0 / _inter_token_latency()
+    return 1.0 / inter_token_latency()
 
 
-_MEASURES: dict[str, sa.ColumnElement[Any]] = {
+MEASURES: dict[str, sa.ColumnElement[Any]] = {
     "ttft": schema.answers.c.ttft, "ttfat": schema.answers.c.ttfat, "duration": schema.answers.c.duration,
-    "inter_token_latency": _inter_token_latency(), "tokens_per_second": _tokens_per_second(),
+    "inter_token_latency": inter_token_latency(), "tokens_per_second": _tokens_per_second(),
 }
 
+Percentiles = dict[Side, dict[str, list[float | None]]]
+# A measure whose order is another's reversed (one over it, and that one always positive):
+# ranked by that one's ranking, read from the top.
+_RECIPROCALS = {"tokens_per_second": "inter_token_latency"}
 
-def percentiles(c: Connection, run_id: str, side: Side, measure: str, ps: Sequence[float]) -> list[float | None]:
-    """Nearest-rank percentiles of one measure of a side's answers in the run (see
-    ``Store.percentiles``), over the answers that succeeded."""
+
+def percentiles(c: Connection, run_id: str, wanted: Mapping[str, Sequence[float]],
+                side: Side | None = None) -> Percentiles:
+    """Nearest-rank percentiles of the run's answers that succeeded, per side (only
+    ``side``, if given), for each of ``MEASURES`` named in ``wanted`` (with the
+    percentiles wanted of it). A side without a value of a measure has None for it; a
+    side with no answer that succeeded is left out."""
     a, p = schema.answers.c, schema.pairs.c
-    value = _MEASURES[measure]
-    where = (p.run_id == run_id, a.side == side.value, a.error.is_(None), value.is_not(None))
+    where = [p.run_id == run_id, a.error.is_(None)] + ([a.side == side.value] if side is not None else [])
     source = schema.answers.join(schema.pairs, a.pair_id == p.id)
-    n = int(c.execute(sa.select(sa.func.count()).select_from(source).where(*where)).scalar_one())
-    if not n:
-        return [None for _ in ps]
-    return [float(c.execute(sa.select(value).select_from(source).where(*where).order_by(value)
-                            .offset(nearest_rank(n, q)).limit(1))
-                  .scalar_one()) for q in ps]
+    ranked = list(dict.fromkeys(_RECIPROCALS.get(m, m) for m in wanted))
+    counts = {Side(row[0]): dict(zip(ranked, map(int, row[1:]), strict=True)) for row in c.execute(
+        sa.select(a.side, *(sa.func.count(MEASURES[m]) for m in ranked)).select_from(source).where(*where)
+        .group_by(a.side))}
+    out: Percentiles = {s: {m: [None for _ in ps] for m, ps in wanted.items()} for s in counts}
+    # the run's answers read once (a common table used by every ranking: the database
+    # materializes it), each measure ranked over it
+    values = (sa.select(a.side, *(MEASURES[m].label(m) for m in ranked)).select_from(source).where(*where)
+              .cte("speeds"))
+    places: dict[tuple[str, Side], list[tuple[int, str, int]]] = {}
+    rankings = []
+    for m in ranked:
+        # per side, the 1-based rank each wanted figure sits at: (rank, measure, index in its ps)
+        for s, n in counts.items():
+            if n[m]:
+                places[m, s] = ([(nearest_rank(n[m], q) + 1, m, i) for i, q in enumerate(wanted.get(m, ()))]
+                                + [(n[m] - nearest_rank(n[m], q), r, i) for r, of in _RECIPROCALS.items()
+                                   if of == m and r in wanted for i, q in enumerate(wanted[r])])
+        spots = {s: {r for r, _, _ in places[m, s]} for s in counts if (m, s) in places}
+        if not spots:
+            continue
+        value = values.c[m]
+        rank = sa.func.row_number().over(partition_by=values.c.side, order_by=value)
+        inner = (sa.select(sa.literal(m).label("measure"), values.c.side, value.label("value"), rank.label("rank"))
+                 .where(value.is_not(None)).subquery())
+        rankings.append(sa.select(inner).where(sa.or_(*(sa.and_(inner.c.side == s.value, inner.c.rank.in_(sorted(r)))
+                                                        for s, r in spots.items()))))
+    if not rankings:
+        return out
+    for m, side_name, found, r in c.execute(sa.union_all(*rankings)):
+        side = Side(side_name)
+        for spot_rank, measure, i in places[m, side]:
+            if spot_rank == r:
+                out[side][measure][i] = float(found) if measure == m else 1.0 / float(found)
+    return out

@@ -25,9 +25,9 @@ from sqlalchemy.exc import DatabaseError, IntegrityError
 
 from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import ConfigError, RunFinished
-from shadowdiff.store import schema, speed
+from shadowdiff.store import planning, schema, speed
 from shadowdiff.store.engine import limit_statements, migrate, schema_revision, store_engine
-from shadowdiff.store.order import queue_order, queue_place
+from shadowdiff.store.order import LOG_START, log_page, queue_order, queue_place
 from shadowdiff.store.rows import Run, StoredPair, answer_from_row, answer_row, pair_row, run_from_row
 from shadowdiff.vocabulary import Outcome, Side
 
@@ -104,6 +104,8 @@ class Store:
         with self.engine.begin() as c:
             c.execute(schema.runs.update().where(schema.runs.c.id == run_id)
                       .values(finished_at=datetime.now(UTC) if finished else None))
+        if finished:   # its bulk writes are done: its report plans from statistics that count them
+            self.refresh_statistics()
 
     def run(self, run_id: str) -> Run:
         with self.engine.connect() as c:
@@ -220,14 +222,8 @@ class Store:
 
     def pairs(self, run_id: str, batch: int = 500) -> Iterator[StoredPair]:
         """The run's pairs in log order, with their answers, read in batches."""
-        p = schema.pairs.c
-        last = (-1, -1)
-        while True:
-            query = (schema.pairs.select().where(p.run_id == run_id, sa.tuple_(p.seq, p.id) > last)
-                     .order_by(p.seq, p.id).limit(batch))
-            rows = self._with_answers(query)
-            if not rows:
-                return
+        last = LOG_START
+        while rows := self._with_answers(log_page(run_id, last, batch)):
             yield from rows
             last = (rows[-1]["seq"], rows[-1]["id"])
 
@@ -258,8 +254,19 @@ class Store:
 
         The database sorts, so that a run of any size summarizes in constant memory.
         """
+        return self.speed_percentiles(run_id, {measure: ps}, side).get(side, {}).get(measure, [None for _ in ps])
+
+    def speed_percentiles(self, run_id: str, wanted: Mapping[str, Sequence[float]],
+                          side: Side | None = None) -> speed.Percentiles:
+        """``percentiles`` of several measures, for every side at once (or ``side``): by
+        side, then measure (``speed.percentiles``). One read of the run's answers."""
         with self.engine.connect() as c:
-            return speed.percentiles(c, run_id, side, measure, ps)
+            return speed.percentiles(c, run_id, wanted, side)
+
+    def refresh_statistics(self) -> bool:
+        """Bring the query planner's statistics up to date if they are missing or stale
+        (``planning.refresh``); whether it analyzed. Never an error."""
+        return planning.refresh(self.engine)
 
     def _with_answers(self, query: sa.Select[Any]) -> list[StoredPair]:
         with self.engine.connect() as c:
