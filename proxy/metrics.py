@@ -47,8 +47,8 @@ STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 # shadow requests: (result, reason)
 SHADOW_REASONS = {
     "mirrored": ("ok",),
-    "skipped": ("sampled_out", "in_flight_bound", "unparsable", "too_large", "excluded", "primary_error",
-                "client_disconnected", "drained", "proxy_error", "upload_cut", "unforwardable"),
+    "skipped": ("sampled_out", "in_flight_bound", "pairs_behind", "unparsable", "too_large", "excluded",
+                "primary_error", "client_disconnected", "drained", "proxy_error", "upload_cut", "unforwardable"),
     "failed": ("timeout", "connect_error", "http_error", "reset", "malformed", "error_event", "incomplete"),
 }
 # (aborted: the client left; refused: the baseline, as primary, refused the client's request)
@@ -117,6 +117,10 @@ class ProxyMetrics:
                                   "output tokens by it for tokens per second).", sides, registry=r)
         self.shadow_in_flight = Gauge("shadowdiff_shadow_requests_in_flight", "Shadow requests under way.",
                                       registry=r, multiprocess_mode="livesum")
+        self.pairs_pending = Gauge("shadowdiff_pairs_pending", "Mirrored requests whose pair is not complete: "
+                                   "waiting for an answer, or to be read, compared and triaged (past "
+                                   "--max-shadow-in-flight plus the pairs thread's queue, requests are not "
+                                   "mirrored: reason pairs_behind).", registry=r, multiprocess_mode="livesum")
         self.retries = Counter("shadowdiff_upstream_retries", "Requests sent again on a fresh connection, by "
                                "side, after a pooled connection the upstream had closed failed before any byte "
                                "of the answer.", sides, registry=r)

@@ -147,6 +147,11 @@ class MirroredRequest:
         if isinstance(plan, NotMirrored):
             self._not_mirrored(plan)
             return
+        if m.pairs.behind:     # (after the plan: a request sampled out says so, not this)
+            m.mirror.release(plan)
+            m.mirror.release_replica(plan)
+            self._not_mirrored(NotMirrored.PAIRS_BEHIND)
+            return
         loop = asyncio.get_running_loop()
         shadow = loop.create_task(m.mirror.call(plan, self.raw_path, self.query, self.headers))
         shadow.add_done_callback(lambda _: m.mirror.release(plan))  # even if cancelled before it ran

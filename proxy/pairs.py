@@ -38,6 +38,7 @@ from shadowdiff.answers.compare import Comparison, Thresholds, compare_answers, 
 from shadowdiff.answers.parse import answer_from, read_answer
 from shadowdiff.answers.records import Answer, Pair, prompt_text
 from shadowdiff.answers.redact import Redactor, failure_text, header_secrets
+from shadowdiff.proxy import pairwork
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.pairwork import PairWork
 from shadowdiff.proxy.scoring import PairScorer
@@ -83,6 +84,8 @@ class PairRecorder:
         self.thresholds = Thresholds(near=settings.near)
         self.work = PairWork()       # the pairs' thread: reading, comparing, triage, redaction
         self.pending: set[asyncio.Task[None]] = set()
+        # pairs not complete, at most (``behind``): the shadow's places and the pairs thread's queue
+        self.bound = settings.max_shadow_in_flight + pairwork.MAX_WAITING
         self.closed = False          # set at shutdown, once the writer is closed
         self._rng = random.Random()
         self._seq = 0
@@ -121,7 +124,20 @@ class PairRecorder:
         calls = _Calls(shadow, replica, held)
         task = asyncio.create_task(self._finish(key or uuid.uuid4().hex, self._seq, path, plan, primary, calls))
         self.pending.add(task)
-        task.add_done_callback(self.pending.discard)
+        self.metrics.pairs_pending.inc()
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.pending.discard(task)
+        self.metrics.pairs_pending.dec()
+
+    @property
+    def behind(self) -> bool:
+        """Whether the pairs not complete have reached their bound (the shadow's requests in
+        flight and the pairs thread's queue, both full): a new one would wait in memory,
+        holding its answers, for CPU the proxy does not have. Mirroring then stops taking
+        requests (``pairs_behind``) until it catches up, rather than grow without end."""
+        return len(self.pending) >= self.bound
 
     async def _finish(self, key: str, seq: int, path: str, plan: Plan, primary_future: asyncio.Future[Any],
                       calls: _Calls) -> None:

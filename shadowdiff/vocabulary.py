@@ -149,6 +149,7 @@ class NotMirrored(StrEnum):
 
     SAMPLED_OUT = "sampled_out"
     IN_FLIGHT_BOUND = "in_flight_bound"
+    PAIRS_BEHIND = "pairs_behind"
     TOO_LARGE = "too_large"
     UNPARSABLE = "unparsable"
     EXCLUDED = "excluded"
@@ -160,6 +161,7 @@ class NotMirrored(StrEnum):
 NOT_MIRRORED_REASONS: dict[str, str] = {
     NotMirrored.SAMPLED_OUT: "left out by --sample-rate",
     NotMirrored.IN_FLIGHT_BOUND: "the shadow already had --max-shadow-in-flight requests",
+    NotMirrored.PAIRS_BEHIND: "the proxy's CPU was behind with its pairs (comparing, triage): too many waited",
     NotMirrored.TOO_LARGE: "the request body was over --max-mirror-body",
     NotMirrored.UNPARSABLE: "the request body was not a JSON object",
     NotMirrored.EXCLUDED: "its model is in --exclude-model",

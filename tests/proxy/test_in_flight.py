@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from shadowdiff.proxy import pairwork
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.fixtures import MODEL
@@ -67,3 +68,32 @@ def test_a_request_is_in_flight_until_its_run_counts_it(start_proxy: Start, tmp_
             shadow.gate.set()
         settled(app)     # the pair is counted
         assert app.pairs.in_flight == 0
+
+
+def test_past_the_pairs_bound_requests_are_not_mirrored_and_counted_so(start_proxy: Start, tmp_path: Path) -> None:
+    """A proxy whose pairs are not complete up to their bound (the shadow's places and the
+    pairs thread's queue) stops mirroring, counted as ``pairs_behind``, rather than hold the
+    answers of every new request in memory; the client is served all the same, and
+    mirroring resumes once the pairs are done."""
+    primary = build_app(SimulatorSettings(served_model_names=(MODEL,)))
+    shadow = Gated(build_app(SimulatorSettings(served_model_names=(FP8,))))
+    with serve_app(primary) as primary_url, serve_app(shadow) as shadow_url:
+        try:
+            proxy, app = start_proxy(primary=primary_url, shadow=shadow_url, shadow_model=FP8, max_shadow_in_flight=8,
+                                     store=str(tmp_path / "s"))
+            assert app.pairs.bound == 8 + pairwork.MAX_WAITING
+            app.pairs.bound = 2      # (a small bound, below the shadow's places, to reach it here)
+            for i in range(4):
+                assert HTTP.post(proxy + "/v1/chat/completions", json=chat(f"q{i}")).status_code == 200
+            assert len(app.pairs.pending) == 2
+            assert counter(app, "shadow", "skipped", "pairs_behind") == 2
+            assert app.metrics.pairs_pending._value.get() == 2
+            assert app.mirror.in_flight == 2       # the places of those not mirrored given back
+        finally:
+            shadow.gate.set()
+        settled(app)
+        assert app.metrics.pairs_pending._value.get() == 0
+        assert HTTP.post(proxy + "/v1/chat/completions", json=chat("again")).status_code == 200
+        settled(app)
+        assert counter(app, "shadow", "skipped", "pairs_behind") == 2    # mirrored again
+        assert counter(app, "shadow", "mirrored", "ok") == 3
