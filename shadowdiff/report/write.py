@@ -96,6 +96,9 @@ JSONL_FILES = ("pairs.jsonl", "baseline.texts.json", "candidate.texts.json")
 CSV_FILES = ("pairs.csv",)
 # every per-pair file a report may write: one a report does not write (again) is removed
 # from --out, so that no previous report's pairs lie beside this one's figures
+# which per-pair exports the last report into a directory wrote: the only ones a later
+# report removes when it does not write them again
+EXPORTS_WRITTEN = ".shadowdiff-exports"
 PAIRS_FILES = frozenset(name + gz for name in (*JSONL_FILES, *CSV_FILES) for gz in ("", ".gz"))
 
 
@@ -162,18 +165,38 @@ def _staged(out: Path, owned: Collection[str] = ()) -> Iterator[Path]:
     """A directory of its own inside ``out`` to write every report in, each then moved into
     place once all are whole: a report killed part-way leaves the previous set as it was
     (and no half-written file), and two reports written into one directory at once do not
-    write into each other's files. Then the files named in ``owned`` that this report did
-    not write are removed (a previous report's, which would no longer match)."""
+    write into each other's files. Then the files named in ``owned`` that a previous report
+    wrote (its ``EXPORTS_WRITTEN`` list says which) and this one did not are removed, as
+    they would no longer match; a file of the same name that no report wrote (the user's
+    own) is left alone."""
     staging = Path(tempfile.mkdtemp(prefix=".shadowdiff-report-", dir=out))
     try:
         yield staging
         written = sorted(staging.iterdir())
+        before = _exports_written(out) & set(owned)
         for file in written:
             os.replace(file, out / file.name)
-        for name in sorted(set(owned) - {file.name for file in written}):
+        now = {file.name for file in written} & set(owned)
+        for name in sorted(before - now):
             (out / name).unlink(missing_ok=True)
+        if owned:
+            _atomic_text(out / EXPORTS_WRITTEN, "".join(f"{name}\n" for name in sorted(now)))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _exports_written(out: Path) -> set[str]:
+    """The per-pair exports the last report into ``out`` wrote (none known: an empty set)."""
+    try:
+        return set((out / EXPORTS_WRITTEN).read_text(encoding="utf-8").split())
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def _open(path: Path) -> IO[str]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from shadowdiff.report import write
-from shadowdiff.report.write import EXPORT_LIMIT, PAIRS_FILES, write_reports
+from shadowdiff.report.write import EXPORT_LIMIT, EXPORTS_WRITTEN, PAIRS_FILES, write_reports
 from shadowdiff.store import Store
 from tests.support.cli import shadowdiff
 from tests.support.reporting import answered_pair as _pair
@@ -36,7 +36,7 @@ def _run(store: Store, pairs: int = 5) -> str:
 
 
 def _files(out: Path) -> list[str]:
-    return sorted(f.name for f in out.iterdir())
+    return sorted(f.name for f in out.iterdir() if not f.name.startswith("."))
 
 
 @pytest.mark.parametrize(("choice", "files"), [
@@ -120,6 +120,23 @@ def test_a_new_report_leaves_no_previous_export_beside_it(store: Store, tmp_path
     write_reports(store, run, out, pairs_export="none")
     assert _files(out) == sorted([*REPORTS, "notes.txt"])
     assert {*PLAIN, *(f + ".gz" for f in PLAIN)} == PAIRS_FILES
+
+
+def test_a_file_no_report_wrote_is_left_alone_under_an_exports_name(store: Store, tmp_path: Path) -> None:
+    """Only the exports a previous report wrote (its list, EXPORTS_WRITTEN) are removed: a
+    user's own pairs.jsonl or texts file beside the store is not a stale export."""
+    run = _run(store)
+    out = tmp_path / "out"
+    out.mkdir()
+    mine = {"pairs.jsonl": "my log\n", "baseline.texts.json": "{}", "pairs.csv.gz": "not gzip"}
+    for name, text in mine.items():
+        (out / name).write_text(text)
+    write_reports(store, run, out, pairs_export="csv")
+    assert {name: (out / name).read_text() for name in mine} == mine
+    assert (out / EXPORTS_WRITTEN).read_text().split() == ["pairs.csv"]
+    write_reports(store, run, out, pairs_export="none")
+    assert not (out / "pairs.csv").exists()                 # the report's own, removed
+    assert {name: (out / name).read_text() for name in mine} == mine
 
 
 @pytest.mark.parametrize("compress", [False, True])
