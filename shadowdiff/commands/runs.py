@@ -191,6 +191,9 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
     from shadowdiff.report.write import write_reports
     from shadowdiff.store.members import RunMembers, describe
 
+    if compress and pairs_export == "none":
+        click.echo("warning: --compress does nothing with --pairs-export none (no per-pair file is written)",
+                   err=True)
     with _store_run(store, run_id) as (opened, run):
         if judge:
             _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, judge_timeout)

@@ -209,6 +209,9 @@ def test_the_report_command_takes_the_choices(tmp_path: Path) -> None:
     assert "gzip-compressed" in ran.stdout
     ran = shadowdiff("report", tmp_path / "store", "--out", out, "--pairs-export", "none")
     assert _files(out) == sorted(REPORTS) and "--pairs-export none" in ran.stdout
+    assert "--compress" not in ran.stderr
+    ran = shadowdiff("report", tmp_path / "store", "--out", out, "--pairs-export", "none", "--compress")
+    assert "--compress does nothing with --pairs-export none" in ran.stderr
     assert shadowdiff("report", tmp_path / "store", "--pairs-export", "xml").returncode == 3
     helped = " ".join(shadowdiff("report", "--help").stdout.split())
     assert f"up to {EXPORT_LIMIT:,} stored pairs" in helped and f"more than {EXPORT_LIMIT:,} pairs" in helped
