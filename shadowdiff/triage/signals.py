@@ -11,12 +11,15 @@ formatting last.
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import itertools
 import json
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from shadowdiff.answers.compare import (
@@ -38,7 +41,31 @@ class Signal:
     reason: str
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # (``dataclasses.asdict`` was a tenth of a pair's triage: the same dict, built by hand)
+        return {"kind": self.kind, "value": _plain_copy(self.value), "reason": self.reason}
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain_copy(value: Any) -> Any:
+    """``value`` copied as ``dataclasses.asdict`` copies a field: dicts, lists and tuples
+    anew, a dataclass as a dict, anything else deep-copied (a str, number or None is itself)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {_plain_copy(k): _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) or isinstance(value, dict | list | tuple):
+        return dataclasses.asdict(_Field(value))["value"]   # the rare shapes: asdict itself
+    return copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class _Field:
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -64,18 +91,39 @@ _NUMBER = re.compile(
     rf"(?:\s?(?P<unit>{_UNITS})(?!\w))?", re.IGNORECASE)
 
 
+# Where ``_NUMBER`` can match: its first character, with nothing of a word or a "." before
+# it (its look-behind, tried after the character, two back). Searched first, as a character
+# set is found faster than the look-ahead is tried at every position.
+_NUMBER_START = re.compile(r"[-+−$€£\d](?<![\w.].)", re.IGNORECASE)
+# ``_NUMBER_START`` for an ASCII text (where ``\d`` is 0-9, and there is no "−", "€" or
+# "£"): a set of ASCII characters is passed over twice as fast as one with ``\d`` in it
+_NUMBER_START_ASCII = re.compile(r"[-+$0-9](?<![\w.].)")
+
+
+def _number_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_NUMBER.finditer(text)``, tried only where ``_NUMBER_START`` finds a beginning."""
+    end = 0
+    for start in (_NUMBER_START_ASCII if text.isascii() else _NUMBER_START).finditer(text):
+        at = start.start()
+        if at >= end and (m := _NUMBER.match(text, at)):
+            end = m.end()
+            yield m
+
+
 def _numbers(text: str) -> Counter[str]:
     found: Counter[str] = Counter()
     blanked, at = [], 0
-    for m in _NUMBER.finditer(text):
-        sign = "-" if m.group("sign") in ("-", "−") else ""
-        value = m.group("num").replace(",", "")
-        unit = (m.group("currency") or "") + (m.group("unit") or "").lower()
-        found[f"{sign}{value}{(' ' + unit) if unit else ''}"] += 1
-        blanked += [text[at:m.start()], " " * (m.end() - m.start())]
-        at = m.end()
+    for m in _number_matches(text):
+        sign, currency, value, unit = m.groups()
+        if currency or unit:
+            unit = " " + (currency or "") + (unit.lower() if unit else "")
+        found[("-" if sign == "-" or sign == "−" else "") + value.replace(",", "") + (unit or "")] += 1
+        start, end = m.span()
+        blanked += [text[at:start], " " * (end - start)]
+        at = end
     # what the digits took is blanked, so that "5 million" or "1 second" is not read again in words
-    return found + _word_numbers("".join(blanked) + text[at:] if blanked else text)
+    found.update(_word_numbers("".join(blanked) + text[at:] if blanked else text))
+    return found
 
 
 # Numbers written as words, read as the digits would be ("seven" is 7, "twenty-five" 25,
@@ -111,8 +159,29 @@ _WORD_BEFORE = re.compile(r"(\w+)\s+$")
 # Searched in the text folded (``_fold``), case and all: Python's ``re`` tries an
 # alternation that ignores case four times slower, and the look-ahead first lets it skip
 # every word that starts with no letter a number word starts with.
-_STARTS = re.compile(rf"(?=[otfsenhza])\b(?:{'|'.join(_ONES + _TEENS + _TENS + _COUNTED_ORDINALS)}|zero|hundred|"
-                     rf"a(?=\s+(?:hundred|{_SCALE})))")
+# Each word's first letter begins a branch, and the word boundary before it is a look-behind
+# after that letter (two back): ``re`` then passes over the characters that begin no branch
+# in one loop. (The words keep their order within a letter: the same word is found first.)
+_START_WORDS = (*_ONES, *_TEENS, *_TENS, *_COUNTED_ORDINALS, "zero", "hundred")
+_STARTS = re.compile("|".join(
+    [f"{letter}(?<!\\w.)(?:{'|'.join(w[1:] for w in _START_WORDS if w[0] == letter)})"
+     for letter in dict.fromkeys(w[0] for w in _START_WORDS)]
+    + [rf"a(?<!\w.)(?=\s+(?:hundred|{_SCALE}))"]))
+# ``_STARTS`` for an ASCII text: the character before a beginning, one that is no word's
+# (one of a set of ASCII characters, which ``re`` passes over twice as fast as it tries
+# ``_STARTS``'s letters); a beginning at the text's start is looked for on its own.
+_ASCII_NOT_WORD_CHARACTERS = "".join(chr(c) for c in range(128) if not re.fullmatch(r"\w", chr(c)))
+_STARTS_ASCII = re.compile(f"[{re.escape(_ASCII_NOT_WORD_CHARACTERS)}](?=(?:{_STARTS.pattern}))")
+
+
+def _starts(folded: str) -> Iterator[int]:
+    """Where ``_STARTS`` matches in ``folded``, in order."""
+    if not folded.isascii():
+        yield from (m.start() for m in _STARTS.finditer(folded))
+        return
+    if _STARTS.match(folded):
+        yield 0
+    yield from (m.end() for m in _STARTS_ASCII.finditer(folded))
 # The characters outside ASCII that ``re`` takes for an ASCII letter when it ignores case
 # (dotted and dotless i, the Kelvin sign, the long s), as that letter.
 _CASE_TWINS = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
@@ -131,10 +200,10 @@ def _fold(text: str) -> str:
 def _number_words(text: str) -> Iterator[re.Match[str]]:
     """``_NUMBER_WORDS.finditer(text)``, tried only where ``_STARTS`` finds a beginning."""
     end = 0
-    for start in _STARTS.finditer(_fold(text)):
-        if start.start() < end:
+    for start in _starts(_fold(text)):
+        if start < end:
             continue
-        if m := _NUMBER_WORDS.match(text, start.start()):
+        if m := _NUMBER_WORDS.match(text, start):
             end = m.end()
             yield m
 
@@ -179,7 +248,12 @@ def numbers(a: str, b: str) -> Signal | None:
 
     Code blocks are left to ``code``: a changed constant there is a code change.
     """
-    na, nb = _numbers(_FENCE.sub("", a)), _numbers(_FENCE.sub("", b))
+    a, b = _FENCE.sub("", a), _FENCE.sub("", b)
+    if a == b:
+        return None
+    na, nb = _numbers(a), _numbers(b)
+    if na == nb:
+        return None
     only_a, only_b = sorted((na - nb).elements()), sorted((nb - na).elements())
     if not only_a and not only_b:
         return None
@@ -192,14 +266,21 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|canno
 # ``_NEGATION`` for a folded text (``_fold``), and without its contractions for a text that
 # has none ("n't" is tried after every word otherwise): the same places, in half the time
 _NEGATION_FOLDED = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|\w+n['’]t)\b")
-_NEGATION_WORDS = re.compile(r"(?=[nc])\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot)\b")
+# (the word boundary before a word as a look-behind after its first letter: see ``_STARTS``)
+_NEGATION_WORDS = re.compile(r"n(?<!\w.)(?:ot|o|ever|one|obody|othing|either|or)\b|c(?<!\w.)annot\b")
 # phrases with a negation word that deny nothing: "not only", "no matter", "No. 5" (a number)
 _NOT_NEGATING = re.compile(r"\b(?:not\s+(?:only|just)|no\s+(?:matter|doubt))\b|\bno\.\s*\d", re.IGNORECASE)
+# ``_NOT_NEGATING`` for a folded text: whether there is anything to take out (the text
+# searched for its "no" at once, not at every position ignoring case)
+_NOT_NEGATING_FOLDED = re.compile(r"n(?<!\w.)o(?:t\s+(?:only|just)\b|\s+(?:matter|doubt)\b|\.\s*\d)")
 
 
 def _negations(text: str) -> Counter[str]:
-    text = _NOT_NEGATING.sub(" ", _FENCE.sub("", text))
+    text = _FENCE.sub("", text)
     folded = _fold(text)
+    if _NOT_NEGATING_FOLDED.search(folded):
+        text = _NOT_NEGATING.sub(" ", text)
+        folded = _fold(text)
     pattern = _NEGATION_FOLDED if "n't" in folded or "n’t" in folded else _NEGATION_WORDS
     # (the words as written, lower-cased: the places are the same in both texts)
     return Counter(text[m.start():m.end()].lower().replace("’", "'") for m in pattern.finditer(folded))
@@ -231,7 +312,8 @@ _ALONE = re.compile(
 # Where a value of ``_ALONE`` could stand, in a folded text (``_fold``): such a word before
 # the end or punctuation (a word of ``_ALONE`` always has a word boundary before it). A
 # text without one is not searched with ``_ALONE``, which tries every position.
-_ALONE_PLACES = re.compile(r"(?=[no])\b(?:no|on|off)[ \t]*(?:$|[.,;:!?)\]}\"'`])", re.MULTILINE)
+# (the word boundary as a look-behind after the word's first letter: see ``_STARTS``)
+_ALONE_PLACES = re.compile(r"(?:n(?<!\w.)o|o(?<!\w.)(?:n|ff))[ \t]*(?:$|[.,;:!?)\]}\"'`])", re.MULTILINE)
 
 
 def _booleans(text: str) -> list[str]:
@@ -434,14 +516,21 @@ def truncation(finish_a: str | None, finish_b: str | None) -> Signal | None:
 # -- repetition -------------------------------------------------------------------------
 
 _WORDS = re.compile(r"\w+", re.U)
+# every ASCII character that is not a word character (``\w``), as a space: an ASCII text
+# so translated and split has the words ``_WORDS`` finds, in a third of the time
+_ASCII_NOT_WORD = str.maketrans({c: " " for c in range(128) if not _WORDS.fullmatch(chr(c))})
 
 
 def _repeats(text: str) -> set[str]:
     # (an ASCII text lower-cased whole: the same words, found in one pass)
-    words = _WORDS.findall(text.lower()) if text.isascii() else [w.lower() for w in _WORDS.findall(text)]
-    found = {f"{w} {w}" for w, nxt in itertools.pairwise(words) if w == nxt and not w.isdigit()}
+    words = text.lower().translate(_ASCII_NOT_WORD).split() if text.isascii() else \
+        [w.lower() for w in _WORDS.findall(text)]
+    found = set()
+    if any(map(operator.eq, words, itertools.islice(words, 1, None))):   # a word twice in a row at all
+        found = {f"{w} {w}" for w, nxt in itertools.pairwise(words) if w == nxt and not w.isdigit()}
     trigrams = Counter(zip(words, words[1:], words[2:], strict=False))
-    found |= {" ".join(t) for t, n in trigrams.items() if n >= 4}
+    if max(trigrams.values(), default=0) >= 4:   # (most texts have none: their counts are not gone through)
+        found |= {" ".join(t) for t, n in trigrams.items() if n >= 4}
     return found
 
 
@@ -458,10 +547,15 @@ def repetition(a: str, b: str) -> Signal | None:
 
 _REFUSAL = re.compile(r"\b(I can(?:no|')t (?:help|assist|provide|do)|I(?: am|'m) (?:sorry|unable|not able)|"
                       r"I won't|as an AI|I must decline|cannot comply)\b", re.I)
+# ``_REFUSAL`` for a folded text (``_fold``), each branch led by its first letter (the word
+# boundary a look-behind after it, as in ``_STARTS``): the same places, in a fifth of the time
+_REFUSAL_FOLDED = re.compile(r"(?:i(?<!\w.)(?: can(?:no|')t (?:help|assist|provide|do)| am (?:sorry|unable|not able)|"
+                             r"'m (?:sorry|unable|not able)| won't| must decline)|a(?<!\w.)s an ai|"
+                             r"c(?<!\w.)annot comply)\b")
 
 
 def refusal(a: str, b: str) -> Signal | None:
-    ra, rb = bool(_REFUSAL.search(a[:400])), bool(_REFUSAL.search(b[:400]))
+    ra, rb = bool(_REFUSAL_FOLDED.search(_fold(a[:400]))), bool(_REFUSAL_FOLDED.search(_fold(b[:400])))
     if ra == rb:
         return None
     return _signal("refusal", {"side": "baseline" if ra else "candidate"})
