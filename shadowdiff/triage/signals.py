@@ -11,7 +11,6 @@ formatting last.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import itertools
 import json
@@ -49,8 +48,8 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def _plain_copy(value: Any) -> Any:
-    """``value`` copied as ``dataclasses.asdict`` copies a field: dicts, lists and tuples
-    anew, a dataclass as a dict, anything else deep-copied (a str, number or None is itself)."""
+    """``value`` copied as ``dataclasses.asdict`` copies a field (dicts and lists anew, a
+    str, number or None as itself), without its look at every value's type."""
     kind = type(value)
     if kind in _SCALARS:
         return value
@@ -58,9 +57,7 @@ def _plain_copy(value: Any) -> Any:
         return {_plain_copy(k): _plain_copy(v) for k, v in value.items()}
     if kind is list:
         return [_plain_copy(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) or isinstance(value, dict | list | tuple):
-        return dataclasses.asdict(_Field(value))["value"]   # the rare shapes: asdict itself
-    return copy.deepcopy(value)
+    return dataclasses.asdict(_Field(value))["value"]   # the rare shapes (a tuple, a dataclass...): asdict itself
 
 
 @dataclass(frozen=True)
