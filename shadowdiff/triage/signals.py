@@ -95,32 +95,41 @@ _NUMBER_START = re.compile(r"[-+−$€£\d](?<![\w.].)", re.IGNORECASE)
 # ``_NUMBER_START`` for an ASCII text (where ``\d`` is 0-9, and there is no "−", "€" or
 # "£"): a set of ASCII characters is passed over twice as fast as one with ``\d`` in it
 _NUMBER_START_ASCII = re.compile(r"[-+$0-9](?<![\w.].)")
+# ``_NUMBER`` for an ASCII text lower-cased (the same places, the unit in lower case):
+# ``re`` tries the units' alternation twice as fast where it need not ignore case
+_NUMBER_LOWER = re.compile(_NUMBER.pattern.replace(_UNITS, _UNITS.lower()))
 
 
 def _number_matches(text: str) -> Iterator[re.Match[str]]:
-    """``_NUMBER.finditer(text)``, tried only where ``_NUMBER_START`` finds a beginning."""
+    """``_NUMBER.finditer(text)``, tried only where ``_NUMBER_START`` finds a beginning
+    (an ASCII text: ``_NUMBER_LOWER`` in the text lower-cased, whose unit is lower-case)."""
+    if text.isascii():
+        starts, pattern, text = _NUMBER_START_ASCII, _NUMBER_LOWER, text.lower()
+    else:
+        starts, pattern = _NUMBER_START, _NUMBER
     end = 0
-    for start in (_NUMBER_START_ASCII if text.isascii() else _NUMBER_START).finditer(text):
+    for start in starts.finditer(text):
         at = start.start()
-        if at >= end and (m := _NUMBER.match(text, at)):
+        if at >= end and (m := pattern.match(text, at)):
             end = m.end()
             yield m
 
 
 def _numbers(text: str) -> Counter[str]:
-    found: Counter[str] = Counter()
+    # (the keys gathered, then counted at once: a Counter's first count of a key is a call in Python)
+    found = []
     blanked, at = [], 0
     for m in _number_matches(text):
         sign, currency, value, unit = m.groups()
         if currency or unit:
             unit = " " + (currency or "") + (unit.lower() if unit else "")
-        found[("-" if sign == "-" or sign == "−" else "") + value.replace(",", "") + (unit or "")] += 1
+        found.append(("-" if sign == "-" or sign == "−" else "") + value.replace(",", "") + (unit or ""))
         start, end = m.span()
         blanked += [text[at:start], " " * (end - start)]
         at = end
     # what the digits took is blanked, so that "5 million" or "1 second" is not read again in words
-    found.update(_word_numbers("".join(blanked) + text[at:] if blanked else text))
-    return found
+    found += _word_number_keys("".join(blanked) + text[at:] if blanked else text)
+    return Counter(found)
 
 
 # Numbers written as words, read as the digits would be ("seven" is 7, "twenty-five" 25,
@@ -143,6 +152,9 @@ _SCALE = "|".join(_SCALES)
 _NUMBER_WORDS = re.compile(
     rf"\b(?:(?P<phrase>{_BELOW_1000}\s+(?:{_SCALE})(?:,?\s+(?:and\s+)?{_BELOW_1000})?|a\s+(?:{_SCALE})|{_BELOW_1000})"
     rf"(?:\s?(?P<unit>{_UNITS})(?!\w))?|(?P<ordinal>{'|'.join(_COUNTED_ORDINALS)}))\b", re.IGNORECASE)
+# ``_NUMBER_WORDS`` for a text lower-cased (see ``_number_words``): ``re`` tries its
+# alternations four times as fast where it need not ignore case
+_NUMBER_WORDS_LOWER = re.compile(_NUMBER_WORDS.pattern.replace(_UNITS, _UNITS.lower()))
 # the words before a number word that make it no number: "the one", "no one", "a second", "at first"
 _NOT_A_NUMBER = {"one": {"the", "this", "that", "which", "no", "any", "each", "every", "another", "a", "one"},
                  "second": {"a", "per", "one", "each", "every", "split"}, "first": {"at"}}
@@ -195,37 +207,52 @@ def _fold(text: str) -> str:
 
 
 def _number_words(text: str) -> Iterator[re.Match[str]]:
-    """``_NUMBER_WORDS.finditer(text)``, tried only where ``_STARTS`` finds a beginning."""
+    """``_NUMBER_WORDS.finditer(text)``, tried only where ``_STARTS`` finds a beginning
+    (in an ASCII text, ``_NUMBER_WORDS_LOWER`` in the text lower-cased: what it matches is
+    the same, in lower case, and is read in lower case)."""
+    folded = _fold(text)
+    pattern = _NUMBER_WORDS
+    if text.isascii():
+        pattern, text = _NUMBER_WORDS_LOWER, folded
     end = 0
-    for start in _starts(_fold(text)):
+    for start in _starts(folded):
         if start < end:
             continue
-        if m := _NUMBER_WORDS.match(text, start):
+        if m := pattern.match(text, start):
             end = m.end()
             yield m
 
 
 def _word_numbers(text: str) -> Counter[str]:
-    found: Counter[str] = Counter()
+    return Counter(_word_number_keys(text))
+
+
+def _word_number_keys(text: str) -> list[str]:
+    """The numbers in words in ``text``, each as ``_numbers`` keys it, in order."""
+    found = []
     for m in _number_words(text):
         # (folded, not lower-cased: "sıx", dotless, is "six" to the pattern, and was a KeyError here)
         word = _fold(m.group(0))
-        before = _WORD_BEFORE.search(text[max(0, m.start() - 20):m.start()])
-        if word in _NOT_A_NUMBER and before and before.group(1).lower() in _NOT_A_NUMBER[word]:
-            continue
+        if word in _NOT_A_NUMBER:
+            before = _WORD_BEFORE.search(text[max(0, m.start() - 20):m.start()])
+            if before and before.group(1).lower() in _NOT_A_NUMBER[word]:
+                continue
         if m.group("ordinal"):
-            found[str(_ORDINALS.index(word) + 1)] += 1
+            found.append(str(_ORDINALS.index(word) + 1))
             continue
         value, scale = _phrase_value(_fold(m.group("phrase")))
         unit = scale or (m.group("unit") or "").lower()
-        found[f"{value}{(' ' + unit) if unit else ''}"] += 1
+        found.append(f"{value}{(' ' + unit) if unit else ''}")
     return found
+
+
+_PHRASE_SPLIT = re.compile(r"[\s,-]+")
 
 
 def _phrase_value(phrase: str) -> tuple[int, str]:
     """A number phrase's value, and its scale word when the phrase ends in one ("three
     million" is 3 and "million", as the digits "3 million" are read)."""
-    words = [w for w in re.split(r"[\s,-]+", phrase) if w not in ("and", "a", "")]
+    words = [w for w in _PHRASE_SPLIT.split(phrase) if w not in ("and", "a", "")]
     total = current = 0
     for word in words:
         if word == "hundred":
@@ -328,16 +355,23 @@ def boolean(a: str, b: str) -> Signal | None:
     """A boolean value that changed: true/false, yes/no, on/off (these last two standing
     alone as a value). Compared by truth, so "yes" written "true" is the same value."""
     ba, bb = _booleans(a), _booleans(b)
-    if Counter(_TRUTHS[w] for w in ba) == Counter(_TRUTHS[w] for w in bb):
+    if ba == bb or Counter(_TRUTHS[w] for w in ba) == Counter(_TRUTHS[w] for w in bb):
         return None
     return _signal("boolean", {"baseline": ba[:10], "candidate": bb[:10]})
 
 
 # -- structured output ----------------------------------------------------------------
 
+# What JSON can begin with (``json.loads`` fails at once on any other ASCII character;
+# the exception it raises was a tenth of ``structured`` for a text that is not JSON)
+_JSON_FIRST = frozenset('"{[ntfNI-0123456789')
+
+
 def _json_of(text: str) -> Any:
     stripped = text.strip()
-    candidates = [stripped] + [m.group(2) for m in _FENCE.finditer(text) if m.group(1) in ("", "json")]
+    first = stripped[:1]
+    candidates = [stripped] if first in _JSON_FIRST or not first.isascii() else []
+    candidates += [m.group(2) for m in _FENCE.finditer(text) if m.group(1) in ("", "json")]
     for candidate in candidates:
         try:
             return json.loads(candidate)
@@ -461,6 +495,9 @@ def _canonical_calls(calls: Sequence[Any]) -> list[Any]:
 
 _LABEL_LINE = re.compile(r"^\s*(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]\s*(.+?)\s*$",
                          re.I | re.M)
+# what every ``_LABEL_LINE`` has, in a folded text (``_fold``), led by a letter: a text
+# without it has no label line, found without trying ``^`` at every position ignoring case
+_LABEL_WORD = re.compile(r"(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]")
 _YES_NO = re.compile(r"^(yes|no|true|false)\b", re.I)
 _OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
 
@@ -468,7 +505,7 @@ _OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
 def _label_of(text: str) -> str | None:
     """The answer's label: a "Label: x" line, a whole answer of a few words, a leading
     yes/no/true/false, or a leading "(B)" / "B)" option."""
-    m = _LABEL_LINE.search(text)
+    m = _LABEL_LINE.search(text) if _LABEL_WORD.search(_fold(text)) else None
     if m:
         return m.group(1).strip().strip(".").lower()
     stripped = text.strip()
@@ -816,6 +853,8 @@ def choices(base: Answer, cand: Answer) -> Signal | None:
     a, b = base.choices, cand.choices
     if len(a) != len(b):
         return _signal("choices", {"baseline": len(a), "candidate": len(b)})
+    if len(a) == 1:   # the first choice's difference is the text signals' (not rendered to be found unused)
+        return None
     differ = [x.index for x, y in zip(a, b, strict=True) if render([x]) != render([y])]
     if not [i for i in differ if i]:
         return None
