@@ -176,11 +176,14 @@ _STARTS = re.compile("|".join(
     [f"{letter}(?<!\\w.)(?:{'|'.join(w[1:] for w in _START_WORDS if w[0] == letter)})"
      for letter in dict.fromkeys(w[0] for w in _START_WORDS)]
     + [rf"a(?<!\w.)(?=\s+(?:hundred|{_SCALE}))"]))
-# ``_STARTS`` for an ASCII text: the character before a beginning, one that is no word's
-# (one of a set of ASCII characters, which ``re`` passes over twice as fast as it tries
-# ``_STARTS``'s letters); a beginning at the text's start is looked for on its own.
-_ASCII_NOT_WORD_CHARACTERS = "".join(chr(c) for c in range(128) if not re.fullmatch(r"\w", chr(c)))
-_STARTS_ASCII = re.compile(f"[{re.escape(_ASCII_NOT_WORD_CHARACTERS)}](?=(?:{_STARTS.pattern}))")
+# ``_STARTS`` for an ASCII text whose characters that are no word's are spaces (``_spaced``):
+# a space, then a word; ``re`` runs from space to space at once (a literal first), and
+# tries the words only there. (The space a word begins after is another character in the
+# text itself: what follows "a" is checked in the text.)
+_STARTS_SPACED = re.compile(" (?:" + "|".join(
+    [f"{letter}(?:{'|'.join(w[1:] for w in _START_WORDS if w[0] == letter)})"
+     for letter in dict.fromkeys(w[0] for w in _START_WORDS)]
+    + [rf"a(?= +(?:hundred|{_SCALE}))"]) + ")")
 
 
 def _starts(folded: str) -> Iterator[int]:
@@ -190,7 +193,20 @@ def _starts(folded: str) -> Iterator[int]:
         return
     if _STARTS.match(folded):
         yield 0
-    yield from (m.end() for m in _STARTS_ASCII.finditer(folded))
+    for m in _STARTS_SPACED.finditer(_spaced(folded)):
+        at = m.start() + 1
+        if m.end() - at > 1 or _STARTS.match(folded, at):   # (an "a": "a, million" is no beginning)
+            yield at
+# every ASCII character that is not a word character (``\w``), as a space: an ASCII text
+# so translated and split has the words ``\w+`` finds, in a third of the time
+_ASCII_NOT_WORD = str.maketrans({c: " " for c in range(128) if not re.fullmatch(r"\w", chr(c))})
+
+
+def _spaced(text: str) -> str:
+    """An ASCII ``text`` with each character that is no word's a space (the same places)."""
+    return text.translate(_ASCII_NOT_WORD)
+
+
 # The characters outside ASCII that ``re`` takes for an ASCII letter when it ignores case
 # (dotted and dotless i, the Kelvin sign, the long s), as that letter.
 _CASE_TWINS = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
@@ -306,6 +322,8 @@ def _negations(text: str) -> Counter[str]:
         text = _NOT_NEGATING.sub(" ", text)
         folded = _fold(text)
     pattern = _NEGATION_FOLDED if "n't" in folded or "n’t" in folded else _NEGATION_WORDS
+    if text.isascii():   # (the words as written, lower-cased, are the folded text's)
+        return Counter(pattern.findall(folded))
     # (the words as written, lower-cased: the places are the same in both texts)
     return Counter(text[m.start():m.end()].lower().replace("’", "'") for m in pattern.finditer(folded))
 
@@ -550,14 +568,11 @@ def truncation(finish_a: str | None, finish_b: str | None) -> Signal | None:
 # -- repetition -------------------------------------------------------------------------
 
 _WORDS = re.compile(r"\w+", re.U)
-# every ASCII character that is not a word character (``\w``), as a space: an ASCII text
-# so translated and split has the words ``_WORDS`` finds, in a third of the time
-_ASCII_NOT_WORD = str.maketrans({c: " " for c in range(128) if not _WORDS.fullmatch(chr(c))})
 
 
 def _repeats(text: str) -> set[str]:
     # (an ASCII text lower-cased whole: the same words, found in one pass)
-    words = text.lower().translate(_ASCII_NOT_WORD).split() if text.isascii() else \
+    words = _spaced(text.lower()).split() if text.isascii() else \
         [w.lower() for w in _WORDS.findall(text)]
     found = set()
     if any(map(operator.eq, words, itertools.islice(words, 1, None))):   # a word twice in a row at all
