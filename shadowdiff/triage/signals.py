@@ -308,6 +308,8 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|canno
 _NEGATION_FOLDED = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|\w+n['’]t)\b")
 # (the word boundary before a word as a look-behind after its first letter: see ``_STARTS``)
 _NEGATION_WORDS = re.compile(r"n(?<!\w.)(?:ot|o|ever|one|obody|othing|either|or)\b|c(?<!\w.)annot\b")
+# ``_NEGATION_WORDS`` in an ASCII text spaced (``_spaced``): a space, then the word (as in ``_STARTS_SPACED``)
+_NEGATION_SPACED = re.compile(r" (not|no|never|none|nobody|nothing|neither|nor|cannot)\b")
 # phrases with a negation word that deny nothing: "not only", "no matter", "No. 5" (a number)
 _NOT_NEGATING = re.compile(r"\b(?:not\s+(?:only|just)|no\s+(?:matter|doubt))\b|\bno\.\s*\d", re.IGNORECASE)
 # ``_NOT_NEGATING`` for a folded text: whether there is anything to take out (the text
@@ -323,6 +325,8 @@ def _negations(text: str) -> Counter[str]:
         folded = _fold(text)
     pattern = _NEGATION_FOLDED if "n't" in folded or "n’t" in folded else _NEGATION_WORDS
     if text.isascii():   # (the words as written, lower-cased, are the folded text's)
+        if pattern is _NEGATION_WORDS:
+            return Counter(_NEGATION_SPACED.findall(" " + _spaced(folded)))
         return Counter(pattern.findall(folded))
     # (the words as written, lower-cased: the places are the same in both texts)
     return Counter(text[m.start():m.end()].lower().replace("’", "'") for m in pattern.finditer(folded))
@@ -513,9 +517,9 @@ def _canonical_calls(calls: Sequence[Any]) -> list[Any]:
 
 _LABEL_LINE = re.compile(r"^\s*(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]\s*(.+?)\s*$",
                          re.I | re.M)
-# what every ``_LABEL_LINE`` has, in a folded text (``_fold``), led by a letter: a text
-# without it has no label line, found without trying ``^`` at every position ignoring case
-_LABEL_WORD = re.compile(r"(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]")
+# where a ``_LABEL_LINE`` can be, past the first line: a line's start found by its "\n" (a
+# literal, which ``re`` runs to at once, where ``^`` is tried at every position)
+_LABEL_AFTER_NEWLINE = re.compile(r"\n\s*(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]", re.I)
 _YES_NO = re.compile(r"^(yes|no|true|false)\b", re.I)
 _OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
 
@@ -523,7 +527,7 @@ _OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
 def _label_of(text: str) -> str | None:
     """The answer's label: a "Label: x" line, a whole answer of a few words, a leading
     yes/no/true/false, or a leading "(B)" / "B)" option."""
-    m = _LABEL_LINE.search(text) if _LABEL_WORD.search(_fold(text)) else None
+    m = _LABEL_LINE.search(text) if _LABEL_LINE.match(text) or _LABEL_AFTER_NEWLINE.search(text) else None
     if m:
         return m.group(1).strip().strip(".").lower()
     stripped = text.strip()
