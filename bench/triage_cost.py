@@ -18,6 +18,7 @@ prompts with the drift of its heavy FP8 profile, and a 32,000-character pair.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import statistics
 import subprocess
@@ -27,8 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-from _instant import CHANGED, LONG
 
 from shadowdiff.answers.compare import compare_answers
 from shadowdiff.answers.records import Answer
@@ -60,6 +59,9 @@ def _answer(side: Side, text: str) -> Answer:
 
 
 def pairs() -> dict[str, tuple[str, str]]:
+    # the mirroring bench's answers (bench/_instant.py, a sibling module, as _common is)
+    instant = importlib.import_module("_instant")
+    long, changed = instant.LONG, instant.CHANGED
     profile = profiles.builtin("fp8-heavy")
     simulated = []
     for i in range(40):
@@ -70,11 +72,11 @@ def pairs() -> dict[str, tuple[str, str]]:
             simulated.append((base, cand))
         if len(simulated) == 3:
             break
-    long_base = "\n\n".join([LONG] * 32)
+    long_base = "\n\n".join([long] * 32)
     return {
-        "bench pair (1k chars)": (LONG, CHANGED),
+        "bench pair (1k chars)": (long, changed),
         **{f"simulator fp8-heavy #{i} ({len(a):,} chars)": (a, b) for i, (a, b) in enumerate(simulated, 1)},
-        "32k chars": (long_base, long_base[:16_000] + CHANGED + long_base[16_000 + len(LONG):]),
+        "32k chars": (long_base, long_base[:16_000] + changed + long_base[16_000 + len(long):]),
     }
 
 

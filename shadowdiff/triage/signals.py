@@ -166,11 +166,11 @@ _WORD_BEFORE = re.compile(r"(\w+)\s+$")
 # (A start only, one word long, so that no other beginning hides inside it: "ones" is
 # "one" and "s", seconds, to the full pattern.)
 # Searched in the text folded (``_fold``), case and all: Python's ``re`` tries an
-# alternation that ignores case four times slower, and the look-ahead first lets it skip
-# every word that starts with no letter a number word starts with.
-# Each word's first letter begins a branch, and the word boundary before it is a look-behind
-# after that letter (two back): ``re`` then passes over the characters that begin no branch
-# in one loop. (The words keep their order within a letter: the same word is found first.)
+# alternation that ignores case four times slower. Each word's first letter begins a
+# branch, and the word boundary before it is a look-behind after that letter (two back):
+# ``re`` then passes over the characters that begin no branch in one loop, where a pattern
+# led by a look-ahead or ``\b`` is tried at every position. (The words keep their order
+# within a letter: the same word is found first.)
 _START_WORDS = (*_ONES, *_TEENS, *_TENS, *_COUNTED_ORDINALS, "zero", "hundred")
 _STARTS = re.compile("|".join(
     [f"{letter}(?<!\\w.)(?:{'|'.join(w[1:] for w in _START_WORDS if w[0] == letter)})"
@@ -197,6 +197,8 @@ def _starts(folded: str) -> Iterator[int]:
         at = m.start() + 1
         if m.end() - at > 1 or _STARTS.match(folded, at):   # (an "a": "a, million" is no beginning)
             yield at
+
+
 # every ASCII character that is not a word character (``\w``), as a space: an ASCII text
 # so translated and split has the words ``\w+`` finds, in a third of the time
 _ASCII_NOT_WORD = str.maketrans({c: " " for c in range(128) if not re.fullmatch(r"\w", chr(c))})
