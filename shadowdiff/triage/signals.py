@@ -11,12 +11,14 @@ formatting last.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from shadowdiff.answers.compare import (
@@ -38,7 +40,29 @@ class Signal:
     reason: str
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # (``dataclasses.asdict`` was a tenth of a pair's triage: the same dict, built by hand)
+        return {"kind": self.kind, "value": _plain_copy(self.value), "reason": self.reason}
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain_copy(value: Any) -> Any:
+    """``value`` copied as ``dataclasses.asdict`` copies a field (dicts and lists anew, a
+    str, number or None as itself), without its look at every value's type."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {_plain_copy(k): _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    return dataclasses.asdict(_Field(value))["value"]   # the rare shapes (a tuple, a dataclass...): asdict itself
+
+
+@dataclass(frozen=True)
+class _Field:
+    value: Any
 
 
 @dataclass(frozen=True)
@@ -64,18 +88,48 @@ _NUMBER = re.compile(
     rf"(?:\s?(?P<unit>{_UNITS})(?!\w))?", re.IGNORECASE)
 
 
+# Where ``_NUMBER`` can match: its first character, with nothing of a word or a "." before
+# it (its look-behind, tried after the character, two back). Searched first, as a character
+# set is found faster than the look-ahead is tried at every position.
+_NUMBER_START = re.compile(r"[-+−$€£\d](?<![\w.].)", re.IGNORECASE)
+# ``_NUMBER_START`` for an ASCII text (where ``\d`` is 0-9, and there is no "−", "€" or
+# "£"): a set of ASCII characters is passed over twice as fast as one with ``\d`` in it
+_NUMBER_START_ASCII = re.compile(r"[-+$0-9](?<![\w.].)")
+# ``_NUMBER`` for an ASCII text lower-cased (the same places, the unit in lower case):
+# ``re`` tries the units' alternation twice as fast where it need not ignore case
+_NUMBER_LOWER = re.compile(_NUMBER.pattern.replace(_UNITS, _UNITS.lower()))
+
+
+def _number_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_NUMBER.finditer(text)``, tried only where ``_NUMBER_START`` finds a beginning
+    (an ASCII text: ``_NUMBER_LOWER`` in the text lower-cased, whose unit is lower-case)."""
+    if text.isascii():
+        starts, pattern, text = _NUMBER_START_ASCII, _NUMBER_LOWER, text.lower()
+    else:
+        starts, pattern = _NUMBER_START, _NUMBER
+    end = 0
+    for start in starts.finditer(text):
+        at = start.start()
+        if at >= end and (m := pattern.match(text, at)):
+            end = m.end()
+            yield m
+
+
 def _numbers(text: str) -> Counter[str]:
-    found: Counter[str] = Counter()
+    # (the keys gathered, then counted at once: a Counter's first count of a key is a call in Python)
+    found = []
     blanked, at = [], 0
-    for m in _NUMBER.finditer(text):
-        sign = "-" if m.group("sign") in ("-", "−") else ""
-        value = m.group("num").replace(",", "")
-        unit = (m.group("currency") or "") + (m.group("unit") or "").lower()
-        found[f"{sign}{value}{(' ' + unit) if unit else ''}"] += 1
-        blanked += [text[at:m.start()], " " * (m.end() - m.start())]
-        at = m.end()
+    for m in _number_matches(text):
+        sign, currency, value, unit = m.groups()
+        if currency or unit:
+            unit = " " + (currency or "") + (unit.lower() if unit else "")
+        found.append(("-" if sign == "-" or sign == "−" else "") + value.replace(",", "") + (unit or ""))
+        start, end = m.span()
+        blanked += [text[at:start], " " * (end - start)]
+        at = end
     # what the digits took is blanked, so that "5 million" or "1 second" is not read again in words
-    return found + _word_numbers("".join(blanked) + text[at:] if blanked else text)
+    found += _word_number_keys("".join(blanked) + text[at:] if blanked else text)
+    return Counter(found)
 
 
 # Numbers written as words, read as the digits would be ("seven" is 7, "twenty-five" 25,
@@ -98,6 +152,9 @@ _SCALE = "|".join(_SCALES)
 _NUMBER_WORDS = re.compile(
     rf"\b(?:(?P<phrase>{_BELOW_1000}\s+(?:{_SCALE})(?:,?\s+(?:and\s+)?{_BELOW_1000})?|a\s+(?:{_SCALE})|{_BELOW_1000})"
     rf"(?:\s?(?P<unit>{_UNITS})(?!\w))?|(?P<ordinal>{'|'.join(_COUNTED_ORDINALS)}))\b", re.IGNORECASE)
+# ``_NUMBER_WORDS`` for a text lower-cased (see ``_number_words``): ``re`` tries its
+# alternations four times as fast where it need not ignore case
+_NUMBER_WORDS_LOWER = re.compile(_NUMBER_WORDS.pattern.replace(_UNITS, _UNITS.lower()))
 # the words before a number word that make it no number: "the one", "no one", "a second", "at first"
 _NOT_A_NUMBER = {"one": {"the", "this", "that", "which", "no", "any", "each", "every", "another", "a", "one"},
                  "second": {"a", "per", "one", "each", "every", "split"}, "first": {"at"}}
@@ -109,10 +166,49 @@ _WORD_BEFORE = re.compile(r"(\w+)\s+$")
 # (A start only, one word long, so that no other beginning hides inside it: "ones" is
 # "one" and "s", seconds, to the full pattern.)
 # Searched in the text folded (``_fold``), case and all: Python's ``re`` tries an
-# alternation that ignores case four times slower, and the look-ahead first lets it skip
-# every word that starts with no letter a number word starts with.
-_STARTS = re.compile(rf"(?=[otfsenhza])\b(?:{'|'.join(_ONES + _TEENS + _TENS + _COUNTED_ORDINALS)}|zero|hundred|"
-                     rf"a(?=\s+(?:hundred|{_SCALE})))")
+# alternation that ignores case four times slower. Each word's first letter begins a
+# branch, and the word boundary before it is a look-behind after that letter (two back):
+# ``re`` then passes over the characters that begin no branch in one loop, where a pattern
+# led by a look-ahead or ``\b`` is tried at every position. (The words keep their order
+# within a letter: the same word is found first.)
+_START_WORDS = (*_ONES, *_TEENS, *_TENS, *_COUNTED_ORDINALS, "zero", "hundred")
+_STARTS = re.compile("|".join(
+    [f"{letter}(?<!\\w.)(?:{'|'.join(w[1:] for w in _START_WORDS if w[0] == letter)})"
+     for letter in dict.fromkeys(w[0] for w in _START_WORDS)]
+    + [rf"a(?<!\w.)(?=\s+(?:hundred|{_SCALE}))"]))
+# ``_STARTS`` for an ASCII text whose characters that are no word's are spaces (``_spaced``):
+# a space, then a word; ``re`` runs from space to space at once (a literal first), and
+# tries the words only there. (The space a word begins after is another character in the
+# text itself: what follows "a" is checked in the text.)
+_STARTS_SPACED = re.compile(" (?:" + "|".join(
+    [f"{letter}(?:{'|'.join(w[1:] for w in _START_WORDS if w[0] == letter)})"
+     for letter in dict.fromkeys(w[0] for w in _START_WORDS)]
+    + [rf"a(?= +(?:hundred|{_SCALE}))"]) + ")")
+
+
+def _starts(folded: str) -> Iterator[int]:
+    """Where ``_STARTS`` matches in ``folded``, in order."""
+    if not folded.isascii():
+        yield from (m.start() for m in _STARTS.finditer(folded))
+        return
+    if _STARTS.match(folded):
+        yield 0
+    for m in _STARTS_SPACED.finditer(_spaced(folded)):
+        at = m.start() + 1
+        if m.end() - at > 1 or _STARTS.match(folded, at):   # (an "a": "a, million" is no beginning)
+            yield at
+
+
+# every ASCII character that is not a word character (``\w``), as a space: an ASCII text
+# so translated and split has the words ``\w+`` finds, in a third of the time
+_ASCII_NOT_WORD = str.maketrans({c: " " for c in range(128) if not re.fullmatch(r"\w", chr(c))})
+
+
+def _spaced(text: str) -> str:
+    """An ASCII ``text`` with each character that is no word's a space (the same places)."""
+    return text.translate(_ASCII_NOT_WORD)
+
+
 # The characters outside ASCII that ``re`` takes for an ASCII letter when it ignores case
 # (dotted and dotless i, the Kelvin sign, the long s), as that letter.
 _CASE_TWINS = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
@@ -129,37 +225,52 @@ def _fold(text: str) -> str:
 
 
 def _number_words(text: str) -> Iterator[re.Match[str]]:
-    """``_NUMBER_WORDS.finditer(text)``, tried only where ``_STARTS`` finds a beginning."""
+    """``_NUMBER_WORDS.finditer(text)``, tried only where ``_STARTS`` finds a beginning
+    (in an ASCII text, ``_NUMBER_WORDS_LOWER`` in the text lower-cased: what it matches is
+    the same, in lower case, and is read in lower case)."""
+    folded = _fold(text)
+    pattern = _NUMBER_WORDS
+    if text.isascii():
+        pattern, text = _NUMBER_WORDS_LOWER, folded
     end = 0
-    for start in _STARTS.finditer(_fold(text)):
-        if start.start() < end:
+    for start in _starts(folded):
+        if start < end:
             continue
-        if m := _NUMBER_WORDS.match(text, start.start()):
+        if m := pattern.match(text, start):
             end = m.end()
             yield m
 
 
 def _word_numbers(text: str) -> Counter[str]:
-    found: Counter[str] = Counter()
+    return Counter(_word_number_keys(text))
+
+
+def _word_number_keys(text: str) -> list[str]:
+    """The numbers in words in ``text``, each as ``_numbers`` keys it, in order."""
+    found = []
     for m in _number_words(text):
         # (folded, not lower-cased: "sıx", dotless, is "six" to the pattern, and was a KeyError here)
         word = _fold(m.group(0))
-        before = _WORD_BEFORE.search(text[max(0, m.start() - 20):m.start()])
-        if word in _NOT_A_NUMBER and before and before.group(1).lower() in _NOT_A_NUMBER[word]:
-            continue
+        if word in _NOT_A_NUMBER:
+            before = _WORD_BEFORE.search(text[max(0, m.start() - 20):m.start()])
+            if before and before.group(1).lower() in _NOT_A_NUMBER[word]:
+                continue
         if m.group("ordinal"):
-            found[str(_ORDINALS.index(word) + 1)] += 1
+            found.append(str(_ORDINALS.index(word) + 1))
             continue
         value, scale = _phrase_value(_fold(m.group("phrase")))
         unit = scale or (m.group("unit") or "").lower()
-        found[f"{value}{(' ' + unit) if unit else ''}"] += 1
+        found.append(f"{value}{(' ' + unit) if unit else ''}")
     return found
+
+
+_PHRASE_SPLIT = re.compile(r"[\s,-]+")
 
 
 def _phrase_value(phrase: str) -> tuple[int, str]:
     """A number phrase's value, and its scale word when the phrase ends in one ("three
     million" is 3 and "million", as the digits "3 million" are read)."""
-    words = [w for w in re.split(r"[\s,-]+", phrase) if w not in ("and", "a", "")]
+    words = [w for w in _PHRASE_SPLIT.split(phrase) if w not in ("and", "a", "")]
     total = current = 0
     for word in words:
         if word == "hundred":
@@ -179,7 +290,12 @@ def numbers(a: str, b: str) -> Signal | None:
 
     Code blocks are left to ``code``: a changed constant there is a code change.
     """
-    na, nb = _numbers(_FENCE.sub("", a)), _numbers(_FENCE.sub("", b))
+    a, b = _FENCE.sub("", a), _FENCE.sub("", b)
+    if a == b:
+        return None
+    na, nb = _numbers(a), _numbers(b)
+    if na == nb:
+        return None
     only_a, only_b = sorted((na - nb).elements()), sorted((nb - na).elements())
     if not only_a and not only_b:
         return None
@@ -192,15 +308,28 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|canno
 # ``_NEGATION`` for a folded text (``_fold``), and without its contractions for a text that
 # has none ("n't" is tried after every word otherwise): the same places, in half the time
 _NEGATION_FOLDED = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|\w+n['’]t)\b")
-_NEGATION_WORDS = re.compile(r"(?=[nc])\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot)\b")
+# (the word boundary before a word as a look-behind after its first letter: see ``_STARTS``)
+_NEGATION_WORDS = re.compile(r"n(?<!\w.)(?:ot|o|ever|one|obody|othing|either|or)\b|c(?<!\w.)annot\b")
+# ``_NEGATION_WORDS`` in an ASCII text spaced (``_spaced``): a space, then the word (as in ``_STARTS_SPACED``)
+_NEGATION_SPACED = re.compile(r" (not|no|never|none|nobody|nothing|neither|nor|cannot)\b")
 # phrases with a negation word that deny nothing: "not only", "no matter", "No. 5" (a number)
 _NOT_NEGATING = re.compile(r"\b(?:not\s+(?:only|just)|no\s+(?:matter|doubt))\b|\bno\.\s*\d", re.IGNORECASE)
+# ``_NOT_NEGATING`` for a folded text: whether there is anything to take out (the text
+# searched for its "no" at once, not at every position ignoring case)
+_NOT_NEGATING_FOLDED = re.compile(r"n(?<!\w.)o(?:t\s+(?:only|just)\b|\s+(?:matter|doubt)\b|\.\s*\d)")
 
 
 def _negations(text: str) -> Counter[str]:
-    text = _NOT_NEGATING.sub(" ", _FENCE.sub("", text))
+    text = _FENCE.sub("", text)
     folded = _fold(text)
+    if _NOT_NEGATING_FOLDED.search(folded):
+        text = _NOT_NEGATING.sub(" ", text)
+        folded = _fold(text)
     pattern = _NEGATION_FOLDED if "n't" in folded or "n’t" in folded else _NEGATION_WORDS
+    if text.isascii():   # (the words as written, lower-cased, are the folded text's)
+        if pattern is _NEGATION_WORDS:
+            return Counter(_NEGATION_SPACED.findall(" " + _spaced(folded)))
+        return Counter(pattern.findall(folded))
     # (the words as written, lower-cased: the places are the same in both texts)
     return Counter(text[m.start():m.end()].lower().replace("’", "'") for m in pattern.finditer(folded))
 
@@ -231,7 +360,8 @@ _ALONE = re.compile(
 # Where a value of ``_ALONE`` could stand, in a folded text (``_fold``): such a word before
 # the end or punctuation (a word of ``_ALONE`` always has a word boundary before it). A
 # text without one is not searched with ``_ALONE``, which tries every position.
-_ALONE_PLACES = re.compile(r"(?=[no])\b(?:no|on|off)[ \t]*(?:$|[.,;:!?)\]}\"'`])", re.MULTILINE)
+# (the word boundary as a look-behind after the word's first letter: see ``_STARTS``)
+_ALONE_PLACES = re.compile(r"(?:n(?<!\w.)o|o(?<!\w.)(?:n|ff))[ \t]*(?:$|[.,;:!?)\]}\"'`])", re.MULTILINE)
 
 
 def _booleans(text: str) -> list[str]:
@@ -249,16 +379,23 @@ def boolean(a: str, b: str) -> Signal | None:
     """A boolean value that changed: true/false, yes/no, on/off (these last two standing
     alone as a value). Compared by truth, so "yes" written "true" is the same value."""
     ba, bb = _booleans(a), _booleans(b)
-    if Counter(_TRUTHS[w] for w in ba) == Counter(_TRUTHS[w] for w in bb):
+    if ba == bb or Counter(_TRUTHS[w] for w in ba) == Counter(_TRUTHS[w] for w in bb):
         return None
     return _signal("boolean", {"baseline": ba[:10], "candidate": bb[:10]})
 
 
 # -- structured output ----------------------------------------------------------------
 
+# What JSON can begin with (``json.loads`` fails at once on any other ASCII character;
+# the exception it raises was a tenth of ``structured`` for a text that is not JSON)
+_JSON_FIRST = frozenset('"{[ntfNI-0123456789')
+
+
 def _json_of(text: str) -> Any:
     stripped = text.strip()
-    candidates = [stripped] + [m.group(2) for m in _FENCE.finditer(text) if m.group(1) in ("", "json")]
+    first = stripped[:1]
+    candidates = [stripped] if first in _JSON_FIRST or not first.isascii() else []
+    candidates += [m.group(2) for m in _FENCE.finditer(text) if m.group(1) in ("", "json")]
     for candidate in candidates:
         try:
             return json.loads(candidate)
@@ -382,6 +519,9 @@ def _canonical_calls(calls: Sequence[Any]) -> list[Any]:
 
 _LABEL_LINE = re.compile(r"^\s*(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]\s*(.+?)\s*$",
                          re.I | re.M)
+# where a ``_LABEL_LINE`` can be, past the first line: a line's start found by its "\n" (a
+# literal, which ``re`` runs to at once, where ``^`` is tried at every position)
+_LABEL_AFTER_NEWLINE = re.compile(r"\n\s*(?:label|answer|category|sentiment|class|verdict|choice)\s*[:=]", re.I)
 _YES_NO = re.compile(r"^(yes|no|true|false)\b", re.I)
 _OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
 
@@ -389,7 +529,7 @@ _OPTION = re.compile(r"^\(?([A-E])\)(?:\s|$)")
 def _label_of(text: str) -> str | None:
     """The answer's label: a "Label: x" line, a whole answer of a few words, a leading
     yes/no/true/false, or a leading "(B)" / "B)" option."""
-    m = _LABEL_LINE.search(text)
+    m = _LABEL_LINE.search(text) if _LABEL_LINE.match(text) or _LABEL_AFTER_NEWLINE.search(text) else None
     if m:
         return m.group(1).strip().strip(".").lower()
     stripped = text.strip()
@@ -438,10 +578,14 @@ _WORDS = re.compile(r"\w+", re.U)
 
 def _repeats(text: str) -> set[str]:
     # (an ASCII text lower-cased whole: the same words, found in one pass)
-    words = _WORDS.findall(text.lower()) if text.isascii() else [w.lower() for w in _WORDS.findall(text)]
-    found = {f"{w} {w}" for w, nxt in itertools.pairwise(words) if w == nxt and not w.isdigit()}
+    words = _spaced(text.lower()).split() if text.isascii() else \
+        [w.lower() for w in _WORDS.findall(text)]
+    found = set()
+    if any(map(operator.eq, words, itertools.islice(words, 1, None))):   # a word twice in a row at all
+        found = {f"{w} {w}" for w, nxt in itertools.pairwise(words) if w == nxt and not w.isdigit()}
     trigrams = Counter(zip(words, words[1:], words[2:], strict=False))
-    found |= {" ".join(t) for t, n in trigrams.items() if n >= 4}
+    if max(trigrams.values(), default=0) >= 4:   # (most texts have none: their counts are not gone through)
+        found |= {" ".join(t) for t, n in trigrams.items() if n >= 4}
     return found
 
 
@@ -458,10 +602,15 @@ def repetition(a: str, b: str) -> Signal | None:
 
 _REFUSAL = re.compile(r"\b(I can(?:no|')t (?:help|assist|provide|do)|I(?: am|'m) (?:sorry|unable|not able)|"
                       r"I won't|as an AI|I must decline|cannot comply)\b", re.I)
+# ``_REFUSAL`` for a folded text (``_fold``), each branch led by its first letter (the word
+# boundary a look-behind after it, as in ``_STARTS``): the same places, in a fifth of the time
+_REFUSAL_FOLDED = re.compile(r"(?:i(?<!\w.)(?: can(?:no|')t (?:help|assist|provide|do)| am (?:sorry|unable|not able)|"
+                             r"'m (?:sorry|unable|not able)| won't| must decline)|a(?<!\w.)s an ai|"
+                             r"c(?<!\w.)annot comply)\b")
 
 
 def refusal(a: str, b: str) -> Signal | None:
-    ra, rb = bool(_REFUSAL.search(a[:400])), bool(_REFUSAL.search(b[:400]))
+    ra, rb = bool(_REFUSAL_FOLDED.search(_fold(a[:400]))), bool(_REFUSAL_FOLDED.search(_fold(b[:400])))
     if ra == rb:
         return None
     return _signal("refusal", {"side": "baseline" if ra else "candidate"})
@@ -725,6 +874,8 @@ def choices(base: Answer, cand: Answer) -> Signal | None:
     a, b = base.choices, cand.choices
     if len(a) != len(b):
         return _signal("choices", {"baseline": len(a), "candidate": len(b)})
+    if len(a) == 1:   # the first choice's difference is the text signals' (not rendered to be found unused)
+        return None
     differ = [x.index for x, y in zip(a, b, strict=True) if render([x]) != render([y])]
     if not [i for i in differ if i]:
         return None
