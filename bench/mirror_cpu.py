@@ -157,6 +157,16 @@ async def alternate(direct: str, proxied: str, requests: int) -> tuple[float, fl
     return statistics.median(d), statistics.median(p)
 
 
+def _mirrored(url: str, path: str) -> float:
+    """Requests a path's proxy has mirrored so far (none for direct, the reference, or serve
+    without a shadow): past its bound of pairs not yet complete, a proxy serves a request
+    without mirroring it (``pairs_behind``), so a round's CPU per request is only
+    mirroring's cost in the share of requests mirrored."""
+    if not path.startswith("serve, ") or path == "serve, mirroring off":
+        return 0.0
+    return metric(url, "shadowdiff_shadow_requests_total", 'result="mirrored"')
+
+
 def metric(url: str, name: str, labels: str = "") -> float:
     """The sum of a metric's samples on a proxy's /metrics whose labels contain ``labels``."""
     async def get() -> str:
@@ -198,15 +208,16 @@ def main() -> None:
             shadowdiff("serve", "--primary", primary, "--shadow", changed, "--store", f"{tmp}/changed", core=1))
         for name, url in paths.items():
             processes[name] = (url, _listening_pid(int(url.rsplit(":", 1)[1])))
-        spent: dict[str, list[tuple[Cpu, int, float]]] = {name: [] for name in paths}
+        spent: dict[str, list[tuple[Cpu, int, float, float]]] = {name: [] for name in paths}
         added: dict[str, list[float]] = {name: [] for name in ["control", *paths] if name != "direct"}
         for _ in range(args.rounds):
             for name, (url, pid) in processes.items():
                 quiet(pid)
+                mirrored = _mirrored(url, name)
                 before = cpu(pid)
                 n = asyncio.run(load(url, args.seconds, 32))
                 quiet(pid)
-                spent[name].append((cpu(pid) - before, n, n / args.seconds))
+                spent[name].append((cpu(pid) - before, n, n / args.seconds, _mirrored(url, name) - mirrored))
             for name, url in [("control", control), *((n, u) for n, (u, _) in processes.items() if n != "direct")]:
                 d, p = asyncio.run(alternate(primary, url, args.requests))
                 added[name].append(p - d)
@@ -238,19 +249,32 @@ def _listening_pid(port: int) -> int:
     raise LookupError(port)
 
 
-def report(spent: dict[str, list[tuple[Cpu, int, float]]], added: dict[str, list[float]],
+def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[str, list[float]],
            args: argparse.Namespace, stored: float, changed_pairs: float, dropped: float) -> None:
     def per_request(name: str, part: str) -> float:
         # median over rounds of each round's CPU per request
-        return statistics.median(getattr(c, part) / n for c, n, _ in spent[name])
+        return statistics.median(getattr(c, part) / n for c, n, _, _ in spent[name])
+
+    off = per_request("serve, mirroring off", "total")
+
+    def per_mirrored(name: str) -> tuple[float, float]:
+        """(share of requests mirrored, the CPU of one mirrored request): the round's CPU less
+        what its unmirrored requests cost at mirroring off's rate, over the mirrored ones."""
+        rounds = [(c.total, n, m) for c, n, _, m in spent[name] if m > 0]
+        if not rounds:
+            return 0.0, float("nan")
+        return (statistics.median(m / n for _, n, m in rounds),
+                statistics.median((t - off * (n - m)) / m for t, n, m in rounds))
 
     ref_total = per_request("reference", "total")
     ref_loop = per_request("reference", "loop")
-    direct_rps = statistics.median(r for _, _, r in spent["direct"])
+    direct_rps = statistics.median(r for _, _, r, _ in spent["direct"])
     rows = [("concurrency 32", "requests/s", "% of direct", "CPU/req ms (process)", "loop thread",
-             "other threads", "children", "process+children", "x reference", "loop x ref")]
+             "other threads", "children", "process+children", "x reference", "loop x ref", "mirrored",
+             "per mirrored request ms", "x reference")]
     for name in spent:
-        rps = statistics.median(r for _, _, r in spent[name])
+        rps = statistics.median(r for _, _, r, _ in spent[name])
+        share, each = per_mirrored(name)
         total = per_request(name, "total")
         loop = per_request(name, "loop")
         rows.append((name, f"{rps:,.0f}", f"{100 * rps / direct_rps:.0f} %",
@@ -258,13 +282,16 @@ def report(spent: dict[str, list[tuple[Cpu, int, float]]], added: dict[str, list
                      f"{per_request(name, 'threads') * 1e3:.3f}",
                      f"{per_request(name, 'children') * 1e3:.3f}", f"{total * 1e3:.3f}",
                      "" if name == "direct" else f"{total / ref_total:.2f}",
-                     "" if name == "direct" else f"{loop / ref_loop:.2f}"))
+                     "" if name == "direct" else f"{loop / ref_loop:.2f}",
+                     f"{100 * share:.0f} %" if share else "",
+                     f"{each * 1e3:.3f}" if share else "", f"{each / ref_total:.2f}" if share else ""))
     print(f"shadowdiff serve's CPU per request against instant upstreams (~1,000-character answers), "
           f"{args.rounds} interleaved rounds of {args.seconds:g} s per path; medians over rounds")
     print("(direct: the primary upstream's own CPU; the proxies on core 1, the client and upstreams on core 0)\n")
     print(table(rows))
     print(f"\nall changed: {changed_pairs:,.0f} changed pairs counted, {stored:,.0f} stored, {dropped:,.0f} dropped "
-          "(targets: process+children ≤ 2x reference, loop thread ≤ 1.5x reference)\n")
+          "(targets: process+children ≤ 2x reference, loop thread ≤ 1.5x reference, for a mirrored request: "
+          "where not every request was mirrored, read the last two columns)\n")
     off = statistics.median(added["serve, mirroring off"])
     rows = [("concurrency 1", "added p50 ms (proxied - direct)", "min", "max", "mirroring adds ms")]
     for name, values in added.items():
