@@ -194,9 +194,16 @@ def _exports_written(out: Path) -> set[str]:
 
 
 def _atomic_text(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    """``text`` into ``path`` whole (a temporary file of its own moved over it: two reports
+    written into one directory at once each replace it whole)."""
+    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _open(path: Path) -> IO[str]:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from shadowdiff.answers.records import Answer, Choice
-from shadowdiff.report.write import write_reports
+from shadowdiff.report.write import EXPORTS_WRITTEN, write_reports
 from shadowdiff.store import Store
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.vocabulary import Side
@@ -352,8 +352,10 @@ def test_two_reports_into_one_directory_at_once_do_not_collide(store: Store, tmp
             done.result()
     assert sorted(f.name for f in out.iterdir()) == sorted(
         ["summary.json", "report.md", "report.html", "pairs.csv", "pairs.jsonl", "baseline.texts.json",
-         "candidate.texts.json"])
+         "candidate.texts.json", EXPORTS_WRITTEN])
     assert len((out / "pairs.jsonl").read_text().splitlines()) == 50
+    assert (out / EXPORTS_WRITTEN).read_text().split() == sorted(
+        ["pairs.csv", "pairs.jsonl", "baseline.texts.json", "candidate.texts.json"])
 
 
 def test_text_from_logs_cannot_reorder_the_report_around_it(store: Store, tmp_path: Path) -> None:
