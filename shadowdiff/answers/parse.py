@@ -489,17 +489,9 @@ def answer_from(base: Answer, reading: Reading, status: int, started: float, fir
         return replace(base, status=status, error=reading.error, duration=ended - started)
     # ``timed(finished(replace(base, status=status), reading), ...)`` in one copy, not three
     # (each copy of an Answer's 24 fields costs ~10 µs, on every pair the proxy reads)
-    first_choice, *others = reading.read()
-    count, source = output_tokens(reading, len(others) + 1)
-    answered = any(c.text or c.tool_calls or c.refusal is not None for c in (first_choice, *others))
-    return replace(base, status=status, text=first_choice.text, reasoning=first_choice.reasoning,
-                   refusal=first_choice.refusal, tool_calls=first_choice.tool_calls,
-                   finish_reason=first_choice.finish_reason, others=tuple(others),
-                   prompt_tokens=reading.prompt_tokens, completion_tokens=count, token_source=source,
-                   reasoning_tokens=reading.reasoning_tokens, tokens=reading.tokens, margins=reading.margins,
-                   ttft=(first or ended) - started, duration=ended - started,
-                   ttfat=(first_answer or ended) - started if answered else None,
-                   ttlt=None if last is None or first is None else last - started)
+    choices = reading.read()
+    return replace(base, status=status, **_finished_fields(reading, choices),
+                   **_timed_fields(choices, started, first, first_answer, ended, last))
 
 
 def timed(answer: Answer, started: float, first: float | None, first_answer: float | None,
@@ -507,20 +499,31 @@ def timed(answer: Answer, started: float, first: float | None, first_answer: flo
     """``answer`` with its times: to the first token of any kind, to the first answer token
     (none when every choice was cut off in its thinking), to the last token (none for a
     body, whose tokens all arrive at its end), and to the end."""
-    answered = any(c.text or c.tool_calls or c.refusal is not None for c in answer.choices)
-    return replace(answer, ttft=(first or ended) - started, duration=ended - started,
-                   ttfat=(first_answer or ended) - started if answered else None,
-                   ttlt=None if last is None or first is None else last - started)
+    return replace(answer, **_timed_fields(answer.choices, started, first, first_answer, ended, last))
+
+
+def _timed_fields(choices: list[Choice], started: float, first: float | None, first_answer: float | None,
+                  ended: float, last: float | None) -> dict[str, Any]:
+    """``timed``'s fields, for an answer of these choices."""
+    answered = any(c.text or c.tool_calls or c.refusal is not None for c in choices)
+    return {"ttft": (first or ended) - started, "duration": ended - started,
+            "ttfat": (first_answer or ended) - started if answered else None,
+            "ttlt": None if last is None or first is None else last - started}
 
 
 def finished(base: Answer, reading: Reading) -> Answer:
     """``base`` with everything a finished reading holds: every choice, usage, logprobs."""
-    first, *others = reading.read()
-    count, source = output_tokens(reading, len(others) + 1)
-    return replace(base, text=first.text, reasoning=first.reasoning, refusal=first.refusal,
-                   tool_calls=first.tool_calls, finish_reason=first.finish_reason, others=tuple(others),
-                   prompt_tokens=reading.prompt_tokens, completion_tokens=count, token_source=source,
-                   reasoning_tokens=reading.reasoning_tokens, tokens=reading.tokens, margins=reading.margins)
+    return replace(base, **_finished_fields(reading, reading.read()))
+
+
+def _finished_fields(reading: Reading, choices: list[Choice]) -> dict[str, Any]:
+    """``finished``'s fields, from the reading and its choices (``reading.read()``)."""
+    first, *others = choices
+    count, source = output_tokens(reading, len(choices))
+    return {"text": first.text, "reasoning": first.reasoning, "refusal": first.refusal,
+            "tool_calls": first.tool_calls, "finish_reason": first.finish_reason, "others": tuple(others),
+            "prompt_tokens": reading.prompt_tokens, "completion_tokens": count, "token_source": source,
+            "reasoning_tokens": reading.reasoning_tokens, "tokens": reading.tokens, "margins": reading.margins}
 
 
 def output_tokens(reading: Reading, choices: int) -> tuple[int | None, str | None]:
