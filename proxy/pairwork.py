@@ -59,11 +59,6 @@ class PairWork:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    @property
-    def waiting(self) -> int:
-        """Jobs queued, not yet taken."""
-        return len(self._jobs)
-
     async def run(self, job: Callable[[], T]) -> T:
         """``job()``, done in the thread (on the event loop once the thread has stopped).
         With the queue full, the caller first waits for room (the event loop does not). A
@@ -144,13 +139,12 @@ class PairWork:
                 n -= 1
 
 
-def below_the_event_loop(thread: int | None) -> None:
+def below_the_event_loop(thread: int) -> None:
     """Give a thread of the proxy's (by its native id) the ``NICE`` value, unless it has a
     higher one: the scheduler lets the event loop preempt it. (Linux: a thread's own nice
     value; elsewhere, nothing.)"""
-    if thread is not None:
-        with contextlib.suppress(AttributeError, OSError):
-            os.setpriority(os.PRIO_PROCESS, thread, max(NICE, os.getpriority(os.PRIO_PROCESS, thread)))
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, thread, max(NICE, os.getpriority(os.PRIO_PROCESS, thread)))
 
 
 def _settle(batch: list[_Done]) -> None:
