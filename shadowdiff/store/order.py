@@ -5,8 +5,8 @@ previous/next all sort by, so that they cannot disagree."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -15,6 +15,7 @@ from shadowdiff.vocabulary import Outcome
 
 # Where a run's first page in log order starts: before every (seq, id).
 LOG_START = (-1, -1)
+T = TypeVar("T")
 
 # Within a review priority, the worst first: errors, then the most different (queue_order).
 _WORST_FIRST = {Outcome.ERROR: 0, Outcome.DIVERGENT: 1, Outcome.NEAR: 2, Outcome.EQUIVALENT: 3}
@@ -51,3 +52,14 @@ def log_page(run_id: str, after: tuple[int, int], batch: int,
     query = sa.select(p.seq, p.id, *columns) if columns else schema.pairs.select()
     return (query.where(p.run_id == run_id, sa.tuple_(p.seq, p.id) > sa.tuple_(*after))
             .order_by(p.seq, p.id).limit(batch))
+
+
+def in_log_order(read: Callable[[sa.Select[Any]], Sequence[T]], place: Callable[[T], tuple[int, int]],
+                 run_id: str, batch: int, columns: Sequence[sa.ColumnElement[Any]] = ()) -> Iterator[T]:
+    """Every pair of the run in log order, ``log_page`` after ``log_page``: ``read`` runs a
+    page's query and returns its rows; ``place`` is a row's ``(seq, id)``, where the next
+    page resumes after the last row."""
+    last = LOG_START
+    while rows := read(log_page(run_id, last, batch, columns)):
+        yield from rows
+        last = place(rows[-1])

@@ -27,7 +27,7 @@ from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import ConfigError, RunFinished
 from shadowdiff.store import planning, schema, speed
 from shadowdiff.store.engine import limit_statements, migrate, schema_revision, store_engine
-from shadowdiff.store.order import LOG_START, log_page, queue_order, queue_place
+from shadowdiff.store.order import in_log_order, queue_order, queue_place
 from shadowdiff.store.rows import Run, StoredPair, answer_from_row, answer_row, pair_row, run_from_row
 from shadowdiff.vocabulary import Outcome, Side
 
@@ -222,10 +222,7 @@ class Store:
 
     def pairs(self, run_id: str, batch: int = 500) -> Iterator[StoredPair]:
         """The run's pairs in log order, with their answers, read in batches."""
-        last = LOG_START
-        while rows := self._with_answers(log_page(run_id, last, batch)):
-            yield from rows
-            last = (rows[-1]["seq"], rows[-1]["id"])
+        return in_log_order(self._with_answers, lambda pair: (pair["seq"], pair["id"]), run_id, batch)
 
     def pairs_by_priority(self, run_id: str, batch: int = 200, *, failed: bool | None = None) -> Iterator[StoredPair]:
         """The run's non-identical pairs in the review queue's order (``queue_order``):

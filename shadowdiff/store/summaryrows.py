@@ -7,13 +7,13 @@ than a page of rows, so a run of any size summarizes in constant memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from shadowdiff.store import schema
-from shadowdiff.store.order import LOG_START, log_page
+from shadowdiff.store.order import in_log_order
 from shadowdiff.store.speed import inter_token_latency
 from shadowdiff.store.store import Store
 from shadowdiff.vocabulary import Side
@@ -54,15 +54,13 @@ def summary_rows(store: Store, run_id: str) -> Iterator[SummaryRow]:
     transaction holds the store's lock: a proxy writing to it waits for no whole pass)."""
     p = schema.pairs.c
     columns = (p.category, p.outcome, p.comparable, p.noise_outcome, p.similarity, p.score, p.noise_score)
-    last = LOG_START
-    while True:
+
+    def read(page: sa.Select[Any]) -> Sequence[Any]:   # (rows: seq, id, then the columns)
         with store.engine.connect() as c:
-            rows = c.execute(log_page(run_id, last, _BATCH, columns)).all()
-        if not rows:
-            return
-        for row in rows:
-            yield SummaryRow(row[2], row[3], bool(row[4]), *row[5:])
-        last = (rows[-1][0], rows[-1][1])
+            return c.execute(page).all()
+
+    for row in in_log_order(read, lambda row: (row.seq, row.id), run_id, _BATCH, columns):
+        yield SummaryRow(row[2], row[3], bool(row[4]), *row[5:])
 
 
 def answer_groups(store: Store, run_id: str) -> list[AnswerGroup]:
