@@ -94,11 +94,11 @@ EXPORT_LIMIT = 100_000   # stored pairs: auto exports them up to this, and compr
 GZIP_LEVEL = 3           # about a sixth of the size at ~200 MB/s (level 6: a fifth smaller again, 3x the CPU)
 JSONL_FILES = ("pairs.jsonl", "baseline.texts.json", "candidate.texts.json")
 CSV_FILES = ("pairs.csv",)
-# every per-pair file a report may write: one a report does not write (again) is removed
-# from --out, so that no previous report's pairs lie beside this one's figures
 # which per-pair exports the last report into a directory wrote: the only ones a later
 # report removes when it does not write them again
 EXPORTS_WRITTEN = ".shadowdiff-exports"
+# every per-pair file a report may write: one the last report wrote and this one does not is
+# removed from --out, so that no previous report's pairs lie beside this one's figures
 PAIRS_FILES = frozenset(name + gz for name in (*JSONL_FILES, *CSV_FILES) for gz in ("", ".gz"))
 
 
@@ -172,15 +172,14 @@ def _staged(out: Path, owned: Collection[str] = ()) -> Iterator[Path]:
     staging = Path(tempfile.mkdtemp(prefix=".shadowdiff-report-", dir=out))
     try:
         yield staging
-        written = sorted(staging.iterdir())
+        now = {file.name for file in staging.iterdir()} & set(owned)
+        if owned:   # (moved into place with the rest: two reports at once each replace it whole)
+            (staging / EXPORTS_WRITTEN).write_text("".join(f"{name}\n" for name in sorted(now)), encoding="utf-8")
         before = _exports_written(out) & set(owned)
-        for file in written:
+        for file in sorted(staging.iterdir()):
             os.replace(file, out / file.name)
-        now = {file.name for file in written} & set(owned)
         for name in sorted(before - now):
             (out / name).unlink(missing_ok=True)
-        if owned:
-            _atomic_text(out / EXPORTS_WRITTEN, "".join(f"{name}\n" for name in sorted(now)))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -191,19 +190,6 @@ def _exports_written(out: Path) -> set[str]:
         return set((out / EXPORTS_WRITTEN).read_text(encoding="utf-8").split())
     except (OSError, UnicodeDecodeError):
         return set()
-
-
-def _atomic_text(path: Path, text: str) -> None:
-    """``text`` into ``path`` whole (a temporary file of its own moved over it: two reports
-    written into one directory at once each replace it whole)."""
-    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _open(path: Path) -> IO[str]:
