@@ -30,7 +30,7 @@ from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.replay import logs
 from shadowdiff.replay.references import Grading, grading_settings
 from shadowdiff.store import Store
-from shadowdiff.store.writer import MAX_QUEUE, PairWriter
+from shadowdiff.store.writer import PairWriter
 from shadowdiff.triage.grading import Grader
 from shadowdiff.triage.pairing import assemble_pair_off_loop
 from shadowdiff.triage.scoring import Scorer, score_pair
@@ -45,7 +45,6 @@ GIVE_UP_AFTER = 60.0   # seconds of store failure after which a replay stops (to
 # by --resume, as one in the writer's batch is).
 HANDOVER_PAIRS = 64
 HANDOVER_DELAY = 0.1
-_WRITER_ROOM = MAX_QUEUE   # the writer's queue (its default size): only the loop's own puts fill it
 
 @dataclass(frozen=True)
 class Overrides:
@@ -292,7 +291,7 @@ class Replay:
             try:
                 if not ready or self._stopped is not None:
                     return
-                if self._writer.queued + len(ready) <= _WRITER_ROOM:
+                if self._writer.has_room(len(ready)):   # (only the event loop's own puts fill it)
                     self._submit_all(ready, submitted)
                 else:
                     await asyncio.to_thread(self._submit_all, ready, submitted)

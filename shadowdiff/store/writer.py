@@ -117,6 +117,11 @@ class PairWriter:
         """Pairs waiting for the store."""
         return self._queue.qsize()
 
+    def has_room(self, pairs: int) -> bool:
+        """Whether ``pairs`` more (submitted without sizes, as replay does) would be queued at
+        once: neither waiting for room nor dropped."""
+        return self._queue.qsize() + pairs <= self._queue.maxsize
+
     @property
     def unwritten(self) -> bool:
         """Whether outcome counts were left unwritten at ``close`` (pairs dropped are in ``dropped``)."""
