@@ -24,7 +24,7 @@ from typing import Any
 from shadowdiff.answers.compare import (
     Comparison,
     call_keys,
-    normalize,
+    equivalent_texts,
     normalize_code,
     render,
     tool_call_parts,
@@ -846,7 +846,7 @@ def with_cascade(fields: dict[str, Any], score: dict[str, Any] | None) -> dict[s
 def reasoning_only(base: Answer, cand: Answer) -> Signal | None:
     """The thinking changed while the final answer (text, tool calls, refusal) did not:
     still a change, reviewed after the changes a user sees."""
-    if (base.reasoning or None) == (cand.reasoning or None) or normalize(base.text) != normalize(cand.text):
+    if (base.reasoning or None) == (cand.reasoning or None) or not equivalent_texts(base.text, cand.text):
         return None
     if call_keys(base.tool_calls) != call_keys(cand.tool_calls) or (base.refusal or None) != (cand.refusal or None):
         return None
