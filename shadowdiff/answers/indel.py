@@ -115,10 +115,12 @@ def _run_start(text: str, end: int) -> int:
 # Each byte of a text's UTF-8 form as the class of its character, for ``unit_count``: "w" a
 # word character, "s" whitespace, "p" anything else (a unit of its own); the first byte of
 # a character outside ASCII "x" (classed apart), its other bytes dropped.
-_CLASSES = bytes(
-    (ord("w") if _WORD.match(chr(i)) else ord("s") if _SPACE.match(chr(i)) else ord("p"))
-    for i in range(128)
-) + b"." * 64 + b"x" * 64
+def _class_of(ch: str) -> bytes:
+    """The class of a character, as ``_CLASSES`` writes one."""
+    return b"w" if _WORD.match(ch) else b"s" if _SPACE.match(ch) else b"p"
+
+
+_CLASSES = b"".join(_class_of(chr(i)) for i in range(128)) + b"." * 64 + b"x" * 64
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _WORD_OR_NOT = bytes.maketrans(b"sp", b"nn")
 _ASCII = bytes(range(0x80))
@@ -138,15 +140,13 @@ def unit_count(text: str) -> int:
         if len(outside) > len(text) * _OUTSIDE_ASCII:
             return len(UNITS.findall(text))
         pieces = classes.split(b"x")
-        classes = b"".join(chain.from_iterable(zip(pieces, map(_class_of, outside), strict=False))) + pieces[-1]
+        classes = b"".join(chain.from_iterable(zip(pieces, map(_class_outside, outside), strict=False))) + pieces[-1]
     words = classes.translate(_WORD_OR_NOT)
     return classes.count(b"p") + words.count(b"nw") + words.startswith(b"w")
 
 
-@functools.lru_cache(maxsize=4096)
-def _class_of(ch: str) -> bytes:
-    """The class of a character outside ASCII, as ``_CLASSES`` writes one."""
-    return b"w" if _WORD.match(ch) else b"s" if _SPACE.match(ch) else b"p"
+# (the classes of the characters outside ASCII, remembered: an answer repeats its few)
+_class_outside = functools.lru_cache(maxsize=4096)(_class_of)
 
 
 def _distance(a: Sequence[str], b: Sequence[str]) -> tuple[int, bool]:
