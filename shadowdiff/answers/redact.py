@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 from aiohttp.http import RawResponseMessage
 
+from shadowdiff.answers.folding import fold
 from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import ConfigError
 
@@ -82,8 +83,8 @@ DEFAULT_PATTERNS = (
 
 # What each default pattern cannot match without: one of several strings in the text
 # ("@" for an e-mail address), and for a pattern that ignores case one of several
-# strings in the text folded (``_folded``), tried before the pattern. A text that has
-# none of them is not searched with it: most texts hold no secret, and sixteen regular
+# strings in the text folded (``shadowdiff.answers.folding``), tried before the pattern.
+# A text that has none of them is not searched with it: most texts hold no secret, and sixteen regular
 # expression searches cost ~0.3 ms per 1,000 characters where these look-ups cost a
 # few microseconds. A pattern not listed here (one of --redact's) is always searched.
 _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dict(zip(DEFAULT_PATTERNS, (
@@ -103,18 +104,6 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dict(zip(DEFAULT_PA
     (("://",), ()),
     (("-----BEGIN ",), ()),
 ), strict=True))
-# The characters outside ASCII that an ASCII letter matches when case is ignored
-# (Python's ``re``), as the letter: the fold must keep every text a pattern could match.
-_CASE_TWINS = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
-
-
-def _folded(text: str) -> str:
-    """``text`` lower-cased, with the ``_CASE_TWINS`` as their ASCII letters."""
-    if not text.isascii() and any(chr(c) in text for c in _CASE_TWINS):
-        text = text.translate(_CASE_TWINS)
-    return text.lower()
-
-
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
 MAX_LITERALS = 128  # credentials removed verbatim, at most (each is one search of every text kept)
 MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
@@ -284,7 +273,7 @@ class Redactor:
             if needs and not any(n in text for n in needs):
                 continue
             if folded_needs:
-                folded = _folded(text) if folded is None else folded
+                folded = fold(text) if folded is None else folded
                 if not any(n in folded for n in folded_needs):
                     continue
             group = "secret" if "secret" in pattern.groupindex else 0

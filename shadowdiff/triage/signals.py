@@ -29,6 +29,7 @@ from shadowdiff.answers.compare import (
     render,
     tool_call_parts,
 )
+from shadowdiff.answers.folding import fold
 from shadowdiff.answers.records import Answer
 from shadowdiff.vocabulary import Outcome, Side, Verdict
 
@@ -165,7 +166,7 @@ _WORD_BEFORE = re.compile(r"(\w+)\s+$")
 # (it was a tenth of a millisecond per thousand characters of any answer, numbers or not).
 # (A start only, one word long, so that no other beginning hides inside it: "ones" is
 # "one" and "s", seconds, to the full pattern.)
-# Searched in the text folded (``_fold``), case and all: Python's ``re`` tries an
+# Searched in the text folded (``fold``), case and all: Python's ``re`` tries an
 # alternation that ignores case four times slower. Each word's first letter begins a
 # branch, and the word boundary before it is a look-behind after that letter (two back):
 # ``re`` then passes over the characters that begin no branch in one loop, where a pattern
@@ -209,26 +210,11 @@ def _spaced(text: str) -> str:
     return text.translate(_ASCII_NOT_WORD)
 
 
-# The characters outside ASCII that ``re`` takes for an ASCII letter when it ignores case
-# (dotted and dotless i, the Kelvin sign, the long s), as that letter.
-_CASE_TWINS = {0x130: "i", 0x131: "i", 0x212A: "k", 0x17F: "s"}
-
-
-def _fold(text: str) -> str:
-    """``text`` in lower case, character for character (the ``_CASE_TWINS`` as their ASCII
-    letters: "İ" lower-cased would be two characters): a pattern written in lower case
-    matches it where, ignoring case, it matches ``text``, at the same places (checked for
-    every code point by tests/triage/test_signals.py)."""
-    if not text.isascii() and any(chr(c) in text for c in _CASE_TWINS):
-        text = text.translate(_CASE_TWINS)
-    return text.lower()
-
-
 def _number_words(text: str) -> Iterator[re.Match[str]]:
     """``_NUMBER_WORDS.finditer(text)``, tried only where ``_STARTS`` finds a beginning
     (in an ASCII text, ``_NUMBER_WORDS_LOWER`` in the text lower-cased: what it matches is
     the same, in lower case, and is read in lower case)."""
-    folded = _fold(text)
+    folded = fold(text)
     pattern = _NUMBER_WORDS
     if text.isascii():
         pattern, text = _NUMBER_WORDS_LOWER, folded
@@ -250,7 +236,7 @@ def _word_number_keys(text: str) -> list[str]:
     found = []
     for m in _number_words(text):
         # (folded, not lower-cased: "sıx", dotless, is "six" to the pattern, and was a KeyError here)
-        word = _fold(m.group(0))
+        word = fold(m.group(0))
         if word in _NOT_A_NUMBER:
             before = _WORD_BEFORE.search(text[max(0, m.start() - 20):m.start()])
             if before and before.group(1).lower() in _NOT_A_NUMBER[word]:
@@ -258,7 +244,7 @@ def _word_number_keys(text: str) -> list[str]:
         if m.group("ordinal"):
             found.append(str(_ORDINALS.index(word) + 1))
             continue
-        value, scale = _phrase_value(_fold(m.group("phrase")))
+        value, scale = _phrase_value(fold(m.group("phrase")))
         unit = scale or (m.group("unit") or "").lower()
         found.append(f"{value}{(' ' + unit) if unit else ''}")
     return found
@@ -305,7 +291,7 @@ def numbers(a: str, b: str) -> Signal | None:
 # -- negations and booleans -------------------------------------------------------------
 
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|\w+n['’]t)\b", re.IGNORECASE)
-# ``_NEGATION`` for a folded text (``_fold``), and without its contractions for a text that
+# ``_NEGATION`` for a folded text (``fold``), and without its contractions for a text that
 # has none ("n't" is tried after every word otherwise): the same places, in half the time
 _NEGATION_FOLDED = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|\w+n['’]t)\b")
 # (the word boundary before a word as a look-behind after its first letter: see ``_STARTS``)
@@ -321,10 +307,10 @@ _NOT_NEGATING_FOLDED = re.compile(r"n(?<!\w.)o(?:t\s+(?:only|just)\b|\s+(?:matte
 
 def _negations(text: str) -> Counter[str]:
     text = _FENCE.sub("", text)
-    folded = _fold(text)
+    folded = fold(text)
     if _NOT_NEGATING_FOLDED.search(folded):
         text = _NOT_NEGATING.sub(" ", text)
-        folded = _fold(text)
+        folded = fold(text)
     pattern = _NEGATION_FOLDED if "n't" in folded or "n’t" in folded else _NEGATION_WORDS
     if text.isascii():   # (the words as written, lower-cased, are the folded text's)
         if pattern is _NEGATION_WORDS:
@@ -357,7 +343,7 @@ _ALONE = re.compile(
     re.IGNORECASE | re.MULTILINE)
 
 
-# Where a value of ``_ALONE`` could stand, in a folded text (``_fold``): such a word before
+# Where a value of ``_ALONE`` could stand, in a folded text (``fold``): such a word before
 # the end or punctuation (a word of ``_ALONE`` always has a word boundary before it). A
 # text without one is not searched with ``_ALONE``, which tries every position.
 # (the word boundary as a look-behind after the word's first letter: see ``_STARTS``)
@@ -366,7 +352,7 @@ _ALONE_PLACES = re.compile(r"(?:n(?<!\w.)o|o(?<!\w.)(?:n|ff))[ \t]*(?:$|[.,;:!?)
 
 def _booleans(text: str) -> list[str]:
     text = _FENCE.sub("", text)
-    folded = _fold(text)
+    folded = fold(text)
     found = []
     if "true" in folded or "false" in folded or "yes" in folded:
         found += [(m.start(), m.group(0)) for m in _TRUE_FALSE.finditer(text)]
@@ -602,7 +588,7 @@ def repetition(a: str, b: str) -> Signal | None:
 
 _REFUSAL = re.compile(r"\b(I can(?:no|')t (?:help|assist|provide|do)|I(?: am|'m) (?:sorry|unable|not able)|"
                       r"I won't|as an AI|I must decline|cannot comply)\b", re.I)
-# ``_REFUSAL`` for a folded text (``_fold``), each branch led by its first letter (the word
+# ``_REFUSAL`` for a folded text (``fold``), each branch led by its first letter (the word
 # boundary a look-behind after it, as in ``_STARTS``): the same places, in a fifth of the time
 _REFUSAL_FOLDED = re.compile(r"(?:i(?<!\w.)(?: can(?:no|')t (?:help|assist|provide|do)| am (?:sorry|unable|not able)|"
                              r"'m (?:sorry|unable|not able)| won't| must decline)|a(?<!\w.)s an ai|"
@@ -610,7 +596,7 @@ _REFUSAL_FOLDED = re.compile(r"(?:i(?<!\w.)(?: can(?:no|')t (?:help|assist|provi
 
 
 def refusal(a: str, b: str) -> Signal | None:
-    ra, rb = bool(_REFUSAL_FOLDED.search(_fold(a[:400]))), bool(_REFUSAL_FOLDED.search(_fold(b[:400])))
+    ra, rb = bool(_REFUSAL_FOLDED.search(fold(a[:400]))), bool(_REFUSAL_FOLDED.search(fold(b[:400])))
     if ra == rb:
         return None
     return _signal("refusal", {"side": "baseline" if ra else "candidate"})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import string
 from collections import Counter
 from typing import Any
 
@@ -13,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shadowdiff.answers.compare import compare, compare_answers
+from shadowdiff.answers.folding import fold
 from shadowdiff.answers.records import Answer, Choice
 from shadowdiff.review.blind import blind_reason
 from shadowdiff.triage import signals
@@ -325,17 +325,6 @@ def test_a_reworded_answer_that_keeps_its_negations_and_values_does_not_flag(a: 
 
 # -- the searches in folded text find what the case-ignoring patterns find ----------------
 
-def test_folding_keeps_every_characters_place_word_ness_and_case_ignoring_match() -> None:
-    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    folded = signals._fold(every)
-    assert len(folded) == len(every)
-    word = re.compile(r"\w+")
-    assert [m.span() for m in word.finditer(folded)] == [m.span() for m in word.finditer(every)]
-    for letter in string.ascii_lowercase:
-        ignoring = [m.start() for m in re.finditer(letter, every, re.IGNORECASE)]
-        assert [m.start() for m in re.finditer(letter, folded)] == ignoring, letter
-
-
 # the ignoring-case originals the folded searches stand for
 _STARTS_IGNORING_CASE = re.compile(signals._STARTS.pattern.removeprefix("(?=[otfsenhza])"), re.IGNORECASE)
 
@@ -362,7 +351,7 @@ _WORDY = st.lists(st.sampled_from(["no", "On", "OFF", "not", "NOT only", "isn't"
 def test_folded_searches_find_what_the_case_ignoring_patterns_find(text: str) -> None:
     assert signals._negations(text) == _negations_ignoring_case(text)
     assert signals._booleans(text) == _booleans_ignoring_case(text)
-    starts = [m.start() for m in signals._STARTS.finditer(signals._fold(text))]
+    starts = [m.start() for m in signals._STARTS.finditer(fold(text))]
     assert starts == [m.start() for m in _STARTS_IGNORING_CASE.finditer(text)]
 
 
