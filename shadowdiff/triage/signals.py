@@ -227,10 +227,6 @@ def _number_words(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-def _word_numbers(text: str) -> Counter[str]:
-    return Counter(_word_number_keys(text))
-
-
 def _word_number_keys(text: str) -> list[str]:
     """The numbers in words in ``text``, each as ``_numbers`` keys it, in order."""
     found = []
