@@ -37,10 +37,6 @@ from rapidfuzz.distance import Indel
 from shadowdiff.answers.compare import WORD_LEVEL_FROM, compare, compare_answers
 from shadowdiff.answers.records import Answer
 from shadowdiff.report.diffview import text_rows
-from shadowdiff.simulator import profiles
-from shadowdiff.simulator.baseline_text import generate, prompt_key
-from shadowdiff.simulator.drift import apply_profile
-from shadowdiff.simulator.vocab import vocabulary
 from shadowdiff.vocabulary import Side
 
 from _common import pin, table
@@ -48,24 +44,6 @@ from _common import pin, table
 # the units compare() counts past WORD_LEVEL_FROM characters (its definition, restated here
 # so that the exact figure does not come from the code it checks)
 _UNITS = re.compile(r"\w+|[^\w\s]")
-
-
-def text_of(length: int, seed: int) -> str:
-    parts, total, i = [], 0, 0
-    while total < length:
-        parts.append(generate(f"Question {seed}-{i}: explain rivers, bridges and taxes.").text)
-        total += len(parts[-1])
-        i += 1
-    return "\n\n".join(parts)[:length]
-
-
-def drifted(text: str) -> str:
-    """The same text with a wording drift from about the middle on."""
-    half = len(text) // 2
-    prompt = "bench"
-    wording = profiles.Profile("w", {profiles.DriftKind.WORDING: 1.0})
-    tokens = vocabulary().encode(text[half:])
-    return text[:half] + apply_profile(wording, prompt_key(prompt), prompt, tokens).text
 
 
 def one_digit(text: str) -> str:
@@ -103,10 +81,12 @@ def _answer(side: Side, text: str) -> Answer:
 
 
 def pairs(length: int) -> dict[str, tuple[str, str]]:
-    base = text_of(length, 1)
+    from tests.support.longtexts import drifted, long_answer  # once _common has put the repository on the path
+
+    base = long_answer(length, 1)
     return {"one digit changed": (base, one_digit(base)),
-            "wording drift from the middle": (base, drifted(base)),
-            "unrelated answers": (base, text_of(length, 2))}
+            "wording drift from the middle": (base, drifted(base, "bench")),
+            "unrelated answers": (base, long_answer(length, 2))}
 
 
 def main() -> None:
@@ -150,13 +130,15 @@ def side_by_side() -> list[tuple[str, ...]]:
     """What the side-by-side view costs (``text_rows``) where compare() is cheapest to
     misjudge: megabyte pairs, and a long answer changed in two lines far apart (the lines are
     aligned within MAX_LINE_CELLS and only those two are marked)."""
+    from tests.support.longtexts import long_answer  # once _common has put the repository on the path
+
     rows = [("pair", "chars", "compare() ms", "text_rows ms", "rows marked")]
-    base = text_of(1_000_000, 1)
+    base = long_answer(1_000_000, 1)
     lines = [f"line {i} of a long answer\n" for i in range(50_000)]
     changed = list(lines)
     changed[20_000], changed[35_000] = "line 20000 of a short answer\n", "line 35000 of a long reply\n"
     cases = {"1 MB changed at both ends": (base, "X" + base[1:-1] + "Y"),
-             "1 MB unrelated answers": (base, text_of(1_000_000, 2)),
+             "1 MB unrelated answers": (base, long_answer(1_000_000, 2)),
              "50,000 lines, 2 changed 15,000 apart": ("".join(lines), "".join(changed))}
     for name, (a, b) in cases.items():
         ours, diff = interleaved([functools.partial(compare, a, b), functools.partial(text_rows, a, b)], 3, 0.3)

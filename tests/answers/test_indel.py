@@ -17,10 +17,7 @@ from rapidfuzz.distance import Indel
 from shadowdiff.answers import indel
 from shadowdiff.answers.compare import compare
 from shadowdiff.answers.indel import UNITS, WORD_LEVEL_FROM, unit_count
-from shadowdiff.simulator import profiles
-from shadowdiff.simulator.baseline_text import generate, prompt_key
-from shadowdiff.simulator.drift import apply_profile
-from shadowdiff.simulator.vocab import vocabulary
+from tests.support.longtexts import drifted, long_answer
 
 
 def full(a: str, b: str) -> float:
@@ -108,28 +105,12 @@ def test_unit_count_is_the_number_of_units(text: str) -> None:
     assert unit_count(text) == len(UNITS.findall(text))
 
 
-def _long_answer(length: int, seed: int) -> str:
-    parts, total, i = [], 0, 0
-    while total < length:
-        parts.append(generate(f"Question {seed}-{i}: explain rivers, bridges and taxes.").text)
-        total += len(parts[-1])
-        i += 1
-    return "\n\n".join(parts)[:length]
-
-
-def _drifted(text: str) -> str:
-    """The simulator's wording drift (the common FP8 case) from the middle of ``text`` on."""
-    half = len(text) // 2
-    wording = profiles.Profile("w", {profiles.DriftKind.WORDING: 1.0})
-    return text[:half] + apply_profile(wording, prompt_key("drift"), "drift", vocabulary().encode(text[half:])).text
-
-
 @pytest.mark.slow   # the exact character-level ratio of a megabyte pair alone takes 1-2 s
 def test_a_megabyte_drift_is_measured_exactly() -> None:
     """A wording drift over half a megabyte answer: found within the band, not read as a
     rewrite (it read 0.72 once, against 0.99)."""
-    a = _long_answer(1_000_000, 1)
-    b = _drifted(a)
+    a = long_answer(1_000_000, 1)
+    b = drifted(a)
     result = compare(a, b)
     assert result.similarity is not None and not result.similarity_estimated
     assert result.similarity == full(a, b)
@@ -139,7 +120,7 @@ def test_a_megabyte_drift_is_measured_exactly() -> None:
 def test_past_the_budgets_the_figure_is_an_estimate_and_a_lower_bound() -> None:
     """Two unrelated answers of 300,000 characters: their distance lies past the widest band,
     so it is estimated over pieces, marked so, and never above the exact figure."""
-    a, b = _long_answer(300_000, 1), _long_answer(300_000, 2)
+    a, b = long_answer(300_000, 1), long_answer(300_000, 2)
     result = compare(a, b)
     exact = full(a, b)
     assert result.similarity is not None and result.similarity_estimated
