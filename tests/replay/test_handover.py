@@ -54,7 +54,7 @@ def _log(path: Path, prompts: list[str]) -> Path:
     return path
 
 
-def _replay(tmp_path: Path, prompts: list[str], expected: int) -> tuple[WaitsForTheStore, int, float]:
+def _replay(tmp_path: Path, prompts: list[str], expected: int) -> tuple[WaitsForTheStore, int]:
     store = Store.open(tmp_path / "store")
     run_id = store.create_run("replay", {})
     app = WaitsForTheStore(store, run_id, expected)
@@ -64,26 +64,23 @@ def _replay(tmp_path: Path, prompts: list[str], expected: int) -> tuple[WaitsFor
                                       baseline=Upstream(Side.BASELINE, url, "b"),
                                       candidate=Upstream(Side.CANDIDATE, url, "c"), concurrency=1, score=False,
                                       overrides=Overrides(stream=False, logprobs=0))
-            started = time.monotonic()
             tally = asyncio.run(Replay(settings, store, run_id).run(logs.LogFormat.BODIES))
-            took = time.monotonic() - started
-        return app, tally.done, took
+        return app, tally.done
     finally:
         store.close()
 
 
 def test_a_pair_is_stored_while_the_next_is_being_made(tmp_path: Path) -> None:
     # one pair, far fewer than a burst: the next prompt's answers wait until it is stored
-    app, done, took = _replay(tmp_path, ["first", "later"], expected=1)
+    app, done = _replay(tmp_path, ["first", "later"], expected=1)
     assert done == 2
     assert app.seen == [1, 1]      # both sides of the second prompt found the first pair stored
-    assert took < 2.0              # within the delay and the writer's batch, not the 3 s patience
 
 
 def test_a_full_burst_is_handed_over_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "HANDOVER_PAIRS", 3)
     monkeypatch.setattr(runner, "HANDOVER_DELAY", 30.0)   # never due by time in this test
-    app, done, _ = _replay(tmp_path, ["a", "b", "c", "later"], expected=3)
+    app, done = _replay(tmp_path, ["a", "b", "c", "later"], expected=3)
     assert done == 4
     assert app.seen == [3, 3]
 
