@@ -104,6 +104,12 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dict(zip(DEFAULT_PA
     (("://",), ()),
     (("-----BEGIN ",), ()),
 ), strict=True))
+# Short texts known to match no pattern (``Redactor._clean``): a pair's JSON repeats the same
+# keys and small values ("role", "content", a signal's "kind"...), some thirty of the forty
+# texts a stored pair has redacted, each ~15 look-ups and searches. Only texts without a
+# match are remembered, so that no secret is held longer than its pair.
+CLEAN_LENGTH = 256   # characters, at most, of a text remembered as clean
+CLEAN_TEXTS = 8192   # texts remembered, at most (then forgotten all at once)
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
 MAX_LITERALS = 128  # credentials removed verbatim, at most (each is one search of every text kept)
 MIN_COOKIE = 16   # the shortest cookie value taken for a credential ("accepted", "english" are not)
@@ -240,6 +246,7 @@ class Redactor:
         self._patterns = [(re.compile(p), *_NEEDS.get(p, ((), ()))) for p in patterns]
         self._literals: tuple[str, ...] = ()
         self._active = bool(self._patterns)
+        self._clean: set[str] = set()   # short texts none of the patterns matches (``CLEAN_LENGTH``)
 
     def failure(self, exc: BaseException, headers: Iterable[tuple[bytes, bytes]]) -> str:
         """``failure_text`` of an exception met on a request with these headers, for a log
@@ -263,21 +270,19 @@ class Redactor:
             return self
         copy = Redactor(())
         copy._patterns, copy._literals, copy._active = self._patterns, kept, True
+        copy._clean = self._clean    # (the same patterns: what they do not match, they do not)
         return copy
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """What to replace in ``text``: the matches of all patterns, merged where they overlap."""
-        spans = []
-        folded: str | None = None
-        for pattern, needs, folded_needs in self._patterns:
-            if needs and not any(n in text for n in needs):
-                continue
-            if folded_needs:
-                folded = fold(text) if folded is None else folded
-                if not any(n in folded for n in folded_needs):
-                    continue
-            group = "secret" if "secret" in pattern.groupindex else 0
-            spans += [m.span(group) for m in pattern.finditer(text) if m.end(group) > m.start(group)]
+        if text in self._clean:
+            spans = []
+        else:
+            spans = self._pattern_spans(text)
+            if not spans and len(text) <= CLEAN_LENGTH:
+                if len(self._clean) >= CLEAN_TEXTS:
+                    self._clean.clear()
+                self._clean.add(text)
         for literal in self._literals:
             at = text.find(literal)
             while at >= 0:
@@ -293,6 +298,22 @@ class Redactor:
             else:
                 merged.append((start, end))
         return merged
+
+    def _pattern_spans(self, text: str) -> list[tuple[int, int]]:
+        """The matches of the patterns in ``text``, each searched only where it can match (``_NEEDS``)."""
+        spans = []
+        folded: str | None = None
+        for pattern, needs, folded_needs in self._patterns:
+            # (``map`` over ``__contains__``: a generator's frame per pattern and text cost as much as the look-ups)
+            if needs and not any(map(text.__contains__, needs)):
+                continue
+            if folded_needs:
+                folded = fold(text) if folded is None else folded
+                if not any(map(folded.__contains__, folded_needs)):
+                    continue
+            group = "secret" if "secret" in pattern.groupindex else 0
+            spans += [m.span(group) for m in pattern.finditer(text) if m.end(group) > m.start(group)]
+        return spans
 
     def text(self, value: str) -> str:
         if not self._active:

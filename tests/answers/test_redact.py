@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from shadowdiff.answers.compare import Comparison
 from shadowdiff.answers.records import Answer, Choice, Pair
 from shadowdiff.answers.redact import (
+    CLEAN_TEXTS,
     DEFAULT_PATTERNS,
     MARK,
     LogRedaction,
@@ -289,3 +290,24 @@ def test_many_keys_or_tokens_redacted_alike_cost_linear_time() -> None:
     assert time.perf_counter() - started < 5.0        # linear: ~0.2 s; before: hours
     assert len(redacted) == len(keys) and sorted(redacted.values()) == list(range(20_000))
     assert cut is not None and len(cut) == len(tokens) and cut[1] == MARK and "".join(cut).count("@") == 0
+
+
+def test_short_clean_texts_are_remembered_and_secrets_never() -> None:
+    r = Redactor(DEFAULT_PATTERNS)
+    assert r.text("content") == "content" and "content" in r._clean
+    assert r.text("Bearer abcdefgh1234") == MARK and "Bearer abcdefgh1234" not in r._clean
+    long_text = "a plain sentence " * 20   # past CLEAN_LENGTH: searched every time, never held
+    assert r.text(long_text) == long_text and long_text not in r._clean
+    # a copy with literals shares what the patterns do not match, and still finds its literals there
+    scrubbed = r.with_literals(["opaquekeyvalue"])
+    assert r.text("opaquekeyvalue") == "opaquekeyvalue" and "opaquekeyvalue" in r._clean
+    assert scrubbed.text("opaquekeyvalue") == MARK
+    assert scrubbed.value({"opaquekeyvalue": "content"}) == {MARK: "content"}
+
+
+def test_the_texts_remembered_are_bounded() -> None:
+    r = Redactor(DEFAULT_PATTERNS)
+    for i in range(CLEAN_TEXTS + 10):
+        r.text(f"word{i}")
+    assert 0 < len(r._clean) <= CLEAN_TEXTS
+    assert r.text("word1") == "word1"
