@@ -3,6 +3,7 @@ them (fitted to their columns), and runs, pairs and answers as they are read bac
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -49,18 +50,27 @@ def storable(table: sa.Table, row: dict[str, Any]) -> dict[str, Any]:
     integers held within 32 bits (a server's absurd token count). PostgreSQL refuses what
     does not fit, and one refused pair must not cost the pairs written beside it; SQLite
     would keep it as it came. The comparison has already seen the answer as it came."""
+    lengths, integers = _fitting(table)
     fitted = {}
     for name, value in row.items():
-        column_type = table.c[name].type
         if isinstance(value, str):
-            value = value.replace("\x00", "\ufffd")
-            length = getattr(column_type, "length", None)
+            if "\x00" in value:
+                value = value.replace("\x00", "\ufffd")
+            length = lengths.get(name)
             if length is not None and len(value) > length:
                 value = value[:length]
-        elif isinstance(value, int) and not isinstance(value, bool) and isinstance(column_type, sa.Integer):
+        elif isinstance(value, int) and not isinstance(value, bool) and name in integers:
             value = min(max(value, _INT_MIN), _INT_MAX)
         fitted[name] = value
     return fitted
+
+
+@functools.cache
+def _fitting(table: sa.Table) -> tuple[dict[str, int], frozenset[str]]:
+    """A table's string columns' lengths and its integer columns, read once: looking a
+    column up in SQLAlchemy's collection per value was most of the cost of storing a pair."""
+    lengths = {c.name: length for c in table.c if (length := getattr(c.type, "length", None)) is not None}
+    return lengths, frozenset(c.name for c in table.c if isinstance(c.type, sa.Integer))
 
 
 def pair_row(run_id: str, pair: Pair, now: datetime) -> dict[str, Any]:
