@@ -7,10 +7,13 @@ every figure is the proxy's own work. Five paths are measured in interleaved rou
 * ``direct``: the client against the primary itself (the control for throughput);
 * ``reference``: ``bench/_minimal_proxy.py`` (aiohttp, ~60 lines, no mirroring);
 * ``serve, mirroring off``: ``shadowdiff serve`` with no shadow;
-* ``serve, identical``: a shadow that answers what the primary answers (pairs counted,
+* ``serve, identical, W``: a shadow that answers what the primary answers (pairs counted,
   1 % kept);
-* ``serve, all changed``: a shadow whose every answer differs a little from the primary's
-  (numbers and words): every pair compared, triaged, redacted and stored (SQLite).
+* ``serve, all changed, W``: a shadow whose every answer differs a little from the primary's
+  (numbers and words): every pair compared, triaged, redacted and stored (SQLite);
+
+each of the last two with every ``--pair-worker`` W asked for (``thread,process`` by
+default: the pairs made in the proxy's thread, or in its pair process).
 
 At concurrency 32 (``--seconds`` per path and round) the proxy's CPU per request is read
 from /proc: the whole process, its event-loop thread (the main thread) and its other
@@ -182,6 +185,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--requests", type=int, default=600, help="requests each way at concurrency 1, per round")
+    parser.add_argument("--pair-worker", default="thread,process",
+                        help="serve's --pair-worker for the mirrored paths, comma-separated: one pair of paths each")
     args = parser.parse_args()
     pin(0)
     instant = os.path.join(ROOT, "bench", "_instant.py")
@@ -202,10 +207,16 @@ def main() -> None:
         paths = {"direct": primary, "reference": ref_url}
         paths["serve, mirroring off"] = stack.enter_context(
             shadowdiff("serve", "--primary", primary, "--store", f"{tmp}/off", core=1))
-        paths["serve, identical"] = stack.enter_context(
-            shadowdiff("serve", "--primary", primary, "--shadow", same, "--store", f"{tmp}/same", core=1))
-        paths["serve, all changed"] = stack.enter_context(
-            shadowdiff("serve", "--primary", primary, "--shadow", changed, "--store", f"{tmp}/changed", core=1))
+        changing = []
+        for worker in args.pair_worker.split(","):
+            # (the pair process inherits the proxy's core: its CPU is counted, and shares that core)
+            paths[f"serve, identical, {worker}"] = stack.enter_context(shadowdiff(
+                "serve", "--primary", primary, "--shadow", same, "--store", f"{tmp}/same-{worker}",
+                "--pair-worker", worker, core=1))
+            changing.append(f"serve, all changed, {worker}")
+            paths[changing[-1]] = stack.enter_context(shadowdiff(
+                "serve", "--primary", primary, "--shadow", changed, "--store", f"{tmp}/changed-{worker}",
+                "--pair-worker", worker, core=1))
         for name, url in paths.items():
             processes[name] = (url, _listening_pid(int(url.rsplit(":", 1)[1])))
         spent: dict[str, list[tuple[Cpu, int, float, float]]] = {name: [] for name in paths}
@@ -221,13 +232,14 @@ def main() -> None:
             for name, url in [("control", control), *((n, u) for n, (u, _) in processes.items() if n != "direct")]:
                 d, p = asyncio.run(alternate(primary, url, args.requests))
                 added[name].append(p - d)
-        quiet(processes["serve, all changed"][1])   # (the last pairs stored)
+        for name in changing:
+            quiet(processes[name][1])   # (the last pairs stored)
         time.sleep(1.0)
-        stored = metric(paths["serve, all changed"], "shadowdiff_pairs_stored_total")
-        dropped = metric(paths["serve, all changed"], "shadowdiff_pairs_dropped_total")
-        changed_pairs = sum(metric(paths["serve, all changed"], "shadowdiff_pairs_total", f'outcome="{o}"')
-                            for o in ("equivalent", "near", "divergent"))
-    report(spent, added, args, stored, changed_pairs, dropped)
+        counted = {name: (sum(metric(paths[name], "shadowdiff_pairs_total", f'outcome="{o}"')
+                              for o in ("equivalent", "near", "divergent")),
+                          metric(paths[name], "shadowdiff_pairs_stored_total"),
+                          metric(paths[name], "shadowdiff_pairs_dropped_total")) for name in changing}
+    report(spent, added, args, counted)
 
 
 def _listening_pid(port: int) -> int:
@@ -250,7 +262,7 @@ def _listening_pid(port: int) -> int:
 
 
 def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[str, list[float]],
-           args: argparse.Namespace, stored: float, changed_pairs: float, dropped: float) -> None:
+           args: argparse.Namespace, counted: dict[str, tuple[float, float, float]]) -> None:
     def per_request(name: str, part: str) -> float:
         # median over rounds of each round's CPU per request
         return statistics.median(getattr(c, part) / n for c, n, _, _ in spent[name])
@@ -289,8 +301,9 @@ def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[st
           f"{args.rounds} interleaved rounds of {args.seconds:g} s per path; medians over rounds")
     print("(direct: the primary upstream's own CPU; the proxies on core 1, the client and upstreams on core 0)\n")
     print(table(rows))
-    print(f"\nall changed: {changed_pairs:,.0f} changed pairs counted, {stored:,.0f} stored, {dropped:,.0f} dropped "
-          "(targets: process+children ≤ 2x reference, loop thread ≤ 1.5x reference, for a mirrored request: "
+    for name, (changed_pairs, stored, dropped) in counted.items():
+        print(f"\n{name}: {changed_pairs:,.0f} changed pairs counted, {stored:,.0f} stored, {dropped:,.0f} dropped")
+    print("(targets: process+children ≤ 2x reference, loop thread ≤ 1.5x reference, for a mirrored request: "
           "where not every request was mirrored, read the last two columns)\n")
     off = statistics.median(added["serve, mirroring off"])
     rows = [("concurrency 1", "added p50 ms (proxied - direct)", "min", "max", "mirroring adds ms")]

@@ -132,6 +132,10 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
              "second per process, after the client has its answer; 0 turns it off. Each scored pair costs the "
              "primary, the shadow (and the replica) a prefill of its prompt and answer, and the proxy ~16 ms "
              "of CPU per 1,000 tokens per server (README).")
+@option("--pair-worker", default="auto", show_default=True, type=click.Choice(["auto", "process", "thread"]),
+        help="Where each mirrored pair is read, compared, triaged and redacted: in a child process beside "
+             "the proxy's (process), so that it never holds the event loop up, or in a thread of the proxy's "
+             "own (thread); auto: a process where the proxy may run on two cores or more.")
 @option("--workers", default=1, show_default=True, type=click.IntRange(1),
         help="uvicorn worker processes (metrics are summed across them).")
 @option("--allow-same-target", is_flag=True,

@@ -117,6 +117,9 @@ class ProxyMetrics:
                                   "output tokens by it for tokens per second).", sides, registry=r)
         self.shadow_in_flight = Gauge("shadowdiff_shadow_requests_in_flight", "Shadow requests under way.",
                                       registry=r, multiprocess_mode="livesum")
+        self.pair_process_restarts = Counter(
+            "shadowdiff_pair_process_restarts", "Pair processes (--pair-worker process) started again after one "
+            "died or hung over a batch; the pairs it failed over are counted as the proxy's errors.", registry=r)
         self.pairs_pending = Gauge("shadowdiff_pairs_pending", "Mirrored requests whose pair is not complete: "
                                    "waiting for an answer, or to be read, compared and triaged (past "
                                    "--max-shadow-in-flight plus the pairs thread's queue, requests are not "

@@ -1,9 +1,11 @@
 """Turning a mirrored request's two answers into a pair: compare, count, store.
 
 Each mirrored request gets a small task that waits for the primary's tapped answer
-and the shadow's, has them read, compared with the core's comparison and signals (as
-replay does) and, when stored, redacted in the pairs' thread (``shadowdiff.proxy.pairwork``:
-nothing that grows with the answers runs on the event loop), updates the metrics, and
+and the shadow's, has them made into a pair (``shadowdiff.proxy.pairmaking``: read,
+compared with the core's comparison and signals as replay does, and, when stored,
+redacted) by the pairs' thread or the pair process it hands them to
+(``shadowdiff.proxy.pairwork``, ``shadowdiff.proxy.pairprocess``: nothing that grows with
+the answers runs on the event loop), counts it in the metrics (in that thread), and
 hands the pair to the store writer:
 every comparable pair that is not identical is stored; identical and sampled
 (non-deterministic) pairs are counted, and kept at ``keep_rate``. With ``--score-rate``,
@@ -29,25 +31,24 @@ import logging
 import random
 import uuid
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from shadowdiff.answers.compare import Comparison, Thresholds, compare_answers, error_comparison
-from shadowdiff.answers.parse import answer_from, read_answer
-from shadowdiff.answers.records import Answer, Pair, prompt_text
-from shadowdiff.answers.redact import Redactor, failure_text, header_secrets
-from shadowdiff.proxy import pairwork
+from shadowdiff.answers.records import Pair
+from shadowdiff.answers.redact import Redactor, failure_text
+from shadowdiff.proxy import pairprocess, pairwork
 from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.pairmaking import Compared, Made, Maker, MakerSettings, Measured, PairInputs, TallyKey, measured
+from shadowdiff.proxy.pairprocess import PairProcess
 from shadowdiff.proxy.pairwork import PairWork
 from shadowdiff.proxy.scoring import PairScorer
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import Plan, ShadowReply
 from shadowdiff.proxy.tap import Tapped
-from shadowdiff.store.writer import PairWriter, held_size
-from shadowdiff.triage.pairing import assemble_pair
-from shadowdiff.vocabulary import CHANGED, NotCompared, Outcome, Side, Tally
+from shadowdiff.store.writer import PairWriter
+from shadowdiff.vocabulary import NotCompared, Side, Tally
 
 _COUNTS_EVERY = 1.0   # seconds between hand-overs of outcome counts to the writer
 log = logging.getLogger("shadowdiff.proxy")
@@ -81,8 +82,12 @@ class PairRecorder:
         self.metrics = metrics
         self.writer = writer
         self.scorer: PairScorer | None = None   # with --score-rate, set at start-up
-        self.thresholds = Thresholds(near=settings.near)
-        self.work = PairWork()       # the pairs' thread: reading, comparing, triage, redaction
+        making = MakerSettings.of(settings)
+        self.maker = Maker(making)
+        # the pairs' thread, and the pair process if there is one: reading, comparing, triage, redaction
+        process = (PairProcess(making, on_restart=metrics.pair_process_restarts.inc)
+                   if pairprocess.wanted(settings.pair_worker) else None)
+        self.work = PairWork(self.maker, process)
         self.pending: set[asyncio.Task[None]] = set()
         # pairs not complete, at most (``behind``): the shadow's places and the pairs thread's queue
         self.bound = settings.max_shadow_in_flight + pairwork.MAX_WAITING
@@ -176,13 +181,13 @@ class PairRecorder:
         stores = self.writer is not None
         if self.scorer is None:
             # (one job: read, compared, and triaged and redacted if it is stored or changed)
-            compared, made = await self.work.run(functools.partial(
-                self._compared_and_made, key, seq, path, plan, tapped, shadow, replica, kept, stores))
-            self._count_in_run_all(compared)
+            made = await self.work.make(PairInputs(key, seq, path, plan, tapped, shadow, replica, kept, stores),
+                                        self._counted)
+            self._count_in_run_all(made.measured.tallies)
             calls.count()
         else:
             compared = await self.work.run(functools.partial(self._compared, tapped, plan, shadow, replica))
-            self._count_in_run_all(compared)
+            self._count_in_run_all(compared.tallies)
             calls.count()
             # (here, the client long served: the pair task runs once the primary's answer was sent whole)
             scores = await self.scorer.score(path, plan, compared.answers, compared.comparison.outcome)
@@ -192,54 +197,28 @@ class PairRecorder:
             assert self.writer is not None
             self.writer.submit(made.stored, made.size)
 
-    def _compared_and_made(self, key: str, seq: int, path: str, plan: Plan, tapped: Tapped, shadow: ShadowReply,
-                           replica: ShadowReply | None, kept: bool, stores: bool) -> tuple[_Compared, _Made]:
-        """(in the pairs' thread) ``_compared``, then ``_made`` without scores."""
-        compared = self._compared(tapped, plan, shadow, replica)
-        return compared, self._made(key, seq, path, plan, compared, {}, kept, stores)
+    def _counted(self, made: Made) -> Made:
+        """(in the pairs' thread) A pair made in one step, in the metrics."""
+        self._in_metrics(made.measured)
+        self._observe_change(made.measured)
+        return made
 
-    def _compared(self, tapped: Tapped, plan: Plan, shadow: ShadowReply, replica: ShadowReply | None) -> _Compared:
-        """(in the pairs' thread) The answers read, by side, and compared."""
-        primary = self._primary_answer(tapped, plan)
-        shadow_answer, reason = shadow.read()
-        answers = {primary.side: primary, shadow_answer.side: shadow_answer}
-        comparison = self._compare(answers[Side.BASELINE], answers[Side.CANDIDATE])
-        noise = None
-        if replica is not None:
-            answers[Side.REPLICA], _ = replica.read()
-            noise = self._compare(answers[Side.BASELINE], answers[Side.REPLICA])
-        changed = plan.comparable and comparison.outcome in CHANGED
-        compared = _Compared(answers, shadow_answer, reason, comparison, noise, changed)
-        self._in_metrics(compared, plan)
+    def _compared(self, tapped: Tapped, plan: Plan, shadow: ShadowReply, replica: ShadowReply | None) -> Compared:
+        """(in the pairs' thread) The answers read, by side, and compared, in the metrics."""
+        compared = self.maker.compared(tapped, plan, shadow, replica)
+        self._in_metrics(measured(compared))
         return compared
 
-    def _compare(self, a: Answer, b: Answer) -> Comparison:
-        """(in the pairs' thread) The comparison of two answers; an error one if a side failed."""
-        if not (a.ok and b.ok):
-            return error_comparison(a.finish_reason, b.finish_reason)
-        return compare_answers(a, b, self.thresholds)
+    def _made(self, key: str, seq: int, path: str, plan: Plan, compared: Compared, scores: dict[str, Any],
+              kept: bool, stores: bool) -> Made:
+        """(in the pairs' thread) A compared pair made with its scores (``Maker.made``), its change in the metrics."""
+        made = self.maker.made(key, seq, path, plan, compared, scores, kept, stores)
+        self._observe_change(made.measured)
+        return made
 
-    def _made(self, key: str, seq: int, path: str, plan: Plan, compared: _Compared, scores: dict[str, Any],
-              kept: bool, stores: bool) -> _Made:
-        """(in the pairs' thread) The pair, triaged on the true answers, when it changed or is
-        kept (a cascade is one more signal, counted with the others); and as it is stored,
-        redacted, with its size, when it is stored (every change, the rest when ``kept``)."""
-        keep = stores and (compared.changed or kept)
-        if not (compared.changed or keep):
-            return _Made(None, None, 0)
-        pair = assemble_pair(key, seq, path, prompt_text(plan.request), plan.request, compared.answers,
-                             compared.comparison, noise=compared.noise, scores=scores,
-                             category=_category(plan.request), comparable=plan.comparable)
-        if compared.changed:
-            self._observe_change(pair)
-        if not keep:
-            return _Made(pair, None, 0)
-        stored = self.redactor.with_literals(header_secrets(plan.headers)).pair(pair)
-        return _Made(pair, stored, held_size(stored, len(plan.body)))
-
-    def _count_in_run_all(self, compared: _Compared) -> None:
-        """The compared pair in the run's counts (its metrics are counted: ``_in_metrics``)."""
-        for of, outcome, comparable in compared.tallies:
+    def _count_in_run_all(self, tallies: Iterable[TallyKey]) -> None:
+        """A compared pair in the run's counts (its metrics are counted: ``_in_metrics``)."""
+        for of, outcome, comparable in tallies:
             self._count_in_run(of, outcome, comparable)
 
     async def _not_compared(self, tapped: Any, plan: Plan, calls: _Calls, comparable: str) -> None:
@@ -264,46 +243,34 @@ class PairRecorder:
         self._count_in_run(Tally.NOT_COMPARED, why, plan.comparable)
         calls.count()
 
-    def _shadow_metrics(self, shadow_answer: Answer, reason: str) -> None:
-        """The shadow's call in the metrics: how it ended, and its timings (the primary's
-        are recorded by the forwarder, for every request)."""
-        self.metrics.shadow_event("mirrored" if reason == "ok" else "failed", reason)
-        side = shadow_answer.side.value
-        if shadow_answer.duration is not None:
-            self.metrics.duration.labels(side).observe(shadow_answer.duration)
-        if shadow_answer.ok and shadow_answer.ttft is not None:
-            self.metrics.ttft.labels(side).observe(shadow_answer.ttft)
-        if shadow_answer.ok and shadow_answer.ttfat is not None:
-            self.metrics.ttfat.labels(side).observe(shadow_answer.ttfat)
+    def _in_metrics(self, m: Measured) -> None:
+        """(in the pairs' thread: the metrics take their own locks) A compared pair in the
+        metrics: the shadow's call and its timings (the primary's are recorded by the
+        forwarder, for every request), the noise floor's pair, each side's output, the
+        outcome."""
+        self.metrics.shadow_event("mirrored" if m.reason == "ok" else "failed", m.reason)
+        side = m.shadow_side.value
+        if m.shadow_duration is not None:
+            self.metrics.duration.labels(side).observe(m.shadow_duration)
+        if m.shadow_ok and m.shadow_ttft is not None:
+            self.metrics.ttft.labels(side).observe(m.shadow_ttft)
+        if m.shadow_ok and m.shadow_ttfat is not None:
+            self.metrics.ttfat.labels(side).observe(m.shadow_ttfat)
+        if m.noise is not None:
+            self.metrics.noise_pairs.labels(m.noise.value).inc()
+        for answered, tokens, seconds in m.output:
+            self.metrics.output_tokens.labels(answered.value).inc(tokens)
+            self.metrics.generation.labels(answered.value).inc(seconds)
+        self.metrics.pairs.labels(m.outcome.value, "true" if m.comparable else "false").inc()
 
-    def _in_metrics(self, compared: _Compared, plan: Plan) -> None:
-        """(in the pairs' thread: the metrics take their own locks) The compared pair in
-        the metrics - the shadow's call, the noise floor's pair, each side's output, the
-        outcome - and, in ``compared.tallies``, what the run's counts are to add (whether
-        both hit the cap too): stored or not, as the run counts every pair."""
-        self._shadow_metrics(compared.shadow, compared.reason)
-        if compared.noise is not None:
-            self.metrics.noise_pairs.labels(compared.noise.outcome.value).inc()
-            compared.tallies.append(("noise", compared.noise.outcome.value, plan.comparable))
-        for answer in compared.answers.values():
-            if answer.ok and answer.completion_tokens and answer.duration:
-                self.metrics.output_tokens.labels(answer.side.value).inc(answer.completion_tokens)
-                self.metrics.generation.labels(answer.side.value).inc(answer.duration)
-        outcome = compared.comparison.outcome
-        self.metrics.pairs.labels(outcome.value, "true" if plan.comparable else "false").inc()
-        compared.tallies.append(("pairs", outcome.value, plan.comparable))
-        base, cand = compared.answers[Side.BASELINE], compared.answers[Side.CANDIDATE]
-        if plan.comparable and outcome is not Outcome.ERROR and base.capped & cand.capped:
-            compared.tallies.append((Tally.CAPPED, outcome.value, True))
-
-    def _observe_change(self, pair: Pair) -> None:
+    def _observe_change(self, m: Measured) -> None:
         """A comparable pair that changed: its similarity, where it diverged and its signals, in the metrics."""
-        comparison = pair.comparison
-        assert comparison.similarity is not None
-        self.metrics.similarity.observe(comparison.similarity)
-        if comparison.first_char is not None:
-            self.metrics.first_divergence.observe(comparison.first_char)
-        for kind in {s["kind"] for s in pair.signals or []}:
+        if m.similarity is None:
+            return
+        self.metrics.similarity.observe(m.similarity)
+        if m.first_char is not None:
+            self.metrics.first_divergence.observe(m.first_char)
+        for kind in m.kinds:
             self.metrics.signals.labels(kind).inc()
 
     def _open_for(self, pair: Pair) -> bool:
@@ -336,13 +303,6 @@ class PairRecorder:
             self.writer.add_counts(self._counts)
         self._counts = Counter()
 
-    def _primary_answer(self, tapped: Tapped, plan: Plan) -> Answer:
-        base = Answer(self.settings.primary_side, plan.request.get("model") if self.settings.primary_model is None
-                      else self.settings.primary_model)
-        reading = read_answer(tapped.raw, tapped.stream)
-        return answer_from(base, reading, tapped.status, tapped.started, tapped.first, tapped.ended,
-                           tapped.first_answer, tapped.last if tapped.stream else None)   # a body: all at once
-
     async def drain(self, seconds: float) -> None:
         """Wait for the pairs still being completed (at shutdown), at most ``seconds``;
         those still waiting then (for a shadow that hangs) are counted in the run as not
@@ -359,30 +319,6 @@ class PairRecorder:
             # (``seconds`` is what the shutdown had left of the setting: say the setting)
             log.warning("%d pairs were not complete after --drain-timeout %g s; counted as not compared (drained)",
                         len(late), self.settings.drain_timeout)
-
-
-@dataclass
-class _Compared:
-    """A pair's answers read and compared (in the pairs' thread)."""
-
-    answers: dict[Side, Answer]
-    shadow: Answer
-    reason: str            # how the shadow's call ended, for the metrics
-    comparison: Comparison
-    noise: Comparison | None
-    changed: bool          # comparable, and changed in substance
-    # what the run's counts are to add for it: (``pairs`` or ``noise`` or capped, outcome, comparable)
-    tallies: list[tuple[str, str, bool]] = field(default_factory=list)
-
-
-@dataclass
-class _Made:
-    """A compared pair as made (in the pairs' thread): triaged, when it changed or is stored;
-    redacted, with its size, when it is stored."""
-
-    pair: Pair | None
-    stored: Pair | None
-    size: int
 
 
 @dataclass
@@ -426,10 +362,3 @@ def _not_compared_reasons(tapped: Any) -> tuple[str, NotCompared]:
     if isinstance(tapped, Tapped) and 400 <= tapped.status < 500:
         return NoAnswer.FAILED, NotCompared.PRIMARY_4XX
     return NoAnswer.FAILED, NotCompared.PRIMARY_FAILED
-
-
-def _category(request: dict[str, Any]) -> str | None:
-    metadata = request.get("metadata")
-    category = metadata.get("category") if isinstance(metadata, dict) else None
-    return None if category is None else str(category)
-

@@ -23,6 +23,11 @@ order they came, when a batch is handed back, so that a full queue costs no wake
 every waiting task per job - so a proxy whose CPU cannot keep up with its pairs finishes them later rather than
 slowing its clients. Those that wait past the drain deadline at shutdown are counted as
 drained, like any pair the proxy stopped waiting for.
+
+Making a pair (``make``: its answers read, compared, triaged, redacted) is done by the
+pair process (``shadowdiff.proxy.pairprocess``) when there is one: the thread hands it
+the batch's pairs at once and waits for them, its lock let go, then counts each in the
+thread (``then``). Without one, or once it cannot start, the thread makes them itself.
 """
 
 from __future__ import annotations
@@ -30,12 +35,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from shadowdiff.proxy.pairmaking import Made, Maker, PairInputs
+from shadowdiff.proxy.pairprocess import PairFailed, PairProcess, PairProcessUnavailable
 
 MAX_BATCH = 64             # jobs handed back to the event loop in one call, at most
 MAX_WAITING = 256          # jobs queued, at most; past it, a pair task waits for room
@@ -44,14 +53,19 @@ NICE = 10                  # the pairs' thread's nice value (the event loop's: t
 # the process's, set when the pairs' thread starts: only lock contention makes it cost anything
 SWITCH_INTERVAL = 0.00005
 T = TypeVar("T")
-_Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
+# a job: a call (``run``: no ``then``), or a pair to make and what to do with it (``make``)
+_Job = tuple[Callable[[], Any] | PairInputs, Callable[[Made], Any] | None, "asyncio.Future[Any]"]
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
+log = logging.getLogger("shadowdiff.proxy")
 
 
 class PairWork:
-    """``run(job)``: ``job()``'s result, computed in the pairs' thread (started on first use)."""
+    """``run(job)``: ``job()``'s result, computed in the pairs' thread (started on first use);
+    ``make(inputs, then)``: ``then`` of the pair made of ``inputs`` by ``maker`` or ``process``."""
 
-    def __init__(self) -> None:
+    def __init__(self, maker: Maker | None = None, process: PairProcess | None = None) -> None:
+        self._maker = maker
+        self._process = process
         self._jobs: collections.deque[_Job] = collections.deque()
         self._wake = threading.Event()
         self._waiting_room: collections.deque[asyncio.Future[None]] = collections.deque()   # tasks in line
@@ -63,8 +77,21 @@ class PairWork:
         """``job()``, done in the thread (on the event loop once the thread has stopped).
         With the queue full, the caller first waits for room (the event loop does not). A
         job whose caller was cancelled before the thread took it is not done."""
+        return await self._queued(job, None, job)   # type: ignore[no-any-return]
+
+    async def make(self, inputs: PairInputs, then: Callable[[Made], T]) -> T:
+        """``then(made)`` of the pair made of ``inputs`` (in the pair process, if there is
+        one), both in the thread, as ``run`` does a job. A pair the process could not make
+        raises ``PairFailed``."""
+        assert self._maker is not None
+        maker = self._maker
+        return await self._queued(inputs, then, lambda: then(maker.make(inputs)))  # type: ignore[no-any-return]
+
+    async def _queued(self, what: Callable[[], Any] | PairInputs, then: Callable[[Made], Any] | None,
+                      here: Callable[[], Any]) -> Any:
+        """The job's result from the thread; ``here()`` where it is done by its caller (the thread stopped)."""
         if self._stopping:
-            return job()
+            return here()
         loop = asyncio.get_running_loop()
         if self._thread is None:
             self._loop = loop
@@ -77,9 +104,9 @@ class PairWork:
             self._waiting_room.append(room)
             await room
             if self._stopping:      # (stopped while this waited for room)
-                return job()
-        done: asyncio.Future[T] = loop.create_future()
-        self._jobs.append((job, done))
+                return here()
+        done: asyncio.Future[Any] = loop.create_future()
+        self._jobs.append((what, then, done))
         self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
         return await done
 
@@ -93,6 +120,8 @@ class PairWork:
                 self._loop.call_soon_threadsafe(self._let_in, len(self._waiting_room))
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._process is not None:
+            self._process.close(timeout)
 
     def _run(self) -> None:
         # Below the event loop in the OS's eyes too: on a core they share, a request arriving
@@ -104,20 +133,56 @@ class PairWork:
             self._wake.clear()
             while self._jobs:
                 batch: list[_Done] = []
+                making: list[tuple[PairInputs, Callable[[Made], Any], asyncio.Future[Any]]] = []
                 # what was queued when the batch began: a result waits for no job queued after it
                 taken = min(len(self._jobs), MAX_BATCH)
                 for _ in range(taken):
-                    job, done = self._jobs.popleft()
+                    what, then, done = self._jobs.popleft()
                     if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
                         continue
+                    if then is not None:
+                        assert isinstance(what, PairInputs)
+                        making.append((what, then, done))
+                        continue
+                    assert callable(what)
                     try:
-                        batch.append((done, job(), None))
+                        batch.append((done, what(), None))
                     except BaseException as exc:  # handed to the caller, as its own exception
                         batch.append((done, None, exc))
                     time.sleep(0)   # the interpreter's lock to the event loop, if it waits for it
+                if making:
+                    batch += self._made([inputs for inputs, _, _ in making], making)
                 self._hand_back(batch, taken)
             if self._stopping and not self._jobs:
                 return
+
+    def _made(self, inputs: list[PairInputs],
+              making: list[tuple[PairInputs, Callable[[Made], Any], asyncio.Future[Any]]]) -> list[_Done]:
+        """(in the thread) The pairs made, by the process if there is one, each handed to its ``then``."""
+        results: list[Made | PairFailed] | None = None
+        if self._process is not None:
+            try:
+                results = self._process.make(inputs)
+            except PairProcessUnavailable as exc:   # it cannot start: the thread makes them from now on
+                if not self._stopping:
+                    log.error("the pair process could not start (%s); the pairs are made in the proxy's own "
+                              "process from now on", exc)
+                    self._process = None
+        done_ones: list[_Done] = []
+        for i, (pair, then, done) in enumerate(making):
+            try:
+                if results is None:
+                    assert self._maker is not None
+                    result: Made | PairFailed = self._maker.make(pair)
+                else:
+                    result = results[i]
+                if isinstance(result, PairFailed):
+                    raise result
+                done_ones.append((done, then(result), None))
+            except BaseException as exc:  # handed to the caller, as its own exception
+                done_ones.append((done, None, exc))
+            time.sleep(0)
+        return done_ones
 
     def _hand_back(self, batch: list[_Done], taken: int) -> None:
         assert self._loop is not None

@@ -51,6 +51,9 @@ _SECONDS = {"shadow_timeout": 86_400.0, "connect_timeout": 3600.0, "primary_time
             "store_timeout": 3600.0, "retain_every": 86_400.0}
 
 
+PAIR_WORKERS = ("auto", "process", "thread")
+
+
 @dataclass(frozen=True)
 class ProxySettings:
     """The proxy's configuration."""
@@ -107,6 +110,10 @@ class ProxySettings:
     score_rate: float = 0.0
     # the primary's server and model as the shadow too: refused unless asked for (its noise)
     allow_same_target: bool = False
+    # where the pairs are made (shadowdiff.proxy.pairprocess): "process", "thread", or "auto" (a
+    # process with two cores or more). The command's default is auto; built here, a thread
+    # (an app made in a test or an embedding process starts no child of its own unasked).
+    pair_worker: str = "thread"
 
     def __post_init__(self) -> None:
         # (in this order: with several wrong, the first named is the one said)
@@ -114,6 +121,8 @@ class ProxySettings:
         self._check_rates()
         if self.max_shadow_in_flight < 1:
             raise ConfigError("--max-shadow-in-flight must be at least 1")
+        if self.pair_worker not in PAIR_WORKERS:
+            raise ConfigError(f"--pair-worker must be one of {', '.join(PAIR_WORKERS)}, got {self.pair_worker!r}")
         check_patterns(self.redact)
         self._check_limits()
         self._check_times()

@@ -385,7 +385,7 @@ def test_a_pair_the_proxy_fails_to_complete_counts_against_the_run(start_simulat
     def broken(*_: Any) -> Any:
         raise RuntimeError("a bug in the comparison")
 
-    monkeypatch.setattr("shadowdiff.proxy.pairs.compare_answers", broken)
+    monkeypatch.setattr("shadowdiff.proxy.pairmaking.compare_answers", broken)
     proxy, app = start_proxy(primary=start_simulator(), shadow=start_simulator(served_model_names=(FP8,)),
                              shadow_model=FP8, store=str(tmp_path / "store"))
     assert HTTP.post(proxy + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.proxy import pairs as pairs_module
+from shadowdiff.proxy import pairmaking as pairs_module
 from shadowdiff.proxy import pairwork
 from shadowdiff.proxy.pairwork import PairWork
 from shadowdiff.simulator import profiles

@@ -1,0 +1,225 @@
+"""The pair process (``serve --pair-worker process``): the pairs it makes are the thread's,
+one that dies or hangs is replaced and costs only the pair it failed over, one that
+cannot start leaves the work to the thread, and none outlives the proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from shadowdiff.answers.records import Answer
+from shadowdiff.errors import ConfigError
+from shadowdiff.proxy import pairprocess
+from shadowdiff.proxy.cli import serve
+from shadowdiff.proxy.pairmaking import Made, Maker, MakerSettings, PairInputs
+from shadowdiff.proxy.pairprocess import PairFailed, PairProcess
+from shadowdiff.proxy.pairwork import PairWork
+from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, ProxySettings
+from shadowdiff.proxy.shadow import Plan, ShadowReply
+from shadowdiff.proxy.tap import Tapped
+from shadowdiff.simulator import profiles
+from shadowdiff.store import Store
+from shadowdiff.vocabulary import Outcome, Side
+from tests.support.proxying import FP8, chat, counter, settled, wait_for
+from tests.support.servers import HTTP
+
+Start = Callable[..., Any]
+SETTINGS = MakerSettings(Side.BASELINE, None, 0.9, DEFAULT_REDACTIONS)
+
+
+def _body(text: str) -> bytes:
+    return orjson.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 9, "total_tokens": 12}})
+
+
+def _inputs(i: int, baseline: str, candidate: str, extra: dict[str, Any] | None = None) -> PairInputs:
+    request = {"model": "m", "messages": [{"role": "user", "content": f"question {i}"}], "temperature": 0,
+               **(extra or {})}
+    plan = Plan(b"{}", request, False, True, headers=[(b"authorization", b"Bearer sk-secretvalue12345")])
+    tapped = Tapped(_body(baseline), 200, False, 1.0, None, None, 1.5)
+    shadow = ShadowReply(Answer(Side.CANDIDATE, "m"), "ok", _body(candidate), False, 1.0, None, 1.4)
+    return PairInputs(f"k{i}", i, "/v1/chat/completions", plan, tapped, shadow, None, False, True)
+
+
+class _Poison:
+    """A value whose unpickling runs ``call(*args)``: in the pair process, which reads it."""
+
+    def __init__(self, call: Callable[..., Any], *args: Any) -> None:
+        self.call, self.args = call, args
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self.call, self.args
+
+
+GOOD = ("The Amazon carries 209,000 cubic metres a second.", "The Amazon carries 206,000 cubic metres a second.")
+
+
+def test_the_process_makes_the_pair_the_thread_makes() -> None:
+    process = PairProcess(SETTINGS)
+    try:
+        pairs = [_inputs(0, *GOOD), _inputs(1, "same", "same"), _inputs(2, "Yes. sk-abcdefgh12345", "No.")]
+        made = process.make(pairs)
+    finally:
+        process.close()
+    here = [Maker(SETTINGS).make(p) for p in pairs]
+    assert made == here
+    assert [m.measured.outcome for m in here] == [Outcome.NEAR, Outcome.IDENTICAL, Outcome.DIVERGENT]
+    stored = made[2]
+    assert isinstance(stored, Made) and stored.stored is not None
+    assert "sk-abcdefgh12345" not in orjson.dumps(stored.stored.answers[Side.BASELINE].text).decode()   # redacted
+
+
+def test_a_pair_that_kills_the_process_fails_alone_and_a_new_one_makes_the_rest() -> None:
+    process = PairProcess(SETTINGS)
+    try:
+        poisoned = _inputs(1, *GOOD, extra={"poison": _Poison(os._exit, 7)})
+        made = process.make([_inputs(0, *GOOD), poisoned, _inputs(2, *GOOD)])
+        assert [type(m).__name__ for m in made] == ["Made", "PairFailed", "Made"]
+        assert "pair process failed" in str(made[1])
+        assert process.restarts >= 2     # once for the batch, once for the pair that killed it again
+        assert isinstance(process.make([_inputs(3, *GOOD)])[0], Made)
+    finally:
+        process.close()
+
+
+def test_a_process_that_hangs_over_a_pair_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pairprocess, "BATCH_TIMEOUT", 1.0)
+    process = PairProcess(SETTINGS)
+    try:
+        made = process.make([_inputs(0, *GOOD, extra={"poison": _Poison(time.sleep, 60)})])
+        assert isinstance(made[0], PairFailed) and "no answer within" in str(made[0])
+        assert isinstance(process.make([_inputs(1, *GOOD)])[0], Made)
+    finally:
+        process.close()
+
+
+def test_a_process_that_cannot_start_leaves_the_pairs_to_the_thread(monkeypatch: pytest.MonkeyPatch,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+
+    async def main() -> list[Made]:
+        work = PairWork(Maker(SETTINGS), PairProcess(SETTINGS))
+        try:
+            return [await work.make(_inputs(i, *GOOD), lambda made: made) for i in range(2)]
+        finally:
+            work.close()
+
+    made = asyncio.run(main())
+    assert [m.measured.outcome for m in made] == [Outcome.NEAR, Outcome.NEAR]
+    assert sum("could not start" in r.getMessage() for r in caplog.records) == 1   # said once
+
+
+def test_the_process_ignores_ctrl_c_and_ends_with_the_work() -> None:
+    async def main() -> Any:
+        process = PairProcess(SETTINGS)
+        work = PairWork(Maker(SETTINGS), process)
+        await work.make(_inputs(0, *GOOD), lambda made: made)
+        child = process._child
+        assert child is not None and child.poll() is None
+        child.send_signal(signal.SIGINT)     # a terminal's Ctrl-C reaches the whole process group
+        made = await work.make(_inputs(1, *GOOD), lambda made: made)
+        assert process._child is child and process.restarts == 0 and made.measured.outcome is Outcome.NEAR
+        work.close()
+        return child
+
+    child = asyncio.run(main())
+    assert child.poll() is not None      # ended and reaped
+
+
+def test_auto_means_a_process_with_two_cores_or_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
+    assert not pairprocess.wanted("auto")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
+    assert pairprocess.wanted("auto") and pairprocess.wanted("process") and not pairprocess.wanted("thread")
+
+
+def test_a_containers_cpu_quota_counts_as_its_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(8)))
+    assert pairprocess.usable_cores(tmp_path) == 8                    # no cgroup files: the affinity
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert pairprocess.usable_cores(tmp_path) == 8                    # no quota
+    (tmp_path / "cpu.max").write_text("100000 100000\n")
+    assert pairprocess.usable_cores(tmp_path) == 1                    # a pod limited to one CPU
+    (tmp_path / "cpu.max").unlink()
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("250000\n")   # cgroup v1
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert pairprocess.usable_cores(tmp_path) == 2.5
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert pairprocess.usable_cores(tmp_path) == 8
+
+
+def test_an_unknown_pair_worker_is_refused() -> None:
+    with pytest.raises(ConfigError, match="--pair-worker must be one of auto, process, thread"):
+        ProxySettings(primary="http://a:1", pair_worker="fork")
+    refused = CliRunner().invoke(serve, ["--primary", "http://a:1", "--pair-worker", "fork"])
+    assert refused.exit_code == 2 and "'fork' is not one of 'auto', 'process', 'thread'" in refused.output
+
+
+def _stored(location: Path) -> list[dict[str, Any]]:
+    store = Store.open(location)
+    try:
+        run = store.latest_run("serve")
+        assert run is not None
+        return sorted(({"prompt": p["prompt"], "outcome": p["outcome"], "similarity": p["similarity"],
+                        "signals": p["signals"], "texts": {s: a.text for s, a in p.answers.items()}}
+                       for p in store.pairs(run.id)), key=lambda p: p["prompt"])
+    finally:
+        store.close()
+
+
+def test_a_proxy_with_a_pair_process_stores_and_counts_what_one_without_does(
+        start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    stores, apps = {}, {}
+    for worker in ("thread", "process"):
+        stores[worker] = tmp_path / worker
+        url, apps[worker] = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, store=str(stores[worker]),
+                                        keep_rate=1.0, pair_worker=worker)
+        for i in range(8):
+            body = chat(f"Question {i}: explain rivers for a newcomer.", stream=i % 2 == 0)
+            assert HTTP.post(url + "/v1/chat/completions", json=body).status_code == 200
+        settled(apps[worker])
+        apps[worker].writer.close()
+    child = apps["process"].pairs.work._process._child
+    assert child is not None and child.pid != os.getpid()          # made there...
+    assert apps["thread"].pairs.work._process is None              # ...and here in the thread
+    assert _stored(stores["process"]) == _stored(stores["thread"])
+    assert len(_stored(stores["process"])) == 8
+    for outcome in Outcome:
+        assert counter(apps["process"], "pairs", outcome.value, "true") == \
+            counter(apps["thread"], "pairs", outcome.value, "true"), outcome
+
+
+def test_a_killed_pair_process_is_replaced_and_no_client_notices(
+        start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    url, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, pair_worker="process")
+    asked = 0
+    for round_ in range(3):
+        for i in range(3):
+            asked += 1
+            body = chat(f"Round {round_}, question {i}: explain tides.", stream=i % 2 == 0)
+            assert HTTP.post(url + "/v1/chat/completions", json=body).status_code == 200
+        settled(app)
+        process = app.pairs.work._process
+        assert process is not None and process._child is not None
+        process._child.kill()
+        process._child.wait()
+    wait_for(lambda: sum(counter(app, "pairs", o.value, "true") for o in Outcome) == asked)
+    assert counter(app, "pairs", "error", "true") == 0
+    assert app.pairs.work._process.restarts == 2
+    assert app.metrics.pair_process_restarts._value.get() == 2
