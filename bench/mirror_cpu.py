@@ -17,14 +17,18 @@ default: the pairs made in the proxy's thread, or in its pair process).
 
 At concurrency 32 (``--seconds`` per path and round) the proxy's CPU per request is read
 from /proc: the whole process, its event-loop thread (the main thread) and its other
-threads apart, and its child processes (a process pool's) apart; the proxy's CPU is
+threads apart, and its child processes (the pair process) apart; the proxy's CPU is
 measured until it goes quiet after the load, so the pairs still being stored count.
+Back to back, an instant upstream saturates the proxy's core, which then mirrors only
+what its pairs' work gets through (the rest is served, not mirrored: ``pairs_behind``);
+``--rate`` paces the requests instead, so that below what the proxy keeps up with every
+request is mirrored and the CPU per request is that of a mirrored one.
 At concurrency 1 each path's requests alternate with direct ones, one at a time, and the
 added p50 is proxied minus direct; the control alternates two direct servers.
 
 The upstreams and the client share core 0; the proxies run on core 1.
 
-    python bench/mirror_cpu.py [--rounds 3] [--seconds 4] [--requests 600]
+    python bench/mirror_cpu.py [--rounds 3] [--seconds 4] [--requests 600] [--rate 800]
 """
 
 from __future__ import annotations
@@ -127,17 +131,27 @@ async def post(session: aiohttp.ClientSession, url: str) -> float:
     return time.perf_counter() - started
 
 
-async def load(url: str, seconds: float, concurrency: int) -> int:
-    """Requests completed in ``seconds`` at ``concurrency``."""
+async def load(url: str, seconds: float, concurrency: int, rate: float | None = None) -> int:
+    """Requests completed in ``seconds`` at ``concurrency``: back to back, or with ``rate``
+    sent at that many a second (each at its time, by whichever of the ``concurrency``
+    workers is free), so that a proxy that keeps up mirrors them all."""
     done = 0
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
         for _ in range(20):
             await post(session, url)
-        stop = time.perf_counter() + seconds
+        start = time.perf_counter()
+        stop = start + seconds
+        sent = 0
 
         async def worker() -> None:
-            nonlocal done
+            nonlocal done, sent
             while time.perf_counter() < stop:
+                if rate is not None:
+                    at = start + sent / rate
+                    sent += 1
+                    if at >= stop:
+                        return
+                    await asyncio.sleep(max(0.0, at - time.perf_counter()))
                 await post(session, url)
                 done += 1
 
@@ -185,6 +199,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--requests", type=int, default=600, help="requests each way at concurrency 1, per round")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="requests a second at concurrency 32 (default: back to back): below what the proxy "
+                             "keeps up with, every request is mirrored")
     parser.add_argument("--pair-worker", default="thread,process",
                         help="serve's --pair-worker for the mirrored paths, comma-separated: one pair of paths each")
     args = parser.parse_args()
@@ -226,7 +243,7 @@ def main() -> None:
                 quiet(pid)
                 mirrored = _mirrored(url, name)
                 before = cpu(pid)
-                n = asyncio.run(load(url, args.seconds, 32))
+                n = asyncio.run(load(url, args.seconds, 32, args.rate))
                 quiet(pid)
                 spent[name].append((cpu(pid) - before, n, n / args.seconds, _mirrored(url, name) - mirrored))
             for name, url in [("control", control), *((n, u) for n, (u, _) in processes.items() if n != "direct")]:
@@ -297,8 +314,9 @@ def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[st
                      "" if name == "direct" else f"{loop / ref_loop:.2f}",
                      f"{100 * share:.0f} %" if share else "",
                      f"{each * 1e3:.3f}" if share else "", f"{each / ref_total:.2f}" if share else ""))
+    pace = "back to back" if args.rate is None else f"{args.rate:g} requests/s"
     print(f"shadowdiff serve's CPU per request against instant upstreams (~1,000-character answers), "
-          f"{args.rounds} interleaved rounds of {args.seconds:g} s per path; medians over rounds")
+          f"{args.rounds} interleaved rounds of {args.seconds:g} s per path, {pace}; medians over rounds")
     print("(direct: the primary upstream's own CPU; the proxies on core 1, the client and upstreams on core 0)\n")
     print(table(rows))
     for name, (changed_pairs, stored, dropped) in counted.items():
