@@ -55,6 +55,12 @@ class PairInputs:
     kept: bool       # stored even if it did not change (``keep_rate``)
     stores: bool     # the proxy has a store
 
+    @property
+    def size(self) -> int:
+        """The bytes it holds, about: the request's and the answers'."""
+        return (len(self.plan.body) + len(self.tapped.raw) + self.shadow.size
+                + (self.replica.size if self.replica is not None else 0))
+
 
 @dataclass(frozen=True)
 class Measured:

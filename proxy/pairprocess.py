@@ -30,6 +30,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -42,6 +43,13 @@ log = logging.getLogger("shadowdiff.proxy")
 
 START_TIMEOUT = 60.0    # seconds for a new child to be ready (it imports the comparison and the triage)
 BATCH_TIMEOUT = 120.0   # seconds for a batch's pairs at most (a 1 MB pair takes well under one)
+BATCH_BYTES = 16 * 2**20   # requests' and answers' bytes handed over at once, at most (one pair may be more)
+# Children started within RESTART_WINDOW seconds, at most: past it the process is given up on
+# (``PairProcessUnavailable``: the thread makes the pairs) rather than restarted in a loop,
+# each start a second of CPU, by a child that cannot work here (a broken install, a
+# package upgraded under the running proxy).
+MAX_STARTS = 6
+RESTART_WINDOW = 60.0
 NICE = 10               # as the pairs' thread: the scheduler lets the proxy's event loop preempt it
 _READY = "ready"
 
@@ -96,13 +104,27 @@ class PairProcess:
         self.on_restart = on_restart
         self.restarts = 0       # children started after the first
         self._started = 0
+        self._starts: list[float] = []   # when the children of the last RESTART_WINDOW started
         self._child: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._socket: socket.socket | None = None   # the connection's, to end what is sent to the child
         self._closed = False
         self._lock = threading.Lock()   # (close() from the event loop's thread, at shutdown)
 
-    def make(self, batch: list[PairInputs]) -> list[Made | PairFailed]:
+    def make(self, pairs: list[PairInputs]) -> list[Made | PairFailed]:
+        """The pairs made, in order, handed over in batches of at most ``BATCH_BYTES``."""
+        made: list[Made | PairFailed] = []
+        batch: list[PairInputs] = []
+        held = 0
+        for inputs in pairs:
+            if batch and held + inputs.size > BATCH_BYTES:
+                made += self._batch(batch)
+                batch, held = [], 0
+            batch.append(inputs)
+            held += inputs.size
+        return made + self._batch(batch) if batch else made
+
+    def _batch(self, batch: list[PairInputs]) -> list[Made | PairFailed]:
         """The batch's pairs, in order. A child that fails over a batch is replaced, and
         the batch tried again pair by pair; ``PairProcessUnavailable`` if no child can start."""
         try:
@@ -151,11 +173,17 @@ class PairProcess:
         with self._lock:
             if self._closed:
                 raise PairProcessUnavailable("the proxy is stopping")
+            now = time.monotonic()
+            self._starts = [at for at in self._starts if now - at < RESTART_WINDOW] + [now]
+            if len(self._starts) > MAX_STARTS:
+                raise PairProcessUnavailable(f"it failed {MAX_STARTS} times within {RESTART_WINDOW:g} s")
             ours, theirs = socket.socketpair()
             try:
+                # (the proxy's own module path: the child imports what the proxy runs, however it was started)
+                path = os.pathsep.join(p for p in sys.path if p)
                 self._child = subprocess.Popen(
                     [sys.executable, "-m", "shadowdiff.proxy.pairprocess", str(theirs.fileno())],
-                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
             except OSError as exc:
                 ours.close()
                 raise PairProcessUnavailable(f"cannot start it: {failure_text(exc)}") from exc

@@ -52,6 +52,11 @@ class ShadowReply:
         self._failed, self._reason, self._raw, self._stream = failed, reason, raw, stream
         self._started, self._times, self._ended = started, times, ended
 
+    @property
+    def size(self) -> int:
+        """The bytes of its answer."""
+        return 0 if self._raw is None else len(self._raw)
+
     def read(self) -> tuple[Answer, str]:
         """The answer and the metrics reason (``ok`` or why it failed)."""
         if self._raw is None:

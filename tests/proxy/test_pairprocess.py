@@ -223,3 +223,47 @@ def test_a_killed_pair_process_is_replaced_and_no_client_notices(
     assert counter(app, "pairs", "error", "true") == 0
     assert app.pairs.work._process.restarts == 2
     assert app.metrics.pair_process_restarts._value.get() == 2
+
+
+def test_pairs_are_handed_over_in_batches_of_bounded_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = [_inputs(i, *GOOD) for i in range(5)]
+    monkeypatch.setattr(pairprocess, "BATCH_BYTES", 2 * pairs[0].size)    # two pairs a batch
+    process = PairProcess(SETTINGS)
+    sent: list[int] = []
+    real = process._exchange
+
+    def counted(batch: list[PairInputs]) -> list[Made | PairFailed]:
+        sent.append(len(batch))
+        return real(batch)
+
+    monkeypatch.setattr(process, "_exchange", counted)
+    try:
+        made = process.make(pairs)
+    finally:
+        process.close()
+    assert sent == [2, 2, 1]
+    assert [m.stored.key for m in made if isinstance(m, Made) and m.stored] == [p.key for p in pairs]
+
+
+def test_a_process_that_keeps_dying_is_given_up_for_the_thread(monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(pairprocess, "MAX_STARTS", 2)
+
+    async def main() -> list[Any]:
+        work = PairWork(Maker(SETTINGS), PairProcess(SETTINGS))
+        results: list[Any] = []
+        try:
+            for i in range(4):     # each kills the child it is handed to: a restart each
+                try:
+                    results.append(await work.make(_inputs(i, *GOOD, extra={"poison": _Poison(os._exit, 3)}),
+                                                   lambda made: made))
+                except PairFailed as exc:
+                    results.append(exc)
+            return results
+        finally:
+            work.close()
+
+    results = asyncio.run(main())
+    assert isinstance(results[0], PairFailed)                   # the child died over it
+    assert isinstance(results[-1], Made)                         # the thread made it, past the budget
+    assert any("failed 2 times within 60 s" in r.getMessage() for r in caplog.records)
