@@ -173,6 +173,8 @@ class ProxyApp:
             self.forwarder.capture = self.capture
         self.forwarder.open()
         self.mirror.open()
+        if s.shadow is not None:
+            self.pairs.work.start()     # (the pair process, if any, starts now: its pairs are the thread's meanwhile)
         if s.score_rate > 0 and s.shadow is not None:
             self.score_client = score_client(s)
             self.pairs.scorer = PairScorer(s, self.metrics, self.score_client)

@@ -117,6 +117,10 @@ class ProxyMetrics:
                                   "output tokens by it for tokens per second).", sides, registry=r)
         self.shadow_in_flight = Gauge("shadowdiff_shadow_requests_in_flight", "Shadow requests under way.",
                                       registry=r, multiprocess_mode="livesum")
+        self.pair_process_up = Gauge(
+            "shadowdiff_pair_process_up", "1 while the pair process (--pair-worker process) makes the pairs; 0 "
+            "while the proxy's own thread does (no pair process, or it is not available: the log says why).",
+            registry=r, multiprocess_mode="livesum")
         self.pair_process_restarts = Counter(
             "shadowdiff_pair_process_restarts", "Pair processes (--pair-worker process) started again after one "
             "died or hung over a batch; the pairs it failed over are counted as the proxy's errors.", registry=r)

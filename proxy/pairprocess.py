@@ -8,20 +8,33 @@ chooses (``auto``: a process where the proxy may run on two cores or more, else 
 thread does the work itself).
 
 The pairs' thread (``shadowdiff.proxy.pairwork``) hands the process a batch of
-``PairInputs`` and waits for their ``Made`` (or ``PairFailed``) over a socket pair, with
-``multiprocessing``'s framing and pickling; the proxy's metrics and store stay with the
-proxy. The child ignores Ctrl-C (the proxy stops it once its pairs are drained) and ends
-when its socket closes, which is also what the proxy's death does to it.
+``PairInputs`` and waits for their ``Made`` (or ``PairFailed``) over a socket pair, each
+pair pickled on its own: one that cannot be (a request nested deeper than pickling
+recurses) is ``MakeHere``, made by the thread as it is without a process, and costs the
+others nothing. The proxy's metrics and store stay with the proxy.
 
-A child that dies or takes longer than ``BATCH_TIMEOUT`` over a batch is killed; its
-batch is tried again one pair at a time in a new child, so that a pair that kills it
+The child is started with the proxy (``start``) and again whenever one has died, and
+until it is ready the thread makes the pairs itself: neither the start nor a restart
+stops mirroring. A child that dies or takes longer than ``BATCH_TIMEOUT`` over a batch is
+killed; its batch is tried again one pair at a time in a new child (waited for: a pair
+that may kill a process is never made in the proxy's), so that a pair that kills it
 (memory, a C library's crash) fails alone, counted as the proxy's failure
-(``proxy_failed``) and logged, and never takes the proxy with it.
+(``proxy_failed``) and logged, and never takes the proxy with it. At most ``MAX_STARTS``
+children start within ``RESTART_WINDOW``; past that the thread makes the pairs until the
+window has room again.
+
+The child ignores SIGINT and SIGTERM (a terminal's Ctrl-C and a service manager's stop
+reach the whole process group; the proxy drains its pairs, then closes the socket) and
+ends when its socket closes, or when the proxy dies (Linux: ``PR_SET_PDEATHSIG``). It is
+started with the proxy's own module path and without the working directory in front of
+it (``-P``): it runs the code the proxy runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import logging
 import os
 import pickle
@@ -41,21 +54,26 @@ from shadowdiff.proxy.pairmaking import Made, Maker, MakerSettings, PairInputs
 
 log = logging.getLogger("shadowdiff.proxy")
 
-START_TIMEOUT = 60.0    # seconds for a new child to be ready (it imports the comparison and the triage)
-BATCH_TIMEOUT = 120.0   # seconds for a batch's pairs at most (a 1 MB pair takes well under one)
+START_TIMEOUT = 30.0    # seconds for a new child to be ready (it imports the comparison and the triage)
+BATCH_TIMEOUT = 30.0    # seconds for a batch's pairs at most (a 1 MB pair takes well under one)
 BATCH_BYTES = 16 * 2**20   # requests' and answers' bytes handed over at once, at most (one pair may be more)
-# Children started within RESTART_WINDOW seconds, at most: past it the process is given up on
-# (``PairProcessUnavailable``: the thread makes the pairs) rather than restarted in a loop,
-# each start a second of CPU, by a child that cannot work here (a broken install, a
-# package upgraded under the running proxy).
+# Children started within RESTART_WINDOW seconds, at most: past it the thread makes the
+# pairs until the window has room, rather than a child restarted in a loop, each start a
+# second of CPU (a broken install, a package upgraded under the running proxy).
 MAX_STARTS = 6
-RESTART_WINDOW = 60.0
+RESTART_WINDOW = 300.0
 NICE = 10               # as the pairs' thread: the scheduler lets the proxy's event loop preempt it
 _READY = "ready"
+_PR_SET_PDEATHSIG = 1
 
 
 class PairFailed(ShadowdiffError):
     """A pair the pair process could not make: why, in one line (never the pair's text)."""
+
+
+class MakeHere(PairFailed):
+    """A pair the pair process was not given, or could not give back (it does not pickle):
+    the pairs' thread makes it, as it does without a process."""
 
 
 class PairProcessError(ShadowdiffError):
@@ -63,7 +81,11 @@ class PairProcessError(ShadowdiffError):
 
 
 class PairProcessUnavailable(PairProcessError):
-    """No pair process could be started (or it is closed)."""
+    """No pair process is ready: starting, failing to start, or closed. The thread makes the pairs."""
+
+
+class Starting(PairProcessUnavailable):
+    """The child is starting: the thread makes the pairs meanwhile."""
 
 
 def wanted(choice: str) -> bool:
@@ -74,20 +96,31 @@ def wanted(choice: str) -> bool:
     return usable_cores() >= 2
 
 
-def usable_cores(cgroup: Path = Path("/sys/fs/cgroup")) -> float:
-    """The cores this process may run on: those of its CPU affinity, or fewer if its
-    container's CPU quota (cgroup v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``) allows less - a
-    pod limited to one CPU on a 64-core node is one core, where a second process would
-    only take the proxy's time slices."""
+def usable_cores(cgroup: Path = Path("/sys/fs/cgroup"), own: Path = Path("/proc/self/cgroup")) -> float:
+    """The cores this process may run on: those of its CPU affinity, or fewer if the CPU
+    quota of its cgroup allows less (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``; of its own
+    cgroup, as ``own`` names it, else the root one a container sees) - a pod limited to one
+    CPU on a 64-core node, or a systemd unit with ``CPUQuota=100%``, is one core, where a
+    second process would only take the proxy's time slices."""
     try:
         cores: float = len(os.sched_getaffinity(0))
     except AttributeError:    # (not Linux)
         cores = os.cpu_count() or 1
-    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+    places: list[tuple[Path, Path | None]] = []
+    with contextlib.suppress(OSError):
+        for line in own.read_text().splitlines():    # "0::/system.slice/x.service", "4:cpu,cpuacct:/x"
+            _, controllers, path = line.split(":", 2)
+            if controllers == "":
+                places.append((cgroup / path.lstrip("/") / "cpu.max", None))
+            elif "cpu" in controllers.split(","):
+                where = cgroup / "cpu" / path.lstrip("/")
+                places.append((where / "cpu.cfs_quota_us", where / "cpu.cfs_period_us"))
+    places += [(cgroup / "cpu.max", None), (cgroup / "cpu/cpu.cfs_quota_us", cgroup / "cpu/cpu.cfs_period_us")]
+    for quota_file, period_file in places:
         try:
-            words = (cgroup / quota_file).read_text().split()
+            words = quota_file.read_text().split()
             if period_file is not None:
-                words.append((cgroup / period_file).read_text().strip())
+                words.append(period_file.read_text().strip())
             quota, period = int(words[0]), int(words[1])
         except (OSError, ValueError, IndexError):    # no such file, or "max": no quota
             continue
@@ -108,27 +141,40 @@ class PairProcess:
         self._child: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._socket: socket.socket | None = None   # the connection's, to end what is sent to the child
+        self._spawned = 0.0      # when the child was started
+        self._ready = False
         self._closed = False
         self._lock = threading.Lock()   # (close() from the event loop's thread, at shutdown)
 
+    def start(self) -> None:
+        """Start the child now (the proxy's start-up), without waiting for it to be ready."""
+        with contextlib.suppress(PairProcessUnavailable):
+            self._connection(wait=False)
+
     def make(self, pairs: list[PairInputs]) -> list[Made | PairFailed]:
-        """The pairs made, in order, handed over in batches of at most ``BATCH_BYTES``."""
-        made: list[Made | PairFailed] = []
-        batch: list[PairInputs] = []
+        """The pairs made, in order, handed over in batches of at most ``BATCH_BYTES``;
+        ``PairProcessUnavailable`` (nothing made) when no child is ready."""
+        batches: list[list[PairInputs]] = [[]]
         held = 0
         for inputs in pairs:
-            if batch and held + inputs.size > BATCH_BYTES:
-                made += self._batch(batch)
-                batch, held = [], 0
-            batch.append(inputs)
+            if batches[-1] and held + inputs.size > BATCH_BYTES:
+                batches.append([])
+                held = 0
+            batches[-1].append(inputs)
             held += inputs.size
-        return made + self._batch(batch) if batch else made
+        made = self._batch(batches[0], wait=False)
+        for batch in batches[1:]:
+            try:   # (a child starting again is waited for now: the thread makes the rest only if none can)
+                made += self._batch(batch, wait=True)
+            except PairProcessUnavailable:
+                made += [_MAKE_HERE] * len(batch)
+        return made
 
-    def _batch(self, batch: list[PairInputs]) -> list[Made | PairFailed]:
+    def _batch(self, batch: list[PairInputs], wait: bool) -> list[Made | PairFailed]:
         """The batch's pairs, in order. A child that fails over a batch is replaced, and
-        the batch tried again pair by pair; ``PairProcessUnavailable`` if no child can start."""
+        the batch tried again pair by pair in the new one."""
         try:
-            return self._exchange(batch)
+            return self._exchange(batch, wait)
         except PairProcessUnavailable:
             raise
         except PairProcessError as exc:
@@ -139,77 +185,105 @@ class PairProcess:
         made: list[Made | PairFailed] = []
         for inputs in batch:
             try:
-                made += self._exchange([inputs])
-            except PairProcessUnavailable:
-                raise
+                # (waited for: a pair that may have killed a process is never made in the proxy's)
+                made += self._exchange([inputs], wait=True)
             except PairProcessError as exc:
                 log.error("a pair could not be made: the pair process failed over it (%s %s): %s",
                           inputs.path, inputs.key, exc)
                 made.append(PairFailed(f"the pair process failed over this pair: {exc}"))
         return made
 
-    def _exchange(self, batch: list[PairInputs]) -> list[Made | PairFailed]:
-        conn = self._connection()
-        try:
-            data = pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:   # (nothing written: the child is fine)
-            return [PairFailed(f"the pair could not be handed to the pair process: {failure_text(exc)}")] * len(batch)
-        try:
-            conn.send_bytes(data)
-            del data
-            if not conn.poll(BATCH_TIMEOUT):
-                raise TimeoutError(f"no answer within {BATCH_TIMEOUT:g} s")
-            made: list[Made | PairFailed] = pickle.loads(conn.recv_bytes())
-        except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as exc:
-            code = self._stop(kill=True)
-            why = failure_text(exc) if code is None else f"it exited with status {code}"
-            raise PairProcessError(why) from exc
-        return made
+    def _exchange(self, batch: list[PairInputs], wait: bool) -> list[Made | PairFailed]:
+        # each pair pickled on its own: one that does not pickle is the thread's, not the batch's failure
+        handed: list[bytes | None] = []
+        for inputs in batch:
+            try:
+                handed.append(pickle.dumps(inputs, pickle.HIGHEST_PROTOCOL))
+            except (RecursionError, pickle.PicklingError, TypeError, AttributeError, ValueError):
+                handed.append(None)
+        sent = [data for data in handed if data is not None]
+        got: list[bytes | None] = []
+        if sent:
+            conn = self._connection(wait)
+            try:
+                conn.send_bytes(pickle.dumps(sent, pickle.HIGHEST_PROTOCOL))
+                if not conn.poll(BATCH_TIMEOUT):
+                    raise TimeoutError(f"no answer within {BATCH_TIMEOUT:g} s")
+                got = pickle.loads(conn.recv_bytes())
+            except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as exc:
+                code = self._stop(kill=True)
+                why = failure_text(exc) if code is None else f"it exited with status {code}"
+                raise PairProcessError(why) from exc
+        answers = iter(got)
+        return [_MAKE_HERE if data is None else _loaded(next(answers, None)) for data in handed]
 
-    def _connection(self) -> Connection:
-        if self._conn is not None and self._child is not None and self._child.poll() is None:
-            return self._conn
-        self._stop(kill=True)
+    def _connection(self, wait: bool) -> Connection:
+        """The ready child's connection; a new child started if there is none. Without
+        ``wait``, ``Starting`` while it is not ready yet."""
         with self._lock:
             if self._closed:
                 raise PairProcessUnavailable("the proxy is stopping")
-            now = time.monotonic()
-            self._starts = [at for at in self._starts if now - at < RESTART_WINDOW] + [now]
-            if len(self._starts) > MAX_STARTS:
-                raise PairProcessUnavailable(f"it failed {MAX_STARTS} times within {RESTART_WINDOW:g} s")
-            ours, theirs = socket.socketpair()
-            try:
-                # (the proxy's own module path: the child imports what the proxy runs, however it was started)
-                path = os.pathsep.join(p for p in sys.path if p)
-                self._child = subprocess.Popen(
-                    [sys.executable, "-m", "shadowdiff.proxy.pairprocess", str(theirs.fileno())],
-                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
-            except OSError as exc:
-                ours.close()
-                raise PairProcessUnavailable(f"cannot start it: {failure_text(exc)}") from exc
-            finally:
-                theirs.close()
-            self._socket, self._conn = ours, Connection(os.dup(ours.fileno()))
-            if self._started:
-                self.restarts += 1
-                if self.on_restart is not None:
-                    self.on_restart()
-            self._started += 1
+            if self._child is None or self._child.poll() is not None:
+                self._spawn()
+            conn = self._conn
+            assert conn is not None
+            if self._ready:
+                return conn
+            left = START_TIMEOUT - (time.monotonic() - self._spawned)
         try:
-            self._conn.send(self.settings)
-            if not self._conn.poll(START_TIMEOUT) or self._conn.recv() != _READY:
-                raise TimeoutError(f"not ready within {START_TIMEOUT:g} s")
+            if not conn.poll(max(0.0, left) if wait else 0.0):
+                if wait or left <= 0:
+                    raise TimeoutError(f"not ready within {START_TIMEOUT:g} s")
+                raise Starting("the pair process is starting")
+            if conn.recv() != _READY:
+                raise EOFError("it said something else than that it was ready")
         except (OSError, EOFError, TimeoutError) as exc:
             code = self._stop(kill=True)
             why = failure_text(exc) if code is None else f"it exited with status {code}"
             raise PairProcessUnavailable(f"it did not start ({why})") from exc
-        return self._conn
+        self._ready = True
+        return conn
+
+    def _spawn(self) -> None:
+        """(holding the lock) Start a child, within the budget of starts."""
+        self._stop_locked(kill=True)
+        now = time.monotonic()
+        self._starts = [at for at in self._starts if now - at < RESTART_WINDOW]
+        if len(self._starts) >= MAX_STARTS:
+            raise PairProcessUnavailable(f"{MAX_STARTS} were started within {RESTART_WINDOW:g} s; the proxy's "
+                                         "thread makes the pairs until fewer were")
+        self._starts.append(now)
+        ours, theirs = socket.socketpair()
+        try:
+            # the proxy's own module path, and not the working directory before it (-P): the child
+            # imports the code the proxy runs, however the proxy was started and from wherever
+            path = os.pathsep.join(p for p in sys.path if p)
+            self._child = subprocess.Popen(
+                [sys.executable, "-P", "-m", "shadowdiff.proxy.pairprocess", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
+        except OSError as exc:
+            ours.close()
+            raise PairProcessUnavailable(f"cannot start it: {failure_text(exc)}") from exc
+        finally:
+            theirs.close()
+        self._socket, self._conn = ours, Connection(os.dup(ours.fileno()))
+        self._spawned, self._ready = now, False
+        if self._started:
+            self.restarts += 1
+            if self.on_restart is not None:
+                self.on_restart()
+        self._started += 1
+        with contextlib.suppress(OSError):   # (it died already: found when it is asked to be ready)
+            self._conn.send(self.settings)   # (a few hundred bytes: the socket's buffer takes them)
 
     def _stop(self, kill: bool) -> int | None:
         """Close the child's socket (it then ends), killing it first with ``kill``; its exit status, if it had one."""
         with self._lock:
-            child, conn, sock = self._child, self._conn, self._socket
-            self._child, self._conn, self._socket = None, None, None
+            return self._stop_locked(kill)
+
+    def _stop_locked(self, kill: bool) -> int | None:
+        child, conn, sock = self._child, self._conn, self._socket
+        self._child, self._conn, self._socket, self._ready = None, None, None, False
         if child is None:
             return None
         code = child.poll()
@@ -239,6 +313,20 @@ class PairProcess:
         self._stop(kill=True)
 
 
+_MAKE_HERE = MakeHere("the pair does not pickle: made in the proxy's thread")
+
+
+def _loaded(data: bytes | None) -> Made | PairFailed:
+    """A pair as the child gave it back (``None``: it gave nothing for it)."""
+    if data is None:
+        return PairFailed("the pair process gave nothing back for this pair")
+    try:
+        made: Made | PairFailed = pickle.loads(data)
+    except Exception:    # (a bug: the child pickled it)
+        return _MAKE_HERE
+    return made
+
+
 def _serve(conn: Connection) -> None:
     maker = Maker(conn.recv())
     conn.send(_READY)
@@ -247,20 +335,39 @@ def _serve(conn: Connection) -> None:
             data = conn.recv_bytes()
         except EOFError:
             return
-        batch: list[PairInputs] = pickle.loads(data)
+        handed: list[bytes] = pickle.loads(data)
         del data
-        conn.send_bytes(pickle.dumps([_made(maker, inputs) for inputs in batch], pickle.HIGHEST_PROTOCOL))
+        conn.send_bytes(pickle.dumps([_made(maker, one) for one in handed], pickle.HIGHEST_PROTOCOL))
 
 
-def _made(maker: Maker, inputs: PairInputs) -> Made | PairFailed:
+def _made(maker: Maker, data: bytes) -> bytes:
+    """One pair, made and pickled; what does not pickle back is the thread's to make."""
     try:
-        return maker.make(inputs)
+        made: Made | PairFailed = maker.make(pickle.loads(data))
     except Exception as exc:   # one pair's failure is that pair's: the proxy counts and logs it
-        return PairFailed(failure_text(exc))
+        made = PairFailed(failure_text(exc))
+    try:
+        return pickle.dumps(made, pickle.HIGHEST_PROTOCOL)
+    except (RecursionError, pickle.PicklingError, TypeError, AttributeError, ValueError):
+        return pickle.dumps(_MAKE_HERE, pickle.HIGHEST_PROTOCOL)
+
+
+def _die_with_the_proxy() -> None:
+    """Linux: be killed when the process that started this one ends (however it ends)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # (the proxy drains its pairs, then closes the socket)
+    proxy = os.getppid()
+    # (the proxy drains its pairs, then closes the socket: Ctrl-C and a service manager's
+    # SIGTERM to the process group must not end this one before)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_the_proxy()
+    if os.getppid() != proxy:     # (it ended before the line above took effect)
+        return
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     conn = Connection(int(sys.argv[1]))

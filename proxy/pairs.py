@@ -87,7 +87,7 @@ class PairRecorder:
         # the pairs' thread, and the pair process if there is one: reading, comparing, triage, redaction
         process = (PairProcess(making, on_restart=metrics.pair_process_restarts.inc)
                    if pairprocess.wanted(settings.pair_worker) else None)
-        self.work = PairWork(self.maker, process)
+        self.work = PairWork(self.maker, process, on_process=lambda up: metrics.pair_process_up.set(int(up)))
         self.pending: set[asyncio.Task[None]] = set()
         # pairs not complete, at most (``behind``): the shadow's places and the pairs thread's queue
         self.bound = settings.max_shadow_in_flight + pairwork.MAX_WAITING

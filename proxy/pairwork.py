@@ -27,7 +27,8 @@ drained, like any pair the proxy stopped waiting for.
 Making a pair (``make``: its answers read, compared, triaged, redacted) is done by the
 pair process (``shadowdiff.proxy.pairprocess``) when there is one: the thread hands it
 the batch's pairs at once and waits for them, its lock let go, then counts each in the
-thread (``then``). Without one, or once it cannot start, the thread makes them itself.
+thread (``then``). Without one, or while it is not ready (starting, or failing to), the
+thread makes them itself.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from shadowdiff.proxy.pairmaking import Made, Maker, PairInputs
-from shadowdiff.proxy.pairprocess import PairFailed, PairProcess, PairProcessUnavailable
+from shadowdiff.proxy.pairprocess import MakeHere, PairFailed, PairProcess, PairProcessUnavailable, Starting
 
 MAX_BATCH = 64             # jobs handed back to the event loop in one call, at most
 MAX_WAITING = 256          # jobs queued, at most; past it, a pair task waits for room
@@ -63,15 +64,25 @@ class PairWork:
     """``run(job)``: ``job()``'s result, computed in the pairs' thread (started on first use);
     ``make(inputs, then)``: ``then`` of the pair made of ``inputs`` by ``maker`` or ``process``."""
 
-    def __init__(self, maker: Maker | None = None, process: PairProcess | None = None) -> None:
+    def __init__(self, maker: Maker | None = None, process: PairProcess | None = None,
+                 on_process: Callable[[bool], None] | None = None) -> None:
         self._maker = maker
         self._process = process
+        self._on_process = on_process    # told whether the pair process makes the pairs, when that changes
+        self._by_process = process is not None
         self._jobs: collections.deque[_Job] = collections.deque()
         self._wake = threading.Event()
         self._waiting_room: collections.deque[asyncio.Future[None]] = collections.deque()   # tasks in line
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> None:
+        """Start the pair process, if there is one, without waiting for it (the proxy's start-up)."""
+        if self._process is not None:
+            self._process.start()
+        if self._on_process is not None:
+            self._on_process(self._process is not None)
 
     async def run(self, job: Callable[[], T]) -> T:
         """``job()``, done in the thread (on the event loop once the thread has stopped).
@@ -158,24 +169,23 @@ class PairWork:
 
     def _made(self, inputs: list[PairInputs],
               making: list[tuple[PairInputs, Callable[[Made], Any], asyncio.Future[Any]]]) -> list[_Done]:
-        """(in the thread) The pairs made, by the process if there is one, each handed to its ``then``."""
+        """(in the thread) The pairs made, by the process if one is ready, each handed to its ``then``."""
         results: list[Made | PairFailed] | None = None
         if self._process is not None:
             try:
                 results = self._process.make(inputs)
-            except PairProcessUnavailable as exc:   # it cannot start: the thread makes them from now on
-                if not self._stopping:
-                    log.error("the pair process could not start (%s); the pairs are made in the proxy's own "
-                              "process from now on", exc)
-                    self._process = None
+                self._made_by(True, "")
+            except Starting:
+                pass
+            except PairProcessUnavailable as exc:
+                self._made_by(False, str(exc))
         done_ones: list[_Done] = []
         for i, (pair, then, done) in enumerate(making):
             try:
-                if results is None:
+                result = results[i] if results is not None else None
+                if result is None or isinstance(result, MakeHere):
                     assert self._maker is not None
-                    result: Made | PairFailed = self._maker.make(pair)
-                else:
-                    result = results[i]
+                    result = self._maker.make(pair)
                 if isinstance(result, PairFailed):
                     raise result
                 done_ones.append((done, then(result), None))
@@ -183,6 +193,20 @@ class PairWork:
                 done_ones.append((done, None, exc))
             time.sleep(0)
         return done_ones
+
+    def _made_by(self, process: bool, why: str) -> None:
+        """Whether the process makes the pairs now: said when it changes (in the log and to ``on_process``)."""
+        if process == self._by_process:
+            return
+        self._by_process = process
+        if self._stopping:
+            return
+        if process:
+            log.warning("the pair process makes the pairs again")
+        else:
+            log.error("the pair process is not available (%s); the proxy's own thread makes the pairs meanwhile", why)
+        if self._on_process is not None:
+            self._on_process(process)
 
     def _hand_back(self, batch: list[_Done], taken: int) -> None:
         assert self._loop is not None

@@ -106,8 +106,9 @@ _NEEDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = dict(zip(DEFAULT_PA
 ), strict=True))
 # Short texts known to match no pattern (``Redactor._clean``): a pair's JSON repeats the same
 # keys and small values ("role", "content", a signal's "kind"...), some thirty of the forty
-# texts a stored pair has redacted, each ~15 look-ups and searches. Only texts without a
-# match are remembered, so that no secret is held longer than its pair.
+# texts a stored pair has redacted, each ~15 look-ups and searches. Only texts that neither
+# a pattern matches nor hold a credential given as a literal are remembered, so that no
+# secret is held longer than its pair.
 CLEAN_LENGTH = 256   # characters, at most, of a text remembered as clean
 CLEAN_TEXTS = 8192   # texts remembered, at most (then forgotten all at once)
 MIN_LITERAL = 8   # the shortest header credential removed verbatim from what is kept
@@ -275,22 +276,23 @@ class Redactor:
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """What to replace in ``text``: the matches of all patterns, merged where they overlap."""
-        if text in self._clean:
-            spans = []
-        else:
-            spans = self._pattern_spans(text)
-            if not spans and len(text) <= CLEAN_LENGTH:
-                if len(self._clean) >= CLEAN_TEXTS:
-                    self._clean.clear()
-                self._clean.add(text)
+        known_clean = text in self._clean
+        spans = [] if known_clean else self._pattern_spans(text)
+        holds_literal = False
         for literal in self._literals:
             at = text.find(literal)
+            holds_literal = holds_literal or at >= 0
             while at >= 0:
                 end = at + len(literal)
                 # a whole word only: "python" in a header must not cut "pythonic" in an answer
                 if (at == 0 or text[at - 1] not in _ALNUM) and (end == len(text) or text[end] not in _ALNUM):
                     spans.append((at, end))
                 at = text.find(literal, at + 1)
+        if not (spans or known_clean or holds_literal) and len(text) <= CLEAN_LENGTH:
+            # (a text holding a request's credential, even inside a word, is never kept)
+            if len(self._clean) >= CLEAN_TEXTS:
+                self._clean.clear()
+            self._clean.add(text)
         merged: list[tuple[int, int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:

@@ -311,3 +311,12 @@ def test_the_texts_remembered_are_bounded() -> None:
         r.text(f"word{i}")
     assert 0 < len(r._clean) <= CLEAN_TEXTS
     assert r.text("word1") == "word1"
+
+
+def test_a_text_holding_a_requests_credential_is_never_remembered() -> None:
+    r = Redactor(DEFAULT_PATTERNS)
+    scrubbed = r.with_literals(header_secrets([(b"x-api-key", b"opaqueKEY9999zz")]))
+    for text in ("opaqueKEY9999zz", "your key opaqueKEY9999zz is wrong", "xopaqueKEY9999zzx"):
+        scrubbed.text(text)
+        assert text not in r._clean
+    assert scrubbed.text("your key opaqueKEY9999zz is wrong") == f"your key {MARK} is wrong"

@@ -5,8 +5,10 @@ cannot start leaves the work to the thread, and none outlives the proxy."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -65,8 +67,14 @@ class _Poison:
 GOOD = ("The Amazon carries 209,000 cubic metres a second.", "The Amazon carries 206,000 cubic metres a second.")
 
 
+def _ready(process: PairProcess) -> PairProcess:
+    """``process`` with its child started and ready (``make`` would leave the pairs to the thread meanwhile)."""
+    process._connection(wait=True)
+    return process
+
+
 def test_the_process_makes_the_pair_the_thread_makes() -> None:
-    process = PairProcess(SETTINGS)
+    process = _ready(PairProcess(SETTINGS))
     try:
         pairs = [_inputs(0, *GOOD), _inputs(1, "same", "same"), _inputs(2, "Yes. sk-abcdefgh12345", "No.")]
         made = process.make(pairs)
@@ -81,53 +89,94 @@ def test_the_process_makes_the_pair_the_thread_makes() -> None:
 
 
 def test_a_pair_that_kills_the_process_fails_alone_and_a_new_one_makes_the_rest() -> None:
-    process = PairProcess(SETTINGS)
+    process = _ready(PairProcess(SETTINGS))
     try:
         poisoned = _inputs(1, *GOOD, extra={"poison": _Poison(os._exit, 7)})
         made = process.make([_inputs(0, *GOOD), poisoned, _inputs(2, *GOOD)])
         assert [type(m).__name__ for m in made] == ["Made", "PairFailed", "Made"]
         assert "pair process failed" in str(made[1])
         assert process.restarts >= 2     # once for the batch, once for the pair that killed it again
-        assert isinstance(process.make([_inputs(3, *GOOD)])[0], Made)
+        assert isinstance(_ready(process).make([_inputs(3, *GOOD)])[0], Made)
     finally:
         process.close()
 
 
 def test_a_process_that_hangs_over_a_pair_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pairprocess, "BATCH_TIMEOUT", 1.0)
-    process = PairProcess(SETTINGS)
+    process = _ready(PairProcess(SETTINGS))
     try:
         made = process.make([_inputs(0, *GOOD, extra={"poison": _Poison(time.sleep, 60)})])
         assert isinstance(made[0], PairFailed) and "no answer within" in str(made[0])
-        assert isinstance(process.make([_inputs(1, *GOOD)])[0], Made)
+        assert isinstance(_ready(process).make([_inputs(1, *GOOD)])[0], Made)
     finally:
         process.close()
 
 
-def test_a_process_that_cannot_start_leaves_the_pairs_to_the_thread(monkeypatch: pytest.MonkeyPatch,
-                                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_a_process_that_cannot_start_leaves_the_pairs_to_the_thread_until_it_can(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    python = sys.executable
     monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+    states: list[bool] = []
 
-    async def main() -> list[Made]:
-        work = PairWork(Maker(SETTINGS), PairProcess(SETTINGS))
+    async def main() -> tuple[list[Made], PairWork]:
+        work = PairWork(Maker(SETTINGS), PairProcess(SETTINGS), on_process=states.append)
         try:
-            return [await work.make(_inputs(i, *GOOD), lambda made: made) for i in range(2)]
+            made = [await work.make(_inputs(i, *GOOD), lambda made: made) for i in range(2)]
+            monkeypatch.setattr(sys, "executable", python)    # (the install repaired)
+            deadline = time.monotonic() + 30
+            while not work._by_process and time.monotonic() < deadline:
+                made.append(await work.make(_inputs(len(made), *GOOD), lambda made: made))
+                await asyncio.sleep(0.05)
+            return made, work
+        finally:
+            work.close()
+
+    made, work = asyncio.run(main())
+    assert {m.measured.outcome for m in made} == {Outcome.NEAR}      # every pair made, by one or the other
+    assert work._by_process and states == [False, True]              # the thread, then the process again
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("not available (cannot start it" in m for m in said) == 1 and "makes the pairs again" in said[-1]
+
+
+def test_a_request_too_deep_to_pickle_is_made_by_the_thread_and_costs_its_batch_nothing() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(900):      # (valid JSON: the proxy reads 1,024 levels)
+        deep = {"a": deep}
+
+    async def main() -> list[Any]:
+        process = _ready(PairProcess(SETTINGS))
+        work = PairWork(Maker(SETTINGS), process)
+        try:
+            return await asyncio.gather(*(work.make(_inputs(i, *GOOD, extra={"metadata": deep} if i == 2 else None),
+                                                    lambda made: made) for i in range(5)))
         finally:
             work.close()
 
     made = asyncio.run(main())
-    assert [m.measured.outcome for m in made] == [Outcome.NEAR, Outcome.NEAR]
-    assert sum("could not start" in r.getMessage() for r in caplog.records) == 1   # said once
+    assert [m.measured.outcome for m in made] == [Outcome.NEAR] * 5
+    assert made[2].stored is not None and made[2].stored.request["metadata"]["a"]["a"] is not None
 
 
-def test_the_process_ignores_ctrl_c_and_ends_with_the_work() -> None:
+def test_pairs_are_made_by_the_thread_while_the_process_starts() -> None:
+    process = PairProcess(SETTINGS)
+    try:
+        process.start()
+        with pytest.raises(pairprocess.Starting):     # (it imports the comparison first: not ready at once)
+            process.make([_inputs(0, *GOOD)])
+        assert isinstance(_ready(process).make([_inputs(1, *GOOD)])[0], Made)
+    finally:
+        process.close()
+
+
+def test_the_process_ignores_ctrl_c_and_sigterm_and_ends_with_the_work() -> None:
     async def main() -> Any:
-        process = PairProcess(SETTINGS)
+        process = _ready(PairProcess(SETTINGS))
         work = PairWork(Maker(SETTINGS), process)
         await work.make(_inputs(0, *GOOD), lambda made: made)
         child = process._child
         assert child is not None and child.poll() is None
-        child.send_signal(signal.SIGINT)     # a terminal's Ctrl-C reaches the whole process group
+        child.send_signal(signal.SIGINT)     # a terminal's Ctrl-C reaches the whole process group...
+        child.send_signal(signal.SIGTERM)    # ...and a service manager's stop (systemd's control group)
         made = await work.make(_inputs(1, *GOOD), lambda made: made)
         assert process._child is child and process.restarts == 0 and made.measured.outcome is Outcome.NEAR
         work.close()
@@ -135,6 +184,27 @@ def test_the_process_ignores_ctrl_c_and_ends_with_the_work() -> None:
 
     child = asyncio.run(main())
     assert child.poll() is not None      # ended and reaped
+
+
+def test_the_process_dies_with_a_proxy_killed_outright(tmp_path: Path) -> None:
+    script = tmp_path / "proxy.py"
+    script.write_text(
+        "import sys, time\n"
+        "from shadowdiff.proxy.pairprocess import PairProcess\n"
+        "from shadowdiff.proxy.pairmaking import MakerSettings\n"
+        "from shadowdiff.vocabulary import Side\n"
+        "p = PairProcess(MakerSettings(Side.BASELINE, None, 0.9, ()))\n"
+        "p._connection(wait=True)\n"
+        "print(p._child.pid, flush=True)\n"
+        "time.sleep(60)\n")
+    proxy = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert proxy.stdout is not None
+    child = int(proxy.stdout.readline())
+    os.kill(child, signal.SIGSTOP)    # (stopped: it would not even read the end of its socket)
+    proxy.kill()
+    proxy.wait()
+    wait_for(lambda: not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text()
+             .rsplit(")", 1)[1].split()[0], 10)
 
 
 def test_auto_means_a_process_with_two_cores_or_more(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,18 +216,30 @@ def test_auto_means_a_process_with_two_cores_or_more(monkeypatch: pytest.MonkeyP
 
 def test_a_containers_cpu_quota_counts_as_its_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(8)))
-    assert pairprocess.usable_cores(tmp_path) == 8                    # no cgroup files: the affinity
+    own = tmp_path / "self-cgroup"
+    own.write_text("0::/\n")
+
+    def cores() -> float:
+        return pairprocess.usable_cores(tmp_path, own)
+
+    assert cores() == 8                                                # no cgroup files: the affinity
     (tmp_path / "cpu.max").write_text("max 100000\n")
-    assert pairprocess.usable_cores(tmp_path) == 8                    # no quota
+    assert cores() == 8                                                # no quota
     (tmp_path / "cpu.max").write_text("100000 100000\n")
-    assert pairprocess.usable_cores(tmp_path) == 1                    # a pod limited to one CPU
+    assert cores() == 1                                                # a pod limited to one CPU
     (tmp_path / "cpu.max").unlink()
     (tmp_path / "cpu").mkdir()
     (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("250000\n")   # cgroup v1
     (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-    assert pairprocess.usable_cores(tmp_path) == 2.5
+    assert cores() == 2.5
     (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
-    assert pairprocess.usable_cores(tmp_path) == 8
+    assert cores() == 8
+    # a systemd unit's quota (CPUQuota=100%), on its own cgroup, without a cgroup namespace
+    unit = tmp_path / "system.slice" / "shadowdiff.service"
+    unit.mkdir(parents=True)
+    (unit / "cpu.max").write_text("100000 100000\n")
+    own.write_text("0::/system.slice/shadowdiff.service\n")
+    assert cores() == 1
 
 
 def test_an_unknown_pair_worker_is_refused() -> None:
@@ -228,13 +310,13 @@ def test_a_killed_pair_process_is_replaced_and_no_client_notices(
 def test_pairs_are_handed_over_in_batches_of_bounded_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     pairs = [_inputs(i, *GOOD) for i in range(5)]
     monkeypatch.setattr(pairprocess, "BATCH_BYTES", 2 * pairs[0].size)    # two pairs a batch
-    process = PairProcess(SETTINGS)
+    process = _ready(PairProcess(SETTINGS))
     sent: list[int] = []
     real = process._exchange
 
-    def counted(batch: list[PairInputs]) -> list[Made | PairFailed]:
+    def counted(batch: list[PairInputs], wait: bool) -> list[Made | PairFailed]:
         sent.append(len(batch))
-        return real(batch)
+        return real(batch, wait)
 
     monkeypatch.setattr(process, "_exchange", counted)
     try:
@@ -245,15 +327,18 @@ def test_pairs_are_handed_over_in_batches_of_bounded_bytes(monkeypatch: pytest.M
     assert [m.stored.key for m in made if isinstance(m, Made) and m.stored] == [p.key for p in pairs]
 
 
-def test_a_process_that_keeps_dying_is_given_up_for_the_thread(monkeypatch: pytest.MonkeyPatch,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_a_process_that_keeps_dying_leaves_the_pairs_to_the_thread_for_a_while(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(pairprocess, "MAX_STARTS", 2)
 
     async def main() -> list[Any]:
-        work = PairWork(Maker(SETTINGS), PairProcess(SETTINGS))
+        process = _ready(PairProcess(SETTINGS))
+        work = PairWork(Maker(SETTINGS), process)
         results: list[Any] = []
         try:
-            for i in range(4):     # each kills the child it is handed to: a restart each
+            for i in range(4):     # each kills the child it is handed to: a start each
+                with contextlib.suppress(pairprocess.PairProcessUnavailable):
+                    _ready(process)        # (the next child waited for: the pair goes to it, not the thread)
                 try:
                     results.append(await work.make(_inputs(i, *GOOD, extra={"poison": _Poison(os._exit, 3)}),
                                                    lambda made: made))
@@ -264,6 +349,6 @@ def test_a_process_that_keeps_dying_is_given_up_for_the_thread(monkeypatch: pyte
             work.close()
 
     results = asyncio.run(main())
-    assert isinstance(results[0], PairFailed)                   # the child died over it
-    assert isinstance(results[-1], Made)                         # the thread made it, past the budget
-    assert any("failed 2 times within 60 s" in r.getMessage() for r in caplog.records)
+    assert [type(r).__name__ for r in results] == ["PairFailed", "PairFailed", "Made", "Made"]
+    # (the first two killed their children and were never made here; past the budget, the thread makes them)
+    assert any("2 were started within 300 s" in r.getMessage() for r in caplog.records)
