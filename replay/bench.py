@@ -19,9 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import httpx
-
-from shadowdiff.answers.arrivals import http_client
+from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.records import Answer
 from shadowdiff.errors import InputError
@@ -105,10 +103,9 @@ def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[in
     records = prompts(settings, fmt)
 
     async def run() -> list[Level]:
-        timeout = httpx.Timeout(settings.timeout, connect=min(settings.timeout, 10.0))
-        async with http_client(max(levels) * 2, timeout) as client:
+        async with answers_session(max(levels) * 2, settings.timeout) as session:
             # a retry would hide what the server did
-            caller = Caller(client, RetryPolicy(attempts=1), settings.timeout)
+            caller = Caller(session, RetryPolicy(attempts=1), settings.timeout)
             results = []
             for concurrency in levels:
                 for upstream in (settings.baseline, settings.candidate):

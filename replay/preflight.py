@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import aiohttp
 
+from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.redact import failure_text
 from shadowdiff.errors import ConfigError
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import ReplaySettings
@@ -48,8 +51,8 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
     wanted = log_model(settings, fmt)
 
     async def ask_all() -> list[tuple[list[str] | None, str | None]]:
-        async with httpx.AsyncClient(timeout=timeout) as client:
-            return list(await asyncio.gather(*(_ask(client, u) for u in settings.upstreams)))
+        async with answers_session(2 * len(settings.upstreams), timeout) as session:
+            return list(await asyncio.gather(*(_ask(session, u) for u in settings.upstreams)))
 
     answers = dict(zip([u.side for u in settings.upstreams], asyncio.run(ask_all()), strict=True))
     served = {side: models for side, (models, _) in answers.items()}
@@ -74,30 +77,32 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
     return dataclasses.replace(settings, **sides)
 
 
-async def _ask(client: httpx.AsyncClient, upstream: Upstream) -> tuple[list[str] | None, str | None]:
+async def _ask(session: aiohttp.ClientSession, upstream: Upstream) -> tuple[list[str] | None, str | None]:
     """The models a side serves and its version (None where it does not say)."""
     headers = upstream.headers
-    models = await _served(client, upstream, headers)
+    models = await _served(session, upstream, headers)
     try:
-        version = (await client.get(upstream.endpoint("/version"), headers=headers)).json().get("version")
-    except (httpx.HTTPError, ValueError, AttributeError):
+        async with session.get(upstream.endpoint("/version"), headers=headers) as response:
+            version = (await response.json(content_type=None)).get("version")
+    except (aiohttp.ClientError, ValueError, AttributeError):
         version = None
     return models, version if isinstance(version, str) else None
 
 
-async def _served(client: httpx.AsyncClient, upstream: Upstream, headers: dict[str, str]) -> list[str] | None:
+async def _served(session: aiohttp.ClientSession, upstream: Upstream, headers: dict[str, str]) -> list[str] | None:
     try:
-        response = await client.get(upstream.endpoint("/v1/models"), headers=headers)
-    except httpx.HTTPError as exc:
+        async with session.get(upstream.endpoint("/v1/models"), headers=headers) as response:
+            status = response.status
+            listed = await response.read()
+    except aiohttp.ClientError as exc:
         raise ConfigError(f"the {upstream.side.value} at {upstream.url} does not answer "
-                          f"({type(exc).__name__}: {exc}): is it running?") from exc
-    if response.status_code in (401, 403):
+                          f"({failure_text(exc)}): is it running?") from exc
+    if status in (401, 403):
         raise ConfigError(f"the {upstream.side.value} at {upstream.url} refused the API key "
-                          f"(HTTP {response.status_code} on /v1/models)")
-    if response.status_code != 200:
+                          f"(HTTP {status} on /v1/models)")
+    if status != 200:
         return None
     try:
-        data: Any = response.json()["data"]
-        return [str(m["id"]) for m in data]
+        return [str(m["id"]) for m in json.loads(listed)["data"]]
     except (ValueError, KeyError, TypeError):
         return None

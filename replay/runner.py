@@ -10,6 +10,7 @@ with ``resume`` the pairs already stored are skipped, which is what makes ``kill
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections import Counter
@@ -20,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from shadowdiff.answers.arrivals import http_client
+from shadowdiff.answers.arrivals import answers_session, http_client
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.compare import Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.answers.parse import CUT_SHORT
@@ -173,7 +174,6 @@ class Replay:
 
     async def run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
-        timeout = httpx.Timeout(s.timeout, connect=min(s.timeout, 10.0))
         queue: asyncio.Queue[logs.LogRecord | None] = asyncio.Queue(maxsize=s.concurrency * 2)
         duplicates: list[Pair] = []
         # (a replay has no client to protect: it waits for room rather than drop a pair,
@@ -187,9 +187,13 @@ class Replay:
         self._handing = asyncio.Lock()
         try:
             # a connection for every request in flight: none waits for another's
-            async with http_client(s.concurrency * len(s.upstreams) + 4, timeout) as client:
-                caller = Caller(client, s.retry, s.timeout)
-                self._scorer = Scorer(client, timeout=s.timeout) if s.score else None
+            connections = s.concurrency * len(s.upstreams) + 4
+            async with answers_session(connections, s.timeout) as session, contextlib.AsyncExitStack() as scoring:
+                caller = Caller(session, s.retry, s.timeout)
+                if s.score:   # (the scorer reads through httpx, as the proxy's does: its own pool)
+                    timeout = httpx.Timeout(s.timeout, connect=min(s.timeout, 10.0))
+                    client = await scoring.enter_async_context(http_client(connections, timeout))
+                    self._scorer = Scorer(client, timeout=s.timeout)
                 workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
                 try:
                     await self._produce(queue, fmt)

@@ -8,10 +8,18 @@ a socket in its connection protocol's ``data_received``, which the event loop ca
 soon as the socket is readable, before any task runs; the connector here makes that
 protocol note the time of every read and how much of the body had come by then.
 
-``http_client`` is the HTTP client that does this (httpx over aiohttp, as before), and
-``watching`` marks the request whose answer is timed: the response made inside it
-carries its ``Arrivals``. Any other client still works; its bytes are then stamped when
-they are read (``Arrivals.at`` falls back to now).
+``answers_session`` is the HTTP client that does this (aiohttp's own: the answers' client,
+``shadowdiff.answers.client``, reads its responses directly), ``http_client`` the same
+under httpx's interface (for the teacher-forced scorer), and ``watching`` marks the request
+whose answer is timed: the response made inside it carries its ``Arrivals``. Any other
+client still works; its bytes are then stamped when they are read (``Arrivals.at`` falls
+back to now).
+
+A response of these clients whose connection closes before its body's end fails at once
+(``_StampingProtocol.connection_lost``), never waits with no error: aiohttp leaves the
+body of an answer that turns invalid HTTP after its head (a chunk size that is not hex)
+waiting with no error, no end and no read timeout when the bad bytes come in a later
+read than the head (the proxy met it: ``shadowdiff.proxy.answers``).
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import aiohttp
 import httpx
 from aiohttp.client_proto import ResponseHandler
 from httpx_aiohttp import AiohttpTransport
+
+from shadowdiff.answers.redact import failure_text
 
 _WATCHED: contextvars.ContextVar[Arrivals | None] = contextvars.ContextVar("shadowdiff_arrivals", default=None)
 
@@ -80,6 +90,7 @@ class _StampingProtocol(ResponseHandler):
 
     arrivals: Arrivals | None = None
     last_read: float | None = None
+    body: aiohttp.StreamReader | None = None   # the body of the response being read
 
     def data_received(self, data: bytes) -> None:
         now = time.perf_counter()   # first: the parsing below is not part of the arrival
@@ -87,6 +98,15 @@ class _StampingProtocol(ResponseHandler):
         self.last_read = now
         if self.arrivals is not None:
             self.arrivals._read(now)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        cause = self.exception()   # (before aiohttp's own close may put another in its place)
+        super().connection_lost(exc)
+        body, self.body = self.body, None
+        if body is not None and not body.is_eof() and body.exception() is None:
+            cause = cause or self.exception()
+            why = failure_text(cause) if cause is not None else "the connection closed"
+            body.set_exception(aiohttp.ClientPayloadError(f"invalid answer after its head: {why}"))
 
 
 class _StampingConnector(aiohttp.TCPConnector):
@@ -103,13 +123,14 @@ class _StampedResponse(aiohttp.ClientResponse):
         if not isinstance(protocol, _StampingProtocol):
             return await super().start(connection)
         protocol.arrivals = arrivals   # a reused connection: no longer the last response's
-        if arrivals is None:
-            return await super().start(connection)
-        # aiohttp calls start() once the request is written: the request's own time
-        # starts here, not before a connection was free or while the loop was busy
-        arrivals.sent = time.perf_counter()
+        if arrivals is not None:
+            # aiohttp calls start() once the request is written: the request's own time
+            # starts here, not before a connection was free or while the loop was busy
+            arrivals.sent = time.perf_counter()
         response = await super().start(connection)
-        arrivals._start(self.content, protocol.last_read)
+        protocol.body = self.content
+        if arrivals is not None:
+            arrivals._start(self.content, protocol.last_read)
         return response
 
 
@@ -126,6 +147,18 @@ class _NoCookies(CookieJar):
 
     def extract_cookies(self, response: Any, request: Any) -> None:
         return
+
+
+def answers_session(connections: int, timeout: float | None) -> aiohttp.ClientSession:
+    """An aiohttp session with ``connections`` in its pool, whose responses made inside
+    ``watching`` are timed as their bytes arrive; it keeps no cookies. ``timeout`` bounds
+    each read of the socket and the wait for a connection; connecting, 10 s at most.
+    Made inside the running loop."""
+    return aiohttp.ClientSession(
+        connector=_StampingConnector(limit=connections, keepalive_timeout=IDLE_TIMEOUT),
+        response_class=_StampedResponse, cookie_jar=aiohttp.DummyCookieJar(),
+        timeout=aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout,
+                                      sock_connect=10.0 if timeout is None else min(timeout, 10.0)))
 
 
 def http_client(connections: int, timeout: httpx.Timeout) -> httpx.AsyncClient:

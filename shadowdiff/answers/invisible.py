@@ -138,9 +138,12 @@ def json_text(value: Any, **options: Any) -> str:
     ``\\uXXXX``: the same JSON, readable in any script, and nothing raw for a terminal
     that shows the file (``ensure_ascii=False`` escapes the C0 controls but writes DEL,
     the C1 controls and the bidi ones as they are)."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if text.isprintable():   # (the common case, as in safe_text: nothing to escape, no regex)
+        return text
     # outside its strings JSON is ASCII punctuation, digits, letters and white space
     # (not matched): every match is inside a string, where \uXXXX means the character
-    return _pattern().sub(_json_escape, json.dumps(value, ensure_ascii=False, **options))
+    return _pattern().sub(_json_escape, text)
 
 
 class VisibleLogs(logging.Filter):

@@ -29,7 +29,8 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-import httpx
+import aiohttp
+from yarl import URL
 
 from shadowdiff.answers.records import Answer, Choice
 
@@ -53,14 +54,14 @@ def _output(choice: Choice) -> str:
 
 def shown(root: str) -> str:
     """A base URL as a log line shows it: without credentials (as the client's errors do)."""
-    return str(httpx.URL(root).copy_with(userinfo=b""))
+    return str(URL(root).with_user(None))
 
 
 class TokenCounter:
     """Asks each server's tokenizer for the counts its answers lacked (one per answer)."""
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
         self._route: dict[str, int] = {}            # a server's root: the index in ROUTES that answered
         self._probing: dict[str, asyncio.Lock] = {}
 
@@ -107,10 +108,11 @@ class TokenCounter:
     async def _ask(self, root: str, index: int, model: str | None, text: str, headers: dict[str, str]) -> int | None:
         path, body = ROUTES[index]
         try:
-            async with asyncio.timeout(ASK_TIMEOUT):
-                response = await self.client.post(root + path, json=body(text, model), headers=headers)
-            count = response.json().get("count") if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError, TimeoutError):
+            async with asyncio.timeout(ASK_TIMEOUT), \
+                    self.session.post(root + path, json=body(text, model), headers=headers) as response:
+                # (whatever its content type says: a count is read from any JSON)
+                count = (await response.json(content_type=None)).get("count") if response.status == 200 else None
+        except (aiohttp.ClientError, ValueError, AttributeError, TimeoutError):
             return None
         if not isinstance(count, int) or isinstance(count, bool):
             return None

@@ -236,7 +236,9 @@ def side_options(*, source: str, replica: bool, example: bool) -> Callable[[Call
     every = "all sides" if replica else "both sides"
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        f = click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None, help=f"Bearer token for {every}.")(f)
+        f = click.option("--api-key", envvar="SHADOWDIFF_API_KEY", default=None,
+                         help=f"Bearer token for {every} (without one, a side's URL may carry user:password@, sent "
+                              "as Basic).")(f)
         # the defaults are shadowdiff.replay.preflight's: the log's model, or the one model a server serves
         if replica:
             f = click.option("--replica-model", default=None,

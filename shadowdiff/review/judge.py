@@ -34,10 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import sqlalchemy as sa
 
-from shadowdiff.answers.arrivals import IDLE_TIMEOUT
+from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Caller, Upstream
 from shadowdiff.answers.compare import render
 from shadowdiff.answers.invisible import json_text, safe_text
@@ -214,11 +213,8 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
     upstream = Upstream(Side.REPLICA, settings.url, settings.model, settings.api_key)
     ids = await asyncio.to_thread(pairs_to_judge, store, run_id, redo)
     limit = asyncio.Semaphore(settings.concurrency)
-    timeout = httpx.Timeout(settings.timeout, connect=min(10.0, settings.timeout))
-
-    limits = httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=IDLE_TIMEOUT)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
-        caller = Caller(http)
+    async with answers_session(settings.concurrency, settings.timeout) as session:
+        caller = Caller(session)
         asking = _Asking(caller, upstream, tally)
 
         async def one(pair_id: int) -> None:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gzip
 import json
 import random
 import time
 
-import httpx
 import pytest
 
 from shadowdiff.answers import arrivals
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.parse import EventStream, sse_data
+from shadowdiff.answers.records import Answer
 from shadowdiff.vocabulary import Side
-from tests.support.servers import Drip, free_port, serve_app
+from tests.support.rawupstream import raw_server, read_request
+from tests.support.servers import Answering, Drip, free_port, serve_app
 
 
 def token(text: str) -> bytes:
@@ -26,12 +29,12 @@ def test_bytes_are_stamped_when_they_arrive_not_when_they_are_read() -> None:
     first, second = token("a"), token("b")
 
     async def read(url: str) -> tuple[float, float, float, float]:
-        async with arrivals.http_client(2, httpx.Timeout(10)) as client:
+        async with arrivals.answers_session(2, 10) as session:
             with arrivals.watching() as clock:
-                async with client.stream("POST", url, json={}) as response:
+                async with session.post(url, json={}) as response:
                     await asyncio.sleep(1.0)   # a busy client: both pieces are in before it reads
                     read_at = time.perf_counter()
-                    body = b"".join([chunk async for chunk in response.aiter_raw()])
+                    body = await response.read()
         assert body == first + second + b"data: [DONE]\n\n"
         assert clock.sent is not None
         return clock.sent, clock.at(len(first)), clock.at(len(first + second)), read_at
@@ -44,13 +47,13 @@ def test_bytes_are_stamped_when_they_arrive_not_when_they_are_read() -> None:
 
 
 def test_a_slow_drip_is_cut_at_the_timeout_of_the_whole_request() -> None:
-    """httpx's timeout bounds each read: a token every 0.2 s never trips it."""
+    """The session's timeout bounds each read: a token every 0.2 s never trips it."""
     pieces: list[bytes | float] = [x for i in range(100) for x in (token(f"w{i}"), 0.2)]
 
     async def call(url: str) -> tuple[str | None, float]:
-        async with arrivals.http_client(2, httpx.Timeout(5)) as client:
+        async with arrivals.answers_session(2, 5) as session:
             started = time.perf_counter()
-            answer = await Caller(client, RetryPolicy(attempts=1), timeout=1.0).call(
+            answer = await Caller(session, RetryPolicy(attempts=1), timeout=1.0).call(
                 Upstream(Side.CANDIDATE, url, "m"), "/v1/chat/completions", {"messages": [], "stream": True})
             return answer.error, time.perf_counter() - started
 
@@ -62,8 +65,8 @@ def test_a_slow_drip_is_cut_at_the_timeout_of_the_whole_request() -> None:
 
 def test_a_refused_connection_says_so() -> None:
     async def call() -> str | None:
-        async with arrivals.http_client(2, httpx.Timeout(5)) as client:
-            answer = await Caller(client, RetryPolicy(attempts=1)).call(
+        async with arrivals.answers_session(2, 5) as session:
+            answer = await Caller(session, RetryPolicy(attempts=1)).call(
                 Upstream(Side.BASELINE, f"http://127.0.0.1:{free_port()}", "m"), "/v1/chat/completions",
                 {"messages": [], "stream": True})
             return answer.error
@@ -92,3 +95,49 @@ def test_events_are_the_same_however_the_body_is_cut(body: bytes) -> None:
             got += events.feed(body[at:at + step])
             at += step
         assert got + events.close() == expected
+
+
+def test_a_body_that_turns_invalid_after_its_head_fails_at_once() -> None:
+    """aiohttp leaves such a body waiting with no error and no read timeout when the bad
+    bytes come in a read of their own; the session fails it when its connection closes."""
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            await read_request(reader, None)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            event = token("a")
+            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(b"zz\r\n")    # a chunk size that is not hex
+            await writer.drain()
+            await reader.read()        # open until the client closes it
+        writer.close()
+
+    async def call(url: str) -> Answer:
+        async with arrivals.answers_session(2, 60) as session:
+            return await Caller(session, RetryPolicy(attempts=1), timeout=10).call(
+                Upstream(Side.BASELINE, url, "m"), "/v1/chat/completions", {"messages": [], "stream": True})
+
+    with raw_server(handle) as url:
+        answer = asyncio.run(call(url))
+    assert answer.error is not None
+    assert answer.error.startswith("connection failed: ClientPayloadError: invalid answer after its head"), answer.error
+
+
+def test_a_compressed_stream_is_read_and_timed() -> None:
+    body = b"".join(token(w) for w in ("Hel", "lo")) + b'data: {"choices": [{"index": 0, "delta": {}, ' \
+        b'"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    app = Answering(lambda path, _: (200, [(b"content-type", b"text/event-stream"), (b"content-encoding", b"gzip")],
+                                     gzip.compress(body)))
+
+    async def call(url: str) -> Answer:
+        async with arrivals.answers_session(2, 10) as session:
+            return await Caller(session, RetryPolicy(attempts=1)).call(
+                Upstream(Side.BASELINE, url, "m"), "/v1/chat/completions", {"messages": [], "stream": True})
+
+    with serve_app(app) as url:
+        answer = asyncio.run(call(url))
+    assert (answer.error, answer.text, answer.finish_reason) == (None, "Hello", "stop")
+    assert answer.ttft is not None and answer.duration is not None and 0 <= answer.ttft <= answer.duration

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
+import aiohttp
 
 from shadowdiff.answers import arrivals
 from tests.support.servers import read_body, serve_app
@@ -32,9 +32,12 @@ def test_a_cookie_an_answer_sets_is_not_sent_back() -> None:
     app = CookieSetter()
 
     async def twice(url: str) -> list[str]:
-        async with arrivals.http_client(2, httpx.Timeout(10)) as client:
-            responses = [await client.post(url + "/v1/chat/completions", json={}) for _ in range(2)]
-            return [r.headers["set-cookie"] for r in responses]
+        set_cookies = []
+        async with arrivals.answers_session(2, 10) as session:
+            for _ in range(2):
+                async with session.post(url + "/v1/chat/completions", json={}) as response:
+                    set_cookies.append(response.headers["set-cookie"])
+        return set_cookies
 
     with serve_app(app) as url:
         set_cookies = asyncio.run(twice(url))
@@ -42,14 +45,16 @@ def test_a_cookie_an_answer_sets_is_not_sent_back() -> None:
     assert app.seen == [None, None]
 
 
-def test_a_plain_httpx_client_would_have_sent_it() -> None:
-    """The test above can fail: httpx's own jar sends the cookie back."""
+def test_a_session_with_a_cookie_jar_would_have_sent_it() -> None:
+    """The test above can fail: a jar that keeps cookies (as aiohttp's own does, from a
+    host's name; from an address such as the test's, when unsafe) sends it back."""
     app = CookieSetter()
 
     async def twice(url: str) -> None:
-        async with httpx.AsyncClient(timeout=10) as client:
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
             for _ in range(2):
-                await client.post(url + "/v1/chat/completions", json={})
+                async with session.post(url + "/v1/chat/completions", json={}):
+                    pass
 
     with serve_app(app) as url:
         asyncio.run(twice(url))

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.parse import answer_from, read_answer
 from shadowdiff.answers.records import Answer
@@ -122,8 +122,8 @@ def record(reader: str, exchange: Exchange, captured: Captured, upstream: tuple[
         app.captured = captured
 
         async def call() -> Answer:
-            async with httpx.AsyncClient() as client:
-                return await Caller(client, RetryPolicy(attempts=1)).call(
+            async with answers_session(2, 30) as session:
+                return await Caller(session, RetryPolicy(attempts=1)).call(
                     Upstream(Side.BASELINE, url), exchange.path, exchange.body or {"stream": False})
         return asyncio.run(call())
     line = {"id": "vllm-0", "custom_id": "q1", "error": None,

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.parse import answer_from, read_answer
 from shadowdiff.answers.records import Answer
@@ -116,8 +116,8 @@ def read(reader: str, raw: str, upstream: tuple[str, _Fixed], tmp_path: Path, or
         app.raw, app.stream = raw.encode(), stream
 
         async def call() -> Answer:
-            async with httpx.AsyncClient() as client:
-                return await Caller(client, RetryPolicy(attempts=1)).call(
+            async with answers_session(2, 30) as session:
+                return await Caller(session, RetryPolicy(attempts=1)).call(
                     Upstream(Side.BASELINE, url), "/v1/chat/completions",
                     {"messages": [{"role": "user", "content": "?"}], "stream": stream})
         return asyncio.run(call())

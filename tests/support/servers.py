@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import inspect
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,41 @@ class Recorder:
             return {"type": "http.request", "body": raw, "more_body": False}
 
         await self.app(scope, receiving, send)
+
+
+# What an ``Answering`` upstream answers: status, headers and body, or None to answer
+# nothing (the request waits until its client goes away).
+Reply = tuple[int, list[tuple[bytes, bytes]], bytes] | None
+
+
+@dataclass
+class Answering:
+    """A hand-written ASGI upstream that answers each request with ``respond(path, body)``
+    (sync or async: a ``Reply``), and keeps the path and headers of each."""
+
+    respond: Callable[[str, bytes], Reply | Awaitable[Reply]]
+    seen: list[tuple[str, dict[bytes, bytes]]] = field(default_factory=list)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = await read_body(receive)
+        self.seen.append((scope["path"], dict(scope["headers"])))
+        reply = self.respond(scope["path"], body)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if reply is None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            return
+        status, headers, content = reply
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": content})
+
+
+def json_reply(status: int, value: Any, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Reply:
+    """A ``Reply`` of ``value`` as JSON."""
+    return status, [(b"content-type", b"application/json"), *headers], json.dumps(value).encode()
 
 
 class Drip:
