@@ -40,7 +40,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from shadowdiff import __version__
-from shadowdiff.answers.redact import Redactor, failure_text
+from shadowdiff.answers.redact import Redactor, failure_text, public_url
 from shadowdiff.proxy.capture import Capture
 from shadowdiff.proxy.forward import Forwarder
 from shadowdiff.proxy.membership import Membership
@@ -48,7 +48,7 @@ from shadowdiff.proxy.metrics import ProxyMetrics, StateCollector, exposition, m
 from shadowdiff.proxy.pairs import PairRecorder
 from shadowdiff.proxy.retention import Retention
 from shadowdiff.proxy.scoring import PairScorer, score_client
-from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings, public_url
+from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.proxy.shadow import Mirror
 from shadowdiff.proxy.store_health import LastKnown, StoreHealth
 from shadowdiff.store import Store

@@ -29,11 +29,12 @@ from typing import Any
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG, STARTUP_FAILURE
 
+from shadowdiff.answers.redact import public_url
 from shadowdiff.commands.listen import bind, check_forwarded, transport_options
 from shadowdiff.errors import ConfigError
 from shadowdiff.proxy.app import ProxyApp, build_app
 from shadowdiff.proxy.httpprotocol import TargetKeepingProtocol
-from shadowdiff.proxy.settings import ProxySettings, public_url, settings_from_json, settings_to_json
+from shadowdiff.proxy.settings import ProxySettings, settings_from_json, settings_to_json
 from shadowdiff.proxy.supervisor import Supervisor
 
 SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shadowdiff.answers.redact import DEFAULT_PATTERNS, check_patterns
+from shadowdiff.answers.redact import DEFAULT_PATTERNS, check_patterns, public_url
 from shadowdiff.answers.targets import same_target
 from shadowdiff.commands.listen import check_forwarded, check_tls
 from shadowdiff.errors import ConfigError
@@ -215,11 +215,6 @@ class ProxySettings:
                       **({self.shadow_side.value: {"url": shadow, "model": self.shadow_model}}
                          if self.shadow else {})},
         }
-
-
-def public_url(url: str) -> str:
-    """A side's URL as it is shown, stored or exported: without ``user:password@``."""
-    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", r"\1", url, flags=re.I)
 
 
 def settings_to_json(settings: ProxySettings) -> str:

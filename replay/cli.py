@@ -312,18 +312,21 @@ def _check_targets(settings: ReplaySettings, allow_same_target: bool) -> None:
     """Refuse the baseline as its own candidate (one address and model, once each side's
     model is settled): every pair would agree, and the run would PASS on no evidence about
     any candidate. --allow-same-target lets it through, to measure a server's noise."""
+    from shadowdiff.answers.redact import public_url
     base, cand, replica = settings.baseline, settings.candidate, settings.replica
     if allow_same_target:
         return
     if same_target(base.url, base.model, cand.url, cand.model):
         model = f" ({base.model})" if base.model else ""
-        raise ConfigError(f"the baseline and the candidate are the same server and model: {base.url}{model}; give "
+        raise ConfigError(f"the baseline and the candidate are the same server and model: "
+                          f"{public_url(base.url)}{model}; give "
                           "the candidate's own address (or --candidate-model), or --allow-same-target to measure "
                           "the server against itself (its noise)")
     if replica is not None and same_target(replica.url, replica.model, cand.url, cand.model):
         # the noise floor would be the candidate's own changes: any excess over it is zero
         model = f" ({cand.model})" if cand.model else ""
-        raise ConfigError(f"the replica and the candidate are the same server and model: {cand.url}{model}; the "
+        raise ConfigError(f"the replica and the candidate are the same server and model: "
+                          f"{public_url(cand.url)}{model}; the "
                           "replica is a second baseline (the baseline's configuration on another server or "
                           "process), whose changes are the noise floor the candidate is measured against")
 
@@ -579,8 +582,10 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
              "server joins the tokens of a multi-byte character), so tokens/s may be understated; the sources "
              "are in --out's token_sources")
     if out is not None:
-        out.write_text(json.dumps({"baseline": {"url": baseline, "model": settings.baseline.model},
-                                   "candidate": {"url": candidate, "model": settings.candidate.model},
+        from shadowdiff.answers.redact import public_url
+
+        out.write_text(json.dumps({"baseline": {"url": public_url(baseline), "model": settings.baseline.model},
+                                   "candidate": {"url": public_url(candidate), "model": settings.candidate.model},
                                    "versions": settings.servers, "max_tokens": max_tokens,
                                    "extra_body": settings.overrides.extra,
                                    "levels": [r.as_json() for r in results],

@@ -30,7 +30,7 @@ import aiohttp
 
 from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Upstream
-from shadowdiff.answers.redact import failure_text
+from shadowdiff.answers.redact import failure_text, public_url
 from shadowdiff.errors import ConfigError
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import ReplaySettings
@@ -72,7 +72,8 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
                 warn(f"the {upstream.side.value} serves {models[0]!r}, not the log's {model!r}: sending it "
                      f"{models[0]!r} ({flag} to choose)")
             continue
-        raise ConfigError(f"the {upstream.side.value} at {upstream.url} serves {', '.join(map(repr, models))}, "
+        raise ConfigError(f"the {upstream.side.value} at {public_url(upstream.url)} serves "
+                          f"{', '.join(map(repr, models))}, "
                           f"and would be sent {model!r}: give {flag}")
     return dataclasses.replace(settings, **sides)
 
@@ -95,10 +96,10 @@ async def _served(session: aiohttp.ClientSession, upstream: Upstream, headers: d
             status = response.status
             listed = await response.read()
     except aiohttp.ClientError as exc:
-        raise ConfigError(f"the {upstream.side.value} at {upstream.url} does not answer "
+        raise ConfigError(f"the {upstream.side.value} at {public_url(upstream.url)} does not answer "
                           f"({failure_text(exc)}): is it running?") from exc
     if status in (401, 403):
-        raise ConfigError(f"the {upstream.side.value} at {upstream.url} refused the API key "
+        raise ConfigError(f"the {upstream.side.value} at {public_url(upstream.url)} refused the API key "
                           f"(HTTP {status} on /v1/models)")
     if status != 200:
         return None

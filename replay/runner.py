@@ -26,7 +26,7 @@ from shadowdiff.answers.client import Caller, RetryPolicy, Upstream
 from shadowdiff.answers.compare import Thresholds, compare_off_loop, error_comparison, is_comparable
 from shadowdiff.answers.parse import CUT_SHORT
 from shadowdiff.answers.records import Answer, Pair
-from shadowdiff.answers.redact import Redactor, check_patterns
+from shadowdiff.answers.redact import Redactor, check_patterns, public_url
 from shadowdiff.errors import ConfigError, InputError
 from shadowdiff.replay import logs
 from shadowdiff.replay.references import Grading, grading_settings
@@ -123,7 +123,7 @@ class ReplaySettings:
         """The settings stored with the run (no API keys)."""
         return {
             "log": str(self.log.resolve()), "format": fmt.value, "turn": self.turn, "endpoint": self.endpoint,
-            "sides": {u.side.value: {"url": u.url, "model": u.model} for u in self.upstreams},
+            "sides": {u.side.value: {"url": public_url(u.url), "model": u.model} for u in self.upstreams},
             "concurrency": self.concurrency, "overrides": asdict(self.overrides),
             "thresholds": asdict(self.thresholds), "timeout": self.timeout,
             "redact": list(self.redact), "labels": dict(self.labels), "versions": dict(self.servers),

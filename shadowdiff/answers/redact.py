@@ -205,6 +205,11 @@ def body_secrets(request: dict[str, Any]) -> tuple[str, ...]:
     return tuple(s for s in secrets if len(s) >= MIN_LITERAL)
 
 
+def public_url(url: str) -> str:
+    """A server's URL as it is shown, stored or exported: without ``user:password@``."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", r"\1", url, flags=re.I)
+
+
 def without_queries(text: str) -> str:
     """``text`` with every URL's query string replaced by the mark (an error text from
     an HTTP library names the URL it called, query and all: ``?api-key=…``)."""
@@ -221,6 +226,9 @@ def failure_text(exc: BaseException) -> str:
         text = f"the upstream closed the connection {where}"
     elif isinstance(exc, aiohttp.ClientResponseError):
         text = f"HTTP {exc.status}, {exc.message}"
+    elif isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        # (its os_error is not the cause: the certificate's own error says why)
+        text = f"cannot connect to {exc.host}:{exc.port}: TLS: {exc.certificate_error}"
     elif isinstance(exc, aiohttp.ClientConnectorError):
         error = exc.os_error   # asyncio's strerror is "Connect call failed ('host', port)"
         if error.errno and not isinstance(error, socket.gaierror):

@@ -320,3 +320,17 @@ def test_a_text_holding_a_requests_credential_is_never_remembered() -> None:
         scrubbed.text(text)
         assert text not in r._clean
     assert scrubbed.text("your key opaqueKEY9999zz is wrong") == f"your key {MARK} is wrong"
+
+
+def test_a_certificate_failure_says_so_not_the_os_errors_text() -> None:
+    import ssl
+
+    import aiohttp
+    from aiohttp.client_reqrep import ConnectionKey
+
+    key = ConnectionKey("127.0.0.1", 19130, True, True, None, None, None)
+    cause = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+                                            "self-signed certificate (_ssl.c:1006)")
+    said = failure_text(aiohttp.ClientConnectorCertificateError(key, cause))
+    assert "cannot connect to 127.0.0.1:19130: TLS: " in said and "self-signed certificate" in said
+    assert "Operation not permitted" not in said

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Upstream
 from shadowdiff.answers.parse import read_answer
 from shadowdiff.answers.records import Answer
@@ -58,8 +59,8 @@ def test_the_servers_tokenizer_counts_what_it_generated(f16: Server) -> None:
     text, usage = body["choices"][0]["message"]["content"], body["usage"]["completion_tokens"]
 
     async def count() -> Answer:
-        async with httpx.AsyncClient(timeout=60) as client:
-            return await TokenCounter(client).count(Upstream(Side.BASELINE, f16.url + "/v1").root, f16.model,
+        async with answers_session(4, 60) as session:
+            return await TokenCounter(session).count(Upstream(Side.BASELINE, f16.url + "/v1").root, f16.model,
                                                     Answer(Side.BASELINE, f16.model, text=text), {})
 
     counted = asyncio.run(count())

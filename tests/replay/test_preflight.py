@@ -134,3 +134,25 @@ def test_the_run_records_versions_and_labels_and_redacts_what_it_stores(start_si
                           (["--redact", "(unclosed"], "is not a valid regular expression")):
         result = replay(write_log(tmp_path), tmp_path / "bad", base, cand, *args)
         assert result.returncode == 1 and message in result.stderr, result.stderr
+
+
+def test_a_password_in_a_sides_url_is_sent_and_never_stored_shown_or_reported(start_simulator: Callable[..., str],
+                                                                                tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=(BASE,))
+    cand = start_simulator(served_model_names=(FP8,))
+    with_password = cand.replace("http://", "http://alice:hunter2secret@")
+    out = tmp_path / "out"
+    result = replay(write_log(tmp_path), out, base, with_password, "--no-score")
+    assert result.returncode == 0, result.stderr
+    assert "hunter2secret" not in result.stdout + result.stderr
+    store = Store.open(out)
+    run = store.latest_run()
+    assert run is not None and run.settings["sides"]["candidate"]["url"] == cand
+    store.close()
+    for written in out.iterdir():
+        if written.is_file():
+            assert b"hunter2secret" not in written.read_bytes(), written.name
+    down = f"http://alice:hunter2secret@127.0.0.1:{free_port()}"
+    refused = replay(write_log(tmp_path), tmp_path / "down", base, down)
+    assert refused.returncode == 1 and "does not answer" in refused.stderr
+    assert "hunter2secret" not in refused.stderr
