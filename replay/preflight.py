@@ -52,7 +52,7 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
 
     async def ask_all() -> list[tuple[list[str] | None, str | None]]:
         async with answers_session(2 * len(settings.upstreams), timeout) as session:
-            return list(await asyncio.gather(*(_ask(session, u) for u in settings.upstreams)))
+            return list(await asyncio.gather(*(_ask(session, u, timeout) for u in settings.upstreams)))
 
     answers = dict(zip([u.side for u in settings.upstreams], asyncio.run(ask_all()), strict=True))
     served = {side: models for side, (models, _) in answers.items()}
@@ -78,23 +78,30 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
     return dataclasses.replace(settings, **sides)
 
 
-async def _ask(session: aiohttp.ClientSession, upstream: Upstream) -> tuple[list[str] | None, str | None]:
-    """The models a side serves and its version (None where it does not say)."""
+async def _ask(session: aiohttp.ClientSession, upstream: Upstream,
+               seconds: float) -> tuple[list[str] | None, str | None]:
+    """The models a side serves and its version (None where it does not say), each
+    answer whole within ``seconds`` (the session bounds each read only: a server that
+    drips its answer would hold the run before it began)."""
     headers = upstream.headers
-    models = await _served(session, upstream, headers)
+    models = await _served(session, upstream, headers, seconds)
     try:
-        async with session.get(upstream.endpoint("/version"), headers=headers) as response:
+        async with asyncio.timeout(seconds), session.get(upstream.endpoint("/version"), headers=headers) as response:
             version = (await response.json(content_type=None)).get("version")
-    except (aiohttp.ClientError, ValueError, AttributeError):
+    except (aiohttp.ClientError, ValueError, AttributeError, TimeoutError):
         version = None
     return models, version if isinstance(version, str) else None
 
 
-async def _served(session: aiohttp.ClientSession, upstream: Upstream, headers: dict[str, str]) -> list[str] | None:
+async def _served(session: aiohttp.ClientSession, upstream: Upstream, headers: dict[str, str],
+                  seconds: float) -> list[str] | None:
     try:
-        async with session.get(upstream.endpoint("/v1/models"), headers=headers) as response:
+        async with asyncio.timeout(seconds), session.get(upstream.endpoint("/v1/models"), headers=headers) as response:
             status = response.status
             listed = await response.read()
+    except TimeoutError as exc:
+        raise ConfigError(f"the {upstream.side.value} at {public_url(upstream.url)} does not answer "
+                          f"(/v1/models not whole within {seconds:g} s): is it overloaded?") from exc
     except aiohttp.ClientError as exc:
         raise ConfigError(f"the {upstream.side.value} at {public_url(upstream.url)} does not answer "
                           f"({failure_text(exc)}): is it running?") from exc

@@ -214,7 +214,7 @@ async def judge_run(store: Store, run_id: str, settings: JudgeSettings, redo: bo
     ids = await asyncio.to_thread(pairs_to_judge, store, run_id, redo)
     limit = asyncio.Semaphore(settings.concurrency)
     async with answers_session(settings.concurrency, settings.timeout) as session:
-        caller = Caller(session)
+        caller = Caller(session, timeout=settings.timeout)   # (each attempt whole, as --judge-timeout says)
         asking = _Asking(caller, upstream, tally)
 
         async def one(pair_id: int) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 
 from shadowdiff.store import Store
 from shadowdiff.vocabulary import Side
@@ -156,3 +159,28 @@ def test_a_password_in_a_sides_url_is_sent_and_never_stored_shown_or_reported(st
     refused = replay(write_log(tmp_path), tmp_path / "down", base, down)
     assert refused.returncode == 1 and "does not answer" in refused.stderr
     assert "hunter2secret" not in refused.stderr
+
+
+async def _drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Any request: a head, then its body a byte every 0.2 s (each read well within any read timeout)."""
+    await reader.readuntil(b"\r\n\r\n")
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+    for _ in range(1000):
+        writer.write(b" ")
+        await writer.drain()
+        await asyncio.sleep(0.2)
+
+
+def test_a_side_that_drips_its_model_list_stops_the_run_within_the_preflights_timeout(tmp_path: Path) -> None:
+    from shadowdiff.answers.client import Upstream
+    from shadowdiff.errors import ConfigError
+    from shadowdiff.replay import logs
+    from shadowdiff.replay.preflight import check_sides
+    from tests.support.rawupstream import raw_server
+    from tests.support.replaying import replay_settings
+
+    with raw_server(_drip) as dripping:
+        settings = replay_settings(write_log(tmp_path), {Side.BASELINE: dripping, Side.CANDIDATE: dripping})
+        settings = replace(settings, candidate=Upstream(Side.CANDIDATE, dripping, FP8))
+        with pytest.raises(ConfigError, match=r"does not answer \(/v1/models not whole within 1 s\)"):
+            check_sides(settings, logs.LogFormat.BODIES, warn=lambda _: None, timeout=1.0)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from shadowdiff.errors import InputError
@@ -62,10 +62,18 @@ class FakeJudge:
             content = f"```json\n{json.dumps(said)}\n```"
         else:
             content = json.dumps({"verdict": "wording", "worse": None, "reason": "same content"})
-        return JSONResponse({"id": "chatcmpl-judge", "object": "chat.completion", "created": 0,
-                             "model": body["model"], "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        answer = JSONResponse({"id": "chatcmpl-judge", "object": "chat.completion", "created": 0,
+                               "model": body["model"], "choices": [{"index": 0, "finish_reason": "stop",
+                               "message": {"role": "assistant", "content": content}}],
+                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        if self.mode == "drip":    # a good answer after 5 s of spaces, a byte every 0.1 s: no read waits long
+            async def drip() -> Any:
+                for _ in range(50):
+                    yield b" "
+                    await asyncio.sleep(0.1)
+                yield answer.body
+            return StreamingResponse(drip(), media_type="application/json")
+        return answer
 
 
 @pytest.fixture
@@ -214,6 +222,17 @@ def test_a_judge_that_hangs_costs_its_timeout_per_attempt(tmp_path: Path,
     assert done.returncode == 3 and "3 calls failed" in done.stderr, done.stderr
     assert len(fake.requests) == 12   # each of the 3 pairs: 4 attempts, in the first form
     assert run_judge(tmp_path, url, "--judge-timeout", "0").returncode == 2   # click's usage error
+    store.close()
+
+
+def test_a_judge_that_drips_its_answer_costs_its_timeout_per_attempt_too(
+        tmp_path: Path, judge_server: tuple[str, FakeJudge]) -> None:
+    url, fake = judge_server
+    fake.mode = "drip"
+    store, _, _ = make_run(tmp_path)
+    done = run_judge(tmp_path, url, "--judge-timeout", "0.3", "--judge-concurrency", "3")
+    assert done.returncode == 3 and "3 calls failed" in done.stderr, done.stderr
+    assert len(fake.requests) == 12   # each attempt cut at 0.3 s whole, not answered after the 5 s its body takes
     store.close()
 
 
