@@ -155,16 +155,20 @@ def metrics(http: httpx.Client, url: str) -> dict[str, float]:
 
 
 def caught_up(url: str, answered: int) -> dict[str, float]:
-    """/metrics once every answered request's pair is counted and stored (polled, up to 90 s)."""
+    """/metrics once every answered request's pair is counted and stored, and the store is
+    seen up again (polled, up to 90 s: a pool's connection the fault killed fails its next
+    use, and the component that met it reports the store down until its next try)."""
     deadline = time.monotonic() + 90
     with httpx.Client(timeout=30) as http:
         while True:
             seen = metrics(http, url)
             if (seen["shadowdiff_pairs_total"] >= answered
-                    and seen["shadowdiff_pairs_stored_total"] >= seen["shadowdiff_pairs_total"]):
+                    and seen["shadowdiff_pairs_stored_total"] >= seen["shadowdiff_pairs_total"]
+                    and seen.get("shadowdiff_store_up") == 1.0):
                 return seen
             assert time.monotonic() < deadline, f"not caught up: {seen['shadowdiff_pairs_total']} counted, " \
-                                                f"{seen['shadowdiff_pairs_stored_total']} stored of {answered}"
+                                                f"{seen['shadowdiff_pairs_stored_total']} stored of {answered}, " \
+                                                f"store up {seen.get('shadowdiff_store_up')}"
             time.sleep(0.5)
 
 
