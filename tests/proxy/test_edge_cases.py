@@ -245,10 +245,14 @@ def test_primary_timings_are_recorded_without_a_shadow(start_simulator: Start, s
     proxy, app = start_proxy(primary=start_simulator())
     HTTP.post(proxy + "/v1/chat/completions", json=chat("x", stream=True))
     HTTP.post(proxy + "/v1/chat/completions", json=chat("y"))
+
+    def counts() -> list[float]:
+        return [s.value for m in app.metrics.registry.collect() for s in m.samples
+                if s.name == "shadowdiff_upstream_request_duration_seconds_count" and s.labels["side"] == "baseline"]
+
+    # (observed once the answer's last byte is sent: the client may read it a moment before)
+    wait_for(lambda: counts() == [2.0])
     assert app.metrics.duration.labels("baseline")._sum.get() > 0
-    counts = [s.value for m in app.metrics.registry.collect() for s in m.samples
-              if s.name == "shadowdiff_upstream_request_duration_seconds_count" and s.labels["side"] == "baseline"]
-    assert counts == [2.0]
     ttfts = [s.value for m in app.metrics.registry.collect() for s in m.samples
              if s.name == "shadowdiff_upstream_time_to_first_token_seconds_count" and s.labels["side"] == "baseline"]
     assert ttfts == [2.0]
