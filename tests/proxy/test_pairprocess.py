@@ -33,7 +33,7 @@ from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.vocabulary import Outcome, Side
 from tests.support.proxying import FP8, chat, counter, settled, wait_for
-from tests.support.servers import HTTP
+from tests.support.servers import HTTP, metric, serve_process
 
 Start = Callable[..., Any]
 SETTINGS = MakerSettings(Side.BASELINE, None, 0.9, DEFAULT_REDACTIONS)
@@ -352,3 +352,15 @@ def test_a_process_that_keeps_dying_leaves_the_pairs_to_the_thread_for_a_while(
     assert [type(r).__name__ for r in results] == ["PairFailed", "PairFailed", "Made", "Made"]
     # (the first two killed their children and were never made here; past the budget, the thread makes them)
     assert any("2 were started within 300 s" in r.getMessage() for r in caplog.records)
+
+
+def test_serve_starts_a_pair_process_by_default_where_it_has_two_cores(
+        start_simulator: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (the suite's `serve` processes make their pairs in a thread: see tests/support/fixtures.py)
+    monkeypatch.delenv("SHADOWDIFF_PAIR_WORKER", raising=False)
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    with serve_process(tmp_path, primary, "--shadow", shadow, "--shadow-model", FP8) as url:
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 200
+        wait_for(lambda: metric(url, "shadowdiff_pairs_total") == 1)
+        assert metric(url, "shadowdiff_pair_process_up") == (1 if pairprocess.wanted("auto") else 0)

@@ -65,6 +65,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, interrupt)
+    # `serve` processes make their pairs in a thread unless a test asks for the pair process:
+    # under the default (auto) each would start a child too, half a second of CPU for its imports.
+    # tests/proxy/test_pairprocess.py tests auto itself.
+    os.environ.setdefault("SHADOWDIFF_PAIR_WORKER", "thread")
 
 
 # The markers of the real-engine tiers (tests/engines/), whose servers are session (llama.cpp) or
