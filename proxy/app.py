@@ -84,6 +84,7 @@ class ProxyApp:
         self.probe: asyncio.Task[None] | None = None
         self.score_client: httpx.AsyncClient | None = None   # with --score-rate: the scorer's own pool
         self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
+        self.mirror.channel = self.pairs.channel
         self.forwarder = Forwarder(settings, self.mirror, self.pairs, self.metrics)
         self.admin = Starlette(routes=[
             Route("/healthz", self._healthz), Route("/readyz", self._readyz), Route("/metrics", self._metrics),
@@ -239,6 +240,8 @@ class ProxyApp:
         if self.retention is not None:
             self.retention.stop(timeout=0)   # at once: it stops after its batch in progress
         await self.pairs.drain(max(0.0, deadline - time.monotonic()))
+        if self.pairs.channel is not None:
+            self.pairs.channel.close()     # (before its child is ended: its end is no loss to report)
         self.pairs.work.close(timeout=0)   # (drained: nothing is queued for it; a job late is done by its caller)
         self.pairs.flush_counts()
         self.pairs.closed = True

@@ -153,8 +153,7 @@ class MirroredRequest:
             self._not_mirrored(NotMirrored.PAIRS_BEHIND)
             return
         loop = asyncio.get_running_loop()
-        shadow = loop.create_task(m.mirror.call(plan, self.raw_path, self.query, self.headers))
-        shadow.add_done_callback(lambda _: m.mirror.release(plan))  # even if cancelled before it ran
+        shadow = m.mirror.start(plan, self.raw_path, self.query, self.headers)
         replica = None
         if plan.replica_body is not None:
             replica = loop.create_task(m.mirror.call_replica(plan, self.raw_path, self.query, self.headers))

@@ -47,10 +47,14 @@ import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shadowdiff.answers.redact import failure_text
 from shadowdiff.errors import ShadowdiffError
 from shadowdiff.proxy.pairmaking import Made, Maker, MakerSettings, PairInputs
+
+if TYPE_CHECKING:
+    from shadowdiff.proxy.settings import ProxySettings
 
 log = logging.getLogger("shadowdiff.proxy")
 
@@ -63,6 +67,10 @@ BATCH_BYTES = 16 * 2**20   # requests' and answers' bytes handed over at once, a
 MAX_STARTS = 6
 RESTART_WINDOW = 300.0
 NICE = 10               # as the pairs' thread: the scheduler lets the proxy's event loop preempt it
+# seconds a thread waiting for the interpreter's lock waits before asking for it (Python's: 0.005):
+# the proxy's, set when the pairs' thread starts, and the child's, whose thread calling the shadow
+# stamps its answer's arrivals; only lock contention makes it cost anything
+SWITCH_INTERVAL = 0.00005
 _READY = "ready"
 _PR_SET_PDEATHSIG = 1
 
@@ -132,9 +140,14 @@ def usable_cores(cgroup: Path = Path("/sys/fs/cgroup"), own: Path = Path("/proc/
 class PairProcess:
     """One child making pairs; ``make`` is called from one thread only (the pairs' thread)."""
 
-    def __init__(self, settings: MakerSettings, on_restart: Callable[[], None] | None = None) -> None:
+    def __init__(self, settings: MakerSettings, on_restart: Callable[[], None] | None = None,
+                 calls: ProxySettings | None = None, on_spawn: Callable[[socket.socket], None] | None = None) -> None:
         self.settings = settings
         self.on_restart = on_restart
+        # with ``calls``, the child also calls the shadow (``shadowdiff.proxy.shadowcalls``): each
+        # child's end of that channel is handed to ``on_spawn`` as it starts
+        self.calls = calls
+        self.on_spawn = on_spawn
         self.restarts = 0       # children started after the first
         self._started = 0
         self._starts: list[float] = []   # when the children of the last RESTART_WINDOW started
@@ -150,6 +163,17 @@ class PairProcess:
         """Start the child now (the proxy's start-up), without waiting for it to be ready."""
         with contextlib.suppress(PairProcessUnavailable):
             self._connection(wait=False)
+
+    def lost(self, wait: float = 1.0) -> None:
+        """The child's channel for the shadow's calls closed: it is ending, or has ended.
+        Start another once it has (within ``wait`` seconds: its socket closes a moment before
+        it can be reaped); one still alive then goes on making the pairs."""
+        with self._lock:
+            child = self._child
+        if child is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(wait)
+        self.start()
 
     def make(self, pairs: list[PairInputs]) -> list[Made | PairFailed]:
         """The pairs made, in order, handed over in batches of at most ``BATCH_BYTES``;
@@ -254,18 +278,26 @@ class PairProcess:
                                          "thread makes the pairs until fewer were")
         self._starts.append(now)
         ours, theirs = socket.socketpair()
+        calls = socket.socketpair() if self.calls is not None else None
+        given = [theirs] + ([calls[1]] if calls is not None else [])
         try:
             # the proxy's own module path, and not the working directory before it (-P): the child
             # imports the code the proxy runs, however the proxy was started and from wherever
             path = os.pathsep.join(p for p in sys.path if p)
+            # (and no metrics directory: what the child counts, the proxy counts from what it is told)
+            env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
             self._child = subprocess.Popen(
-                [sys.executable, "-P", "-m", "shadowdiff.proxy.pairprocess", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
+                [sys.executable, "-P", "-m", "shadowdiff.proxy.pairprocess", *(str(end.fileno()) for end in given)],
+                pass_fds=tuple(end.fileno() for end in given), stdin=subprocess.DEVNULL,
+                env={**env, "PYTHONPATH": path})
         except OSError as exc:
             ours.close()
+            if calls is not None:
+                calls[0].close()
             raise PairProcessUnavailable(f"cannot start it: {failure_text(exc)}") from exc
         finally:
-            theirs.close()
+            for end in given:
+                end.close()
         self._socket, self._conn = ours, Connection(os.dup(ours.fileno()))
         self._spawned, self._ready = now, False
         if self._started:
@@ -274,7 +306,14 @@ class PairProcess:
                 self.on_restart()
         self._started += 1
         with contextlib.suppress(OSError):   # (it died already: found when it is asked to be ready)
-            self._conn.send(self.settings)   # (a few hundred bytes: the socket's buffer takes them)
+            self._conn.send(self.settings)   # (a few KB: the socket's buffer takes them)
+            if self.calls is not None:
+                self._conn.send(self.calls)
+        if calls is not None:
+            if self.on_spawn is not None:
+                self.on_spawn(calls[0])
+            else:
+                calls[0].close()
 
     def _stop(self, kill: bool) -> int | None:
         """Close the child's socket (it then ends), killing it first with ``kill``; its exit status, if it had one."""
@@ -327,8 +366,19 @@ def _loaded(data: bytes | None) -> Made | PairFailed:
     return made
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, calls: int | None) -> None:
     maker = Maker(conn.recv())
+    if calls is not None:
+        from shadowdiff.proxy.shadowcalls import serve_in_thread
+
+        # (the thread calling the shadow waits for this one's lock no longer than the proxy's threads do)
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        serve_in_thread(calls, conn.recv())
+    # Making pairs yields to the proxy's event loop (Linux: this thread's nice value, which the
+    # thread calling the shadow, started before, does not share: its answers' arrival times
+    # are stamped as promptly as the primary's).
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     conn.send(_READY)
     while True:
         try:
@@ -368,11 +418,9 @@ def main() -> None:
     _die_with_the_proxy()
     if os.getppid() != proxy:     # (it ended before the line above took effect)
         return
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     conn = Connection(int(sys.argv[1]))
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):   # the proxy went away
-        _serve(conn)
+        _serve(conn, int(sys.argv[2]) if len(sys.argv) > 2 else None)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from shadowdiff.proxy.pairwork import PairWork
 from shadowdiff.proxy.scoring import PairScorer
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import Plan, ShadowReply
+from shadowdiff.proxy.shadowcalls import ShadowChannel
 from shadowdiff.proxy.tap import Tapped
 from shadowdiff.store.writer import PairWriter
 from shadowdiff.vocabulary import NotCompared, Side, Tally
@@ -85,8 +86,15 @@ class PairRecorder:
         making = MakerSettings.of(settings)
         self.maker = Maker(making)
         # the pairs' thread, and the pair process if there is one: reading, comparing, triage, redaction
-        process = (PairProcess(making, on_restart=metrics.pair_process_restarts.inc)
-                   if pairprocess.wanted(settings.pair_worker) else None)
+        process = None
+        # with a pair process, the shadow's calls are its too (shadowdiff.proxy.shadowcalls): the
+        # app gives this channel to its ``Mirror``
+        self.channel: ShadowChannel | None = None
+        if pairprocess.wanted(settings.pair_worker):
+            self.channel = ShadowChannel(settings, metrics)
+            process = PairProcess(making, on_restart=metrics.pair_process_restarts.inc, calls=settings,
+                                  on_spawn=self.channel.attach)
+            self.channel.on_lost = process.lost
         self.work = PairWork(self.maker, process, on_process=lambda up: metrics.pair_process_up.set(int(up)))
         self.pending: set[asyncio.Task[None]] = set()
         # pairs not complete, at most (``behind``): the shadow's places and the pairs thread's queue
@@ -115,7 +123,7 @@ class PairRecorder:
                 held.release()
 
     def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
-              shadow: asyncio.Task[ShadowReply], replica: asyncio.Task[ShadowReply] | None = None) -> None:
+              shadow: asyncio.Future[ShadowReply], replica: asyncio.Task[ShadowReply] | None = None) -> None:
         """Follow one mirrored request until its answers are in (or it is aborted).
 
         ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
@@ -325,7 +333,7 @@ class PairRecorder:
 class _Calls:
     """The calls a mirrored request made besides the primary's."""
 
-    shadow: asyncio.Task[ShadowReply]
+    shadow: asyncio.Future[ShadowReply]
     replica: asyncio.Task[ShadowReply] | None
     held: _Held | None = None   # the request's place in ``in_flight``
     counted: bool = False   # whether the pair's outcome is in the counts yet

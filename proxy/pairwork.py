@@ -46,14 +46,18 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from shadowdiff.proxy.pairmaking import Made, Maker, PairInputs
-from shadowdiff.proxy.pairprocess import MakeHere, PairFailed, PairProcess, PairProcessUnavailable, Starting
+from shadowdiff.proxy.pairprocess import (
+    SWITCH_INTERVAL,
+    MakeHere,
+    PairFailed,
+    PairProcess,
+    PairProcessUnavailable,
+    Starting,
+)
 
 MAX_BATCH = 64             # jobs handed back to the event loop in one call, at most
 MAX_WAITING = 256          # jobs queued, at most; past it, a pair task waits for room
 NICE = 10                  # the pairs' thread's nice value (the event loop's: the process's, 0 as a rule)
-# seconds a thread waiting for the interpreter's lock waits before asking for it (Python's: 0.005);
-# the process's, set when the pairs' thread starts: only lock contention makes it cost anything
-SWITCH_INTERVAL = 0.00005
 # seconds the thread lets pairs gather after a wake-up while the pair process makes them: the
 # hand-over's cost is mostly per batch, not per pair (at 400 pairs a second, one pair a batch
 # cost the thread 160 µs a pair, four 120), and a pair's making waits no longer than this

@@ -7,12 +7,13 @@ a reason for the metrics, never as an exception reaching the client's request.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
@@ -27,6 +28,9 @@ from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.settings import MIRRORED_PATHS, ProxySettings
 from shadowdiff.proxy.upstream import Upstream, header_text, target
 from shadowdiff.vocabulary import NotMirrored, Side
+
+if TYPE_CHECKING:
+    from shadowdiff.proxy.shadowcalls import ShadowChannel
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
@@ -56,6 +60,24 @@ class ShadowReply:
     def size(self) -> int:
         """The bytes of its answer."""
         return 0 if self._raw is None else len(self._raw)
+
+    def parts(self) -> tuple[Any, ...]:
+        """The reply as plain values (what the pair process sends the proxy: ``from_parts``
+        makes it again there, around the proxy's own ``failed`` answer). perf_counter's clock
+        is the system's monotonic one, the same in both processes."""
+        if self._raw is None:
+            return (self._failed.status, self._failed.error, self._reason)
+        times = self._times or TokenTimes()
+        return (self._raw, self._stream, self._started, times.first, times.first_answer, times.last, self._ended)
+
+    @classmethod
+    def from_parts(cls, failed: Answer, parts: tuple[Any, ...]) -> ShadowReply:
+        if len(parts) == 3:
+            status, error, reason = parts
+            return cls(replace(failed, status=status, error=error), reason)
+        raw, stream, started, first, first_answer, last, ended = parts
+        return cls(failed, raw=raw, stream=stream, started=started, times=TokenTimes(first, first_answer, last),
+                   ended=ended)
 
     def read(self) -> tuple[Answer, str]:
         """The answer and the metrics reason (``ok`` or why it failed)."""
@@ -153,6 +175,8 @@ class Mirror:
         self._rng = random.Random()
         self.upstream: Upstream | None = None
         self.replica_upstream: Upstream | None = None
+        # the pair process's end for the shadow's calls, when it makes them (set by the app)
+        self.channel: ShadowChannel | None = None
 
     def open(self) -> None:
         """Create the shadow's connection pool, and the replica's (inside the running event loop).
@@ -165,8 +189,12 @@ class Mirror:
         if s.replica is not None:
             self.replica_upstream = Upstream(Side.REPLICA.value, self.metrics, limit=s.max_shadow_in_flight,
                                              keepalive_timeout=s.upstream_idle_timeout, api_key=s.replica_key)
+        if self.channel is not None:
+            self.channel.open()
 
     async def close(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
         for upstream in (self.upstream, self.replica_upstream):
             if upstream is not None:
                 await upstream.close()
@@ -247,16 +275,34 @@ class Mirror:
             self.in_flight -= 1
             self.metrics.shadow_in_flight.dec()
 
+    def start(self, plan: Plan, path: str, query: str,
+              headers: list[tuple[bytes, bytes]]) -> asyncio.Future[ShadowReply]:
+        """The shadow's call for a plan, under way: made by the pair process when one is
+        ready (``shadowdiff.proxy.shadowcalls``), else on this event loop. The plan's place
+        is given back when it ends, however it ends."""
+        call: asyncio.Future[ShadowReply]
+        if self.channel is not None and self.channel.ready:
+            call = self.channel.call(plan.body, plan.stream, path, query, headers)
+        else:
+            call = asyncio.get_running_loop().create_task(self.call(plan, path, query, headers))
+        call.add_done_callback(lambda _: self.release(plan))  # even if cancelled before it ran
+        return call
+
     async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> ShadowReply:
         """The shadow's answer, to be read (``ShadowReply.read``)."""
         s = self.settings
-        assert s.shadow is not None
-        assert self.upstream is not None
         try:
-            return await self._call(self.upstream, s.shadow, Answer(s.shadow_side, s.shadow_model), plan.body,
-                                    plan.stream, path, query, headers, s.shadow_api_key)
+            return await self.ask(Answer(s.shadow_side, s.shadow_model), plan.body, plan.stream, path, query, headers)
         finally:
             self.release(plan)
+
+    async def ask(self, failed: Answer, body: bytes, stream: bool, path: str, query: str,
+                  headers: list[tuple[bytes, bytes]]) -> ShadowReply:
+        """The shadow's answer to ``body``; ``failed`` is the answer its failure is written into."""
+        s = self.settings
+        assert s.shadow is not None
+        assert self.upstream is not None
+        return await self._call(self.upstream, s.shadow, failed, body, stream, path, query, headers, s.shadow_api_key)
 
     async def call_replica(self, plan: Plan, path: str, query: str,
                            headers: list[tuple[bytes, bytes]]) -> ShadowReply:

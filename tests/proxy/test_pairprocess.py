@@ -10,11 +10,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from click.testing import CliRunner
@@ -32,8 +34,9 @@ from shadowdiff.proxy.tap import Tapped
 from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.vocabulary import Outcome, Side
+from tests.support.fixtures import MODEL
 from tests.support.proxying import FP8, chat, counter, settled, wait_for
-from tests.support.servers import HTTP, metric, serve_process
+from tests.support.servers import HTTP, Answering, Reply, json_reply, metric, serve_app, serve_process
 
 Start = Callable[..., Any]
 SETTINGS = MakerSettings(Side.BASELINE, None, 0.9, DEFAULT_REDACTIONS)
@@ -270,6 +273,8 @@ def test_a_proxy_with_a_pair_process_stores_and_counts_what_one_without_does(
         stores[worker] = tmp_path / worker
         url, apps[worker] = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, store=str(stores[worker]),
                                         keep_rate=1.0, pair_worker=worker)
+        if worker == "process":    # (the shadow called from the child, once it is ready)
+            wait_for(lambda: apps["process"].mirror.channel.ready, 30)
         for i in range(8):
             body = chat(f"Question {i}: explain rivers for a newcomer.", stream=i % 2 == 0)
             assert HTTP.post(url + "/v1/chat/completions", json=body).status_code == 200
@@ -278,6 +283,7 @@ def test_a_proxy_with_a_pair_process_stores_and_counts_what_one_without_does(
     child = apps["process"].pairs.work._process._child
     assert child is not None and child.pid != os.getpid()          # made there...
     assert apps["thread"].pairs.work._process is None              # ...and here in the thread
+    assert apps["process"].mirror.channel.calls == 8 and apps["thread"].mirror.channel is None
     assert _stored(stores["process"]) == _stored(stores["thread"])
     assert len(_stored(stores["process"])) == 8
     for outcome in Outcome:
@@ -364,3 +370,67 @@ def test_serve_starts_a_pair_process_by_default_where_it_has_two_cores(
         assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 200
         wait_for(lambda: metric(url, "shadowdiff_pairs_total") == 1)
         assert metric(url, "shadowdiff_pair_process_up") == (1 if pairprocess.wanted("auto") else 0)
+
+
+def _ready_proxy(start_proxy: Start, primary: str, shadow: str, **settings: Any) -> tuple[str, Any]:
+    """A proxy whose pair process is ready to call the shadow."""
+    url, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, pair_worker="process", **settings)
+    wait_for(lambda: app.mirror.channel.ready, 30)
+    return url, app
+
+
+def test_a_shadow_call_lost_with_the_process_fails_its_pair_alone_and_mirroring_goes_on(
+        start_simulator: Start, start_proxy: Start) -> None:
+    primary = start_simulator(served_model_names=(MODEL, FP8))   # (its answers are the shadow's too)
+    arrived = threading.Event()
+    hang = [True]
+
+    async def shadow(path: str, body: bytes) -> Reply:   # the first call is answered only when its client leaves
+        if hang[0]:
+            arrived.set()
+            return None
+        async with httpx.AsyncClient() as client:     # (then the primary's own answer)
+            r = await client.post(primary + path, content=body, headers={"content-type": "application/json"})
+            return json_reply(200, r.json())
+
+    with serve_app(Answering(shadow)) as shadow_url:
+        url, app = _ready_proxy(start_proxy, primary, shadow_url)
+        answer = HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides."))
+        assert answer.status_code == 200      # (the client has the primary's answer: the shadow's call goes on)
+        assert arrived.wait(10)
+        process = app.pairs.work._process
+        process._child.kill()
+        process._child.wait()
+        wait_for(lambda: counter(app, "pairs", "error", "true") == 1)
+        settled(app)
+        hang[0] = False
+        # another child is started at once, and takes the calls once it is ready
+        wait_for(lambda: app.mirror.channel.ready, 30)
+        assert process.restarts == 1
+        calls = app.mirror.channel.calls
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200
+        settled(app)
+    assert app.mirror.channel.calls == calls + 1
+    assert sum(counter(app, "pairs", o.value, "true") for o in Outcome if o is not Outcome.ERROR) == 1
+
+
+def test_an_abandoned_pair_cancels_its_shadow_call_in_the_process(start_proxy: Start) -> None:
+    left = threading.Event()
+
+    async def hanging(path: str, body: bytes) -> Reply:
+        return None
+
+    async def shadow_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await Answering(hanging)(scope, receive, send)
+        if scope["type"] == "http":
+            left.set()     # (Answering returns once its client, the pair process, went away)
+
+    refused = json_reply(500, {"error": {"message": "down", "type": "InternalServerError", "code": 500}})
+    with serve_app(Answering(lambda path, body: refused)) as primary, serve_app(shadow_app) as shadow:
+        url, app = _ready_proxy(start_proxy, primary, shadow, shadow_timeout=60.0)
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 500
+        # the primary failed: nothing to compare, so the shadow's call is cancelled - in the child
+        assert left.wait(10)
+        settled(app)
+    assert app.mirror.channel.calls == 1
+    assert counter(app, "pairs", "error", "true") == 1
