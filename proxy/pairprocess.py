@@ -11,7 +11,9 @@ The pairs' thread (``shadowdiff.proxy.pairwork``) hands the process a batch of
 ``PairInputs`` and waits for their ``Made`` (or ``PairFailed``) over a socket pair, each
 pair pickled on its own: one that cannot be (a request nested deeper than pickling
 recurses) is ``MakeHere``, made by the thread as it is without a process, and costs the
-others nothing. The proxy's metrics and store stay with the proxy.
+others nothing. The proxy's metrics and store stay with the proxy. The child also calls
+the shadow for the proxy, on a second socket pair (``shadowdiff.proxy.shadowcalls``), when
+the proxy gives it the settings to (``calls``).
 
 The child is started with the proxy (``start``) and again whenever one has died, and
 until it is ready the thread makes the pairs itself: neither the start nor a restart
@@ -374,11 +376,6 @@ def _serve(conn: Connection, calls: int | None) -> None:
         # (the thread calling the shadow waits for this one's lock no longer than the proxy's threads do)
         sys.setswitchinterval(SWITCH_INTERVAL)
         serve_in_thread(calls, conn.recv())
-    # Making pairs yields to the proxy's event loop (Linux: this thread's nice value, which the
-    # thread calling the shadow, started before, does not share: its answers' arrival times
-    # are stamped as promptly as the primary's).
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     conn.send(_READY)
     while True:
         try:
@@ -418,6 +415,10 @@ def main() -> None:
     _die_with_the_proxy()
     if os.getppid() != proxy:     # (it ended before the line above took effect)
         return
+    # the child yields to the proxy's event loop, calling the shadow too: on a core they share,
+    # a client's request never waits for the child (the shadow's arrival times may, a little)
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     conn = Connection(int(sys.argv[1]))
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):   # the proxy went away
         _serve(conn, int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -31,7 +31,7 @@ import pickle
 import socket
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
 from prometheus_client import CollectorRegistry
@@ -233,10 +233,23 @@ class _Link(asyncio.Protocol):
 def serve_in_thread(fd: int, settings: ProxySettings) -> threading.Thread:
     """(in the pair process) Call the shadow for the proxy, over the socket ``fd``, in a
     thread with an event loop of its own, until the proxy closes its end."""
-    thread = threading.Thread(target=asyncio.run, args=(serve(fd, settings),), name="shadowdiff-shadow-calls",
-                              daemon=True)
+    thread = threading.Thread(target=_run, args=(serve(fd, settings),), name="shadowdiff-shadow-calls", daemon=True)
     thread.start()
     return thread
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """``main`` on uvloop, the proxy's own event loop (uvicorn's), where it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    loop = uvloop.new_event_loop()
+    try:
+        loop.run_until_complete(main)
+    finally:
+        loop.close()
 
 
 async def serve(fd: int, settings: ProxySettings) -> None:
