@@ -5,8 +5,8 @@ and the shadow's, has them made into a pair (``shadowdiff.proxy.pairmaking``: re
 compared with the core's comparison and signals as replay does, and, when stored,
 redacted) by the pairs' thread or the pair process it hands them to
 (``shadowdiff.proxy.pairwork``, ``shadowdiff.proxy.pairprocess``: nothing that grows with
-the answers runs on the event loop), counts it in the metrics (in that thread), and
-hands the pair to the store writer:
+the answers runs on the event loop), counts it in the metrics and hands the pair to the
+store writer (both in that thread):
 every comparable pair that is not identical is stored; identical and sampled
 (non-deterministic) pairs are counted, and kept at ``keep_rate``. With ``--score-rate``,
 greedy pairs are also teacher-forced scored here (``shadowdiff.proxy.scoring``), the client long
@@ -199,17 +199,21 @@ class PairRecorder:
             calls.count()
             # (here, the client long served: the pair task runs once the primary's answer was sent whole)
             scores = await self.scorer.score(path, plan, compared.answers, compared.comparison.outcome)
-            made = await self.work.run(functools.partial(self._made, key, seq, path, plan, compared, scores,
-                                                         kept, stores))
+            await self.work.run(functools.partial(self._made, key, seq, path, plan, compared, scores, kept, stores))
+
+    def _counted(self, made: Made) -> Made:
+        """(in the pairs' thread) A pair made in one step, in the metrics, and to the store."""
+        self._in_metrics(made.measured)
+        self._observe_change(made.measured)
+        self._store(made)
+        return made
+
+    def _store(self, made: Made) -> None:
+        """(in the pairs' thread: the writer's queue takes its own lock, and the event loop is
+        spared the hand-over) A pair that is kept, to the store's writer."""
         if made.stored is not None and self._open_for(made.stored):
             assert self.writer is not None
             self.writer.submit(made.stored, made.size)
-
-    def _counted(self, made: Made) -> Made:
-        """(in the pairs' thread) A pair made in one step, in the metrics."""
-        self._in_metrics(made.measured)
-        self._observe_change(made.measured)
-        return made
 
     def _compared(self, tapped: Tapped, plan: Plan, shadow: ShadowReply, replica: ShadowReply | None) -> Compared:
         """(in the pairs' thread) The answers read, by side, and compared, in the metrics."""
@@ -222,6 +226,7 @@ class PairRecorder:
         """(in the pairs' thread) A compared pair made with its scores (``Maker.made``), its change in the metrics."""
         made = self.maker.made(key, seq, path, plan, compared, scores, kept, stores)
         self._observe_change(made.measured)
+        self._store(made)
         return made
 
     def _count_in_run_all(self, tallies: Iterable[TallyKey]) -> None:
