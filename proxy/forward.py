@@ -73,9 +73,15 @@ def _error(status: int, kind: str, message: str) -> bytes:
 
 
 def _end_to_end(headers: list[tuple[bytes, bytes]], hop_by_hop: frozenset[bytes]) -> list[tuple[bytes, bytes]]:
-    """Headers without the hop-by-hop ones, including those a Connection header names."""
-    named = {name.strip().lower() for k, v in headers if k.lower() == b"connection" for name in v.split(b",")}
-    return [(k, v) for k, v in headers if k.lower() not in hop_by_hop and k.lower() not in named]
+    """Headers without the hop-by-hop ones, including those a Connection header names.
+    Their names are lowercase already (ASGI's request headers; the answer's are lowered
+    by the caller): this runs twice for every request."""
+    kept = [(k, v) for k, v in headers if k not in hop_by_hop]
+    connection = [v for k, v in headers if k == b"connection"]
+    if not connection:
+        return kept
+    named = {name.strip().lower() for v in connection for name in v.split(b",")}
+    return [(k, v) for k, v in kept if k not in named]
 
 
 class Forwarder:
@@ -92,6 +98,9 @@ class Forwarder:
         self.instance = self.mirroring.instance   # this process's id (its request keys' prefix)
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=settings.connect_timeout,
                                              sock_read=settings.primary_timeout)
+        # the primary's timing series, looked up once (a label lookup per request and series cost more)
+        side = settings.primary_side.value
+        self._timings = (metrics.duration.labels(side), metrics.ttft.labels(side), metrics.ttfat.labels(side))
 
     @property
     def capture(self) -> Capture | None:
@@ -265,12 +274,12 @@ class Forwarder:
 
     def _observe(self, times: TokenTimes, started: float, ended: float) -> None:
         """The primary's timings, in the metrics (for every chat or completions request)."""
-        side = self.settings.primary_side.value
-        self.metrics.duration.labels(side).observe(ended - started)
+        duration, ttft, ttfat = self._timings
+        duration.observe(ended - started)
         if times.first is not None:
-            self.metrics.ttft.labels(side).observe(times.first - started)
+            ttft.observe(times.first - started)
         if times.first_answer is not None:
-            self.metrics.ttfat.labels(side).observe(times.first_answer - started)
+            ttfat.observe(times.first_answer - started)
 
 
 _DONE = re.compile(rb"data: ?\[DONE\]\s*$")
