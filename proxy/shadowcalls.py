@@ -210,6 +210,9 @@ class _Link(asyncio.Protocol):
         if self.transport is None:
             future.set_exception(ShadowCallLost("the pair process ended before the shadow's call"))
             return future
+        if self.transport.is_closing():
+            future.set_exception(ShadowCallLost("the pair process's channel closed before the shadow's call"))
+            return future
         call = next(self._ids)
         self.pending[call] = future
         self.transport.write(_frame(("call", call, request)))
@@ -217,10 +220,12 @@ class _Link(asyncio.Protocol):
         return future
 
     def _cancel(self, call: int) -> None:
-        if self.pending.pop(call, None) is not None and self.transport is not None:
+        if self.pending.pop(call, None) is not None and self.transport is not None and \
+                not self.transport.is_closing():
             self.transport.write(_frame(("cancel", call)))
 
     def close(self) -> None:
+        self.ready = False     # (no call is given to a closing channel)
         if self.transport is not None:
             self.transport.close()   # (connection_lost fails what is pending)
         else:
