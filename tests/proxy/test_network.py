@@ -66,17 +66,24 @@ async def hammer(url: str, total: int, concurrency: int, body: dict[str, Any]) -
     return statuses
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.02], ids=["at-once", "a-moment-later"])
-def test_an_upstream_closing_each_connection_unannounced_costs_no_request(start_proxy: Start, delay: float) -> None:
+@pytest.mark.parametrize(("delay", "worker"), [(0.0, "thread"), (0.02, "thread"), (0.02, "process")],
+                         ids=["at-once", "a-moment-later", "a-moment-later-shadow-called-by-the-pair-process"])
+def test_an_upstream_closing_each_connection_unannounced_costs_no_request(start_proxy: Start, delay: float,
+                                                                          worker: str) -> None:
     with raw_server(answer_then_close(delay)) as primary, raw_server(answer_then_close(delay)) as shadow:
         # (a bound no burst reaches: every request is mirrored)
-        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow, max_shadow_in_flight=2000)
+        proxy, app = proxy_for(start_proxy, primary=primary, shadow=shadow, max_shadow_in_flight=2000,
+                               pair_worker=worker)
+        if worker == "process":   # (the shadow's retries are the pair process's, counted in the proxy)
+            wait_for(lambda: app.mirror.channel.ready, 30)
         statuses = asyncio.run(hammer(proxy + "/v1/chat/completions", 2000, 32, chat("x")))
         settled(app, 120)     # (2,000 pairs: ~2 s here, far more on a loaded machine; only the bound waits)
         assert statuses == {200: 2000}
         assert counter(app, "shadow", "mirrored", "ok") == 2000
         retries = counter(app, "retries", "baseline"), counter(app, "retries", "candidate")
         assert all(retries) if delay else any(retries)   # at once, the shadow's pool may not be caught out
+        if worker == "process":
+            assert app.mirror.channel.calls == 2000
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.02], ids=["at-once", "a-moment-later"])
