@@ -177,6 +177,15 @@ class PairProcess:
                 child.wait(wait)
         self.start()
 
+    def hung(self) -> None:
+        """The child has not answered a shadow's call long after it was due: killed (only
+        signalled here: its socket is closed, and another started, by ``lost`` as for any
+        child that died)."""
+        with self._lock:
+            child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()
+
     def make(self, pairs: list[PairInputs]) -> list[Made | PairFailed]:
         """The pairs made, in order, handed over in batches of at most ``BATCH_BYTES``;
         ``PairProcessUnavailable`` (nothing made) when no child is ready."""
