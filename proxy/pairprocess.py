@@ -177,6 +177,15 @@ class PairProcess:
                 child.wait(wait)
         self.start()
 
+    def hung(self) -> None:
+        """The child has not answered a shadow's call long after it was due: killed (only
+        signalled here: its socket is closed, and another started, by ``lost`` as for any
+        child that died)."""
+        with self._lock:
+            child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()
+
     def make(self, pairs: list[PairInputs]) -> list[Made | PairFailed]:
         """The pairs made, in order, handed over in batches of at most ``BATCH_BYTES``;
         ``PairProcessUnavailable`` (nothing made) when no child is ready."""
@@ -237,7 +246,7 @@ class PairProcess:
                     raise TimeoutError(f"no answer within {BATCH_TIMEOUT:g} s")
                 got = pickle.loads(conn.recv_bytes())
             except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as exc:
-                code = self._stop(kill=True)
+                code = self._stop(kill=True, conn=conn)
                 why = failure_text(exc) if code is None else f"it exited with status {code}"
                 raise PairProcessError(why) from exc
         answers = iter(got)
@@ -264,7 +273,7 @@ class PairProcess:
             if conn.recv() != _READY:
                 raise EOFError("it said something else than that it was ready")
         except (OSError, EOFError, TimeoutError) as exc:
-            code = self._stop(kill=True)
+            code = self._stop(kill=True, conn=conn)
             why = failure_text(exc) if code is None else f"it exited with status {code}"
             raise PairProcessUnavailable(f"it did not start ({why})") from exc
         self._ready = True
@@ -317,9 +326,13 @@ class PairProcess:
             else:
                 calls[0].close()
 
-    def _stop(self, kill: bool) -> int | None:
-        """Close the child's socket (it then ends), killing it first with ``kill``; its exit status, if it had one."""
+    def _stop(self, kill: bool, conn: Connection | None = None) -> int | None:
+        """Close the child's socket (it then ends), killing it first with ``kill``; its exit
+        status, if it had one. With ``conn``, only the child of that connection: one that
+        failed over it may have been replaced meanwhile (``lost``), and its successor stays."""
         with self._lock:
+            if conn is not None and conn is not self._conn:
+                return None
             return self._stop_locked(kill)
 
     def _stop_locked(self, kill: bool) -> int | None:

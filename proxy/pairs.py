@@ -95,6 +95,7 @@ class PairRecorder:
             process = PairProcess(making, on_restart=metrics.pair_process_restarts.inc, calls=settings,
                                   on_spawn=self.channel.attach)
             self.channel.on_lost = process.lost
+            self.channel.on_hung = process.hung
         self.work = PairWork(self.maker, process, on_process=lambda up: metrics.pair_process_up.set(int(up)))
         self.pending: set[asyncio.Task[None]] = set()
         # pairs not complete, at most (``behind``): the shadow's places and the pairs thread's queue

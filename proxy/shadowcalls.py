@@ -18,7 +18,11 @@ Until the child says it is ready (at start-up, after a restart) the proxy calls 
 itself, as without a process. A call under way when the child dies is lost with it: its
 pair fails as the proxy's own failure (``proxy_failed``), counted and logged, as a pair the
 child died making does; the clients notice nothing. A call whose pair is abandoned (the
-client left, the shutdown's deadline) is cancelled in the child too.
+client left, the shutdown's deadline) is cancelled in the child too. A child that has not
+answered a call long after its ``--shadow-timeout`` (``LATE``) is hung (stopped, or stuck
+holding its interpreter's lock): it is killed, its calls lost, and another started. Without
+that, its calls would hold the shadow's places for ever and mirroring stop; the pairs' thread
+would not notice, as no pair gets to it until its shadow's call ends.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from shadowdiff.answers.records import Answer
 from shadowdiff.answers.redact import failure_text
 from shadowdiff.errors import ShadowdiffError
 from shadowdiff.proxy.metrics import ProxyMetrics
+from shadowdiff.proxy.pairprocess import BATCH_TIMEOUT
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import Mirror, ShadowReply
 
@@ -47,6 +52,10 @@ log = logging.getLogger("shadowdiff.proxy")
 
 _LENGTH = struct.Struct("!I")
 _READY = ("ready",)
+# seconds past --shadow-timeout a call may go unanswered before its child is held to be hung:
+# as long as a batch of pairs may keep the child busy (a retry on a fresh connection, after
+# a stale one failed, takes well under it too)
+LATE = BATCH_TIMEOUT
 
 
 class ShadowCallLost(ShadowdiffError):
@@ -93,6 +102,9 @@ class ShadowChannel:
         # called (in a thread of the default pool) when a child's channel is lost, unless this
         # one is closed: the pair process starts another without waiting for a pair to need it
         self.on_lost: Callable[[], None] | None = None
+        # called (likewise) when a child has not answered a call within ``patience``: it ends it
+        self.on_hung: Callable[[], None] | None = None
+        self.patience = settings.shadow_timeout + LATE
         self._loop: asyncio.AbstractEventLoop | None = None
         self._link: _Link | None = None
         self._closed = False
@@ -147,6 +159,13 @@ class ShadowChannel:
                         "itself until another is ready")
             self._loop.run_in_executor(None, self.on_lost)
 
+    def _hung(self, link: _Link) -> None:
+        if link is self._link and not self._closed and self.on_hung is not None and self._loop is not None:
+            log.error("the pair process has not answered a shadow's call within %g s; it is ended, its calls lost",
+                      self.patience)
+            self._loop.run_in_executor(None, self.on_hung)
+        link.abort()
+
     def _retried(self, n: int) -> None:
         if n > 0:
             self.metrics.retries.labels(self.settings.shadow_side.value).inc(n)
@@ -166,6 +185,9 @@ class _Link(asyncio.Protocol):
         self.ready = False
         self.transport: asyncio.Transport | None = None
         self.pending: dict[int, asyncio.Future[ShadowReply]] = {}
+        # when each pending call is due, in the order they were sent (the first is the oldest)
+        self._due: dict[int, float] = {}
+        self._watch: asyncio.TimerHandle | None = None
         self._ids = itertools.count()
         self._frames = _Frames()
         self._retries = 0        # the child's count so far
@@ -186,6 +208,7 @@ class _Link(asyncio.Protocol):
                 continue
             kind, call, rest = message
             future = self.pending.pop(call, None)
+            self._due.pop(call, None)
             if kind == "reply":
                 parts, retries = rest
                 self.channel._retried(retries - self._retries)
@@ -198,8 +221,12 @@ class _Link(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.ready = False
         self.transport = None
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         self.channel._lost(self)
         pending, self.pending = self.pending, {}
+        self._due.clear()
         for future in pending.values():
             if not future.done():
                 future.set_exception(ShadowCallLost("the pair process ended during the shadow's call"))
@@ -215,14 +242,37 @@ class _Link(asyncio.Protocol):
             return future
         call = next(self._ids)
         self.pending[call] = future
+        self._due[call] = loop.time() + self.channel.patience
+        if self._watch is None:
+            self._watch = loop.call_at(self._due[call], self._check)
         self.transport.write(_frame(("call", call, request)))
         future.add_done_callback(lambda f: self._cancel(call) if f.cancelled() else None)
         return future
 
     def _cancel(self, call: int) -> None:
+        self._due.pop(call, None)
         if self.pending.pop(call, None) is not None and self.transport is not None and \
                 not self.transport.is_closing():
             self.transport.write(_frame(("cancel", call)))
+
+    def _check(self) -> None:
+        """(one timer for all the calls, at the oldest one's due time) Whether the child is hung."""
+        self._watch = None
+        if not self._due or self.transport is None:
+            return
+        oldest = next(iter(self._due.values()))
+        loop = asyncio.get_running_loop()
+        if oldest <= loop.time():
+            self.channel._hung(self)
+        else:
+            self._watch = loop.call_at(oldest, self._check)
+
+    def abort(self) -> None:
+        """(a hung child's: what was written to it is not waited for) Lose its calls now."""
+        if self.transport is not None:
+            self.transport.abort()   # (connection_lost fails what is pending)
+        else:
+            self.connection_lost(None)
 
     def close(self) -> None:
         self.ready = False     # (no call is given to a closing channel)

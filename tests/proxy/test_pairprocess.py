@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from shadowdiff.answers.records import Answer
 from shadowdiff.errors import ConfigError
-from shadowdiff.proxy import pairprocess
+from shadowdiff.proxy import pairprocess, shadowcalls
 from shadowdiff.proxy.cli import serve
 from shadowdiff.proxy.pairmaking import Made, Maker, MakerSettings, PairInputs
 from shadowdiff.proxy.pairprocess import PairFailed, PairProcess
@@ -309,8 +309,9 @@ def test_a_killed_pair_process_is_replaced_and_no_client_notices(
         process._child.wait()
     wait_for(lambda: sum(counter(app, "pairs", o.value, "true") for o in Outcome) == asked)
     assert counter(app, "pairs", "error", "true") == 0
-    assert app.pairs.work._process.restarts == 2
-    assert app.metrics.pair_process_restarts._value.get() == 2
+    # (each death is seen when its channel for the shadow's calls closes: another starts at once)
+    wait_for(lambda: app.pairs.work._process.restarts == 3)
+    assert app.metrics.pair_process_restarts._value.get() == 3
 
 
 def test_pairs_are_handed_over_in_batches_of_bounded_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -434,3 +435,31 @@ def test_an_abandoned_pair_cancels_its_shadow_call_in_the_process(start_proxy: S
         settled(app)
     assert app.mirror.channel.calls == 1
     assert counter(app, "pairs", "error", "true") == 1
+
+
+def test_a_hung_process_is_ended_and_its_shadow_calls_lost_rather_than_holding_the_shadow_s_places(
+        start_simulator: Start, start_proxy: Start, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a child that never answers (stopped here; stuck in a C library alike) would hold its calls'
+    # places for ever: no pair gets to the pairs' thread, which would find it hung, until they end
+    monkeypatch.setattr(shadowcalls, "LATE", 0.5, raising=False)
+    primary = start_simulator(served_model_names=(MODEL, FP8))
+    url, app = _ready_proxy(start_proxy, primary, primary, shadow_timeout=1.0)
+    process = app.pairs.work._process
+    child = process._child
+    os.kill(child.pid, signal.SIGSTOP)
+    try:
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 200
+        wait_for(lambda: counter(app, "pairs", "error", "true") == 1, 30)
+        settled(app)
+        assert app.mirror.in_flight == 0
+        assert child.wait(10) == -signal.SIGKILL
+        # another child takes the calls once it is ready
+        wait_for(lambda: app.mirror.channel.ready, 30)
+        calls = app.mirror.channel.calls
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain rivers.")).status_code == 200
+        settled(app)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signal.SIGCONT)
+    assert app.mirror.channel.calls == calls + 1
+    assert sum(counter(app, "pairs", o.value, "true") for o in Outcome if o is not Outcome.ERROR) == 1
