@@ -1,9 +1,10 @@
 """The shadow's calls made by the pair process, off the proxy's event loop.
 
 A shadow's request is a second HTTP request for every mirrored one, and on the event loop
-that forwards the clients' bytes it cost about as much as forwarding the client's own
-(aiohttp's request, its headers and the answer's reads: 0.2-0.3 ms of CPU at 400 requests
-a second, bench/mirror_cpu.py). With a pair process (``shadowdiff.proxy.pairprocess``) the
+that forwards the clients' bytes it is aiohttp's request, its headers and the answer's
+reads: made elsewhere, the event loop's CPU per mirrored request fell from 0.74-0.77 to
+0.65-0.67 ms at 400 requests a second (bench/mirror_cpu.py, docs/performance.md). With a
+pair process (``shadowdiff.proxy.pairprocess``) the
 shadow is called from there instead: the event loop writes one message to the child when
 the request's body is in and reads one back, the shadow's answer as ``Mirror`` would have
 returned it (``ShadowReply``, its bytes unread), and the pair is made as before.
