@@ -67,7 +67,8 @@ from shadowdiff.vocabulary import (
 # per side in pairs.csv: ttft to the first token of any kind, ttfat to the first answer token
 ANSWER_COLUMNS = ("finish_reason", "completion_tokens", "reasoning_tokens", "ttft", "ttfat", "duration", "status",
                   "error")
-_PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity", "difflib_ratio", "first_char",
+_PAIR_COLUMNS = ("key", "seq", "category", "outcome", "comparable", "similarity", "similarity_estimated",
+                 "difflib_ratio", "first_char",
                  "first_token", "length_ratio", "margin", "noise_outcome", "noise_similarity", "token_agreement",
                  "suggested", "priority")
 # the evidence of each pair beside its figures: triage's signals (kind and reason) and, given

@@ -19,7 +19,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = "0014"
+SCHEMA_VERSION = "0015"
 
 metadata = MetaData()
 
@@ -69,6 +69,7 @@ pairs = Table(
     Column("comparable", Boolean, nullable=False),
     Column("outcome", String(16), nullable=False),
     Column("similarity", Float),
+    Column("similarity_estimated", Boolean),   # (0015) a lower bound, not the exact ratio (megabyte rewrites)
     Column("difflib_ratio", Float),
     Column("first_char", Integer),
     Column("first_token", Integer),

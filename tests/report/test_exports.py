@@ -6,6 +6,7 @@ under an export's name, and no previous report's export beside a new report."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import json
 import os
@@ -217,3 +218,23 @@ def test_the_report_command_takes_the_choices(tmp_path: Path) -> None:
     assert f"up to {EXPORT_LIMIT:,} stored pairs" in helped and f"more than {EXPORT_LIMIT:,} pairs" in helped
     for choice in write.PairsExport:
         assert choice.value in helped
+
+
+def test_an_estimated_similarity_is_stored_and_said_so_in_every_report(store: Store, tmp_path: Path) -> None:
+    run = store.create_run("replay", {})
+    exact = _pair("k0", 0, "The total is 4.", "The total is 5.")
+    estimated = _pair("k1", 1, "The total is 4.", "The total is 6.")
+    estimated = dataclasses.replace(estimated, comparison=dataclasses.replace(estimated.comparison,
+                                                                              similarity_estimated=True))
+    store.add_pairs(run, [exact, estimated])
+    store.finish_run(run)
+    stored = {p["key"]: p["similarity_estimated"] for p in store.pairs(run)}
+    assert stored == {"k0": False, "k1": True}
+    out = tmp_path / "out"
+    write_reports(store, run, out, pairs_export="both")
+    rows = {r["key"]: r for r in map(json.loads, (out / "pairs.jsonl").read_text().splitlines())}
+    assert rows["k1"]["similarity_estimated"] is True and rows["k0"]["similarity_estimated"] is False
+    with (out / "pairs.csv").open() as f:
+        assert {r["key"]: r["similarity_estimated"] for r in csv.DictReader(f)} == {"k0": "False", "k1": "True"}
+    for name in ("report.md", "report.html"):
+        assert (out / name).read_text().count("(estimated, a lower bound)") == 1, name
