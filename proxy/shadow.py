@@ -177,6 +177,8 @@ class Mirror:
         self.replica_upstream: Upstream | None = None
         # the pair process's end for the shadow's calls, when it makes them (set by the app)
         self.channel: ShadowChannel | None = None
+        # the answer a shadow's reply or failure is written into (only read: each is a copy)
+        self.failed = Answer(settings.shadow_side, settings.shadow_model)
 
     def open(self) -> None:
         """Create the shadow's connection pool, and the replica's (inside the running event loop).
@@ -284,25 +286,18 @@ class Mirror:
         if self.channel is not None and self.channel.ready:
             call = self.channel.call(plan.body, plan.stream, path, query, headers)
         else:
-            call = asyncio.get_running_loop().create_task(self.call(plan, path, query, headers))
+            call = asyncio.get_running_loop().create_task(self.ask(plan.body, plan.stream, path, query, headers))
         call.add_done_callback(lambda _: self.release(plan))  # even if cancelled before it ran
         return call
 
-    async def call(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]]) -> ShadowReply:
-        """The shadow's answer, to be read (``ShadowReply.read``)."""
-        s = self.settings
-        try:
-            return await self.ask(Answer(s.shadow_side, s.shadow_model), plan.body, plan.stream, path, query, headers)
-        finally:
-            self.release(plan)
-
-    async def ask(self, failed: Answer, body: bytes, stream: bool, path: str, query: str,
+    async def ask(self, body: bytes, stream: bool, path: str, query: str,
                   headers: list[tuple[bytes, bytes]]) -> ShadowReply:
-        """The shadow's answer to ``body``; ``failed`` is the answer its failure is written into."""
+        """The shadow's answer to ``body``, to be read (``ShadowReply.read``)."""
         s = self.settings
         assert s.shadow is not None
         assert self.upstream is not None
-        return await self._call(self.upstream, s.shadow, failed, body, stream, path, query, headers, s.shadow_api_key)
+        return await self._call(self.upstream, s.shadow, self.failed, body, stream, path, query, headers,
+                                s.shadow_api_key)
 
     async def call_replica(self, plan: Plan, path: str, query: str,
                            headers: list[tuple[bytes, bytes]]) -> ShadowReply:

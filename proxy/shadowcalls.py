@@ -98,7 +98,7 @@ class ShadowChannel:
         self.settings = settings
         self.metrics = metrics
         self.calls = 0       # calls the pair process was given
-        # what a reply is made around (only read: a reply's answer is a copy)
+        # what a reply is made around, as ``Mirror.failed`` in the child (only read: a reply's answer is a copy)
         self.failed = Answer(settings.shadow_side, settings.shadow_model)
         # called (in a thread of the default pool) when a child's channel is lost, unless this
         # one is closed: the pair process starts another without waiting for a pair to need it
@@ -165,7 +165,7 @@ class ShadowChannel:
             log.error("the pair process has not answered a shadow's call within %g s; it is ended, its calls lost",
                       self.patience)
             self._loop.run_in_executor(None, self.on_hung)
-        link.abort()
+        link.close(at_once=True)
 
     def _retried(self, n: int) -> None:
         if n > 0:
@@ -235,10 +235,7 @@ class _Link(asyncio.Protocol):
     def call(self, loop: asyncio.AbstractEventLoop,
              request: tuple[bytes, bool, str, str, list[tuple[bytes, bytes]]]) -> asyncio.Future[ShadowReply]:
         future: asyncio.Future[ShadowReply] = loop.create_future()
-        if self.transport is None:
-            future.set_exception(ShadowCallLost("the pair process ended before the shadow's call"))
-            return future
-        if self.transport.is_closing():
+        if self.transport is None or self.transport.is_closing():
             future.set_exception(ShadowCallLost("the pair process's channel closed before the shadow's call"))
             return future
         call = next(self._ids)
@@ -268,19 +265,16 @@ class _Link(asyncio.Protocol):
         else:
             self._watch = loop.call_at(oldest, self._check)
 
-    def abort(self) -> None:
-        """(a hung child's: what was written to it is not waited for) Lose its calls now."""
-        if self.transport is not None:
-            self.transport.abort()   # (connection_lost fails what is pending)
-        else:
-            self.connection_lost(None)
-
-    def close(self) -> None:
+    def close(self, at_once: bool = False) -> None:
+        """End the connection; ``connection_lost`` fails what is pending. ``at_once``: a hung
+        child's, what was written to it not waited for."""
         self.ready = False     # (no call is given to a closing channel)
-        if self.transport is not None:
-            self.transport.close()   # (connection_lost fails what is pending)
-        else:
+        if self.transport is None:
             self.connection_lost(None)
+        elif at_once:
+            self.transport.abort()
+        else:
+            self.transport.close()
 
 
 # -- the child's end -------------------------------------------------------------------
@@ -328,7 +322,6 @@ class _Calls(asyncio.Protocol):
 
     def __init__(self, mirror: Mirror, ended: asyncio.Future[None]) -> None:
         self.mirror = mirror
-        self.failed = Answer(mirror.settings.shadow_side, mirror.settings.shadow_model)
         self.ended = ended
         self.transport: asyncio.Transport | None = None
         self.tasks: dict[int, asyncio.Task[None]] = {}
@@ -355,7 +348,7 @@ class _Calls(asyncio.Protocol):
     async def _call(self, call: int, body: bytes, stream: bool, path: str, query: str,
                     headers: list[tuple[bytes, bytes]]) -> None:
         try:
-            answer = await self.mirror.ask(self.failed, body, stream, path, query, headers)
+            answer = await self.mirror.ask(body, stream, path, query, headers)
             reply: tuple[Any, ...] = ("reply", call, (answer.parts(), int(self._retried())))
         except Exception as exc:   # (a bug: the proxy's failure, not the shadow's)
             reply = ("error", call, failure_text(exc))
