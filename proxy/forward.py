@@ -73,15 +73,9 @@ def _error(status: int, kind: str, message: str) -> bytes:
 
 
 def _end_to_end(headers: list[tuple[bytes, bytes]], hop_by_hop: frozenset[bytes]) -> list[tuple[bytes, bytes]]:
-    """Headers without the hop-by-hop ones, including those a Connection header names.
-    Their names are lowercase already (ASGI's request headers; the answer's are lowered
-    by the caller): this runs twice for every request."""
-    kept = [(k, v) for k, v in headers if k not in hop_by_hop]
-    connection = [v for k, v in headers if k == b"connection"]
-    if not connection:
-        return kept
-    named = {name.strip().lower() for v in connection for name in v.split(b",")}
-    return [(k, v) for k, v in kept if k not in named]
+    """Headers without the hop-by-hop ones, including those a Connection header names."""
+    named = {name.strip().lower() for k, v in headers if k.lower() == b"connection" for name in v.split(b",")}
+    return [(k, v) for k, v in headers if k.lower() not in hop_by_hop and k.lower() not in named]
 
 
 class Forwarder:
