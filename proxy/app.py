@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from shadowdiff import __version__
 from shadowdiff.answers.redact import Redactor, failure_text, public_url
 from shadowdiff.proxy.capture import Capture
+from shadowdiff.proxy.childpairs import Stats
 from shadowdiff.proxy.forward import Forwarder
 from shadowdiff.proxy.membership import Membership
 from shadowdiff.proxy.metrics import ProxyMetrics, StateCollector, exposition, multiprocess_dir
@@ -75,6 +76,8 @@ class ProxyApp:
         self.admin_pool: ThreadPoolExecutor | None = None
         self.stopping_at: float | None = None  # when SIGTERM/SIGINT came: --drain-timeout counts from it
         self.writer: PairWriter | None = None
+        self._queue = (0, 0)            # the writer's queue: pairs, bytes
+        self._child = Stats()           # the pair process's writer: its state, its queue, what it dropped
         self.run_id: str | None = None
         self.membership: Membership | None = None
         self.retention: Retention | None = None
@@ -145,6 +148,10 @@ class ProxyApp:
                                      on_queue=self._queued, max_queue=s.store_queue, max_bytes=s.store_queue_bytes)
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
+            if self.pairs.channel is not None:     # (the pair process stores the pairs it makes there)
+                self.pairs.channel.run_id = self.run_id
+        if self.pairs.channel is not None:
+            self.pairs.channel.on_stats = self._child_stats
         if s.retain is not None and self.store is not None:
             self.retention = Retention(self.store, s.retain, s.deployment, every=s.retain_every,
                                        on_pruned=self.metrics.pruned.inc)
@@ -188,8 +195,27 @@ class ProxyApp:
         gc.freeze()
 
     def _queued(self, pairs: int, size: int) -> None:
-        self.metrics.store_queue.set(pairs)
-        self.metrics.store_queue_bytes.set(size)
+        """(the writer's thread) Its queue, in the gauges with the pair process's writer's."""
+        self._queue = (pairs, size)
+        self._show_queue()
+
+    def _show_queue(self) -> None:
+        child = self._child.queued, self._child.queued_bytes
+        self.metrics.store_queue.set(self._queue[0] + child[0])
+        self.metrics.store_queue_bytes.set(self._queue[1] + child[1])
+
+    def _child_stats(self, stats: Stats) -> None:
+        """(on the event loop) What the pair process's writer did, in the metrics and the
+        store's health, as the proxy's own writer's."""
+        if stats.written:
+            self.metrics.stored.inc(stats.written)
+        for reason, n in stats.dropped.items():
+            self.metrics.dropped.labels(reason).inc(n)
+        if stats.up != self._child.up:
+            self.health.report("pair process's writer", stats.up)
+        self._child.up, self._child.queued, self._child.queued_bytes = stats.up, stats.queued, stats.queued_bytes
+        self._child.dropped.update(stats.dropped)
+        self._show_queue()
 
     def _watch_signals(self) -> None:
         """Note when SIGTERM or SIGINT arrives, then let uvicorn's handler do the rest: the
@@ -214,6 +240,8 @@ class ProxyApp:
         self.run_id = run_id
         if self.writer is not None:
             self.writer.run_id = run_id    # read once per batch by the writer's thread
+        if self.pairs.channel is not None:
+            self.pairs.channel.move(run_id)
 
     async def _probe_upstreams(self) -> None:
         """One warning per upstream whose ``/health`` does not answer at start-up: in front
@@ -240,9 +268,14 @@ class ProxyApp:
         if self.retention is not None:
             self.retention.stop(timeout=0)   # at once: it stops after its batch in progress
         await self.pairs.drain(max(0.0, deadline - time.monotonic()))
+        # the pair process's writer has as long as the proxy's, below, for the pairs it holds
+        budget = max(1.0, deadline - time.monotonic())
         if self.pairs.channel is not None:
-            self.pairs.channel.close()     # (before its child is ended: its end is no loss to report)
-        self.pairs.work.close(timeout=0)   # (drained: nothing is queued for it; a job late is done by its caller)
+            self.pairs.channel.close(budget)     # (before its child is ended: its end is no loss to report)
+        work = self.pairs.work
+        # (drained: nothing is queued for the thread; a job late is done by its caller)
+        await _bounded(lambda: work.close(timeout=0, process_timeout=budget + STORE_STEP), budget + 2 * STORE_STEP,
+                       "ending the pair process")
         self.pairs.flush_counts()
         self.pairs.closed = True
         await self.forwarder.close()
@@ -262,7 +295,8 @@ class ProxyApp:
             await _bounded(lambda: retention.stop(STORE_STEP), STORE_STEP, "stopping the retention")
         if self.membership is not None:
             # a proxy that could not write all it compared says so: its run cannot pass on counts that are short
-            incomplete = self.writer is not None and bool(self.writer.dropped["shutdown"] or self.writer.unwritten)
+            incomplete = self.writer is not None and bool(self.writer.dropped["shutdown"] or self.writer.unwritten
+                                                          or self.pairs.work.incomplete)
             membership = self.membership
             await _bounded(lambda: membership.leave(incomplete), STORE_STEP, "leaving the run")
         for store in (self.store, self.reads):
@@ -297,8 +331,8 @@ class ProxyApp:
             self.state.review.get(wait=False)   # (a stale read is redone: the reads' part of the state stays current)
         state = self.health.describe()
         if self.writer is not None:
-            state["queued_pairs"] = self.writer.queued
-            state["dropped_pairs"] = sum(self.writer.dropped.values())
+            state["queued_pairs"] = self.writer.queued + self._child.queued
+            state["dropped_pairs"] = sum(self.writer.dropped.values()) + sum(self._child.dropped.values())
         return {"store": state}
 
     async def _metrics(self, request: Request) -> Response:

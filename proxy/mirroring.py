@@ -153,13 +153,15 @@ class MirroredRequest:
             self._not_mirrored(NotMirrored.PAIRS_BEHIND)
             return
         loop = asyncio.get_running_loop()
-        shadow = m.mirror.start(plan, self.raw_path, self.query, self.headers)
+        # (a pair with a replica's answer or scores is made in the proxy: the pair process has neither)
+        shadow, kept = m.mirror.start(plan, self.raw_path, self.query, self.headers,
+                                          keep=plan.replica_body is None and m.pairs.scorer is None)
         replica = None
         if plan.replica_body is not None:
             replica = loop.create_task(m.mirror.call_replica(plan, self.raw_path, self.query, self.headers))
             replica.add_done_callback(lambda _: m.mirror.release_replica(plan))
         self.primary = loop.create_future()
-        m.pairs.track(self.key, self.path, plan, self.primary, shadow, replica)
+        m.pairs.track(self.key, self.path, plan, self.primary, shadow, replica, kept)
 
     def _not_mirrored(self, why: NotMirrored) -> None:
         self.accounted = True

@@ -83,6 +83,28 @@ class Measured:
     kinds: frozenset[str] = frozenset()
 
 
+TALLIES = 10    # where the tallies are in ``plain``'s values
+
+
+def plain(m: Measured) -> tuple[Any, ...]:
+    """``m`` as plain values (strings for its enums): what the pair process sends back for a
+    pair it made and stored, unpickled on the proxy's event loop (``from_plain``, later, in
+    the pairs' thread). Enums unpickle slowly: a lookup by value each."""
+    return (m.shadow_side.value, m.reason, m.shadow_ok, m.shadow_duration, m.shadow_ttft, m.shadow_ttfat,
+            tuple((side.value, tokens, seconds) for side, tokens, seconds in m.output), m.outcome.value,
+            m.comparable, None if m.noise is None else m.noise.value, m.tallies, m.similarity, m.first_char,
+            tuple(m.kinds))
+
+
+def from_plain(parts: tuple[Any, ...]) -> Measured:
+    (side, reason, ok, duration, ttft, ttfat, output, outcome, comparable, noise, tallies, similarity, first_char,
+     kinds) = parts
+    return Measured(Side(side), reason, ok, duration, ttft, ttfat,
+                    tuple((Side(s), tokens, seconds) for s, tokens, seconds in output), Outcome(outcome),
+                    comparable, None if noise is None else Outcome(noise), tallies, similarity, first_char,
+                    frozenset(kinds))
+
+
 @dataclass
 class Compared:
     """A pair's answers read and compared."""

@@ -74,6 +74,7 @@ NICE = 10               # as the pairs' thread: the scheduler lets the proxy's e
 # stamps its answer's arrivals; only lock contention makes it cost anything
 SWITCH_INTERVAL = 0.00005
 _READY = "ready"
+INCOMPLETE = 3     # the child's exit status when the pairs it stored itself were not all written at the end
 _PR_SET_PDEATHSIG = 1
 
 
@@ -160,6 +161,7 @@ class PairProcess:
         self._ready = False
         self._closed = False
         self._lock = threading.Lock()   # (close() from the event loop's thread, at shutdown)
+        self.incomplete = False         # the last child's writer left pairs or counts unwritten (``close``)
 
     def start(self) -> None:
         """Start the child now (the proxy's start-up), without waiting for it to be ready."""
@@ -351,8 +353,10 @@ class PairProcess:
         return code
 
     def close(self, timeout: float = 5.0) -> None:
-        """End the child once it has made what it was given, within ``timeout`` seconds
-        (0: at once, what it was making is for no one now); no other starts after it."""
+        """End the child once it has made what it was given and its writer has written
+        what it holds, within ``timeout`` seconds (0: at once, what it was making is for no
+        one now); no other starts after it. ``incomplete`` then says whether the child
+        left pairs or counts unwritten (its exit status, or its being killed, says so)."""
         with self._lock:
             self._closed = True
             child, sock = self._child, self._socket
@@ -364,7 +368,8 @@ class PairProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout)
         # (killed first if still there: a pairs' thread waiting on its answer then reads the end)
-        self._stop(kill=True)
+        code = self._stop(kill=True)
+        self.incomplete = self.calls is not None and code != 0
 
 
 _MAKE_HERE = MakeHere("the pair does not pickle: made in the proxy's thread")
@@ -383,21 +388,25 @@ def _loaded(data: bytes | None) -> Made | PairFailed:
 
 def _serve(conn: Connection, calls: int | None) -> None:
     maker = Maker(conn.recv())
+    serving = None
     if calls is not None:
         from shadowdiff.proxy.shadowcalls import serve_in_thread
 
         # (the thread calling the shadow waits for this one's lock no longer than the proxy's threads do)
         sys.setswitchinterval(SWITCH_INTERVAL)
-        serve_in_thread(calls, conn.recv())
+        serving = serve_in_thread(calls, conn.recv())
     conn.send(_READY)
     while True:
         try:
             data = conn.recv_bytes()
         except EOFError:
-            return
+            break
         handed: list[bytes] = pickle.loads(data)
         del data
         conn.send_bytes(pickle.dumps([_made(maker, one) for one in handed], pickle.HIGHEST_PROTOCOL))
+    # (the pairs the child stored itself are written before it ends; the proxy closed their channel first)
+    if serving is not None and not serving.join():
+        sys.exit(INCOMPLETE)
 
 
 def _made(maker: Maker, data: bytes) -> bytes:

@@ -40,13 +40,24 @@ from shadowdiff.answers.records import Pair
 from shadowdiff.answers.redact import Redactor, failure_text
 from shadowdiff.proxy import pairprocess, pairwork
 from shadowdiff.proxy.metrics import ProxyMetrics
-from shadowdiff.proxy.pairmaking import Compared, Made, Maker, MakerSettings, Measured, PairInputs, TallyKey, measured
+from shadowdiff.proxy.pairmaking import (
+    TALLIES,
+    Compared,
+    Made,
+    Maker,
+    MakerSettings,
+    Measured,
+    PairInputs,
+    TallyKey,
+    from_plain,
+    measured,
+)
 from shadowdiff.proxy.pairprocess import PairProcess
 from shadowdiff.proxy.pairwork import PairWork
 from shadowdiff.proxy.scoring import PairScorer
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import Plan, ShadowReply
-from shadowdiff.proxy.shadowcalls import ShadowChannel
+from shadowdiff.proxy.shadowcalls import KeptCall, ShadowChannel
 from shadowdiff.proxy.tap import Tapped
 from shadowdiff.store.writer import PairWriter
 from shadowdiff.vocabulary import NotCompared, Side, Tally
@@ -124,18 +135,21 @@ class PairRecorder:
                 held.release()
 
     def track(self, key: str | None, path: str, plan: Plan, primary: asyncio.Future[Any],
-              shadow: asyncio.Future[ShadowReply], replica: asyncio.Task[ShadowReply] | None = None) -> None:
+              shadow: asyncio.Future[Any], replica: asyncio.Task[ShadowReply] | None = None,
+              kept: KeptCall | None = None) -> None:
         """Follow one mirrored request until its answers are in (or it is aborted).
 
         ``primary`` resolves to the ``Tapped`` answer, ``None`` if the client went
         away, or a ``NoAnswer`` (the primary failed, or the shutdown's deadline cut it); ``replica``, when the
-        request was also sent to the replica, gives the noise floor's answer.
+        request was also sent to the replica, gives the noise floor's answer. ``kept``: the
+        shadow's call keeps its answer in the pair process, which makes the pair
+        (``Mirror.start``).
         """
         self._seq += 1
         held = _HELD.get()
         if held is not None:
             held.handed = True
-        calls = _Calls(shadow, replica, held)
+        calls = _Calls(shadow, replica, held, kept)
         task = asyncio.create_task(self._finish(key or uuid.uuid4().hex, self._seq, path, plan, primary, calls))
         self.pending.add(task)
         self.metrics.pairs_pending.inc()
@@ -182,12 +196,25 @@ class PairRecorder:
             # The client went away, or the primary failed or was too long: nothing to compare.
             await self._not_compared(tapped, plan, calls, comparable)
             return
-        shadow = await calls.shadow
-        replica = await calls.replica if calls.replica is not None else None
         # Every comparable pair that changed is kept; identical, unanswered, sampled and failed
         # ones are counted, and kept at keep_rate (a dead shadow must not flood the store).
         kept = self.writer is not None and self._rng.random() < self.settings.keep_rate
         stores = self.writer is not None
+        if calls.kept is not None:
+            # made (and stored) where the shadow's answer is: only what is counted comes back
+            found, stored, size = await calls.kept.pair(key, seq, path, tapped, kept, stores)
+            self._count_in_run_all(found[TALLIES])
+            calls.count()
+            # (in the pairs' thread: the metrics take their locks there; not waited for, unless
+            # the pair is for the proxy's writer, which the shutdown closes once the pairs are done)
+            counted = functools.partial(self._counted_plain, found, stored, size)
+            if stored is None:
+                self.work.post(counted)
+            else:
+                await self.work.run(counted)
+            return
+        shadow = await calls.shadow
+        replica = await calls.replica if calls.replica is not None else None
         if self.scorer is None:
             # (one job: read, compared, and triaged and redacted if it is stored or changed)
             made = await self.work.make(PairInputs(key, seq, path, plan, tapped, shadow, replica, kept, stores),
@@ -208,6 +235,11 @@ class PairRecorder:
         self._observe_change(made.measured)
         self._store(made)
         return made
+
+    def _counted_plain(self, found: tuple[Any, ...], stored: Pair | None, size: int) -> None:
+        """(in the pairs' thread) A pair the pair process made, in the metrics, and to the
+        store if the process's writer could not take it."""
+        self._counted(Made(from_plain(found), stored, size))
 
     def _store(self, made: Made) -> None:
         """(in the pairs' thread: the writer's queue takes its own lock, and the event loop is
@@ -339,9 +371,10 @@ class PairRecorder:
 class _Calls:
     """The calls a mirrored request made besides the primary's."""
 
-    shadow: asyncio.Future[ShadowReply]
+    shadow: asyncio.Future[Any]     # the ``ShadowReply``; ``kept``, the pair as made
     replica: asyncio.Task[ShadowReply] | None
     held: _Held | None = None   # the request's place in ``in_flight``
+    kept: KeptCall | None = None  # the pair process makes the pair (``Mirror.start``)
     counted: bool = False   # whether the pair's outcome is in the counts yet
 
     def count(self) -> None:

@@ -63,8 +63,9 @@ NICE = 10                  # the pairs' thread's nice value (the event loop's: t
 # cost the thread 160 µs a pair, four 120), and a pair's making waits no longer than this
 GATHER = 0.02
 T = TypeVar("T")
-# a job: a call (``run``: no ``then``), or a pair to make and what to do with it (``make``)
-_Job = tuple[Callable[[], Any] | PairInputs, Callable[[Made], Any] | None, "asyncio.Future[Any]"]
+# a job: a call (``run``: no ``then``; ``post``: nor a future), or a pair to make and what to
+# do with it (``make``)
+_Job = tuple[Callable[[], Any] | PairInputs, Callable[[Made], Any] | None, "asyncio.Future[Any] | None"]
 _Done = tuple["asyncio.Future[Any]", Any, BaseException | None]
 log = logging.getLogger("shadowdiff.proxy")
 
@@ -83,6 +84,7 @@ class PairWork:
         self._wake = threading.Event()
         self._waiting_room: collections.deque[asyncio.Future[None]] = collections.deque()   # tasks in line
         self._stopping = False
+        self._posted = self._posted_done = 0    # jobs posted, and done (each counted by one thread only)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -99,6 +101,23 @@ class PairWork:
         job whose caller was cancelled before the thread took it is not done."""
         return await self._queued(job, None, job)   # type: ignore[no-any-return]
 
+    def post(self, job: Callable[[], Any]) -> None:
+        """``job()``, done in the thread, its result for no one (on the event loop, at once,
+        once the thread has stopped). Not bounded by the queue's room: what is posted is a
+        pair's last step, and the pairs are bounded before they begin (``PairRecorder.behind``)."""
+        if self._stopping:
+            job()
+            return
+        self._started(asyncio.get_running_loop())
+        self._posted += 1
+        self._jobs.append((job, None, None))
+        self._wake.set()
+
+    @property
+    def settled(self) -> bool:
+        """Whether every job posted is done."""
+        return self._posted == self._posted_done
+
     async def make(self, inputs: PairInputs, then: Callable[[Made], T]) -> T:
         """``then(made)`` of the pair made of ``inputs`` (in the pair process, if there is
         one), both in the thread, as ``run`` does a job. A pair the process could not make
@@ -113,12 +132,7 @@ class PairWork:
         if self._stopping:
             return here()
         loop = asyncio.get_running_loop()
-        if self._thread is None:
-            self._loop = loop
-            self._thread = threading.Thread(target=self._run, name="shadowdiff-pairs", daemon=True)
-            # (the process's: the proxy's threads are the event loop's helpers, none must hold it long)
-            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
-            self._thread.start()
+        self._thread = self._started(loop)
         if (self._waiting_room or len(self._jobs) >= MAX_WAITING) and self._thread.is_alive():
             room = loop.create_future()
             self._waiting_room.append(room)
@@ -130,9 +144,20 @@ class PairWork:
         self._wake.set()     # (a lock taken and let go while the thread works: no wake-up)
         return await done
 
-    def close(self, timeout: float = 5.0) -> None:
+    def _started(self, loop: asyncio.AbstractEventLoop) -> threading.Thread:
+        """The thread, started on first use."""
+        if self._thread is None:
+            self._loop = loop
+            self._thread = threading.Thread(target=self._run, name="shadowdiff-pairs", daemon=True)
+            # (the process's: the proxy's threads are the event loop's helpers, none must hold it long)
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+            self._thread.start()
+        return self._thread
+
+    def close(self, timeout: float = 5.0, process_timeout: float | None = None) -> None:
         """Stop the thread once the jobs queued are done (at most ``timeout`` seconds);
-        jobs given later are done by their callers."""
+        jobs given later are done by their callers. The pair process has ``process_timeout``
+        (by default ``timeout``) to end, writing what it stored itself."""
         self._stopping = True
         self._wake.set()
         if self._loop is not None:    # the tasks waiting for room do their jobs themselves now
@@ -141,7 +166,12 @@ class PairWork:
         if self._thread is not None:
             self._thread.join(timeout)
         if self._process is not None:
-            self._process.close(timeout)
+            self._process.close(timeout if process_timeout is None else process_timeout)
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether the pair process ended leaving pairs it stored itself unwritten (``close``)."""
+        return self._process is not None and self._process.incomplete
 
     def _run(self) -> None:
         # Below the event loop in the OS's eyes too: on a core they share, a request arriving
@@ -160,6 +190,14 @@ class PairWork:
                 taken = min(len(self._jobs), MAX_BATCH)
                 for _ in range(taken):
                     what, then, done = self._jobs.popleft()
+                    if done is None:        # posted: its result is for no one
+                        assert callable(what)
+                        try:
+                            what()
+                        except Exception:   # (a bug: said, and the thread goes on)
+                            log.exception("a job of the pairs' thread failed")
+                        self._posted_done += 1
+                        continue
                     if done.cancelled():    # (read from this thread: at worst, a job done for nothing)
                         continue
                     if then is not None:

@@ -40,7 +40,7 @@ from shadowdiff.proxy.supervisor import Supervisor
 SETTINGS_ENV = "SHADOWDIFF_SERVE_SETTINGS"
 
 
-def _log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
+def log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
     """uvicorn's logging, with every handler redacting what it writes (shadowdiff.answers.redact.
     LogRedaction: the patterns, and URLs' query strings) and writing its invisible characters
     as escapes (shadowdiff.answers.invisible.VisibleLogs: error texts quote servers), and the proxy's own logger, and
@@ -62,7 +62,7 @@ def _log_config(settings: ProxySettings, log_level: str) -> dict[str, Any]:
 
 def _server_options(settings: ProxySettings, log_level: str) -> dict[str, Any]:
     return {
-        "log_level": log_level, "log_config": _log_config(settings, log_level), "access_log": False,
+        "log_level": log_level, "log_config": log_config(settings, log_level), "access_log": False,
         "server_header": False, "date_header": False,
         "lifespan": "on",
         "http": TargetKeepingProtocol,   # a target's empty query is forwarded too

@@ -8,6 +8,7 @@ a reason for the metrics, never as an exception reaching the client's request.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import random
 import re
@@ -30,7 +31,7 @@ from shadowdiff.proxy.upstream import Upstream, header_text, target
 from shadowdiff.vocabulary import NotMirrored, Side
 
 if TYPE_CHECKING:
-    from shadowdiff.proxy.shadowcalls import ShadowChannel
+    from shadowdiff.proxy.shadowcalls import KeptCall, ShadowChannel
 
 HOP_BY_HOP = frozenset({
     b"connection", b"keep-alive", b"proxy-authenticate", b"proxy-authorization", b"te", b"trailer",
@@ -109,6 +110,7 @@ class Plan:
     # the client's headers: the credentials among them are removed verbatim from what is
     # stored of the pair (read only then: most pairs are not stored)
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    source: bytes = b""          # the body as the client sent it (``body`` names the shadow's model, if set)
 
 
 # A generated token of any kind, as it appears in a chunk: text, reasoning (a user of a
@@ -245,7 +247,7 @@ class Mirror:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         self.metrics.shadow_in_flight.inc()
-        plan = Plan(shadow_body, request, wants_stream(request), is_comparable(request), headers=headers)
+        plan = Plan(shadow_body, request, wants_stream(request), is_comparable(request), headers=headers, source=body)
         plan.replica_body = self._replica_body(plan, body)
         return plan
 
@@ -277,18 +279,27 @@ class Mirror:
             self.in_flight -= 1
             self.metrics.shadow_in_flight.dec()
 
-    def start(self, plan: Plan, path: str, query: str,
-              headers: list[tuple[bytes, bytes]]) -> asyncio.Future[ShadowReply]:
+    def start(self, plan: Plan, path: str, query: str, headers: list[tuple[bytes, bytes]],
+              keep: bool = False) -> tuple[asyncio.Future[Any], KeptCall | None]:
         """The shadow's call for a plan, under way: made by the pair process when one is
-        ready (``shadowdiff.proxy.shadowcalls``), else on this event loop. The plan's place
-        is given back when it ends, however it ends."""
-        call: asyncio.Future[ShadowReply]
+        ready (``shadowdiff.proxy.shadowcalls``), else on this event loop. With ``keep`` (the
+        pair is made without a replica's answer or scores) and a pair process, the process
+        keeps the shadow's answer and makes the pair: the call is also returned as a
+        ``KeptCall``, whose ``pair`` hands it the primary's answer, and the future gives
+        the pair as made; else the future gives the ``ShadowReply``. The plan's place is
+        given back when the shadow has answered, however its call ends."""
+        call: asyncio.Future[Any]
+        release = functools.partial(self.release, plan)
+        kept = None
         if self.channel is not None and self.channel.ready:
-            call = self.channel.call(plan.body, plan.stream, path, query, headers)
+            call = self.channel.call(plan.body, plan.stream, path, query, headers,
+                                     keep=plan if keep else None, answered=release)
+            if keep:
+                kept = self.channel.kept(call)
         else:
             call = asyncio.get_running_loop().create_task(self.ask(plan.body, plan.stream, path, query, headers))
-        call.add_done_callback(lambda _: self.release(plan))  # even if cancelled before it ran
-        return call
+        call.add_done_callback(lambda _: release())  # even if cancelled before it ran
+        return call, kept
 
     async def ask(self, body: bytes, stream: bool, path: str, query: str,
                   headers: list[tuple[bytes, bytes]]) -> ShadowReply:

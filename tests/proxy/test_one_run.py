@@ -120,7 +120,8 @@ def test_a_run_closed_by_force_takes_nothing_more(backends: tuple[str, str], loc
     def seen(store: Store, run_id: str) -> int:
         return sum(n for (of, _, _), n in store.counts(run_id).items() if of == "pairs")
 
-    with serve(backends, location, log, "--deployment", "prod") as (process, url):
+    # (the pairs stored by the pair process's writer too, which moves with the proxy)
+    with serve(backends, location, log, "--deployment", "prod", "--pair-worker", "process") as (process, url):
         drive([url], 50)
         store = Store.open_existing(location)
         try:

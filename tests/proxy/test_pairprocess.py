@@ -279,6 +279,8 @@ def test_a_proxy_with_a_pair_process_stores_and_counts_what_one_without_does(
             body = chat(f"Question {i}: explain rivers for a newcomer.", stream=i % 2 == 0)
             assert HTTP.post(url + "/v1/chat/completions", json=body).status_code == 200
         settled(apps[worker])
+        # (the process's pairs are written by its own writer, counted in the proxy's metrics as it writes them)
+        wait_for(lambda: apps[worker].metrics.stored._value.get() == 8)  # noqa: B023 (called here, at once)
         apps[worker].writer.close()
     child = apps["process"].pairs.work._process._child
     assert child is not None and child.pid != os.getpid()          # made there...

@@ -217,9 +217,9 @@ def test_serve_logs_write_them_as_escapes() -> None:
     failure's text quoting a server, and a traceback's."""
     script = f"""
 import logging, logging.config
-from shadowdiff.proxy.server import _log_config
+from shadowdiff.proxy.server import log_config
 from shadowdiff.proxy.settings import ProxySettings
-logging.config.dictConfig(_log_config(ProxySettings(primary="http://127.0.0.1:9"), "warning"))
+logging.config.dictConfig(log_config(ProxySettings(primary="http://127.0.0.1:9"), "warning"))
 log = logging.getLogger("shadowdiff.proxy")
 log.warning("primary request failed: %s", {HOSTILE!r})
 try:

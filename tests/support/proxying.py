@@ -50,8 +50,8 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> None:
 
 
 def settled(app: Any, seconds: float = 10.0) -> None:
-    """Wait until every mirrored request has become a pair (or a skip)."""
-    wait_for(lambda: not app.pairs.pending, seconds)
+    """Wait until every mirrored request has become a pair (or a skip), counted in the metrics."""
+    wait_for(lambda: not app.pairs.pending and app.pairs.work.settled, seconds)
 
 
 def echo_app() -> Starlette:
