@@ -284,12 +284,12 @@ def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[st
         # median over rounds of each round's CPU per request
         return statistics.median(getattr(c, part) / n for c, n, _, _ in spent[name])
 
-    off = per_request("serve, mirroring off", "total")
-
-    def per_mirrored(name: str) -> tuple[float, float]:
-        """(share of requests mirrored, the CPU of one mirrored request): the round's CPU less
-        what its unmirrored requests cost at mirroring off's rate, over the mirrored ones."""
-        rounds = [(c.total, n, m) for c, n, _, m in spent[name] if m > 0]
+    def per_mirrored(name: str, part: str = "total") -> tuple[float, float]:
+        """(share of requests mirrored, the CPU of one mirrored request in ``part``): the
+        round's CPU less what its unmirrored requests cost at mirroring off's rate, over the
+        mirrored ones."""
+        off = per_request("serve, mirroring off", part)
+        rounds = [(getattr(c, part), n, m) for c, n, _, m in spent[name] if m > 0]
         if not rounds:
             return 0.0, float("nan")
         return (statistics.median(m / n for _, n, m in rounds),
@@ -300,7 +300,7 @@ def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[st
     direct_rps = statistics.median(r for _, _, r, _ in spent["direct"])
     rows = [("concurrency 32", "requests/s", "% of direct", "CPU/req ms (process)", "loop thread",
              "other threads", "children", "process+children", "x reference", "loop x ref", "mirrored",
-             "per mirrored request ms", "x reference")]
+             "per mirrored request ms", "x reference", "process x ref", "loop x ref")]
     for name in spent:
         rps = statistics.median(r for _, _, r, _ in spent[name])
         share, each = per_mirrored(name)
@@ -313,7 +313,9 @@ def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[st
                      "" if name == "direct" else f"{total / ref_total:.2f}",
                      "" if name == "direct" else f"{loop / ref_loop:.2f}",
                      f"{100 * share:.0f} %" if share else "",
-                     f"{each * 1e3:.3f}" if share else "", f"{each / ref_total:.2f}" if share else ""))
+                     f"{each * 1e3:.3f}" if share else "", f"{each / ref_total:.2f}" if share else "",
+                     f"{per_mirrored(name, 'process')[1] / ref_total:.2f}" if share else "",
+                     f"{per_mirrored(name, 'loop')[1] / ref_loop:.2f}" if share else ""))
     pace = "back to back" if args.rate is None else f"{args.rate:g} requests/s"
     print(f"shadowdiff serve's CPU per request against instant upstreams (~1,000-character answers), "
           f"{args.rounds} interleaved rounds of {args.seconds:g} s per path, {pace}; medians over rounds")
@@ -321,8 +323,9 @@ def report(spent: dict[str, list[tuple[Cpu, int, float, float]]], added: dict[st
     print(table(rows))
     for name, (changed_pairs, stored, dropped) in counted.items():
         print(f"\n{name}: {changed_pairs:,.0f} changed pairs counted, {stored:,.0f} stored, {dropped:,.0f} dropped")
-    print("(targets: process+children ≤ 2x reference, loop thread ≤ 1.5x reference, for a mirrored request: "
-          "where not every request was mirrored, read the last two columns)\n")
+    print("(targets: CPU ≤ 2x reference, loop thread ≤ 1.5x reference, for a mirrored request: where not "
+          "every request was mirrored, read the last four columns, each part's CPU less the unmirrored requests' "
+          "at mirroring off's)\n")
     off = statistics.median(added["serve, mirroring off"])
     rows = [("concurrency 1", "added p50 ms (proxied - direct)", "min", "max", "mirroring adds ms")]
     for name, values in added.items():

@@ -35,6 +35,7 @@ from typing import Any
 
 from shadowdiff.answers.redact import failure_text
 from shadowdiff.proxy.pairmaking import Made, Maker, PairInputs, plain
+from shadowdiff.proxy.pairprocess import yield_to_the_proxy
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.store.store import Store
 from shadowdiff.store.writer import PairWriter
@@ -120,6 +121,7 @@ class ChildPairs:
         return not (writer.dropped["shutdown"] or writer.unwritten)
 
     def _run(self) -> None:
+        yield_to_the_proxy()    # (the writer's thread, started from this one, too)
         while True:
             first = self._queue.get()
             if first is None:

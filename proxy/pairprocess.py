@@ -395,6 +395,12 @@ def _serve(conn: Connection, calls: int | None) -> None:
         # (the thread calling the shadow waits for this one's lock no longer than the proxy's threads do)
         sys.setswitchinterval(SWITCH_INTERVAL)
         serving = serve_in_thread(calls, conn.recv())
+    # Making pairs, the child yields to the proxy's event loop: on a core they share, a client's
+    # request never waits for it. Not the thread calling the shadow (started above, before this
+    # thread's nice value, which threads inherit, and which cannot be lowered again): it times
+    # the shadow's answers, and a starved one - on a busy machine, at nice 10 - timed them late
+    # and failed its connections (connect_error, counted against the shadow).
+    yield_to_the_proxy()
     conn.send(_READY)
     while True:
         try:
@@ -421,6 +427,13 @@ def _made(maker: Maker, data: bytes) -> bytes:
         return pickle.dumps(_MAKE_HERE, pickle.HIGHEST_PROTOCOL)
 
 
+def yield_to_the_proxy() -> None:
+    """Give the calling thread (Linux: a thread's own nice value) and the threads it starts
+    the ``NICE`` value, unless it has a higher one."""
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
+
+
 def _die_with_the_proxy() -> None:
     """Linux: be killed when the process that started this one ends (however it ends)."""
     with contextlib.suppress(OSError, AttributeError):
@@ -437,10 +450,6 @@ def main() -> None:
     _die_with_the_proxy()
     if os.getppid() != proxy:     # (it ended before the line above took effect)
         return
-    # the child yields to the proxy's event loop, calling the shadow too: on a core they share,
-    # a client's request never waits for the child (the shadow's arrival times may, a little)
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, max(NICE, os.getpriority(os.PRIO_PROCESS, 0)))
     conn = Connection(int(sys.argv[1]))
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):   # the proxy went away
         _serve(conn, int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -64,7 +64,7 @@ def test_the_child_stores_its_pairs_and_gives_back_what_the_proxy_counts(tmp_pat
         for i in range(5):
             child.make(i, lambda i=i: _inputs(i, *GOOD), retries=i)   # type: ignore[misc]
         wait_for(lambda: len(replies.of("made")) == 5 and replies.written() == 5)
-        for kind, call, (made, retries) in replies.of("made"):
+        for _, call, (made, retries) in replies.of("made"):
             found, stored, size = made
             assert stored is None and size == 0       # (stored by the child: nothing goes back)
             assert retries == call
@@ -85,7 +85,7 @@ def test_a_pair_the_child_cannot_store_goes_back_whole_for_the_proxys_writer(tmp
     child.run("a-run")
     child.make(0, lambda: _inputs(0, *GOOD), retries=0)
     wait_for(lambda: len(replies.of("made")) == 1)
-    (_, _, ((found, stored, size), _)), = replies.of("made")
+    (_, _, ((_, stored, size), _)), = replies.of("made")
     assert stored is not None and stored.key == "k0" and size > 0
     assert "sk-secretvalue12345" not in str(stored.request)     # (redacted in the child all the same)
     assert child.close(1.0)

@@ -79,11 +79,17 @@ def test_an_upstream_closing_each_connection_unannounced_costs_no_request(start_
         statuses = asyncio.run(hammer(proxy + "/v1/chat/completions", 2000, 32, chat("x")))
         settled(app, 120)     # (2,000 pairs: ~2 s here, far more on a loaded machine; only the bound waits)
         assert statuses == {200: 2000}
-        assert counter(app, "shadow", "mirrored", "ok") == 2000
+        assert counter(app, "shadow", "mirrored", "ok") == 2000, _shadow_results(app)
         retries = counter(app, "retries", "baseline"), counter(app, "retries", "candidate")
         assert all(retries) if delay else any(retries), retries   # at once, the shadow's pool may not be caught out
         if worker == "process":
             assert app.mirror.channel.calls == 2000
+
+
+def _shadow_results(app: Any) -> dict[str, float]:
+    """How the shadow's calls ended, by result and reason (what a failure says)."""
+    return {"/".join(s.labels.values()): s.value for m in app.metrics.shadow.collect() for s in m.samples
+            if s.name.endswith("_total") and s.value}
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.02], ids=["at-once", "a-moment-later"])

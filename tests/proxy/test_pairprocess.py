@@ -465,3 +465,25 @@ def test_a_hung_process_is_ended_and_its_shadow_calls_lost_rather_than_holding_t
             os.kill(child.pid, signal.SIGCONT)
     assert app.mirror.channel.calls == calls + 1
     assert sum(counter(app, "pairs", o.value, "true") for o in Outcome if o is not Outcome.ERROR) == 1
+
+
+def test_the_process_calls_the_shadow_at_the_proxys_priority_and_makes_pairs_below_it(
+        start_simulator: Start, start_proxy: Start) -> None:
+    """The thread that calls (and times) the shadow is not niced: at nice 10 on a busy
+    machine it was starved, and timed the shadow's answers late and its connections out
+    (``connect_error``, counted against the shadow). The threads making pairs are."""
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    url, app = _ready_proxy(start_proxy, primary, shadow)
+    assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 200
+    settled(app)
+    child = app.pairs.work._process._child.pid
+
+    def nice(task: str) -> int:
+        with open(f"/proc/{child}/task/{task}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[16])
+
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    values = sorted(nice(task) for task in os.listdir(f"/proc/{child}/task"))
+    assert own in values, values                                         # the shadow's calls
+    assert values.count(max(own, pairprocess.NICE)) >= 2, values       # its main thread, and the child's pairs
