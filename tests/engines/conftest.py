@@ -21,6 +21,7 @@ from tests.support.vllm_cpu import Checkpoints, Trio, trio
 @pytest.fixture(scope="package")
 def vllm(vllm_python: Path, vllm_checkpoints: Checkpoints, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
     """Three real vLLM servers for the tier: ``bf16`` (the baseline), ``replica`` (bf16 again,
-    identical flags: the noise floor) and ``fp8kv`` (the candidate: bf16 weights, FP8 KV cache)."""
+    identical flags: the noise floor) and ``candidate`` (bf16 weights with an FP8 KV cache, or the
+    INT8 W8A8 checkpoint on a CPU without AVX-512 or AMX: ``candidate_precision``)."""
     with trio(vllm_python, vllm_checkpoints, tmp_path_factory.mktemp("vllm")) as servers:
         yield servers

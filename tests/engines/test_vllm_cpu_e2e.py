@@ -1,7 +1,8 @@
 """shadowdiff end to end against real vLLM on the CPU: ``replay`` (with ``--replica``), ``serve``
 (the official ``openai`` client through the proxy), ``report``, ``bench`` and ``judge``, each a
 real ``shadowdiff`` process, against vLLM 0.32 serving SmolLM2-135M-Instruct in bf16 (the
-baseline, and the replica with identical flags) and with an FP8 KV cache (the candidate).
+baseline, and the replica with identical flags) and with an FP8 KV cache (the candidate; the
+INT8 W8A8 checkpoint on a CPU without AVX-512).
 
 Each test asserts on what vLLM returned: its usage counts against its own tokenizer, its
 version, its speed, its teacher-forced reading of the baseline's answers.
@@ -60,7 +61,7 @@ def questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def replay(questions: Path, out: Path, vllm: Trio, *options: str) -> dict[str, Any]:
-    result = run_shadowdiff("replay", questions, "--baseline", vllm.bf16.url, "--candidate", vllm.fp8kv.url,
+    result = run_shadowdiff("replay", questions, "--baseline", vllm.bf16.url, "--candidate", vllm.candidate.url,
                         "--replica", vllm.replica.url, "--max-tokens", str(MAX_TOKENS), "--out", out, *options)
     assert result.returncode == 0, result.stdout + result.stderr
     (out / "stdout.txt").write_text(result.stdout)
@@ -76,12 +77,12 @@ def streamed(questions: Path, vllm: Trio, tmp_path_factory: pytest.TempPathFacto
     return out
 
 
-def check_summary(summary: dict[str, Any], streamed: bool) -> None:
+def check_summary(summary: dict[str, Any], streamed: bool, vllm: Trio) -> None:
     n = len(CATEGORIES)
     assert summary["pairs"] == n and summary["comparable"] == n and summary["skipped"] == []
     assert summary["outcomes"]["error"] == 0, summary["outcomes"]
     sides = summary["settings"]["sides"]
-    assert sides["baseline"]["model"] == "smol-bf16" and sides["candidate"]["model"] == "smol-fp8kv"
+    assert sides["baseline"]["model"] == "smol-bf16" and sides["candidate"]["model"] == vllm.candidate.model
     assert sides["replica"]["model"] == "smol-bf16"
     assert summary["settings"]["versions"] == dict.fromkeys(("baseline", "candidate", "replica"), "0.32.0")
     for name in ("baseline", "candidate", "replica"):
@@ -97,7 +98,7 @@ def check_summary(summary: dict[str, Any], streamed: bool) -> None:
 
 def test_replay_streamed_scores_against_the_baselines_own_reading(streamed: Path, vllm: Trio) -> None:
     summary = json.loads((streamed / "summary.json").read_text())
-    check_summary(summary, streamed=True)
+    check_summary(summary, streamed=True, vllm=vllm)
     n = len(CATEGORIES)
     t, floor = summary["token_agreement"], summary["noise_token_agreement"]
     assert t["pairs"] == n and floor["pairs"] == n, (t, floor)
@@ -108,14 +109,15 @@ def test_replay_streamed_scores_against_the_baselines_own_reading(streamed: Path
     excess = t["excess_disagreement"]
     assert excess["pairs"] == n and excess["low"] <= excess["estimate"] <= excess["high"]
     assert excess["estimate"] == pytest.approx(own - t["pooled"])
-    # the FP8 KV cache moves the probabilities; the replica (identical flags) barely
+    # the candidate's quantization moves the probabilities; the replica (identical flags) barely
     assert t["kl_per_token"] > floor["kl_per_token"] >= 0, (t["kl_per_token"], floor["kl_per_token"])
     assert t["beyond_replica"]["pairs"] == n
     stdout = (streamed / "stdout.txt").read_text()
     assert "WARNING" not in stdout and "beyond that, the candidate disagrees on" in stdout, stdout
     for pair in latest_pairs(streamed, "replay"):
         assert set(pair.answers) == {Side.BASELINE, Side.CANDIDATE, Side.REPLICA}
-        for side, server in ((Side.BASELINE, vllm.bf16), (Side.CANDIDATE, vllm.fp8kv), (Side.REPLICA, vllm.replica)):
+        for side, server in ((Side.BASELINE, vllm.bf16), (Side.CANDIDATE, vllm.candidate),
+                             (Side.REPLICA, vllm.replica)):
             answer = pair.answers[side]
             assert answer.ok and answer.text and answer.finish_reason in ("stop", "length"), answer
             assert answer.inter_token_latency is not None and answer.tokens   # streamed, with logprobs
@@ -126,18 +128,18 @@ def test_replay_streamed_scores_against_the_baselines_own_reading(streamed: Path
 
 def test_replay_not_streamed(questions: Path, vllm: Trio, tmp_path: Path) -> None:
     summary = replay(questions, tmp_path, vllm, "--no-stream", "--no-score")
-    check_summary(summary, streamed=False)
+    check_summary(summary, streamed=False, vllm=vllm)
     assert summary["speedup"] is None and summary["ratios"]["latency_p50"] > 0
     assert summary["token_agreement"] is None
 
 
-def test_report_names_both_models_and_the_engine(streamed: Path, tmp_path: Path) -> None:
+def test_report_names_both_models_and_the_engine(streamed: Path, vllm: Trio, tmp_path: Path) -> None:
     result = run_shadowdiff("report", streamed, "--out", tmp_path)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert result.returncode == DECISION_CODES[summary["acceptance"]["decision"]], result.stdout + result.stderr
     html, markdown = (tmp_path / "report.html").read_text(), (tmp_path / "report.md").read_text()
     for text in (html, markdown):
-        assert "smol-bf16" in text and "smol-fp8kv" in text and "0.32.0" in text
+        assert "smol-bf16" in text and vllm.candidate.model in text and "0.32.0" in text
         assert "beyond that, the candidate disagrees on" in text
     assert "the baseline&#39;s own" in html or "the baseline's own" in html
     assert summary["pairs"] == len(CATEGORIES)
@@ -145,11 +147,11 @@ def test_report_names_both_models_and_the_engine(streamed: Path, tmp_path: Path)
 
 def test_bench_measures_both_sides(vllm: Trio, tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    result = run_shadowdiff("bench", "--baseline", vllm.bf16.url, "--candidate", vllm.fp8kv.url, "--concurrency", "1,4",
-                        "--requests", "4", "--max-tokens", "16", "--out", out)
+    result = run_shadowdiff("bench", "--baseline", vllm.bf16.url, "--candidate", vllm.candidate.url,
+                            "--concurrency", "1,4", "--requests", "4", "--max-tokens", "16", "--out", out)
     assert result.returncode == 0, result.stdout + result.stderr
     figures = json.loads(out.read_text())
-    assert figures["baseline"]["model"] == "smol-bf16" and figures["candidate"]["model"] == "smol-fp8kv"
+    assert figures["baseline"]["model"] == "smol-bf16" and figures["candidate"]["model"] == vllm.candidate.model
     for level in figures["levels"]:
         assert level["errors"] == 0 and level["requests"] == 4, level
         assert 0 < level["output_tokens"] <= 4 * 16 and level["tokens_per_second"] > 0, level
@@ -165,7 +167,7 @@ def test_judge_on_real_vllm_reads_every_reply(streamed: Path, vllm: Trio, tmp_pa
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replies held to a JSON schema (response_format json_schema)" in result.stderr
     pairs = [p for p in latest_pairs(tmp_path, "replay") if p["outcome"] in SUBSTANTIVE and p["comparable"]]
-    assert pairs, "the FP8 KV cache changed no answer in substance"
+    assert pairs, "the candidate changed no answer in substance"
     assert all(p["judge_verdict"] is not None for p in pairs)
     assert f"{len(pairs)} pairs judged" in result.stderr and "not in the asked format" not in result.stderr
 
@@ -206,7 +208,8 @@ def test_serve_is_transparent_to_the_openai_client(vllm: Trio, tmp_path: Path) -
         assert answer.usage is not None
         return texts, answer.usage.completion_tokens, logprobs
 
-    with serve_process(tmp_path, bf16.url, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model) as url:
+    with serve_process(tmp_path, bf16.url, "--shadow", vllm.candidate.url,
+                       "--shadow-model", vllm.candidate.model) as url:
         assert httpx.get(url + "/readyz", timeout=30).status_code == 200
         through = [streamed_answer(url), whole_answer(url)]
         direct = [streamed_answer(bf16.url), whole_answer(bf16.url)]
@@ -221,16 +224,16 @@ def test_serve_is_transparent_to_the_openai_client(vllm: Trio, tmp_path: Path) -
         baseline, candidate = pair.answers[Side.BASELINE], pair.answers[Side.CANDIDATE]
         assert len(baseline.choices) == 2 and len(candidate.choices) == 2   # the whole answer: every choice
         assert baseline.text == through[0][0][0] and baseline.model == bf16.model
-        assert candidate.ok and candidate.text and candidate.model == vllm.fp8kv.model
+        assert candidate.ok and candidate.text and candidate.model == vllm.candidate.model
         assert baseline.token_source == candidate.token_source == "usage"
 
 
 def test_mirrored_traffic_reports_outcomes_agreement_and_speed(vllm: Trio, questions: Path, tmp_path: Path) -> None:
-    """Greedy traffic from the openai client through ``serve`` (bf16 primary, FP8 KV cache
+    """Greedy traffic from the openai client through ``serve`` (bf16 primary, the candidate
     shadow, the replica beside, every pair scored), then ``report`` on its store: what a
     rollout's shadow traffic reads in summary.json."""
     asked = [json.loads(line)["turns"][0] for line in questions.read_text().splitlines()]
-    with serve_process(tmp_path, vllm.bf16.url, "--shadow", vllm.fp8kv.url, "--shadow-model", vllm.fp8kv.model,
+    with serve_process(tmp_path, vllm.bf16.url, "--shadow", vllm.candidate.url, "--shadow-model", vllm.candidate.model,
                "--replica", vllm.replica.url, "--replica-rate", "1", "--score-rate", "100") as url:
         for question in asked:
             chunks = client(url).chat.completions.create(

@@ -1,6 +1,6 @@
 """Teacher-forced scoring against real vLLM: SmolLM2-135M-Instruct's bf16 chat answers read
 back through ``/tokenize`` and ``prompt_logprobs`` by bf16 itself, its replica and the FP8 KV
-cache candidate.
+cache candidate (the INT8 W8A8 one on a CPU without AVX-512).
 
 What real vLLM taught: reading a whole answer at once (prefill) is computed unlike writing
 it token by token (decode), so bf16 agrees with its own greedy answers on a little under
@@ -42,7 +42,7 @@ def _answer(server: Server, question: str, max_tokens: int = 48,
 
 def _scores(vllm: Trio, jobs: list[Job]) -> list[dict[Side, dict[str, Any]]]:
     base = Upstream(Side.BASELINE, vllm.bf16.url, vllm.bf16.model)
-    others = [Upstream(Side.CANDIDATE, vllm.fp8kv.url, vllm.fp8kv.model),
+    others = [Upstream(Side.CANDIDATE, vllm.candidate.url, vllm.candidate.model),
               Upstream(Side.REPLICA, vllm.replica.url, vllm.replica.model)]
 
     async def go() -> list[dict[Side, dict[str, Any]]]:
@@ -72,7 +72,7 @@ def test_vllm_reads_the_baselines_answers_token_for_token(vllm: Trio) -> None:
     own_agreed = sum(s[Side.CANDIDATE]["baseline_agreement"] * s[Side.CANDIDATE]["tokens"] for s in scores)
     tokens = pooled[Side.CANDIDATE][1]
     assert 0.9 <= own_agreed / tokens <= 1.0
-    # the FP8 KV cache moves the probabilities further than the identical replica does
+    # the candidate's quantization moves the probabilities further than the identical replica does
     kl = {side: pooled[side][2] / pooled[side][1] for side in pooled}
     assert kl[Side.CANDIDATE] > kl[Side.REPLICA] >= 0, kl
 
@@ -96,7 +96,7 @@ def test_an_answer_that_fills_the_context_is_scored_one_token_short(vllm: Trio) 
     assert data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"] == 2048, data["usage"]
     assert data["choices"][0]["finish_reason"] == "length"
     base = Upstream(Side.BASELINE, vllm.bf16.url, vllm.bf16.model)
-    cand = Upstream(Side.CANDIDATE, vllm.fp8kv.url, vllm.fp8kv.model)
+    cand = Upstream(Side.CANDIDATE, vllm.candidate.url, vllm.candidate.model)
 
     async def go() -> dict[Side, dict[str, Any]]:
         async with httpx.AsyncClient(timeout=300) as client:

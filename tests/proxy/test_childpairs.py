@@ -21,7 +21,7 @@ from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadowcalls import ShadowChannel, _frame, _Link
 from shadowdiff.store import Store
 from shadowdiff.vocabulary import Outcome
-from tests.proxy.test_pairprocess import GOOD, SETTINGS, _inputs
+from tests.support.pairinputs import GOOD, SETTINGS, pair_inputs
 from tests.support.proxying import wait_for
 from tests.support.storefaults import SqliteLock, injected
 
@@ -62,7 +62,7 @@ def test_the_child_stores_its_pairs_and_gives_back_what_the_proxy_counts(tmp_pat
     try:
         child.run(run_id)
         for i in range(5):
-            child.make(i, lambda i=i: _inputs(i, *GOOD), retries=i)   # type: ignore[misc]
+            child.make(i, lambda i=i: pair_inputs(i, *GOOD), retries=i)   # type: ignore[misc]
         wait_for(lambda: len(replies.of("made")) == 5 and replies.written() == 5)
         for _, call, (made, retries) in replies.of("made"):
             found, stored, size = made
@@ -83,7 +83,7 @@ def test_the_child_stores_its_pairs_and_gives_back_what_the_proxy_counts(tmp_pat
 def test_a_pair_the_child_cannot_store_goes_back_whole_for_the_proxys_writer(tmp_path: Path) -> None:
     child, replies = _child(str(tmp_path / "nowhere" / "missing"))   # (never made: it is opened, not created)
     child.run("a-run")
-    child.make(0, lambda: _inputs(0, *GOOD), retries=0)
+    child.make(0, lambda: pair_inputs(0, *GOOD), retries=0)
     wait_for(lambda: len(replies.of("made")) == 1)
     (_, _, ((_, stored, size), _)), = replies.of("made")
     assert stored is not None and stored.key == "k0" and size > 0
@@ -96,10 +96,10 @@ def test_a_run_closed_under_the_child_takes_its_pairs_to_the_run_the_proxy_names
     child, replies = _child(str(tmp_path))
     try:
         child.run(first)
-        child.make(0, lambda: _inputs(0, *GOOD), retries=0)
+        child.make(0, lambda: pair_inputs(0, *GOOD), retries=0)
         wait_for(lambda: replies.written() == 1)
         store.finish_run(first)                      # (shadowdiff close --force)
-        child.make(1, lambda: _inputs(1, *GOOD), retries=0)
+        child.make(1, lambda: pair_inputs(1, *GOOD), retries=0)
         time.sleep(0.5)        # the writer meets the finished run and waits for the proxy to move
         assert replies.written() == 1
         second = store.create_run("serve", {})
@@ -117,10 +117,10 @@ def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(t
     child, replies = _child(str(tmp_path), store_timeout=0.5)
     try:
         child.run(run_id)
-        child.make(0, lambda: _inputs(0, *GOOD), retries=0)
+        child.make(0, lambda: pair_inputs(0, *GOOD), retries=0)
         wait_for(lambda: replies.written() == 1)
         with injected(SqliteLock(tmp_path / "shadowdiff.sqlite")):
-            child.make(1, lambda: _inputs(1, *GOOD), retries=0)
+            child.make(1, lambda: pair_inputs(1, *GOOD), retries=0)
             wait_for(lambda: any(not Stats.from_parts(r[2]).up for r in replies.of("stats")))   # told: down
             assert not child.close(0.5)
         assert [p["key"] for p in store.pairs(run_id)] == ["k0"]

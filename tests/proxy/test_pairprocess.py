@@ -21,42 +21,22 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from shadowdiff.answers.records import Answer
 from shadowdiff.errors import ConfigError
 from shadowdiff.proxy import pairprocess, shadowcalls
 from shadowdiff.proxy.cli import serve
-from shadowdiff.proxy.pairmaking import Made, Maker, MakerSettings, PairInputs
+from shadowdiff.proxy.pairmaking import Made, Maker, PairInputs
 from shadowdiff.proxy.pairprocess import PairFailed, PairProcess
 from shadowdiff.proxy.pairwork import PairWork
-from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, ProxySettings
-from shadowdiff.proxy.shadow import Plan, ShadowReply
-from shadowdiff.proxy.tap import Tapped
+from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.vocabulary import Outcome, Side
 from tests.support.fixtures import MODEL
+from tests.support.pairinputs import GOOD, SETTINGS, pair_inputs
 from tests.support.proxying import FP8, chat, counter, settled, wait_for
 from tests.support.servers import HTTP, Answering, Reply, json_reply, metric, serve_app, serve_process
 
 Start = Callable[..., Any]
-SETTINGS = MakerSettings(Side.BASELINE, None, 0.9, DEFAULT_REDACTIONS)
-
-
-def _body(text: str) -> bytes:
-    return orjson.dumps({"id": "x", "object": "chat.completion", "model": "m", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 3, "completion_tokens": 9, "total_tokens": 12}})
-
-
-def _inputs(i: int, baseline: str, candidate: str, extra: dict[str, Any] | None = None) -> PairInputs:
-    request = {"model": "m", "messages": [{"role": "user", "content": f"question {i}"}], "temperature": 0,
-               **(extra or {})}
-    plan = Plan(b"{}", request, False, True, headers=[(b"authorization", b"Bearer sk-secretvalue12345")])
-    tapped = Tapped(_body(baseline), 200, False, 1.0, None, None, 1.5)
-    shadow = ShadowReply(Answer(Side.CANDIDATE, "m"), "ok", _body(candidate), False, 1.0, None, 1.4)
-    return PairInputs(f"k{i}", i, "/v1/chat/completions", plan, tapped, shadow, None, False, True)
-
-
 class _Poison:
     """A value whose unpickling runs ``call(*args)``: in the pair process, which reads it."""
 
@@ -65,9 +45,6 @@ class _Poison:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return self.call, self.args
-
-
-GOOD = ("The Amazon carries 209,000 cubic metres a second.", "The Amazon carries 206,000 cubic metres a second.")
 
 
 def _ready(process: PairProcess) -> PairProcess:
@@ -79,7 +56,7 @@ def _ready(process: PairProcess) -> PairProcess:
 def test_the_process_makes_the_pair_the_thread_makes() -> None:
     process = _ready(PairProcess(SETTINGS))
     try:
-        pairs = [_inputs(0, *GOOD), _inputs(1, "same", "same"), _inputs(2, "Yes. sk-abcdefgh12345", "No.")]
+        pairs = [pair_inputs(0, *GOOD), pair_inputs(1, "same", "same"), pair_inputs(2, "Yes. sk-abcdefgh12345", "No.")]
         made = process.make(pairs)
     finally:
         process.close()
@@ -94,12 +71,12 @@ def test_the_process_makes_the_pair_the_thread_makes() -> None:
 def test_a_pair_that_kills_the_process_fails_alone_and_a_new_one_makes_the_rest() -> None:
     process = _ready(PairProcess(SETTINGS))
     try:
-        poisoned = _inputs(1, *GOOD, extra={"poison": _Poison(os._exit, 7)})
-        made = process.make([_inputs(0, *GOOD), poisoned, _inputs(2, *GOOD)])
+        poisoned = pair_inputs(1, *GOOD, extra={"poison": _Poison(os._exit, 7)})
+        made = process.make([pair_inputs(0, *GOOD), poisoned, pair_inputs(2, *GOOD)])
         assert [type(m).__name__ for m in made] == ["Made", "PairFailed", "Made"]
         assert "pair process failed" in str(made[1])
         assert process.restarts >= 2     # once for the batch, once for the pair that killed it again
-        assert isinstance(_ready(process).make([_inputs(3, *GOOD)])[0], Made)
+        assert isinstance(_ready(process).make([pair_inputs(3, *GOOD)])[0], Made)
     finally:
         process.close()
 
@@ -108,9 +85,9 @@ def test_a_process_that_hangs_over_a_pair_is_killed(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(pairprocess, "BATCH_TIMEOUT", 1.0)
     process = _ready(PairProcess(SETTINGS))
     try:
-        made = process.make([_inputs(0, *GOOD, extra={"poison": _Poison(time.sleep, 60)})])
+        made = process.make([pair_inputs(0, *GOOD, extra={"poison": _Poison(time.sleep, 60)})])
         assert isinstance(made[0], PairFailed) and "no answer within" in str(made[0])
-        assert isinstance(_ready(process).make([_inputs(1, *GOOD)])[0], Made)
+        assert isinstance(_ready(process).make([pair_inputs(1, *GOOD)])[0], Made)
     finally:
         process.close()
 
@@ -124,11 +101,11 @@ def test_a_process_that_cannot_start_leaves_the_pairs_to_the_thread_until_it_can
     async def main() -> tuple[list[Made], PairWork]:
         work = PairWork(Maker(SETTINGS), PairProcess(SETTINGS), on_process=states.append)
         try:
-            made = [await work.make(_inputs(i, *GOOD), lambda made: made) for i in range(2)]
+            made = [await work.make(pair_inputs(i, *GOOD), lambda made: made) for i in range(2)]
             monkeypatch.setattr(sys, "executable", python)    # (the install repaired)
             deadline = time.monotonic() + 30
             while not work._by_process and time.monotonic() < deadline:
-                made.append(await work.make(_inputs(len(made), *GOOD), lambda made: made))
+                made.append(await work.make(pair_inputs(len(made), *GOOD), lambda made: made))
                 await asyncio.sleep(0.05)
             return made, work
         finally:
@@ -150,7 +127,7 @@ def test_a_request_too_deep_to_pickle_is_made_by_the_thread_and_costs_its_batch_
         process = _ready(PairProcess(SETTINGS))
         work = PairWork(Maker(SETTINGS), process)
         try:
-            return await asyncio.gather(*(work.make(_inputs(i, *GOOD, extra={"metadata": deep} if i == 2 else None),
+            return await asyncio.gather(*(work.make(pair_inputs(i, *GOOD, extra={"metadata": deep} if i == 2 else None),
                                                     lambda made: made) for i in range(5)))
         finally:
             work.close()
@@ -165,8 +142,8 @@ def test_pairs_are_made_by_the_thread_while_the_process_starts() -> None:
     try:
         process.start()
         with pytest.raises(pairprocess.Starting):     # (it imports the comparison first: not ready at once)
-            process.make([_inputs(0, *GOOD)])
-        assert isinstance(_ready(process).make([_inputs(1, *GOOD)])[0], Made)
+            process.make([pair_inputs(0, *GOOD)])
+        assert isinstance(_ready(process).make([pair_inputs(1, *GOOD)])[0], Made)
     finally:
         process.close()
 
@@ -175,12 +152,12 @@ def test_the_process_ignores_ctrl_c_and_sigterm_and_ends_with_the_work() -> None
     async def main() -> Any:
         process = _ready(PairProcess(SETTINGS))
         work = PairWork(Maker(SETTINGS), process)
-        await work.make(_inputs(0, *GOOD), lambda made: made)
+        await work.make(pair_inputs(0, *GOOD), lambda made: made)
         child = process._child
         assert child is not None and child.poll() is None
         child.send_signal(signal.SIGINT)     # a terminal's Ctrl-C reaches the whole process group...
         child.send_signal(signal.SIGTERM)    # ...and a service manager's stop (systemd's control group)
-        made = await work.make(_inputs(1, *GOOD), lambda made: made)
+        made = await work.make(pair_inputs(1, *GOOD), lambda made: made)
         assert process._child is child and process.restarts == 0 and made.measured.outcome is Outcome.NEAR
         work.close()
         return child
@@ -317,7 +294,7 @@ def test_a_killed_pair_process_is_replaced_and_no_client_notices(
 
 
 def test_pairs_are_handed_over_in_batches_of_bounded_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    pairs = [_inputs(i, *GOOD) for i in range(5)]
+    pairs = [pair_inputs(i, *GOOD) for i in range(5)]
     monkeypatch.setattr(pairprocess, "BATCH_BYTES", 2 * pairs[0].size)    # two pairs a batch
     process = _ready(PairProcess(SETTINGS))
     sent: list[int] = []
@@ -349,7 +326,7 @@ def test_a_process_that_keeps_dying_leaves_the_pairs_to_the_thread_for_a_while(
                 with contextlib.suppress(pairprocess.PairProcessUnavailable):
                     _ready(process)        # (the next child waited for: the pair goes to it, not the thread)
                 try:
-                    results.append(await work.make(_inputs(i, *GOOD, extra={"poison": _Poison(os._exit, 3)}),
+                    results.append(await work.make(pair_inputs(i, *GOOD, extra={"poison": _Poison(os._exit, 3)}),
                                                    lambda made: made))
                 except PairFailed as exc:
                     results.append(exc)

