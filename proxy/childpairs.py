@@ -124,6 +124,9 @@ class ChildPairs:
             log.debug("its writer had stopped: %s", failure_text(exc))
         if self.store is not None:
             self.store.close()
+        if writer.dropped["shutdown"]:     # (its lines are prefixed "the pair process:"; the proxy's own says its)
+            log.warning("shutdown: %d pairs the store had not taken by the deadline were dropped; the proxy leaves "
+                        "its run incomplete", writer.dropped["shutdown"])
         return not (writer.dropped["shutdown"] or writer.unwritten)
 
     def _run(self) -> None:

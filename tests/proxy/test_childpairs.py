@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from shadowdiff.proxy.childpairs import ChildPairs, Stats
@@ -137,7 +138,8 @@ def test_a_run_closed_under_the_child_takes_its_pairs_to_the_run_the_proxy_names
         store.close()
 
 
-def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(tmp_path: Path) -> None:
+def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     store, run_id = _run(tmp_path)
     child, replies = _child(str(tmp_path), store_timeout=0.5)
     try:
@@ -149,6 +151,8 @@ def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(t
             wait_for(lambda: any(not Stats.from_parts(r[2]).up for r in replies.of("stats")))   # told: down
             assert not child.close(0.5)
         assert [p["key"] for p in store.pairs(run_id)] == ["k0"]
+        # said: the proxy's metrics no longer hear from the child at its end
+        assert "shutdown: 1 pairs the store had not taken by the deadline were dropped" in caplog.text
     finally:
         store.close()
 
