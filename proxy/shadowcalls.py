@@ -399,7 +399,7 @@ class _Link(asyncio.Protocol):
         self._answered(call)
         if self.pending.pop(call, None) is not None and self.transport is not None and \
                 not self.transport.is_closing():
-            self._write(_frame(("cancel", call)))
+            self._write(_frame(("cancel", call, None)))   # (every message is kind, call, what)
 
     def _check(self) -> None:
         """(one timer for all the calls, at the oldest one's due time) Whether the child is hung."""

@@ -465,9 +465,12 @@ def test_an_abandoned_pair_cancels_its_shadow_call_in_the_process(start_proxy: S
         assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 500
         # the primary failed: nothing to compare, so the shadow's call is cancelled - in the child
         assert left.wait(10)
+        # ...which goes on calling the shadow: the cancel did not end its channel
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain waves.")).status_code == 500
         settled(app)
-    assert app.mirror.channel.calls == 1
-    assert counter(app, "pairs", "error", "true") == 1
+    assert app.mirror.channel.calls == 2 and app.mirror.channel.ready
+    assert app.pairs.work._process.restarts == 0 and app.mirror.in_flight == 0
+    assert counter(app, "pairs", "error", "true") == 2
 
 
 def test_a_hung_process_is_ended_and_its_shadow_calls_lost_rather_than_holding_the_shadow_s_places(
