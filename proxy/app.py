@@ -78,6 +78,7 @@ class ProxyApp:
         self.writer: PairWriter | None = None
         self._queue = (0, 0)            # the writer's queue: pairs, bytes
         self._child = Stats()           # the pair process's writer: its state, its queue, what it dropped
+        self._child_lost = 0            # pairs lost with a pair process that ended holding them unwritten
         self.run_id: str | None = None
         self.membership: Membership | None = None
         self.retention: Retention | None = None
@@ -152,6 +153,7 @@ class ProxyApp:
                 self.pairs.channel.run_id = self.run_id
         if self.pairs.channel is not None:
             self.pairs.channel.on_stats = self._child_stats
+            self.pairs.channel.on_ended = self._child_ended
         if s.retain is not None and self.store is not None:
             self.retention = Retention(self.store, s.retain, s.deployment, every=s.retain_every,
                                        on_pruned=self.metrics.pruned.inc)
@@ -214,7 +216,30 @@ class ProxyApp:
         if stats.up != self._child.up:
             self.health.report("pair process's writer", stats.up)
         self._child.up, self._child.queued, self._child.queued_bytes = stats.up, stats.queued, stats.queued_bytes
+        self._child.held = stats.held
         self._child.dropped.update(stats.dropped)
+        self._show_queue()
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether this proxy's run is short of what it compared: pairs or counts that its
+        writer, or a pair process's, never wrote (at the end, or with a pair process killed)."""
+        return self.writer is not None and bool(self.writer.dropped["shutdown"] or self.writer.unwritten
+                                                or self.pairs.work.incomplete or self._child_lost > 0)
+
+    def _child_ended(self, last: Stats) -> None:
+        """(on the event loop) The pair process ended while serving (killed, or ended as
+        hung): the pairs its writer held are lost, counted in the run but never stored, and
+        the run is left incomplete; its queue and its state are no longer the store's."""
+        if last.held > 0:
+            self._child_lost += last.held
+            self.metrics.dropped.labels("lost").inc(last.held)
+            self._child.dropped["lost"] += last.held
+            log.error("the pair process ended holding %d pair(s) it had not written: they are lost, and this proxy "
+                      "will leave its run incomplete", last.held)
+        if not self._child.up:
+            self.health.report("pair process's writer", True)
+        self._child = Stats(dropped=self._child.dropped)
         self._show_queue()
 
     def _watch_signals(self) -> None:
@@ -295,8 +320,7 @@ class ProxyApp:
             await _bounded(lambda: retention.stop(STORE_STEP), STORE_STEP, "stopping the retention")
         if self.membership is not None:
             # a proxy that could not write all it compared says so: its run cannot pass on counts that are short
-            incomplete = self.writer is not None and bool(self.writer.dropped["shutdown"] or self.writer.unwritten
-                                                          or self.pairs.work.incomplete)
+            incomplete = self.incomplete
             membership = self.membership
             await _bounded(lambda: membership.leave(incomplete), STORE_STEP, "leaving the run")
         for store in (self.store, self.reads):

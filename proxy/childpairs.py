@@ -60,14 +60,21 @@ class Stats:
     up: bool = True
     queued: int = 0
     queued_bytes: int = 0
+    # pairs the writer took and has not yet written, dropped nor found stored already (its
+    # queue and the batch in hand): lost if the child ends before they are
+    held: int = 0
 
     def parts(self) -> tuple[Any, ...]:
-        return (self.written, dict(self.dropped), self.up, self.queued, self.queued_bytes)
+        return (self.written, dict(self.dropped), self.up, self.queued, self.queued_bytes, self.held)
 
     @classmethod
     def from_parts(cls, parts: tuple[Any, ...]) -> Stats:
-        written, dropped, up, queued, queued_bytes = parts
-        return cls(written, Counter(dropped), up, queued, queued_bytes)
+        written, dropped, up, queued, queued_bytes, held = parts
+        return cls(written, Counter(dropped), up, queued, queued_bytes, held)
+
+    def state(self) -> tuple[Any, ...]:
+        """What is told again whenever it changes (the counts are told when there are new ones)."""
+        return self.up, self.queued, self.queued_bytes, self.held
 
 
 class ChildPairs:
@@ -115,9 +122,12 @@ class ChildPairs:
         try:
             writer.close(max(0.0, timeout))
         except Exception as exc:    # (its error was said when it stopped)
-            log.debug("the pair process's writer had stopped: %s", failure_text(exc))
+            log.debug("its writer had stopped: %s", failure_text(exc))
         if self.store is not None:
             self.store.close()
+        if writer.dropped["shutdown"]:     # (its lines are prefixed "the pair process:"; the proxy's own says its)
+            log.warning("shutdown: %d pairs the store had not taken by the deadline were dropped; the proxy leaves "
+                        "its run incomplete", writer.dropped["shutdown"])
         return not (writer.dropped["shutdown"] or writer.unwritten)
 
     def _run(self) -> None:
@@ -159,9 +169,13 @@ class ChildPairs:
         if writer is None or writer.failed is not None:
             return False
         assert made.stored is not None
+        with self._stats_lock:    # (before it is submitted: its write may be told first)
+            self._stats.held += 1
         try:
             writer.submit(made.stored, made.size)
         except Exception:     # (it stopped meanwhile: the proxy's writer takes it)
+            with self._stats_lock:
+                self._stats.held -= 1
             return False
         return True
 
@@ -175,12 +189,13 @@ class ChildPairs:
             self.store = Store.open(s.store, create=False, timeout=s.store_timeout)
         except Exception as exc:
             self._next_open = time.monotonic() + OPEN_EVERY
-            log.warning("the pair process cannot open the store (%s); the proxy's writer stores its pairs "
-                        "meanwhile", failure_text(exc))
+            # (its lines are prefixed "the pair process:")
+            log.warning("cannot open the store (%s); the proxy's writer stores its pairs meanwhile",
+                        failure_text(exc))
             return None
         self.writer = PairWriter(self.store, self._run_id, on_written=self._written, on_finished=self._moved,
                                  on_dropped=self._dropped, on_state=self._state, on_queue=self._queued,
-                                 max_queue=s.store_queue, max_bytes=s.store_queue_bytes)
+                                 on_duplicate=self._duplicate, max_queue=s.store_queue, max_bytes=s.store_queue_bytes)
         return self.writer
 
     def _moved(self, finished: str) -> str:
@@ -195,11 +210,17 @@ class ChildPairs:
     def _written(self, n: int) -> None:
         with self._stats_lock:
             self._stats.written += n
+            self._stats.held -= n
         self._tell()
+
+    def _duplicate(self, _: Any) -> None:
+        with self._stats_lock:     # (the store had it already: not written again, not held either)
+            self._stats.held -= 1
 
     def _dropped(self, reason: str, n: int) -> None:
         with self._stats_lock:
             self._stats.dropped[reason] += n
+            self._stats.held -= n
         self._tell()
 
     def _state(self, up: bool) -> None:
@@ -208,8 +229,13 @@ class ChildPairs:
         self._tell()
 
     def _queued(self, pairs: int, size: int) -> None:
-        with self._stats_lock:     # (told with the next replies or the next write)
+        with self._stats_lock:
             self._stats.queued, self._stats.queued_bytes = pairs, size
+        # as it submits a pair, this process's thread tells it with that pair's reply; after a
+        # write, the writer's thread tells it now: nothing else may come to carry it (the queue
+        # emptied as the pairs stopped coming would otherwise stay shown as full)
+        if threading.current_thread() is not self._thread:
+            self._tell()
 
     def _tell(self) -> None:
         stats = self._stats_to_tell()
@@ -220,9 +246,8 @@ class ChildPairs:
         """The stats message, if there is news since the last one."""
         with self._stats_lock:
             s, said = self._stats, self._said
-            if not (s.written or s.dropped or (s.up, s.queued, s.queued_bytes) != (said.up, said.queued,
-                                                                                    said.queued_bytes)):
+            if not (s.written or s.dropped or s.state() != said.state()):
                 return None
-            self._said = Stats(0, Counter(), s.up, s.queued, s.queued_bytes)
-            self._stats = Stats(0, Counter(), s.up, s.queued, s.queued_bytes)
+            self._said = Stats(0, Counter(), s.up, s.queued, s.queued_bytes, s.held)
+            self._stats = Stats(0, Counter(), s.up, s.queued, s.queued_bytes, s.held)
         return ("stats", -1, s.parts())

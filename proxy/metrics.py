@@ -148,8 +148,9 @@ class ProxyMetrics:
         self.stored = Counter("shadowdiff_pairs_stored", "Pairs written to the store.", registry=r)
         self.dropped = Counter("shadowdiff_pairs_dropped", "Pairs compared but never stored, by reason: the "
                                "queue for a failing store was full (queue_full), the proxy stopped before "
-                               "the store came back (shutdown), or the store refused the pair (rejected). "
-                               "They are counted in the run's outcomes.",
+                               "the store came back (shutdown), or the store refused the pair (rejected), all three "
+                               "counted in the run's outcomes; or the pair process ended holding it unwritten "
+                               "(lost: the proxy then leaves its run incomplete).",
                                ["reason"], registry=r)
         self.pruned = Counter("shadowdiff_pairs_pruned", "Stored pairs deleted by retention (--retain): older "
                               "than it, never reviewed ones. The run's outcome counts keep them.", registry=r)
@@ -167,7 +168,7 @@ class ProxyMetrics:
         for result, reasons in SHADOW_REASONS.items():
             for reason in reasons:
                 self.shadow.labels(result, reason)
-        for reason in ("queue_full", "shutdown", "rejected"):
+        for reason in ("queue_full", "shutdown", "rejected", "lost"):
             self.dropped.labels(reason)
         for outcome in PAIR_OUTCOMES:
             self.noise_pairs.labels(outcome)

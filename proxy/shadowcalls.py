@@ -125,6 +125,9 @@ class ShadowChannel:
         self.patience = settings.shadow_timeout + LATE
         # told what the child's writer did (``Stats``), on the event loop
         self.on_stats: Callable[[Stats], None] | None = None
+        # told (likewise) that a child ended while the channel was open (killed, or ended as
+        # hung), with the last ``Stats`` it sent: the pairs its writer held are lost
+        self.on_ended: Callable[[Stats], None] | None = None
         self.run_id: str | None = None    # the run the child stores pairs in (None: no store)
         self.budget = STOP_BUDGET          # the child's writer's time for what it holds, at the end
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -227,6 +230,12 @@ class ShadowChannel:
         if self.on_stats is not None:
             self.on_stats(stats)
 
+    def _ended(self, link: _Link) -> None:
+        # (at the channel's close, the child writes what it holds: its exit status says if it did)
+        told, link.told = link.told, Stats()    # (once: a link's end may be seen twice)
+        if not self._closed and self.on_ended is not None:
+            self.on_ended(told)
+
 
 class KeptCall:
     """A shadow's call whose answer the pair process keeps, to make the pair of."""
@@ -271,6 +280,7 @@ class _Link(asyncio.Protocol):
         self._frames = _Frames()
         self._outbox: list[bytes] = []     # frames to write (``_write``)
         self._retries = 0        # the child's count so far
+        self.told = Stats()      # the last stats of the child's writer
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)   # (uvloop's is not a subclass)
@@ -296,7 +306,8 @@ class _Link(asyncio.Protocol):
                     answered()
                 continue
             if kind == "stats":
-                self.channel._stats(Stats.from_parts(rest))
+                self.told = Stats.from_parts(rest)
+                self.channel._stats(self.told)
                 continue
             future = self.pending.pop(call, None)
             self._due.pop(call, None)
@@ -329,6 +340,7 @@ class _Link(asyncio.Protocol):
             self._watch.cancel()
             self._watch = None
         self.channel._lost(self)
+        self.channel._ended(self)
         pending, self.pending = self.pending, {}
         self._due.clear()
         answered, self.answered = self.answered, {}
@@ -387,7 +399,7 @@ class _Link(asyncio.Protocol):
         self._answered(call)
         if self.pending.pop(call, None) is not None and self.transport is not None and \
                 not self.transport.is_closing():
-            self._write(_frame(("cancel", call)))
+            self._write(_frame(("cancel", call, None)))   # (every message is kind, call, what)
 
     def _check(self) -> None:
         """(one timer for all the calls, at the oldest one's due time) Whether the child is hung."""

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from shadowdiff.proxy.childpairs import ChildPairs, Stats
@@ -80,6 +81,31 @@ def test_the_child_stores_its_pairs_and_gives_back_what_the_proxy_counts(tmp_pat
         store.close()
 
 
+def test_the_childs_queue_and_the_pairs_it_holds_are_told_once_written_with_nothing_after(tmp_path: Path) -> None:
+    """The queue told as each pair is submitted is told again once the writer has written it:
+    no other pair may come to carry it, and a queue shown full while empty misleads."""
+    store, run_id = _run(tmp_path)
+    child, replies = _child(str(tmp_path), store_timeout=0.5)
+
+    def last() -> Stats:
+        return Stats.from_parts(replies.of("stats")[-1][2])
+
+    try:
+        child.run(run_id)
+        child.make(0, lambda: _inputs(0, *GOOD), retries=0)
+        wait_for(lambda: replies.written() == 1)
+        with injected(SqliteLock(tmp_path / "shadowdiff.sqlite")):
+            for i in range(1, 4):
+                child.make(i, lambda i=i: _inputs(i, *GOOD), retries=0)   # type: ignore[misc]
+            wait_for(lambda: len(replies.of("made")) == 4 and not last().up)
+            assert last().held == 3                # (held: the batch in hand as well as the queue)
+        wait_for(lambda: replies.written() == 4)
+        wait_for(lambda: (last().queued, last().queued_bytes, last().held) == (0, 0, 0))
+        assert child.close(5.0)
+    finally:
+        store.close()
+
+
 def test_a_pair_the_child_cannot_store_goes_back_whole_for_the_proxys_writer(tmp_path: Path) -> None:
     child, replies = _child(str(tmp_path / "nowhere" / "missing"))   # (never made: it is opened, not created)
     child.run("a-run")
@@ -112,7 +138,8 @@ def test_a_run_closed_under_the_child_takes_its_pairs_to_the_run_the_proxy_names
         store.close()
 
 
-def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(tmp_path: Path) -> None:
+def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     store, run_id = _run(tmp_path)
     child, replies = _child(str(tmp_path), store_timeout=0.5)
     try:
@@ -124,6 +151,8 @@ def test_pairs_held_at_the_end_are_dropped_counted_and_the_end_says_incomplete(t
             wait_for(lambda: any(not Stats.from_parts(r[2]).up for r in replies.of("stats")))   # told: down
             assert not child.close(0.5)
         assert [p["key"] for p in store.pairs(run_id)] == ["k0"]
+        # said: the proxy's metrics no longer hear from the child at its end
+        assert "shutdown: 1 pairs the store had not taken by the deadline were dropped" in caplog.text
     finally:
         store.close()
 
@@ -151,10 +180,10 @@ def test_the_childs_writer_stats_reach_the_proxys_metrics() -> None:
         told: list[Stats] = []
         channel.on_stats = told.append
         link = _Link(channel)
-        stats = Stats(3, {"queue_full": 1}, False, 7, 700)   # type: ignore[arg-type]
+        stats = Stats(3, {"queue_full": 1}, False, 7, 700, 9)   # type: ignore[arg-type]
         link.data_received(_frame(("stats", -1, stats.parts())))
         return told
 
     (stats,) = asyncio.run(main())
-    assert (stats.written, dict(stats.dropped), stats.up, stats.queued, stats.queued_bytes) == \
-        (3, {"queue_full": 1}, False, 7, 700)
+    assert (stats.written, dict(stats.dropped), stats.up, stats.queued, stats.queued_bytes, stats.held) == \
+        (3, {"queue_full": 1}, False, 7, 700, 9)

@@ -293,6 +293,37 @@ def test_a_killed_pair_process_is_replaced_and_no_client_notices(
     assert app.metrics.pair_process_restarts._value.get() == 3
 
 
+def test_a_pair_process_killed_holding_pairs_for_a_failing_store_leaves_the_run_incomplete(
+        start_simulator: Start, start_proxy: Start, tmp_path: Path) -> None:
+    """The pairs its writer held are counted in the run but never stored: the run cannot pass
+    on counts its pairs are short of. And its writer's outage and queue, gone with it, are
+    no longer the store's."""
+    from tests.support.storefaults import SqliteLock, injected
+
+    primary = start_simulator()
+    shadow = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
+    url, app = start_proxy(primary=primary, shadow=shadow, shadow_model=FP8, pair_worker="process",
+                           store=str(tmp_path), keep_rate=1.0, store_timeout=0.5)
+    wait_for(lambda: app.mirror.channel.ready, 30)
+    assert HTTP.post(url + "/v1/chat/completions", json=chat("Question: waves?")).status_code == 200
+    wait_for(lambda: app.metrics.stored._value.get() == 1, 30)     # (by the child's writer, open now)
+    with injected(SqliteLock(tmp_path / "shadowdiff.sqlite")):
+        for i in range(3):
+            assert HTTP.post(url + "/v1/chat/completions", json=chat(f"Question {i}: tides?")).status_code == 200
+        settled(app)
+        wait_for(lambda: app._child.held == 3 and not app._child.up, 30)   # (told by the child)
+        assert app.health.describe()["status"] == "failing" and not app.incomplete
+        process = app.pairs.work._process
+        assert process is not None and process._child is not None
+        process._child.kill()
+        process._child.wait()
+        wait_for(lambda: app._child.held == 0, 30)
+        assert app.metrics.dropped.labels("lost")._value.get() == 3
+        assert app.incomplete
+        assert "pair process's writer" not in app.health.describe().get("failing", [])
+        assert app.metrics.store_queue._value.get() == app._queue[0]
+
+
 def test_pairs_are_handed_over_in_batches_of_bounded_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     pairs = [pair_inputs(i, *GOOD) for i in range(5)]
     monkeypatch.setattr(pairprocess, "BATCH_BYTES", 2 * pairs[0].size)    # two pairs a batch
@@ -411,9 +442,12 @@ def test_an_abandoned_pair_cancels_its_shadow_call_in_the_process(start_proxy: S
         assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain tides.")).status_code == 500
         # the primary failed: nothing to compare, so the shadow's call is cancelled - in the child
         assert left.wait(10)
+        # ...which goes on calling the shadow: the cancel did not end its channel
+        assert HTTP.post(url + "/v1/chat/completions", json=chat("Explain waves.")).status_code == 500
         settled(app)
-    assert app.mirror.channel.calls == 1
-    assert counter(app, "pairs", "error", "true") == 1
+    assert app.mirror.channel.calls == 2 and app.mirror.channel.ready
+    assert app.pairs.work._process.restarts == 0 and app.mirror.in_flight == 0
+    assert counter(app, "pairs", "error", "true") == 2
 
 
 def test_a_hung_process_is_ended_and_its_shadow_calls_lost_rather_than_holding_the_shadow_s_places(
