@@ -92,11 +92,11 @@ def test_the_childs_queue_and_the_pairs_it_holds_are_told_once_written_with_noth
 
     try:
         child.run(run_id)
-        child.make(0, lambda: _inputs(0, *GOOD), retries=0)
+        child.make(0, lambda: pair_inputs(0, *GOOD), retries=0)
         wait_for(lambda: replies.written() == 1)
         with injected(SqliteLock(tmp_path / "shadowdiff.sqlite")):
             for i in range(1, 4):
-                child.make(i, lambda i=i: _inputs(i, *GOOD), retries=0)   # type: ignore[misc]
+                child.make(i, lambda i=i: pair_inputs(i, *GOOD), retries=0)   # type: ignore[misc]
             wait_for(lambda: len(replies.of("made")) == 4 and not last().up)
             assert last().held == 3                # (held: the batch in hand as well as the queue)
         wait_for(lambda: replies.written() == 4)
