@@ -361,7 +361,8 @@ def boolean(a: str, b: str) -> Signal | None:
     """A boolean value that changed: true/false, yes/no, on/off (these last two standing
     alone as a value). Compared by truth, so "yes" written "true" is the same value."""
     ba, bb = _booleans(a), _booleans(b)
-    if ba == bb or Counter(_TRUTHS[w] for w in ba) == Counter(_TRUTHS[w] for w in bb):
+    # (by its case fold: matched without case, "Yeſ" is "yes", and its lower case "yeſ" no key)
+    if ba == bb or Counter(_TRUTHS[w.casefold()] for w in ba) == Counter(_TRUTHS[w.casefold()] for w in bb):
         return None
     return _signal("boolean", {"baseline": ba[:10], "candidate": bb[:10]})
 

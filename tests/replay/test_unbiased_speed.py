@@ -4,7 +4,7 @@ The replay client once timed each token when it got round to reading it: with a 
 client, one simulator as both baseline and candidate over 2,000 prompts came out 1.83x
 "faster" as candidate. Here one simulator process, with a per-token delay so that
 tokens/s means something, serves both sides of a replay whose client has a few hundred
-streams in flight; every ratio of candidate to baseline must be 1.00 ± 0.05.
+streams in flight; every ratio of candidate to baseline must be 1.00 ± 0.08.
 
 This is the one statistical test of speed (speed is otherwise measured by bench/):
 each figure is a median over hundreds of requests of both sides, each pair's two
@@ -47,4 +47,6 @@ def test_the_same_server_as_both_sides_is_as_fast_as_itself(tmp_path: Path) -> N
     ratios = summary["ratios"]
     assert set(ratios) == {"ttft_p50", "inter_token_latency_p50", "latency_p50", "tokens_per_second_p50"}
     for name, ratio in {**ratios, "speedup": summary["speedup"]}.items():
-        assert ratio == pytest.approx(1.0, abs=0.05), (name, ratios, summary["sides"])
+        # (0.08: in CI, beside the real-vLLM tier's servers, the 30 ms TTFT's median once moved
+        # 6 %; the biased client this guards against was 12 % off at 128 streams, 34-83 % at fewer)
+        assert ratio == pytest.approx(1.0, abs=0.08), (name, ratios, summary["sides"])

@@ -70,12 +70,25 @@ def _same_signals(a: str, b: str, finish_a: str | None = "stop", finish_b: str |
         assert signals._repeats(text) == before._repeats(text)
         assert [m.span() for m in signals._number_words(text)] == [m.span() for m in before._number_words(text)]
     for name in ("numbers", "negation", "boolean", "repetition", "refusal", "label", "code", "length"):
-        now, then = getattr(signals, name)(a, b), getattr(before, name)(a, b)
+        now = getattr(signals, name)(a, b)
+        try:
+            then = getattr(before, name)(a, b)
+        except KeyError:    # (before: a boolean matched without case and not found by its lower case, "Yeſ")
+            continue
         assert (now and now.as_json()) == (then and then.as_json()), name
     comparison = compare(a, b)
     now_t = signals.triage(a, b, comparison, finish_a=finish_a, finish_b=finish_b)
-    then_t = before.triage(a, b, comparison, finish_a=finish_a, finish_b=finish_b)
+    try:
+        then_t = before.triage(a, b, comparison, finish_a=finish_a, finish_b=finish_b)
+    except KeyError:        # (the same)
+        return
     assert (now_t.as_json(), now_t.suggested, now_t.priority) == (then_t.as_json(), then_t.suggested, then_t.priority)
+
+
+def test_a_boolean_written_with_a_long_s_is_read_by_its_truth() -> None:
+    # (found by the property test below: "Yeſ" matched "yes" without case, and its lower case was no key)
+    assert signals.boolean("Yes ", "Yeſ s ") is None
+    assert signals.boolean("Yes.", "No.") is not None
 
 
 @settings(max_examples=400, deadline=None)
