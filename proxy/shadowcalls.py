@@ -301,9 +301,7 @@ class _Link(asyncio.Protocol):
             kind, call, rest = message
             if kind == "answered":
                 self._due.pop(call, None)
-                answered = self.answered.pop(call, None)
-                if answered is not None:
-                    answered()
+                self._answered(call)
                 continue
             if kind == "stats":
                 self.told = Stats.from_parts(rest)
