@@ -57,7 +57,7 @@ from shadowdiff.errors import ShadowdiffError
 from shadowdiff.proxy.childpairs import GATHER, ChildPairs, Stats
 from shadowdiff.proxy.metrics import ProxyMetrics
 from shadowdiff.proxy.pairmaking import Maker, MakerSettings, PairInputs
-from shadowdiff.proxy.pairprocess import BATCH_TIMEOUT, PairFailed
+from shadowdiff.proxy.pairprocess import BATCH_TIMEOUT, PairFailed, hurry
 from shadowdiff.proxy.settings import ProxySettings
 from shadowdiff.proxy.shadow import Mirror, Plan, ShadowReply
 from shadowdiff.proxy.tap import Tapped
@@ -556,6 +556,7 @@ class _Calls(asyncio.Protocol):
                 self.pairs.run(rest)
             elif kind == "stop":
                 self.budget = rest
+                hurry()     # (what the child holds is all the proxy now waits for)
 
     def _ended(self, call: int, _: asyncio.Task[None]) -> None:
         self.tasks.pop(call, None)
