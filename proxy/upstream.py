@@ -46,6 +46,7 @@ that says so, rather than forwarded altered.
 
 from __future__ import annotations
 
+import base64
 import functools
 import time
 from collections.abc import AsyncIterator
@@ -226,7 +227,10 @@ def credentials(url: URL, api_key: str | None, client: str | None) -> tuple[URL,
     if api_key:
         return url.with_user(None), f"Bearer {api_key}"
     if url.raw_user is not None or url.raw_password is not None:
-        return url.with_user(None), aiohttp.BasicAuth(url.user or "", url.password or "").encode()
+        # (UTF-8, as httpx and curl send it: aiohttp's BasicAuth is deprecated, and refused
+        # what Latin-1 cannot encode)
+        userinfo = f"{url.user or ''}:{url.password or ''}".encode()
+        return url.with_user(None), "Basic " + base64.b64encode(userinfo).decode("ascii")
     return url, client
 
 

@@ -15,8 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+from yarl import URL
 
 from shadowdiff.answers.redact import MARK
+from shadowdiff.proxy.upstream import credentials
 from tests.support.proxying import serve, stop
 
 # Opaque (no pattern knows them): only their being sent can tell they are secrets.
@@ -153,3 +155,10 @@ def test_url_userinfo_api_key_and_client_authorization_combine(tmp_path: Path) -
             assert primary.authorizations == [want_primary or client["Authorization"], want_primary], i
             want_shadow = (f"Bearer {api_key}" if api_key else _basic(shadow_info) if shadow_info else None)
             assert shadow.authorizations == [want_shadow or client["Authorization"], want_shadow], i
+
+
+def test_url_userinfo_beyond_latin_1_is_sent_in_utf_8() -> None:
+    """(aiohttp's BasicAuth, which this replaced, raised on what Latin-1 cannot encode)"""
+    url, chosen = credentials(URL("http://j%C3%B6rg:%D0%BF%D0%B0%D1%80%D0%BE%D0%BB%D1%8C@host:8000/v1"), None, None)
+    assert str(url) == "http://host:8000/v1"
+    assert chosen == _basic("jörg:пароль")
