@@ -64,6 +64,12 @@ from tests.support.bigstore import CATEGORIES, CHANGES, _answer_text, _reword, _
 
 from _common import table  # noqa: E402
 
+EXPORT_LIMIT: int | None
+try:   # (a reference build from before the exports' limit has none)
+    from shadowdiff.report.write import EXPORT_LIMIT
+except ImportError:
+    EXPORT_LIMIT = None
+
 # ~40 % of the pairs changed (equivalent, near or divergent), 2 % failed
 WEIGHTS = {Outcome.IDENTICAL: 59, Outcome.EQUIVALENT: 14, Outcome.NEAR: 20, Outcome.DIVERGENT: 7}
 TEMPLATES = 2_000
@@ -380,6 +386,11 @@ def main() -> None:
     for label, rows in growth.items():
         print(f"{label}:")
         print("\n".join(_growth(rows)))
+    if (EXPORT_LIMIT is not None and not any(o.startswith("--pairs-export") for o in args.report_options)
+            and min(sizes) <= EXPORT_LIMIT < max(sizes) and "report" in args.part.split(",")):
+        print(f"(the report writes its per-pair exports up to {EXPORT_LIMIT:,} pairs and none beyond (--pairs-export "
+              "auto): growth across that size compares unlike reports; for the growth of the rest, run again with "
+              "`-- --pairs-export none`)")
 
 
 if __name__ == "__main__":
