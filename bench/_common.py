@@ -37,11 +37,12 @@ def shadowdiff(*args: str, core: int = 0) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def instant(core: int = 0) -> Iterator[str]:
-    """Run bench/_instant.py (an upstream that does no work) on a core; yields its URL."""
+def instant(core: int = 0, answer: str | None = None) -> Iterator[str]:
+    """Run bench/_instant.py (an upstream that does no work) on a core, giving ``answer``
+    (its kinds of answer: see that file) if named; yields its URL."""
     port = free_port()
-    with server([sys.executable, os.path.join(ROOT, "bench", "_instant.py"), str(port)], port, core,
-                ready="/") as url:
+    with server([sys.executable, os.path.join(ROOT, "bench", "_instant.py"), str(port),
+                 *([answer] if answer else [])], port, core, ready="/") as url:
         yield url
 
 

@@ -26,7 +26,7 @@ import tempfile
 
 from mirror_cpu import _listening_pid, cpu, load, quiet
 
-from _common import ROOT, free_port, pin, server, table
+from _common import free_port, instant, pin, server, table
 
 
 def serve(tree: str, primary: str, shadow: str, store: str) -> contextlib.AbstractContextManager[str]:
@@ -49,15 +49,10 @@ def main() -> None:
     parser.add_argument("--answers", choices=("identical", "changed"), default="identical")
     args = parser.parse_args()
     pin(0)
-    instant = os.path.join(ROOT, "bench", "_instant.py")
-
-    def upstream(answer: str) -> contextlib.AbstractContextManager[str]:
-        port = free_port()
-        return server([sys.executable, instant, str(port), answer], port, 0, ready="/")
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        primary = stack.enter_context(upstream("long"))
-        shadow = stack.enter_context(upstream("long" if args.answers == "identical" else "changed"))
+        primary = stack.enter_context(instant(0, "long"))
+        shadow = stack.enter_context(instant(0, "long" if args.answers == "identical" else "changed"))
         trees = {"A": os.path.abspath(args.a), "B": os.path.abspath(args.b)}
         urls = {name: stack.enter_context(serve(tree, primary, shadow, f"{tmp}/{name}"))
                 for name, tree in trees.items()}

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from _common import ROOT, free_port, pin, server, shadowdiff, table
+from _common import ROOT, free_port, instant, pin, server, shadowdiff, table
 
 BODY = {"model": "bench", "messages": [{"role": "user", "content": "Explain rivers."}], "temperature": 0,
         "max_tokens": 256}
@@ -206,17 +206,12 @@ def main() -> None:
                         help="serve's --pair-worker for the mirrored paths, comma-separated: one pair of paths each")
     args = parser.parse_args()
     pin(0)
-    instant = os.path.join(ROOT, "bench", "_instant.py")
-
-    def upstream(answer: str) -> contextlib.AbstractContextManager[str]:
-        port = free_port()
-        return server([sys.executable, instant, str(port), answer], port, 0, ready="/")
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        primary = stack.enter_context(upstream("long"))
-        control = stack.enter_context(upstream("long"))
-        same = stack.enter_context(upstream("long"))
-        changed = stack.enter_context(upstream("changed"))
+        primary = stack.enter_context(instant(0, "long"))
+        control = stack.enter_context(instant(0, "long"))
+        same = stack.enter_context(instant(0, "long"))
+        changed = stack.enter_context(instant(0, "changed"))
         port = free_port()
         processes: dict[str, tuple[str, int]] = {}
         ref_url = stack.enter_context(server([sys.executable, os.path.join(ROOT, "bench", "_minimal_proxy.py"),
