@@ -81,3 +81,20 @@ def test_a_whole_stream_of_them_reads_the_same() -> None:
 @pytest.mark.parametrize("chunk", BROKEN)
 def test_a_broken_chunk_is_still_refused(chunk: dict[str, Any]) -> None:
     assert isinstance(_read(read_chunk, [chunk]), str)
+
+
+def test_each_chunks_time_is_read_as_the_general_path_reads_it() -> None:
+    """The first token's time, the first answer token's (after thinking), the last's."""
+    stream = [_chunk({"role": "assistant", "content": ""}), _chunk({"reasoning_content": "hm"}), _chunk({}),
+              _chunk(), _chunk({"content": None}), _chunk({"content": " b"}), _chunk(finish_reason="stop")]
+
+    def timed(reader: Any) -> Reading:
+        reading = Reading()
+        for at, chunk in enumerate(stream, start=1):
+            reader(reading, copy.deepcopy(chunk), float(at))
+        return reading
+
+    fast, whole = timed(read_chunk), timed(read_whole_chunk)
+    assert fast == whole
+    # (the last chunk, finishing, carries text too)
+    assert (fast.first, fast.first_answer, fast.last, fast.arrivals) == (2.0, 4.0, 7.0, 4)
