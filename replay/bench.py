@@ -1,18 +1,25 @@
 """``shadowdiff bench``: how much faster is the candidate, at each concurrency?
 
 The question behind an FP8 rollout is two: did the answers change (``replay``), and
-is it really faster on *our* prompts (this). For each concurrency level, each side in
-turn (never both at once, so that two servers sharing a host do not slow each other)
-gets a short warm-up and then ``requests`` streamed requests, ``concurrency`` in
-flight, with the same prompts, decoding and ``max_tokens``. Per side and level:
-requests/s, output tokens/s (the aggregate the GPU delivers), time to first token and
-latency percentiles, and the candidate/baseline ratios.
+is it really faster on *our* prompts (this). For each concurrency level, each side gets a
+warm-up wave, then both are measured in ``rounds``, alternated - A then B, B then A, A
+then B... - each round ``requests`` streamed requests per side, ``concurrency`` in flight,
+with the same prompts, decoding and ``max_tokens``. Never both at once (two servers
+sharing a host would slow each other); the alternation puts a drift of the machine's pace
+(another job starting, a thermal limit) on both sides alike, where one window per side
+put it on one. Per side and level: requests/s, output tokens/s, time to first token and
+latency percentiles (nearest rank, over every round's answers). Per level, the
+candidate/baseline ratios - each round's, then their geometric mean with a 95 % interval
+(``shadowdiff.statistics.rounds``) - and a verdict that calls a difference only where the
+interval leaves out 1.0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import math
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,12 +32,26 @@ from shadowdiff.answers.records import Answer
 from shadowdiff.errors import InputError
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import Overrides, ReplaySettings
+from shadowdiff.statistics.confidence import Interval
 from shadowdiff.statistics.percentile import nearest_rank
+from shadowdiff.statistics.rounds import MIN_ROUNDS, ratio_interval
+
+MIN_FOR_P95 = 20    # answers: below, the nearest-rank p95 is the largest value, and is not given
+
+
+@dataclass(frozen=True)
+class Round:
+    """One side's requests in one round."""
+
+    seconds: float
+    output_tokens: int
+    ttfts: tuple[float, ...]
+    durations: tuple[float, ...]
 
 
 @dataclass(frozen=True)
 class Level:
-    """One side at one concurrency."""
+    """One side at one concurrency, every round together."""
 
     side: str
     concurrency: int
@@ -39,12 +60,13 @@ class Level:
     seconds: float
     output_tokens: int
     ttft_p50: float | None
-    ttft_p95: float | None
+    ttft_p95: float | None      # None below ``MIN_FOR_P95`` answers
     latency_p50: float | None
     latency_p95: float | None
     # where the output token counts came from (``records.TOKEN_SOURCES``: "usage" from vLLM;
     # "stream" pieces from a server that sends no usage, a lower bound), answers per source
     token_sources: dict[str, int] = field(default_factory=dict)
+    rounds: tuple[Round, ...] = ()
 
     @property
     def requests_per_second(self) -> float:
@@ -54,14 +76,22 @@ class Level:
     def tokens_per_second(self) -> float:
         return self.output_tokens / self.seconds if self.seconds else 0.0
 
+    @property
+    def answers(self) -> int:
+        return sum(len(r.durations) for r in self.rounds)
+
     def as_json(self) -> dict[str, Any]:
-        return {**asdict(self), "requests_per_second": self.requests_per_second,
-                "tokens_per_second": self.tokens_per_second}
+        figures = {k: v for k, v in asdict(self).items() if k != "rounds"}
+        return {**figures, "rounds": len(self.rounds), "requests_per_second": self.requests_per_second,
+                "tokens_per_second": self.tokens_per_second,
+                "round_tokens_per_second": [r.output_tokens / r.seconds if r.seconds else 0.0 for r in self.rounds]}
 
 
 def _percentile(values: Sequence[float], p: float) -> float | None:
+    if not values or (p > 50 and len(values) < MIN_FOR_P95):
+        return None
     ordered = sorted(values)
-    return ordered[nearest_rank(len(ordered), p)] if ordered else None
+    return ordered[nearest_rank(len(ordered), p)]
 
 
 def prompts(settings: ReplaySettings, fmt: logs.LogFormat) -> list[logs.LogRecord]:
@@ -72,13 +102,9 @@ def prompts(settings: ReplaySettings, fmt: logs.LogFormat) -> list[logs.LogRecor
     return records
 
 
-async def measure(caller: Caller, upstream: Upstream, records: list[logs.LogRecord], overrides: Overrides,
-                  concurrency: int, requests: int) -> Level:
-    """``requests`` requests (cycling through ``records``), ``concurrency`` at a time."""
-    bodies = itertools.cycle([(r.endpoint, overrides.apply(r.endpoint, r.body)) for r in records])
-    work = [next(bodies) for _ in range(requests)]
-    # a warm-up wave, not measured: connections, and the server's first-request costs
-    await asyncio.gather(*(caller.call(upstream, path, body) for path, body in work[:concurrency]))
+async def measure(caller: Caller, upstream: Upstream, work: list[tuple[str, dict[str, Any]]],
+                  concurrency: int) -> tuple[Round, list[Answer]]:
+    """One round of one side: ``work``'s requests, ``concurrency`` at a time."""
     answers: list[Answer] = []
     queue = iter(work)
 
@@ -90,16 +116,39 @@ async def measure(caller: Caller, upstream: Upstream, records: list[logs.LogReco
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     seconds = time.perf_counter() - started
     ok = [a for a in answers if a.ok]
-    ttfts = [a.ttft for a in ok if a.ttft is not None]
-    durations = [a.duration for a in ok if a.duration is not None]
-    return Level(upstream.side.value, concurrency, len(answers), len(answers) - len(ok), seconds,
-                 sum(a.completion_tokens or 0 for a in ok), _percentile(ttfts, 50), _percentile(ttfts, 95),
+    return Round(seconds, sum(a.completion_tokens or 0 for a in ok), tuple(a.ttft for a in ok if a.ttft is not None),
+                 tuple(a.duration for a in ok if a.duration is not None)), answers
+
+
+def level(side: str, concurrency: int, rounds: list[Round], answers: list[Answer]) -> Level:
+    """A side's figures at one level, from its rounds."""
+    ok = [a for a in answers if a.ok]
+    ttfts = [t for r in rounds for t in r.ttfts]
+    durations = [d for r in rounds for d in r.durations]
+    return Level(side, concurrency, len(answers), len(answers) - len(ok), sum(r.seconds for r in rounds),
+                 sum(r.output_tokens for r in rounds), _percentile(ttfts, 50), _percentile(ttfts, 95),
                  _percentile(durations, 50), _percentile(durations, 95),
-                 dict(Counter(a.token_source or "none" for a in ok)))
+                 dict(Counter(a.token_source or "none" for a in ok)), tuple(rounds))
+
+
+async def measure_level(caller: Caller, sides: Sequence[Upstream], records: list[logs.LogRecord],
+                        overrides: Overrides, concurrency: int, requests: int, rounds: int) -> list[Level]:
+    """Both sides at one level: a warm-up wave each, then ``rounds`` alternated rounds."""
+    bodies = itertools.cycle([(r.endpoint, overrides.apply(r.endpoint, r.body)) for r in records])
+    work = [next(bodies) for _ in range(requests)]    # the same requests for both sides, every round
+    for upstream in sides:   # a warm-up wave, not measured: connections, and the server's first-request costs
+        await asyncio.gather(*(caller.call(upstream, path, body) for path, body in work[:concurrency]))
+    measured: dict[str, tuple[list[Round], list[Answer]]] = {u.side.value: ([], []) for u in sides}
+    for r in range(rounds):
+        for upstream in sides if r % 2 == 0 else tuple(reversed(sides)):
+            one, answers = await measure(caller, upstream, work, concurrency)
+            measured[upstream.side.value][0].append(one)
+            measured[upstream.side.value][1].extend(answers)
+    return [level(u.side.value, concurrency, *measured[u.side.value]) for u in sides]
 
 
 def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[int], requests: int,
-              progress: Callable[[Level], None] = lambda _: None) -> list[Level]:
+              progress: Callable[[Level], None] = lambda _: None, rounds: int = 5) -> list[Level]:
     records = prompts(settings, fmt)
 
     async def run() -> list[Level]:
@@ -108,57 +157,98 @@ def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[in
             caller = Caller(session, RetryPolicy(attempts=1), settings.timeout)
             results = []
             for concurrency in levels:
-                for upstream in (settings.baseline, settings.candidate):
-                    level = await measure(caller, upstream, records, settings.overrides, concurrency,
-                                          max(requests, concurrency))
-                    progress(level)
-                    results.append(level)
+                for measured in await measure_level(caller, (settings.baseline, settings.candidate), records,
+                                                    settings.overrides, concurrency, max(requests, concurrency),
+                                                    rounds):
+                    progress(measured)
+                    results.append(measured)
             return results
 
     return asyncio.run(run())
 
 
+# a ratio's verdict: its interval leaves out 1.0, or it does not
+FASTER, SLOWER, SAME, UNKNOWN = "faster", "slower", "no measurable difference", "too few rounds to tell"
+
+
+def _round_ratio(base: Round, cand: Round, part: str) -> float | None:
+    """One round's candidate/baseline ratio of ``part``: tokens/s, or a median time."""
+    if part == "tokens_per_second":
+        b = base.output_tokens / base.seconds if base.seconds else 0.0
+        c = cand.output_tokens / cand.seconds if cand.seconds else 0.0
+    else:
+        b = _percentile(getattr(base, part), 50) or 0.0
+        c = _percentile(getattr(cand, part), 50) or 0.0
+    return c / b if b > 0 and c > 0 else None
+
+
+def verdict(interval: Interval | None, higher_is_faster: bool) -> str:
+    if interval is None:
+        return UNKNOWN
+    if interval.low > 1.0:
+        return FASTER if higher_is_faster else SLOWER
+    if interval.high < 1.0:
+        return SLOWER if higher_is_faster else FASTER
+    return SAME
+
+
 def ratios(results: Sequence[Level]) -> list[dict[str, Any]]:
-    """Candidate over baseline, per concurrency: >1 is faster for throughput, <1 for times."""
+    """Candidate over baseline, per concurrency, with their intervals and verdicts: >1 is
+    faster for throughput, <1 for times."""
     by = {(r.side, r.concurrency): r for r in results}
     out = []
     for concurrency in sorted({r.concurrency for r in results}):
         base, cand = by.get(("baseline", concurrency)), by.get(("candidate", concurrency))
         if base is None or cand is None:
             continue
-        out.append({
-            "concurrency": concurrency,
-            "tokens_per_second": cand.tokens_per_second / base.tokens_per_second if base.tokens_per_second else None,
-            "ttft_p50": _ratio(cand.ttft_p50, base.ttft_p50),
-            "latency_p50": _ratio(cand.latency_p50, base.latency_p50),
-        })
+        paired = list(zip(base.rounds, cand.rounds, strict=True))
+        entry: dict[str, Any] = {"concurrency": concurrency, "rounds": len(paired)}
+        for name, part, higher in (("tokens_per_second", "tokens_per_second", True), ("ttft_p50", "ttfts", False),
+                                   ("latency_p50", "durations", False)):
+            each = [_round_ratio(b, c, part) for b, c in paired]
+            known = [r for r in each if r is not None]
+            interval = ratio_interval(known) if len(known) == len(each) else None
+            # (the rounds' geometric mean, as the interval's; a single round's ratio, or none)
+            value = interval.estimate if interval is not None else (
+                math.exp(statistics.fmean(math.log(r) for r in known)) if known and len(known) == len(each) else None)
+            entry[name] = value
+            entry[f"{name}_interval"] = [interval.low, interval.high] if interval is not None else None
+            entry[f"{name}_verdict"] = verdict(interval, higher)
+        out.append(entry)
     return out
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
-
-
 def table(results: Sequence[Level]) -> str:
-    """The figures as a plain-text table, then the speedups."""
+    """The figures as a plain-text table, then the speedups with their intervals."""
 
-    def ms(value: float | None) -> str:
-        return "—" if value is None else f"{1000 * value:,.0f}"
+    def ms(value: float | None, n: int) -> str:
+        if value is None:
+            return f"n<{MIN_FOR_P95}" if n else "—"
+        return f"{1000 * value:,.0f}"
 
     rows = [("concurrency", "side", "requests", "errors", "req/s", "output tok/s", "TTFT p50 ms", "TTFT p95 ms",
              "latency p50 ms", "latency p95 ms")]
     rows += [(str(r.concurrency), r.side, str(r.requests), str(r.errors), f"{r.requests_per_second:,.2f}",
-              f"{r.tokens_per_second:,.0f}", ms(r.ttft_p50), ms(r.ttft_p95), ms(r.latency_p50), ms(r.latency_p95))
-             for r in results]
+              f"{r.tokens_per_second:,.0f}", ms(r.ttft_p50, 0), ms(r.ttft_p95, r.answers), ms(r.latency_p50, 0),
+              ms(r.latency_p95, r.answers)) for r in results]
     text = _columns(rows)
-    speed = [("concurrency", "candidate/baseline output tok/s", "TTFT p50", "latency p50")]
-    speed += [(str(r["concurrency"]), _x(r["tokens_per_second"]), _x(r["ttft_p50"]), _x(r["latency_p50"]))
-              for r in ratios(results)]
-    return text + "\n\n" + _columns(speed)
+    speed = [("concurrency", "rounds", "candidate/baseline output tok/s [95 % interval]", "verdict",
+              "TTFT p50", "verdict", "latency p50", "verdict")]
+    for r in ratios(results):
+        speed.append((str(r["concurrency"]), str(r["rounds"]),
+                      _x(r["tokens_per_second"], r["tokens_per_second_interval"]), r["tokens_per_second_verdict"],
+                      _x(r["ttft_p50"], r["ttft_p50_interval"]), r["ttft_p50_verdict"],
+                      _x(r["latency_p50"], r["latency_p50_interval"]), r["latency_p50_verdict"]))
+    notes = [f"(each ratio is the geometric mean of the rounds' ratios, its 95 % interval Student's t over "
+             f"them; it is called faster or slower only where that interval leaves out 1.00; an interval needs "
+             f"{MIN_ROUNDS} rounds or more; a p95 needs {MIN_FOR_P95} answers or more)"]
+    return text + "\n\n" + _columns(speed) + "\n" + "\n".join(notes)
 
 
-def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}x"
+def _x(value: float | None, interval: list[float] | None = None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}x" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval is not None else "")
 
 
 def _columns(rows: Sequence[Sequence[str]]) -> str:

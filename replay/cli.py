@@ -534,8 +534,11 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Requests in flight, one measurement per level.")
 @click.option("--prompts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A prompt log in any replay format (default: the bundled 20-prompt workload).")
-@click.option("--requests", default=64, show_default=True, type=click.IntRange(1),
-              help="Measured requests per side and level (at least the concurrency).")
+@click.option("--requests", default=16, show_default=True, type=click.IntRange(1),
+              help="Measured requests per side, level and round (at least the concurrency).")
+@click.option("--rounds", default=5, show_default=True, type=click.IntRange(1),
+              help="Rounds per level, the sides alternated in each (A B, B A, ...): the ratios' intervals are "
+                   "over rounds, and need 3 or more.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
               help="max_tokens of every request.")
 @timeout_option
@@ -543,12 +546,14 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Also write the figures as JSON here.")
 @extra_body_option
 def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_model: str | None,
-          api_key: str | None, levels: list[int], prompts: Path | None, requests: int, max_tokens: int,
-          timeout: float, out: Path | None, extra_body: tuple[str, ...]) -> None:
+          api_key: str | None, levels: list[int], prompts: Path | None, requests: int, rounds: int,
+          max_tokens: int, timeout: float, out: Path | None, extra_body: tuple[str, ...]) -> None:
     """Throughput and latency of both sides at each concurrency, and the candidate's speedup.
 
-    Each side is measured alone, one after the other, with the same prompts at
-    temperature 0, streamed. Output tokens/s is the aggregate the server delivers.
+    Each side is measured alone, in rounds that alternate the sides (A B, B A, ...), with
+    the same prompts at temperature 0, streamed. Output tokens/s is the aggregate the
+    server delivers. Each ratio comes with a 95 % interval (Student's t over the rounds' ratios),
+    and is called faster or slower only where that interval leaves out 1.00.
     """
     import json
 
@@ -568,10 +573,11 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
         settings = check_sides(settings, fmt, warn=note)
 
         def progress(level: bench_module.Level) -> None:
-            click.echo(f"concurrency {level.concurrency}, {level.side}: {level.tokens_per_second:,.0f} output tok/s"
-                       + (f", {level.errors} errors" if level.errors else ""), err=True)
+            click.echo(f"concurrency {level.concurrency}, {level.side}: {level.tokens_per_second:,.0f} output tok/s "
+                       f"over {len(level.rounds)} rounds" + (f", {level.errors} errors" if level.errors else ""),
+                       err=True)
 
-        results = bench_module.run_bench(settings, fmt, levels, requests, progress)
+        results = bench_module.run_bench(settings, fmt, levels, requests, progress, rounds)
     except ShadowdiffError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(bench_module.table(results))
@@ -586,7 +592,8 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
 
         out.write_text(json.dumps({"baseline": {"url": public_url(baseline), "model": settings.baseline.model},
                                    "candidate": {"url": public_url(candidate), "model": settings.candidate.model},
-                                   "versions": settings.servers, "max_tokens": max_tokens,
+                                   "versions": settings.servers, "max_tokens": max_tokens, "rounds": rounds,
+                                   "requests_per_round": requests,
                                    "extra_body": settings.overrides.extra,
                                    "levels": [r.as_json() for r in results],
                                    "ratios": bench_module.ratios(results)}, indent=2) + "\n")

@@ -157,16 +157,20 @@ def test_report_names_both_models_and_what_is_unknown(streamed: Path, tmp_path: 
 def test_bench_measures_both_sides(f16: Server, q8: Server, tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     result = run_shadowdiff("bench", "--baseline", f16.url, "--candidate", q8.url, "--concurrency", "1",
-                        "--requests", "2", "--max-tokens", "16", "--out", out)
+                        "--requests", "1", "--rounds", "3", "--max-tokens", "16", "--out", out)
     assert result.returncode == 0, result.stdout + result.stderr
     figures = json.loads(out.read_text())
     assert figures["baseline"]["model"] == "smol-f16" and figures["candidate"]["model"] == "smol-q8"
     assert {level["side"] for level in figures["levels"]} == {"baseline", "candidate"}
     for level in figures["levels"]:
-        assert level["errors"] == 0 and level["requests"] == 2, level
-        assert 0 < level["output_tokens"] <= 2 * 16 and level["tokens_per_second"] > 0, level
+        assert level["errors"] == 0 and (level["requests"], level["rounds"]) == (3, 3), level
+        assert 0 < level["output_tokens"] <= 3 * 16 and level["tokens_per_second"] > 0, level
+        assert level["latency_p95"] is None      # 3 answers: too few for a p95
     [ratio] = figures["ratios"]
     assert ratio["concurrency"] == 1 and ratio["tokens_per_second"] > 0
+    low, high = ratio["tokens_per_second_interval"]
+    assert low <= ratio["tokens_per_second"] <= high
+    assert ratio["tokens_per_second_verdict"] in ("faster", "slower", "no measurable difference")
 
 
 def test_judge_on_llamacpp_is_held_to_the_schema_in_json_mode(streamed: Path, f16: Server, tmp_path: Path) -> None:

@@ -206,9 +206,9 @@ def test_a_replay_against_a_server_that_cuts_streams_says_so_once_and_compares_n
 def test_bench_against_an_engine_without_usage_says_its_counts_are_the_streams(tmp_path: Path) -> None:
     with (serve_app(llama_like("smol-f16", ["The", " answer", " is", " 406"])) as baseline,
           serve_app(llama_like("smol-q8", ["The", " answer", " is", " 391"])) as candidate):
-        result = cli.shadowdiff("bench", "--baseline", baseline, "--candidate",
-                                candidate, "--concurrency", "1", "--requests", "2", "--max-tokens", "8",
-                                "--extra-body", "repeat_penalty=1.0", "--out", str(tmp_path / "b.json"))
+        result = cli.shadowdiff("bench", "--baseline", baseline, "--candidate", candidate, "--concurrency", "1",
+                                "--requests", "2", "--rounds", "1", "--max-tokens", "8", "--extra-body",
+                                "repeat_penalty=1.0", "--out", str(tmp_path / "b.json"))
     assert result.returncode == 0, result.stderr
     figures = json.loads((tmp_path / "b.json").read_text())
     assert [level["token_sources"] for level in figures["levels"]] == [{"stream": 2}, {"stream": 2}]

@@ -7,9 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
+from shadowdiff.replay import bench as bench_module
+from shadowdiff.replay.bench import Level, Round, ratios
 from shadowdiff.simulator import profiles
 from shadowdiff.simulator.faults import Fault, FaultSettings
+from shadowdiff.simulator.scheduler import LatencyModel
 from tests.support import cli
 from tests.support.servers import free_port
 
@@ -32,27 +36,97 @@ def test_both_sides_at_each_level_with_ratios(start_simulator: Callable[..., str
     cand = start_simulator(served_model_names=(FP8,), profile=profiles.builtin("fp8"))
     out = tmp_path / "bench.json"
     result = bench("--baseline", base, "--candidate", cand, "--concurrency", "1,4", "--requests", "6",
-                   "--max-tokens", "16", "--out", str(out))
+                   "--rounds", "4", "--max-tokens", "16", "--out", str(out))
     assert result.returncode == 0, result.stderr
     figures = json.loads(out.read_text())
     # the models were asked for, not guessed; each side alone, at each level
     assert (figures["baseline"]["model"], figures["candidate"]["model"]) == (BASE, FP8)
+    assert (figures["rounds"], figures["requests_per_round"]) == (4, 6)
     assert [(lv["concurrency"], lv["side"]) for lv in figures["levels"]] == [
         (1, "baseline"), (1, "candidate"), (4, "baseline"), (4, "candidate")]
     for level in figures["levels"]:
-        assert (level["requests"], level["errors"]) == (6, 0)
-        assert 0 < level["output_tokens"] <= 6 * 16
+        assert (level["requests"], level["errors"], level["rounds"]) == (24, 0, 4)
+        assert 0 < level["output_tokens"] <= 24 * 16 and len(level["round_tokens_per_second"]) == 4
         assert level["ttft_p50"] <= level["ttft_p95"] and level["latency_p50"] <= level["latency_p95"]
         assert level["tokens_per_second"] > 0
-        assert level["token_sources"] == {"usage": 6}      # vLLM's usage: exact, no note
+        assert level["token_sources"] == {"usage": 24}      # vLLM's usage: exact, no note
     assert figures["extra_body"] == {}
     assert "not the server's own" not in result.stderr
-    assert [r["concurrency"] for r in figures["ratios"]] == [1, 4]
+    assert [(r["concurrency"], r["rounds"]) for r in figures["ratios"]] == [(1, 4), (4, 4)]
+    for ratio in figures["ratios"]:
+        low, high = ratio["tokens_per_second_interval"]
+        assert low <= ratio["tokens_per_second"] <= high
     # a warm-up wave of `concurrency` requests, then the measured ones, per level
-    assert served(base) == served(cand) == (1 + 6) + (4 + 6)
+    assert served(base) == served(cand) == (1 + 24) + (4 + 24)
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["concurrency", "side", "requests"]
-    assert any(line.startswith("4 ") and "x" in line for line in lines[-2:])   # the speedup row
+    assert any(line.startswith("4 ") and "x [" in line for line in lines[-3:])   # the speedup row, its interval
+
+
+def test_a_faster_candidate_is_called_faster_and_the_sides_swapped_slower(
+        start_simulator: Callable[..., str], tmp_path: Path) -> None:
+    """Simulators that sleep per token, one at twice the other's speed: the difference is
+    far outside the rounds' noise, whichever side is which."""
+    slow = start_simulator(served_model_names=(BASE,), latency=LatencyModel(tpot=0.002))
+    fast = start_simulator(served_model_names=(FP8,), latency=LatencyModel(tpot=0.002, speed=2.0))
+    found = {}
+    for name, (baseline, candidate) in {"faster": (slow, fast), "swapped": (fast, slow)}.items():
+        out = tmp_path / f"{name}.json"
+        result = bench("--baseline", baseline, "--candidate", candidate, "--concurrency", "1", "--requests", "3",
+                       "--rounds", "3", "--max-tokens", "16", "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        found[name] = json.loads(out.read_text())["ratios"][0]
+    faster, swapped = found["faster"], found["swapped"]
+    assert faster["tokens_per_second_verdict"] == "faster" and faster["tokens_per_second_interval"][0] > 1
+    assert faster["latency_p50_verdict"] == "faster"
+    assert swapped["tokens_per_second_verdict"] == "slower" and swapped["tokens_per_second_interval"][1] < 1
+    assert swapped["latency_p50_verdict"] == "slower"
+    # the swapped ratio is about the first's inverse (two runs: each interval is its own run's,
+    # and rounds of a simulator that sleeps per token hardly vary)
+    assert 0.9 < swapped["tokens_per_second"] * faster["tokens_per_second"] < 1.1
+
+
+def _rounds(tokens_per_second: list[float], answers: int = 4) -> tuple[Round, ...]:
+    return tuple(Round(1.0, round(t), (0.1,) * answers, (1.0 / t * 100,) * answers) for t in tokens_per_second)
+
+
+def _levels(base: list[float], cand: list[float], answers: int = 4) -> list[Level]:
+    def level(side: str, rounds: tuple[Round, ...]) -> Level:
+        return Level(side, 1, len(rounds) * answers, 0, sum(r.seconds for r in rounds),
+                     sum(r.output_tokens for r in rounds), None, None, None, None, {}, rounds)
+    return [level("baseline", _rounds(base, answers)), level("candidate", _rounds(cand, answers))]
+
+
+def test_a_ratio_is_called_only_where_its_interval_leaves_out_one() -> None:
+    # the same server both ways: the rounds vary, the ratio's interval holds 1.00
+    same = ratios(_levels([100, 104, 97, 101, 99], [101, 98, 103, 99, 100]))[0]
+    low, high = same["tokens_per_second_interval"]
+    assert low < 1 < high and same["tokens_per_second_verdict"] == "no measurable difference"
+    # 1.5x in every round, give or take: faster; its times shorter
+    faster = ratios(_levels([100, 104, 97, 101, 99], [150, 149, 152, 148, 151]))[0]
+    assert faster["tokens_per_second_verdict"] == "faster" and faster["tokens_per_second_interval"][0] > 1.4
+    assert faster["latency_p50_verdict"] == "faster" and faster["latency_p50"] < 1
+    # one fast round among slow ones is no difference, however fast
+    once = ratios(_levels([100, 100, 100, 100, 100], [100, 99, 101, 300, 100]))[0]
+    assert once["tokens_per_second"] > 1.2 and once["tokens_per_second_verdict"] == "no measurable difference"
+    # two rounds give no interval: nothing is called
+    two = ratios(_levels([100, 100], [150, 150]))[0]
+    assert two["tokens_per_second_interval"] is None and two["tokens_per_second_verdict"] == "too few rounds to tell"
+    # swapping the sides inverts the ratio and its interval exactly
+    swapped = ratios(_levels([150, 149, 152, 148, 151], [100, 104, 97, 101, 99]))[0]
+    assert swapped["tokens_per_second"] * faster["tokens_per_second"] == pytest.approx(1)
+    assert [1 / x for x in reversed(swapped["tokens_per_second_interval"])] == pytest.approx(
+        faster["tokens_per_second_interval"])
+    # the same rounds give the same interval
+    assert ratios(_levels([100, 104, 97], [101, 98, 103])) == ratios(_levels([100, 104, 97], [101, 98, 103]))
+
+
+def test_a_p95_needs_twenty_answers() -> None:
+    few = bench_module.level("baseline", 1, list(_rounds([100] * 4, answers=4)), [])
+    enough = bench_module.level("baseline", 1, list(_rounds([100] * 5, answers=4)), [])
+    assert (few.latency_p50, few.latency_p95, few.ttft_p95) == (1.0, None, None)
+    assert (enough.latency_p95, enough.ttft_p95) == (1.0, 0.1)
+    assert "n<20" in bench_module.table([few, *_levels([100] * 4, [100] * 4)[1:]])
 
 
 def test_errors_and_bad_input(start_simulator: Callable[..., str], tmp_path: Path) -> None:
@@ -62,13 +136,16 @@ def test_errors_and_bad_input(start_simulator: Callable[..., str], tmp_path: Pat
                    "--max-tokens", "8")
     assert result.returncode == 1
     candidate_row = next(line for line in result.stdout.splitlines() if line.startswith("2 ") and "candidate" in line)
-    assert candidate_row.split()[2:4] == ["4", "4"]        # 4 requests, 4 errors: shown, not hidden
+    assert candidate_row.split()[2:4] == ["20", "20"]      # 4 requests in each of 5 rounds, all errors: shown
     down = f"http://127.0.0.1:{free_port()}"
     result = bench("--baseline", base, "--candidate", down)
     assert result.returncode == 1 and "does not answer" in result.stderr
     for levels in ("0", "a,b", ""):
         result = bench("--baseline", base, "--candidate", base, "--concurrency", levels)
         assert result.returncode == 2 and "--concurrency" in result.stderr, result.stderr
+    for rounds in ("0", "-1", "x"):
+        result = bench("--baseline", base, "--candidate", base, "--rounds", rounds)
+        assert result.returncode == 2 and "--rounds" in result.stderr, result.stderr
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     result = bench("--baseline", base, "--candidate", base, "--prompts", str(empty))
