@@ -5,9 +5,14 @@ summarizes in constant memory.
 One query counts every measure's values per side; then one reads the run's answers once
 (a common table the database materializes), ranks each measure over it once for every
 side (``row_number`` over its values, per side), and returns only the rows at the wanted
-ranks. Tokens per second is one over the inter-token latency, so its ranks are
-that ranking's, read from the other end: one sort of the run's answers fewer. The
-database's sorts spill to disk past their memory, so nothing here grows with the run.
+ranks. Tokens per second is one over the inter-token latency, and its percentiles are
+defined from that ranking: the q-th percentile of tokens per second is one over the
+(100 - q)-th of the inter-token latency, so that the two agree by construction (the median
+of tokens per second is one over the median inter-token latency, and a candidate/baseline
+ratio of one is the inverse of the other's), and one sort of the run's answers fewer.
+(Ranked apart, nearest rank gave them different answers of an even count: with 20, one
+over the 11th-smallest latency against the latency's 10th.) The database's sorts spill to
+disk past their memory, so nothing here grows with the run.
 """
 
 from __future__ import annotations
@@ -44,8 +49,8 @@ MEASURES: dict[str, sa.ColumnElement[Any]] = {
 }
 
 Percentiles = dict[Side, dict[str, list[float | None]]]
-# A measure whose order is another's reversed (one over it, and that one always positive):
-# ranked by that one's ranking, read from the top.
+# A measure that is one over another (always positive): its q-th percentile is one over the
+# other's (100 - q)-th.
 _RECIPROCALS = {"tokens_per_second": "inter_token_latency"}
 
 
@@ -74,7 +79,7 @@ def percentiles(c: Connection, run_id: str, wanted: Mapping[str, Sequence[float]
         for s, n in counts.items():
             if n[m]:
                 places[m, s] = ([(nearest_rank(n[m], q) + 1, m, i) for i, q in enumerate(wanted.get(m, ()))]
-                                + [(n[m] - nearest_rank(n[m], q), r, i) for r, of in _RECIPROCALS.items()
+                                + [(nearest_rank(n[m], 100 - q) + 1, r, i) for r, of in _RECIPROCALS.items()
                                    if of == m and r in wanted for i, q in enumerate(wanted[r])])
         spots = {s: {r for r, _, _ in places[m, s]} for s in counts if (m, s) in places}
         if not spots:

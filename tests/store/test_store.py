@@ -152,8 +152,7 @@ def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) ->
         return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))] if ordered else None
 
     ok = [a for a in candidates if a.ok]
-    for measure, values in (("tokens_per_second", [a.tokens_per_second for a in ok]),
-                            ("inter_token_latency", [a.inter_token_latency for a in ok]),
+    for measure, values in (("inter_token_latency", [a.inter_token_latency for a in ok]),
                             ("ttft", [a.ttft for a in ok]), ("ttfat", [a.ttfat for a in ok]),
                             ("duration", [a.duration for a in ok])):
         present = [v for v in values if v is not None]
@@ -161,6 +160,12 @@ def test_percentiles_are_those_of_the_answers_tokens_per_second(store: Store) ->
         every = tuple(range(0, 101, 2))   # with under 50 values, this reaches each of them
         got = store.percentiles(run, Side.CANDIDATE, measure, every)
         assert got == pytest.approx([nearest_rank(present, q) for q in every], rel=1e-9), measure
+    # tokens per second: one over the inter-token latency's (100 - q)-th, so the two agree
+    latencies = [a.inter_token_latency for a in ok if a.inter_token_latency is not None]
+    got = store.percentiles(run, Side.CANDIDATE, "tokens_per_second", every)
+    assert got == pytest.approx([1 / nearest_rank(latencies, 100 - q) for q in every], rel=1e-9)
+    assert got[every.index(50)] == pytest.approx(1 / store.percentiles(run, Side.CANDIDATE, "inter_token_latency",
+                                                                      (50,))[0])
     assert store.percentiles(run, Side.REPLICA, "ttft", (50,)) == [None]
 
 
