@@ -204,14 +204,34 @@ def _speed(s: Any) -> Figure | None:
     def ratio(key: str) -> str:
         return "—" if ratios[key] is None else f"{ratios[key]:.2f}x"
 
+    load = _load(s)
     if ratios["tokens_per_second_p50"] is not None:
         return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('tokens_per_second_p50')} output tokens/s",
-                      f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster)", "info")
+                      f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster); "
+                      + load, "info")
     # no decoding pace (answers not streamed): the times alone
     return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('latency_p50')} end-to-end latency",
                   f"TTFT {ratio('ttft_p50')} (below 1: faster); no output tokens/s: no answer's tokens arrived apart "
-                  "(not streamed, one token, or every token in one read)",
+                  f"(not streamed, one token, or every token in one read); {load}",
                   "info")
+
+
+BENCH_ADVICE = ("for a speed decision, `shadowdiff bench` measures each side alone, in alternated rounds, "
+                "with an interval")
+
+
+def _load(s: Any) -> str:
+    """What the speed figures were measured under: a replay's or a proxy's own load is not a benchmark's."""
+    kind = getattr(s, "kind", None)
+    settings = getattr(s, "settings", None) or {}
+    if kind == "replay":
+        concurrency = settings.get("concurrency")
+        at_once = f"{concurrency} prompts at a time" if concurrency else "several prompts at a time"
+        return (f"measured under the replay's own load ({at_once}, both sides asked at once, so each side's "
+                f"requests load the other's wherever they share a machine); {BENCH_ADVICE}")
+    if kind == "serve":
+        return f"measured under the live traffic mirrored, as it came; {BENCH_ADVICE}"
+    return BENCH_ADVICE
 
 
 def decision_class(decision: Decision) -> str:

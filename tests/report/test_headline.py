@@ -147,3 +147,13 @@ def test_a_gate_that_checked_nothing_is_never_green() -> None:
     empty = verdict(needs_review=0, unreviewed=0, compared=0, verdicts={})
     assert status(summary(), empty, "reviewed") == "incomplete"
     assert status(summary(), verdict(needs_review=0, unreviewed=0, verdicts={}), "reviewed") == "pass"
+
+
+def test_the_speed_says_what_load_it_was_measured_under_and_points_to_bench() -> None:
+    def beside(**over: Any) -> str:
+        return next(f for f in figures(summary(**over), verdict()) if f.key == "speed").beside
+
+    replayed = beside(kind="replay", settings={"concurrency": 8})
+    assert "replay's own load (8 prompts at a time, both sides asked at once" in replayed
+    assert "shadowdiff bench" in replayed
+    assert "live traffic" in beside(kind="serve", settings={}) and "shadowdiff bench" in beside(kind="compare")
