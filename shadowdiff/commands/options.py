@@ -214,6 +214,16 @@ def flip_gate_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "pair was graded.")(f)
 
 
+def token_gate_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-token-disagreement``: the gate on teacher-forced token agreement
+    (``Acceptance.gate_tokens``), for ``report`` and ``replay --gate``."""
+    return click.option("--max-token-disagreement", default=None, type=Finite(0.0, 1.0),
+                        help="FAIL when the candidate surely disagrees with the baseline's reading of its own "
+                             "answers on more than this share of their tokens (0.02: 2 points) beyond the "
+                             "baseline's own disagreement: when the 95 % interval lies above it; INCOMPLETE while "
+                             "it reaches above it. Needs scored answers (replay --score).")(f)
+
+
 extra_body_option = click.option(
     "--extra-body", "extra_body", multiple=True, metavar="FIELD=JSON",
     help="A field sent in every request's body, over the log's (repeatable; the value is JSON): what an engine "

@@ -62,7 +62,7 @@ def decision_why(verdict: Acceptance) -> str:
 def figures(s: Any, verdict: Acceptance) -> list[Figure]:
     """The headline figures of a run (``s``: a ``Summary``) under its decision."""
     out = [_changed(s, verdict)]
-    if (agreement := _agreement(s)) is not None:
+    if (agreement := _agreement(s, verdict)) is not None:
         out.append(agreement)
     out.append(_factual(verdict))
     if (flips := _flips(s.flips, verdict)) is not None:
@@ -103,14 +103,17 @@ def _changed(s: Any, verdict: Acceptance) -> Figure:
     return Figure("changed", "answers changed", value, beside, status, gate)
 
 
-def _agreement(s: Any) -> Figure | None:
+def _agreement(s: Any, verdict: Acceptance) -> Figure | None:
     t, floor = s.token_agreement, s.noise_token_agreement
     if not t or not t["pairs"] or t["pooled"] is None:
         return None
     value = f"{_pct(t['pooled'], 2)} of {t['tokens']:,} tokens"
+    limit = verdict.thresholds.get("max_token_disagreement")
+    gate = "" if limit is None else f"--max-token-disagreement {limit * 100:g} points"
     why = unreadable(t)
     if why:
-        return Figure("token-agreement", "token agreement (teacher-forced)", value, why, "warn")
+        return Figure("token-agreement", "token agreement (teacher-forced)", value, why,
+                      "warn" if limit is None else "incomplete", gate)
     # read against the baseline's own agreement with its answers, never alone (scorestats)
     beside = (f"the baseline's own {_pct(t['baseline_agreement'], 2)}; the candidate disagrees beyond it on "
               f"{points(t.get('excess_disagreement'))}")
@@ -119,7 +122,26 @@ def _agreement(s: Any) -> Figure | None:
                    f"replica {points(t.get('beyond_replica'))}")
     else:
         beside += "; no noise floor (no replica scored)"
-    return Figure("token-agreement", "token agreement (teacher-forced)", value, beside, "info")
+    if t.get("kl_per_token") is not None:
+        beside += f"; KL {_kl(t)} a token"
+    return Figure("token-agreement", "token agreement (teacher-forced)", value, beside,
+                  _token_status(t.get("excess_disagreement"), limit), gate)
+
+
+def _kl(t: dict[str, Any]) -> str:
+    kl = t.get("kl")
+    if kl and kl.get("low") is not None:
+        return f"{kl['estimate']:.4f} (95 % interval {kl['low']:.4f} to {kl['high']:.4f})"
+    return f"{t['kl_per_token']:.4f}"
+
+
+def _token_status(excess: dict[str, Any] | None, limit: float | None) -> str:
+    """``--max-token-disagreement``'s reading of the excess (``Acceptance.gate_tokens``); info without it."""
+    if limit is None:
+        return "info"
+    if not excess or excess.get("high") is None:
+        return "incomplete"
+    return "fail" if excess["low"] > limit else "pass" if excess["high"] <= limit else "incomplete"
 
 
 def _factual(verdict: Acceptance) -> Figure:

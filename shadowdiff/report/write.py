@@ -459,7 +459,8 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
                   max_errors: int | None = None, min_compared: int | None = None,
                   side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
                   max_factual_rate: float | None = None, max_flips: int | None = None,
-                  max_capped: float | None = None, review_url: str | None = None,
+                  max_capped: float | None = None, max_token_disagreement: float | None = None,
+                  review_url: str | None = None,
                   pairs_export: PairsExport | str = PairsExport.AUTO, compress: bool | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them); ``review_url`` is the review UI's address
@@ -473,11 +474,12 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     gates = gating.resolve(store.run(run_id).settings, gating.given(
         min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
         max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,
-        max_capped=max_capped), "report")
+        max_capped=max_capped, max_token_disagreement=max_token_disagreement), "report")
     verdict = acceptance(store, run_id, min_reviewed=gates.value("min_reviewed"), max_errors=gates.value("max_errors"),
                          min_compared=gates.value("min_compared"), max_capped=gates.value("max_capped"))
     verdict.gate(summary.excess_divergence, gates.value("max_excess_divergence"), gates.value("max_factual_rate"))
     verdict.gate_flips(summary.flips, gates.value("max_flips"))
+    verdict.gate_tokens(summary.token_agreement, gates.value("max_token_disagreement"))
     verdict.gates = gates.as_json()
     exports = Exports.of(pairs_export, compress, summary.stored)
     with _staged(out, PAIRS_FILES) as staging:

@@ -53,6 +53,7 @@ class ScoreTally:
     unscored: Counter[str] = field(default_factory=Counter)
     excess: ClusteredRatio = field(default_factory=ClusteredRatio)           # beyond the baseline's own
     beyond_replica: ClusteredRatio = field(default_factory=ClusteredRatio)   # beyond the replica's
+    kl: ClusteredRatio = field(default_factory=ClusteredRatio)               # per token, over prompts
 
     def add(self, score: dict[str, Any] | None, replica: dict[str, Any] | None = None) -> None:
         """One pair's score; ``replica``: the replica's score of the same answer, if any."""
@@ -75,6 +76,7 @@ class ScoreTally:
         if score.get("kl") is not None:
             self.kl_tokens += n
             self.kl_sum += float(score["kl"]) * n
+            self.kl.add(float(score["kl"]) * n, n)
             self.drop_sum += float(score["mean_drop"]) * n
             self.baseline_agreed += float(score["baseline_agreement"]) * n
             drop = float(score["max_drop"])
@@ -96,6 +98,7 @@ class ScoreTally:
                                for i, n in enumerate(self.bins[:-1])),
                              {"from": 1.0, "to": 1.0, "pairs": self.bins[-1]}],
             "kl_per_token": self.kl_sum / measured if measured else None,
+            "kl": _excess(self.kl),     # the same, with its 95 % interval over prompts
             "mean_drop": self.drop_sum / measured if measured else None,
             "max_drop": self.max_drop,
             "baseline_agreement": self.baseline_agreed / measured if measured else None,

@@ -61,6 +61,7 @@ GATES = (
     Gate("max_excess_divergence", "--max-excess-divergence", None, False, 0.0, 1.0, "max excess divergence"),
     Gate("max_factual_rate", "--max-factual-rate", None, False, 0.0, 1.0, "max factual rate"),
     Gate("max_flips", "--max-flips", None, True, 0, None, "max flips"),
+    Gate("max_token_disagreement", "--max-token-disagreement", None, False, 0.0, 1.0, "max token disagreement"),
     Gate("max_capped", "--max-capped", MAX_CAPPED, False, 0.0, 1.0, "max capped"),
 )
 BY_NAME = {gate.name: gate for gate in GATES}

@@ -10,6 +10,7 @@ from typing import Any
 
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.statistics import confidence
+from shadowdiff.statistics.scorestats import points, unreadable
 from shadowdiff.verdict.agreement import Agreement, agreement_of
 from shadowdiff.verdict.gates import MAX_CAPPED
 from shadowdiff.vocabulary import Decision, Outcome, Standing
@@ -173,6 +174,35 @@ class Acceptance:
         elif flips["ungradable_answers"]:
             self._incomplete(f"--max-flips: {flips['ungradable_answers']} answers could not be graded (a pattern "
                              "out of time), and a flip among them would be unseen")
+
+    def gate_tokens(self, agreement: dict[str, Any] | None, limit: float | None) -> None:
+        """The gate on token agreement (``--max-token-disagreement``): the tokens of the
+        baseline's answers the candidate disagrees on beyond the baseline's own disagreement
+        with them (``scorestats``: the excess disagreement, with its 95 % interval over
+        prompts). FAIL when the interval lies above ``limit``; INCOMPLETE while it reaches
+        above it, or when the run was not scored or its figures cannot be read."""
+        if limit is None:
+            return
+        self.thresholds["max_token_disagreement"] = limit
+        flag = f"--max-token-disagreement {limit * 100:g} points"
+        if not agreement or not agreement.get("pairs"):
+            self._incomplete(f"{flag} needs the answers scored teacher-forced, and this run has none (replay "
+                             "--score, or serve --score-rate)")
+            return
+        why = unreadable(agreement)
+        excess = agreement.get("excess_disagreement")
+        if why is not None:
+            self._incomplete(f"{flag}: {why}")
+        elif not excess or excess.get("high") is None:
+            self._incomplete(f"{flag}: the excess disagreement has no interval (scored on fewer than 2 prompts)")
+        elif excess["low"] > limit:
+            self.decision = Decision.FAIL
+            self.reasons.append(f"the candidate disagrees with the baseline's own reading of its answers on "
+                                f"{points(excess)} of their tokens beyond the baseline's own disagreement, above "
+                                f"{flag}")
+        elif excess["high"] > limit:
+            self._incomplete(f"{flag}: the excess disagreement, {points(excess)}, reaches above it; more prompts "
+                             "scored would narrow its interval")
 
     @property
     def unchecked(self) -> int:

@@ -119,3 +119,54 @@ def test_a_baseline_that_does_not_read_its_own_answers_as_its_own_is_said(sides:
     t = json.loads((out / "summary.json").read_text())["token_agreement"]
     assert t["baseline_agreement"] < 0.9
     assert "WARNING: the baseline reads its own answers as its top choice on only" in (out / "report.md").read_text()
+
+
+def test_the_token_gate_fails_a_candidate_surely_beyond_it_and_passes_one_surely_within(
+        sides: dict[Side, str], tmp_path: Path) -> None:
+    from shadowdiff.report.headline import figures
+    from shadowdiff.report.summary import summarize
+    from shadowdiff.report.write import write_reports
+
+    out = tmp_path / "out"
+    run_replay(replay_settings(MT_BENCH, sides), out, None, resume=False)   # (80 prompts: a narrower interval)
+    t = json.loads((out / "summary.json").read_text())["token_agreement"]
+    excess, kl = t["excess_disagreement"], t["kl"]
+    assert 0 < excess["low"] <= excess["estimate"] <= excess["high"]   # fp8 departs on some tokens of most changes
+    assert 0 < kl["low"] <= kl["estimate"] <= kl["high"] and kl["estimate"] == pytest.approx(t["kl_per_token"])
+    store = Store.open(out / STORE_FILE)
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+
+        def decide(limit: float | None) -> Any:
+            return write_reports(store, run.id, tmp_path / f"at-{limit}", min_reviewed=0, min_compared=1,
+                                 max_token_disagreement=limit).acceptance
+
+        def status(verdict: Any) -> str:
+            return next(f.status for f in figures(summarize(store, run.id), verdict) if f.key == "token-agreement")
+
+        ungated, beyond = decide(None), decide(excess["low"] / 2)
+        within, between = decide(min(1.0, excess["high"] * 2)), decide((excess["low"] + excess["high"]) / 2)
+        assert beyond.decision.name == "FAIL" and "--max-token-disagreement" in beyond.reasons[-1], beyond.reasons
+        assert status(beyond) == "fail" and status(within) == "pass" and status(ungated) == "info"
+        assert within.decision == ungated.decision and within.reasons == ungated.reasons
+        assert between.decision.name in ("INCOMPLETE", "FAIL") and "reaches above it" in " ".join(between.reasons)
+        assert status(between) == "incomplete"
+    finally:
+        store.close()
+
+
+def test_the_token_gate_on_a_run_never_scored_checked_nothing(sides: dict[Side, str], tmp_path: Path) -> None:
+    from shadowdiff.report.write import write_reports
+
+    out = tmp_path / "out"
+    run_replay(replay_settings(bundled_workload(), sides, score=False), out, None, resume=False)
+    store = Store.open(out / STORE_FILE)
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        verdict = write_reports(store, run.id, tmp_path / "r", min_reviewed=0, min_compared=1,
+                                max_token_disagreement=0.5).acceptance
+        assert verdict.decision.name == "INCOMPLETE" and "needs the answers scored" in " ".join(verdict.reasons)
+    finally:
+        store.close()
