@@ -75,7 +75,8 @@ class Acceptance:
     judge_unreviewed: dict[str, int] = field(default_factory=dict)   # the LLM judge's suggestions
     pruned_unreviewed: int = 0   # of the unreviewed, deleted by retention: they can no longer be reviewed
     factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
-    reasons: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)   # what failed it first, then what left it incomplete
+    _failing: set[str] = field(default_factory=set, repr=False, compare=False)   # the reasons that failed it
     thresholds: dict[str, float] = field(default_factory=dict)   # what the decision was made with
     # each gate's value and where it came from (``shadowdiff.verdict.gates.Gates.as_json``), once resolved
     gates: dict[str, Any] = field(default_factory=dict)
@@ -130,8 +131,7 @@ class Acceptance:
                 self._incomplete("--max-excess-divergence needs a noise floor: replay with --replica (and a "
                                  "prompt both the candidate and the replica answered)")
             elif excess["low"] > max_excess:
-                self.decision = Decision.FAIL
-                self.reasons.append(f"the candidate changes at least {excess['low'] * 100:.1f} points more answers "
+                self.fail(f"the candidate changes at least {excess['low'] * 100:.1f} points more answers "
                                     f"than the noise floor (95 %, on the {excess['pairs']:,} prompts the candidate "
                                     f"and the replica both answered), above --max-excess-divergence "
                                     f"{max_excess * 100:g} points")
@@ -167,8 +167,7 @@ class Acceptance:
                              "graded on both sides" + (f" ({flips['ungradable_answers']} answers the grader could not "
                                                        "grade)" if flips["ungradable_answers"] else ""))
         elif flips["correct_to_wrong"] > max_flips:
-            self.decision = Decision.FAIL
-            self.reasons.append(f"{flips['correct_to_wrong']} correct→wrong flips (the baseline right, the candidate "
+            self.fail(f"{flips['correct_to_wrong']} correct→wrong flips (the baseline right, the candidate "
                                 f"wrong, by the reference answers) in {flips['graded']} graded pairs, above "
                                 f"--max-flips {max_flips}")
         elif flips["ungradable_answers"]:
@@ -196,8 +195,7 @@ class Acceptance:
         elif not excess or excess.get("high") is None:
             self._incomplete(f"{flag}: the excess disagreement has no interval (scored on fewer than 2 prompts)")
         elif excess["low"] > limit:
-            self.decision = Decision.FAIL
-            self.reasons.append(f"the candidate disagrees with the baseline's own reading of its answers on "
+            self.fail(f"the candidate disagrees with the baseline's own reading of its answers on "
                                 f"{points(excess)} of their tokens beyond the baseline's own disagreement, above "
                                 f"{flag}")
         elif excess["high"] > limit:
@@ -242,6 +240,14 @@ class Acceptance:
         if self.decision is not Decision.FAIL:
             self.decision = Decision.INCOMPLETE
         self.reasons.append(reason)
+
+    def fail(self, reason: str) -> None:
+        """FAIL, for ``reason``: put before every reason that only left the run incomplete,
+        so that a FAIL line leads with what failed it."""
+        self.decision = Decision.FAIL
+        failing = sum(1 for r in self.reasons if r in self._failing)
+        self.reasons.insert(failing, reason)
+        self._failing.add(reason)
 
     def bound_text(self) -> str | None:
         bound = self.factual_rate_upper

@@ -30,10 +30,9 @@ _UNFINISHED = {
 def no_factual_regression(result: Acceptance, tally: RunTally, bar: Bar) -> None:
     """No reviewer found the candidate factually wrong: one such verdict fails the run."""
     if result.factual:
-        result.decision = Decision.FAIL
         # pairs, as the counts are: two reviewers calling one pair factual is one regression
         pairs = len({f["pair_id"] for f in result.factual})
-        result.reasons.append(f"{pairs} factual regression(s) against the candidate")
+        result.fail(f"{pairs} factual regression{'' if pairs == 1 else 's'} against the candidate")
 
 
 def reviewed_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:

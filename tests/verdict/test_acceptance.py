@@ -14,6 +14,7 @@ from shadowdiff.store import Store, schema
 from shadowdiff.store.review import Filters, ReviewQueue
 from shadowdiff.triage.signals import triage_answers
 from shadowdiff.verdict.acceptance import acceptance
+from shadowdiff.verdict.result import Acceptance
 from shadowdiff.vocabulary import Decision, Side
 from tests.support.runs import TEXTS, add_run, flips, make_run, run_report
 
@@ -52,7 +53,7 @@ def test_two_reviewers_calling_one_pair_factual_are_one_regression(tmp_path: Pat
     queue.add_review(ids["flip"], "ana", "factual", "candidate")
     result = acceptance(store, run, min_reviewed=0)
     assert result.decision is Decision.FAIL and result.verdicts["factual"] == 1
-    assert result.reasons[0].startswith("1 factual regression(s)") and len(result.factual) == 2
+    assert result.reasons[0].startswith("1 factual regression against") and len(result.factual) == 2
     store.close()
 
 
@@ -598,3 +599,15 @@ def test_verdicts_stored_after_the_reveal_decide_nothing(store: Store, tmp_path:
     assert result.after_reveal == 2 and result.agreement.disagreements == ()
     assert "2 verdicts given by a reviewer to a pair they had already judged" in result.text()
     assert result.as_json()["after_reveal"] == 2
+
+
+def test_a_fail_line_leads_with_what_failed_it() -> None:
+    """Reasons that only left the run incomplete come after the one that failed it, whatever the gates' order."""
+    result = Acceptance(Decision.PASS)
+    result.gate_flips(None, 0)                    # incomplete: nothing graded
+    result.gate_tokens(None, 0.02)                # incomplete: nothing scored
+    result.gate_flips({"graded": 5, "references": 5, "not_graded": 0, "ungradable_answers": 0,
+                       "correct_to_wrong": 2}, 0)  # failed
+    assert result.decision is Decision.FAIL
+    assert result.reasons[0].startswith("2 correct→wrong flips") and len(result.reasons) == 3
+    assert "verdict: FAIL - 2 correct→wrong flips" in result.text()
