@@ -235,8 +235,8 @@ class ProxyApp:
             self._child_lost += last.held
             self.metrics.dropped.labels("lost").inc(last.held)
             self._child.dropped["lost"] += last.held
-            log.error("the pair process ended holding %d pair(s) it had not written: they are lost, and this proxy "
-                      "will leave its run incomplete", last.held)
+            log.error("the pair process ended holding %d %s it had not written: they are lost, and this proxy "
+                      "will leave its run incomplete", last.held, "pair" if last.held == 1 else "pairs")
         if not self._child.up:
             self.health.report("pair process's writer", True)
         self._child = Stats(dropped=self._child.dropped)

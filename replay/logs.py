@@ -359,7 +359,7 @@ def _question(line: str, number: int, turn: int, endpoint: str) -> LogRecord:
     if not isinstance(turns, list) or not turns:
         raise _Bad("turns is missing or empty")
     if len(turns) < turn:
-        raise _Bad(f"has {len(turns)} turn(s), turn {turn} was asked for")
+        raise _Bad(f"has {len(turns)} turn{'' if len(turns) == 1 else 's'}, turn {turn} was asked for")
     for index, text in enumerate(turns[:turn], start=1):
         if not isinstance(text, str) or not text.strip():
             raise _Bad(f"turn {index} is not a non-empty string")

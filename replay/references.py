@@ -111,7 +111,7 @@ def _reference_of(value: dict[str, Any], turn: int) -> Any:
             and isinstance(choices[0].get("turns"), list):   # MT-Bench's reference answers
         turns = choices[0]["turns"]
         if len(turns) < turn:
-            raise InputError(f"has {len(turns)} turn(s), turn {turn} is replayed")
+            raise InputError(f"has {len(turns)} turn{'' if len(turns) == 1 else 's'}, turn {turn} is replayed")
         return turns[turn - 1]
     raise InputError("no reference: a line has a reference field, or MT-Bench's choices with their turns")
 

@@ -249,5 +249,6 @@ def flip_rows(flips: dict[str, Any] | None) -> list[tuple[str, str, str]]:
     if noise := flips.get("noise"):
         rows.append(("replica's flips (noise floor)", f"{noise['correct_to_wrong']} correct→wrong, "
                                                      f"{noise['wrong_to_correct']} wrong→correct of {noise['graded']}",
-                     "The same flips of the replica against the baseline: what batching alone flips."))
+                     "The same flips of the replica (a second baseline) against the baseline: what running the "
+                     "baseline again flips, with whatever differs between the two (their batches, their hardware)."))
     return rows

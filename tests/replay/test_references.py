@@ -132,7 +132,7 @@ def test_mt_bench_reference_answers(tmp_path: Path) -> None:
     refs = read_references(path, default=Grader.NUMBER)
     assert set(refs) == {"111"} and refs["111"].reference == "The area is 3."   # 112 has none for turn 1
     assert read_references(path, turn=2, default=Grader.REGEX)["112"].reference == "Fine."
-    with pytest.raises(InputError, match=r"ref.jsonl, line 1: has 2 turn\(s\), turn 3 is replayed"):
+    with pytest.raises(InputError, match=r"ref.jsonl, line 1: has 2 turns, turn 3 is replayed"):
         read_references(path, turn=3)
     with pytest.raises(InputError, match=r"line 2: the reference 'Fine.' holds no number"):
         read_references(path, turn=2, default=Grader.NUMBER)
