@@ -82,7 +82,8 @@ class Level:
 
     def as_json(self) -> dict[str, Any]:
         figures = {k: v for k, v in asdict(self).items() if k != "rounds"}
-        return {**figures, "rounds": len(self.rounds), "requests_per_second": self.requests_per_second,
+        return {**figures, "rounds": len(self.rounds), "requests_per_round": self.requests // max(1, len(self.rounds)),
+                "requests_per_second": self.requests_per_second,
                 "tokens_per_second": self.tokens_per_second,
                 "round_tokens_per_second": [r.output_tokens / r.seconds if r.seconds else 0.0 for r in self.rounds]}
 
@@ -147,8 +148,10 @@ async def measure_level(caller: Caller, sides: Sequence[Upstream], records: list
     return [level(u.side.value, concurrency, *measured[u.side.value]) for u in sides]
 
 
-def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[int], requests: int,
-              progress: Callable[[Level], None] = lambda _: None, rounds: int = 5) -> list[Level]:
+def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[int], requests: int | None,
+              progress: Callable[[Level], None] = lambda _: None, rounds: int = 12) -> list[Level]:
+    """Both sides at each level in ``levels``, ``rounds`` rounds of ``requests`` each (None:
+    the level's concurrency, one wave)."""
     records = prompts(settings, fmt)
 
     async def run() -> list[Level]:
@@ -158,7 +161,8 @@ def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[in
             results = []
             for concurrency in levels:
                 for measured in await measure_level(caller, (settings.baseline, settings.candidate), records,
-                                                    settings.overrides, concurrency, max(requests, concurrency),
+                                                    settings.overrides, concurrency,
+                                                    max(requests or concurrency, concurrency),
                                                     rounds):
                     progress(measured)
                     results.append(measured)

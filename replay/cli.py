@@ -537,11 +537,13 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Requests in flight, one measurement per level.")
 @click.option("--prompts", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A prompt log in any replay format (default: the bundled 20-prompt workload).")
-@click.option("--requests", default=16, show_default=True, type=click.IntRange(1),
-              help="Measured requests per side, level and round (at least the concurrency).")
-@click.option("--rounds", default=5, show_default=True, type=click.IntRange(1),
+@click.option("--requests", default=None, type=click.IntRange(1),
+              help="Measured requests per side, level and round (at least the concurrency; default: the "
+                   "concurrency, one wave).")
+@click.option("--rounds", default=12, show_default=True, type=click.IntRange(1),
               help="Rounds per level, the sides alternated in each (A B, B A, ...): the ratios' intervals are "
-                   "over rounds, and need 3 or more.")
+                   "over rounds, and need 3 or more; an even count puts each side first as often as the other. "
+                   "Short rounds, many of them, cancel the machine's drift best.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(1),
               help="max_tokens of every request.")
 @timeout_option
@@ -549,7 +551,7 @@ class _Levels(click.ParamType):  # type: ignore[type-arg]
               help="Also write the figures as JSON here.")
 @extra_body_option
 def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_model: str | None,
-          api_key: str | None, levels: list[int], prompts: Path | None, requests: int, rounds: int,
+          api_key: str | None, levels: list[int], prompts: Path | None, requests: int | None, rounds: int,
           max_tokens: int, timeout: float, out: Path | None, extra_body: tuple[str, ...]) -> None:
     """Throughput and latency of both sides at each concurrency, and the candidate's speedup.
 

@@ -136,7 +136,7 @@ def test_errors_and_bad_input(start_simulator: Callable[..., str], tmp_path: Pat
                    "--max-tokens", "8")
     assert result.returncode == 1
     candidate_row = next(line for line in result.stdout.splitlines() if line.startswith("2 ") and "candidate" in line)
-    assert candidate_row.split()[2:4] == ["20", "20"]      # 4 requests in each of 5 rounds, all errors: shown
+    assert candidate_row.split()[2:4] == ["48", "48"]      # 4 requests in each of 12 rounds, all errors: shown
     down = f"http://127.0.0.1:{free_port()}"
     result = bench("--baseline", base, "--candidate", down)
     assert result.returncode == 1 and "does not answer" in result.stderr
