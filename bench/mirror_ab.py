@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import math
 import os
 import shlex
 import statistics
@@ -39,6 +38,8 @@ import time
 
 import aiohttp
 from mirror_cpu import _listening_pid, cpu, load, metric, post, quiet
+
+from shadowdiff.statistics.percentile import nearest_rank
 
 from _common import free_port, instant, pin, server, table
 
@@ -121,7 +122,7 @@ def latency_ab(args: argparse.Namespace, trees: dict[str, str], primary: str, sh
     rows = [("build", "tree", "requests", "p50 ms", "p90 ms", "p99 ms", "max ms")]
     for name, values in latencies.items():
         values.sort()
-        at = [values[min(len(values) - 1, math.ceil(q * len(values)) - 1)] * 1e3 for q in (0.5, 0.9, 0.99)]
+        at = [values[nearest_rank(len(values), p)] * 1e3 for p in (50, 90, 99)]
         rows.append((name, trees[name], f"{len(values):,}", *(f"{v:.3f}" for v in at), f"{values[-1] * 1e3:.1f}"))
     print(f"{args.answers} answers, --pair-worker {args.pair_worker}, concurrency 1, {args.busy} busy loops on the "
           f"proxy's core, {args.rounds} rounds of {args.requests} requests, one proxy at a time; percentiles "

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import math
-import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -34,7 +32,7 @@ from shadowdiff.replay import logs
 from shadowdiff.replay.runner import Overrides, ReplaySettings
 from shadowdiff.statistics.confidence import Interval
 from shadowdiff.statistics.percentile import nearest_rank
-from shadowdiff.statistics.rounds import MIN_ROUNDS, ratio_interval
+from shadowdiff.statistics.rounds import MIN_ROUNDS, geometric_mean, ratio_interval
 
 MIN_FOR_P95 = 20    # answers: below, the nearest-rank p95 is the largest value, and is not given
 
@@ -47,6 +45,10 @@ class Round:
     output_tokens: int
     ttfts: tuple[float, ...]
     durations: tuple[float, ...]
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.output_tokens / self.seconds if self.seconds else 0.0
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ class Level:
         return {**figures, "rounds": len(self.rounds), "requests_per_round": self.requests // max(1, len(self.rounds)),
                 "requests_per_second": self.requests_per_second,
                 "tokens_per_second": self.tokens_per_second,
-                "round_tokens_per_second": [r.output_tokens / r.seconds if r.seconds else 0.0 for r in self.rounds]}
+                "round_tokens_per_second": [r.tokens_per_second for r in self.rounds]}
 
 
 def _percentile(values: Sequence[float], p: float) -> float | None:
@@ -175,14 +177,17 @@ def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[in
 FASTER, SLOWER, SAME, UNKNOWN = "faster", "slower", "no measurable difference", "too few rounds to tell"
 
 
-def _round_ratio(base: Round, cand: Round, part: str) -> float | None:
-    """One round's candidate/baseline ratio of ``part``: tokens/s, or a median time."""
-    if part == "tokens_per_second":
-        b = base.output_tokens / base.seconds if base.seconds else 0.0
-        c = cand.output_tokens / cand.seconds if cand.seconds else 0.0
-    else:
-        b = _percentile(getattr(base, part), 50) or 0.0
-        c = _percentile(getattr(cand, part), 50) or 0.0
+# what a round's ratio is taken of, per figure; and whether a higher value is faster
+_FIGURES: tuple[tuple[str, Callable[[Round], float | None], bool], ...] = (
+    ("tokens_per_second", lambda r: r.tokens_per_second, True),
+    ("ttft_p50", lambda r: _percentile(r.ttfts, 50), False),
+    ("latency_p50", lambda r: _percentile(r.durations, 50), False),
+)
+
+
+def _round_ratio(base: Round, cand: Round, figure: Callable[[Round], float | None]) -> float | None:
+    """One round's candidate/baseline ratio of ``figure``; None where a side has none."""
+    b, c = figure(base) or 0.0, figure(cand) or 0.0
     return c / b if b > 0 and c > 0 else None
 
 
@@ -207,15 +212,12 @@ def ratios(results: Sequence[Level]) -> list[dict[str, Any]]:
             continue
         paired = list(zip(base.rounds, cand.rounds, strict=True))
         entry: dict[str, Any] = {"concurrency": concurrency, "rounds": len(paired)}
-        for name, part, higher in (("tokens_per_second", "tokens_per_second", True), ("ttft_p50", "ttfts", False),
-                                   ("latency_p50", "durations", False)):
-            each = [_round_ratio(b, c, part) for b, c in paired]
+        for name, figure, higher in _FIGURES:
+            each = [_round_ratio(b, c, figure) for b, c in paired]
             known = [r for r in each if r is not None]
-            interval = ratio_interval(known) if len(known) == len(each) else None
-            # (the rounds' geometric mean, as the interval's; a single round's ratio, or none)
-            value = interval.estimate if interval is not None else (
-                math.exp(statistics.fmean(math.log(r) for r in known)) if known and len(known) == len(each) else None)
-            entry[name] = value
+            whole = bool(known) and len(known) == len(each)     # (a round without the figure: no ratio at all)
+            interval = ratio_interval(known) if whole else None
+            entry[name] = geometric_mean(known) if whole else None
             entry[f"{name}_interval"] = [interval.low, interval.high] if interval is not None else None
             entry[f"{name}_verdict"] = verdict(interval, higher)
         out.append(entry)

@@ -95,11 +95,8 @@ def _changed(s: Any, verdict: Acceptance) -> Figure:
     noisy = noisy_replica(excess)
     if noisy:
         beside += "; the replica is as noisy as the candidate or more"
-    if limit is not None:
-        # a gate on an interval passes only when the whole interval is within it
-        status = "fail" if excess["low"] > limit else "pass" if excess["high"] <= limit else "incomplete"
-    else:
-        status = "warn" if excess["low"] > 0 or noisy else "info"
+    # (without a gate: a warning when the candidate surely changes more than the noise floor)
+    status = _against(excess, limit) if limit is not None else ("warn" if excess["low"] > 0 or noisy else "info")
     return Figure("changed", "answers changed", value, beside, status, gate)
 
 
@@ -141,7 +138,13 @@ def _token_status(excess: dict[str, Any] | None, limit: float | None) -> str:
         return "info"
     if not excess or excess.get("high") is None:
         return "incomplete"
-    return "fail" if excess["low"] > limit else "pass" if excess["high"] <= limit else "incomplete"
+    return _against(excess, limit)
+
+
+def _against(interval: dict[str, Any], limit: float) -> str:
+    """A gate on an interval: it fails when the whole interval is above its limit, and
+    passes only when the whole interval is within it."""
+    return "fail" if interval["low"] > limit else "pass" if interval["high"] <= limit else "incomplete"
 
 
 def _factual(verdict: Acceptance) -> Figure:
@@ -244,14 +247,12 @@ BENCH_ADVICE = ("for a speed decision, `shadowdiff bench` measures each side alo
 
 def _load(s: Any) -> str:
     """What the speed figures were measured under: a replay's or a proxy's own load is not a benchmark's."""
-    kind = getattr(s, "kind", None)
-    settings = getattr(s, "settings", None) or {}
-    if kind == "replay":
-        concurrency = settings.get("concurrency")
+    if s.kind == "replay":
+        concurrency = s.settings.get("concurrency")
         at_once = f"{concurrency} prompts at a time" if concurrency else "several prompts at a time"
         return (f"measured under the replay's own load ({at_once}, both sides asked at once, so each side's "
                 f"requests load the other's wherever they share a machine); {BENCH_ADVICE}")
-    if kind == "serve":
+    if s.kind == "serve":
         return f"measured under the live traffic mirrored, as it came; {BENCH_ADVICE}"
     return BENCH_ADVICE
 

@@ -23,12 +23,17 @@ MIN_ROUNDS = 3     # fewer rounds give no interval worth the name
 METHOD = "Student's t over the paired rounds' log ratios (geometric mean)"
 
 
+def geometric_mean(ratios: Sequence[float]) -> float:
+    """The ratios' geometric mean (each positive): what ``ratio_interval`` is around."""
+    return math.exp(statistics.fmean(math.log(r) for r in ratios))
+
+
 def ratio_interval(ratios: Sequence[float], confidence: float = CONFIDENCE) -> Interval | None:
     """The rounds' ratios' geometric mean and its interval; None with fewer than
     ``MIN_ROUNDS`` rounds, or where a ratio is not positive (a side that gave nothing)."""
     if len(ratios) < MIN_ROUNDS or any(not r > 0 for r in ratios):
         return None
     logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
     half = t_quantile(1 - (1 - confidence) / 2, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return Interval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), confidence, METHOD)
+    mean = geometric_mean(ratios)
+    return Interval(mean, mean * math.exp(-half), mean * math.exp(half), confidence, METHOD)

@@ -76,7 +76,7 @@ class Acceptance:
     pruned_unreviewed: int = 0   # of the unreviewed, deleted by retention: they can no longer be reviewed
     factual: list[dict[str, Any]] = field(default_factory=list)   # the failing pairs
     reasons: list[str] = field(default_factory=list)   # what failed it first, then what left it incomplete
-    _failing: set[str] = field(default_factory=set, repr=False, compare=False)   # the reasons that failed it
+    _failing: int = field(default=0, repr=False, compare=False)   # how many of ``reasons`` failed it (the first)
     thresholds: dict[str, float] = field(default_factory=dict)   # what the decision was made with
     # each gate's value and where it came from (``shadowdiff.verdict.gates.Gates.as_json``), once resolved
     gates: dict[str, Any] = field(default_factory=dict)
@@ -132,9 +132,9 @@ class Acceptance:
                                  "prompt both the candidate and the replica answered)")
             elif excess["low"] > max_excess:
                 self.fail(f"the candidate changes at least {excess['low'] * 100:.1f} points more answers "
-                                    f"than the noise floor (95 %, on the {excess['pairs']:,} prompts the candidate "
-                                    f"and the replica both answered), above --max-excess-divergence "
-                                    f"{max_excess * 100:g} points")
+                          f"than the noise floor (95 %, on the {excess['pairs']:,} prompts the candidate "
+                          f"and the replica both answered), above --max-excess-divergence "
+                          f"{max_excess * 100:g} points")
             elif excess["high"] > max_excess:
                 self._incomplete(f"the excess over the noise floor may still be {excess['high'] * 100:+.1f} points "
                                  f"(95 % interval {excess['low'] * 100:+.1f} to {excess['high'] * 100:+.1f}, on the "
@@ -168,8 +168,8 @@ class Acceptance:
                                                        "grade)" if flips["ungradable_answers"] else ""))
         elif flips["correct_to_wrong"] > max_flips:
             self.fail(f"{flips['correct_to_wrong']} correct→wrong flips (the baseline right, the candidate "
-                                f"wrong, by the reference answers) in {flips['graded']} graded pairs, above "
-                                f"--max-flips {max_flips}")
+                      f"wrong, by the reference answers) in {flips['graded']} graded pairs, above "
+                      f"--max-flips {max_flips}")
         elif flips["ungradable_answers"]:
             self._incomplete(f"--max-flips: {flips['ungradable_answers']} answers could not be graded (a pattern "
                              "out of time), and a flip among them would be unseen")
@@ -196,8 +196,7 @@ class Acceptance:
             self._incomplete(f"{flag}: the excess disagreement has no interval (scored on fewer than 2 prompts)")
         elif excess["low"] > limit:
             self.fail(f"the candidate disagrees with the baseline's own reading of its answers on "
-                                f"{points(excess)} of their tokens beyond the baseline's own disagreement, above "
-                                f"{flag}")
+                      f"{points(excess)} of their tokens beyond the baseline's own disagreement, above {flag}")
         elif excess["high"] > limit:
             self._incomplete(f"{flag}: the excess disagreement, {points(excess)}, reaches above it; more prompts "
                              "scored would narrow its interval")
@@ -245,9 +244,8 @@ class Acceptance:
         """FAIL, for ``reason``: put before every reason that only left the run incomplete,
         so that a FAIL line leads with what failed it."""
         self.decision = Decision.FAIL
-        failing = sum(1 for r in self.reasons if r in self._failing)
-        self.reasons.insert(failing, reason)
-        self._failing.add(reason)
+        self.reasons.insert(self._failing, reason)
+        self._failing += 1
 
     def bound_text(self) -> str | None:
         bound = self.factual_rate_upper

@@ -24,7 +24,7 @@ def summary(**over: Any) -> Any:
                                   "candidate_changed": 0.4, "replica_changed": 0.05},
             "token_agreement": None, "noise_token_agreement": None, "flips": None,
             "ratios": {"ttft_p50": 0.8, "inter_token_latency_p50": 0.66, "latency_p50": 0.7,
-                       "tokens_per_second_p50": 1.5}}
+                       "tokens_per_second_p50": 1.5}, "kind": "replay", "settings": {"concurrency": 8}}
     return SimpleNamespace(**{**base, **over})
 
 
