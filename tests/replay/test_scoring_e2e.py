@@ -171,3 +171,23 @@ def test_the_token_gate_on_a_run_never_scored_checked_nothing(sides: dict[Side, 
         assert verdict.decision.name == "INCOMPLETE" and "needs the answers scored" in " ".join(verdict.reasons)
     finally:
         store.close()
+
+
+def test_a_token_gate_given_to_replay_is_the_reports_too(sides: dict[Side, str], tmp_path: Path) -> None:
+    """Stored with the run: ``report`` without the flag decides as ``replay --gate`` did."""
+    from shadowdiff.report.write import write_reports
+
+    out = tmp_path / "out"
+    replayed = run_replay(replay_settings(MT_BENCH, sides), out, None, resume=False,
+                          gates={"max_token_disagreement": 0.0, "min_reviewed": 0.0, "min_compared": 1})
+    store = Store.open(out / STORE_FILE)
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        reported = write_reports(store, run.id, tmp_path / "again").acceptance
+    finally:
+        store.close()
+    for verdict in (replayed, reported):
+        assert verdict.decision.name == "FAIL" and "--max-token-disagreement 0 points" in verdict.reasons[0]
+        assert verdict.gates["max_token_disagreement"]["value"] == 0.0
+    assert reported.gates["max_token_disagreement"]["source"] == "from the run"
