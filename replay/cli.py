@@ -33,7 +33,7 @@ from shadowdiff.commands.options import (
     side_options,
     threshold_options,
     timeout_option,
-    token_gate_option,
+    token_gate_options,
 )
 from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
 from shadowdiff.replay import logs
@@ -160,7 +160,7 @@ def _resume_command(ctx: click.Context) -> str:
 @decision_gate_options
 @confidence_gate_options
 @flip_gate_option
-@token_gate_option
+@token_gate_options
 @side_by_side_option
 @review_url_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
@@ -172,7 +172,8 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            max_factual_rate: float | None, side_by_side: int | None, gate: bool, score: bool,
            references: Path | None, grader: str | None, max_flips: int | None, review_url: str | None,
            min_reviewed: float | None, max_errors: int | None, min_compared: int | None, max_capped: float | None,
-           max_token_disagreement: float | None, allow_same_target: bool) -> None:
+           max_token_disagreement: float | None, min_token_agreement: float | None,
+           max_kl: float | None, allow_same_target: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -204,7 +205,8 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
         given = gating.given(min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
                              max_flips=max_flips, max_capped=max_capped,
-                             max_token_disagreement=max_token_disagreement)
+                             max_token_disagreement=max_token_disagreement,
+                             min_token_agreement=min_token_agreement, max_kl=max_kl)
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side, gates=given,
                              review_url=review_url, allow_same_target=allow_same_target)
     except Interrupted as stopped:

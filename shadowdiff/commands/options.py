@@ -39,14 +39,14 @@ def click_error(exc: ShadowdiffError) -> click.ClickException:
 
 
 class Finite(click.FloatRange):
-    """A float in a range, never NaN: every comparison with NaN is false, so click's
-    range check lets it through (``--min-reviewed nan`` once made every unreviewed run
-    PASS)."""
+    """A float in a range, never NaN nor infinite: every comparison with NaN is false, so
+    click's range check lets it through (``--min-reviewed nan`` once made every unreviewed
+    run PASS), and a range open above lets infinity through."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
-        if math.isnan(number):
-            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
         return number
 
 
@@ -214,9 +214,18 @@ def flip_gate_option(f: Callable[..., Any]) -> Callable[..., Any]:
                              "pair was graded.")(f)
 
 
-def token_gate_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--max-token-disagreement``: the gate on teacher-forced token agreement
-    (``Acceptance.gate_tokens``), for ``report`` and ``replay --gate``."""
+def token_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-token-disagreement``, ``--min-token-agreement`` and ``--max-kl``: the gates on
+    teacher-forced scoring (``shadowdiff.verdict.tokengates``), for ``report`` and ``replay --gate``."""
+    f = click.option("--max-kl", default=None, type=Finite(0.0, None),
+                     help="FAIL when the candidate's next-token distributions surely depart from the baseline's "
+                          "by more than this KL divergence per token, in nats (0.05), over the baseline's "
+                          "answers: when the 95 % interval lies above it; INCOMPLETE while it reaches above it. "
+                          "Needs scored answers with logprobs (replay --score).")(f)
+    f = click.option("--min-token-agreement", default=None, type=Finite(0.0, 1.0),
+                     help="FAIL when the candidate surely reads fewer than this share of the baseline's answer "
+                          "tokens as its own top choice (0.95: 95 %): when the 95 % interval lies below it; "
+                          "INCOMPLETE while it reaches below it. Needs scored answers (replay --score).")(f)
     return click.option("--max-token-disagreement", default=None, type=Finite(0.0, 1.0),
                         help="FAIL when the candidate surely disagrees with the baseline's reading of its own "
                              "answers on more than this share of their tokens (0.02: 2 points) beyond the "

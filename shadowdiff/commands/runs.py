@@ -27,7 +27,7 @@ from shadowdiff.commands.options import (
     flip_gate_option,
     review_url_option,
     side_by_side_option,
-    token_gate_option,
+    token_gate_options,
     transport_click_options,
 )
 from shadowdiff.errors import ConfigError, ShadowdiffError
@@ -161,7 +161,7 @@ class _ReportCommand(click.Command):
 @decision_gate_options
 @confidence_gate_options
 @flip_gate_option
-@token_gate_option
+@token_gate_options
 @side_by_side_option
 @review_url_option
 @judge_options(required=False)
@@ -178,7 +178,7 @@ class _ReportCommand(click.Command):
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float | None, max_errors: int | None,
            min_compared: int | None, max_excess_divergence: float | None, max_factual_rate: float | None,
            max_flips: int | None, max_capped: float | None, max_token_disagreement: float | None,
-           side_by_side: int | None, judge: str | None,
+           min_token_agreement: float | None, max_kl: float | None, side_by_side: int | None, judge: str | None,
            judge_model: str | None,
            judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None,
            pairs_export: str, compress: bool | None) -> None:
@@ -206,7 +206,8 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                               min_compared=min_compared, side_by_side=side_by_side,
                               max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
                               max_flips=max_flips, max_capped=max_capped,
-                              max_token_disagreement=max_token_disagreement, review_url=review_url,
+                              max_token_disagreement=max_token_disagreement, min_token_agreement=min_token_agreement,
+                              max_kl=max_kl, review_url=review_url,
                               pairs_export=pairs_export, compress=compress)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"

@@ -22,7 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from shadowdiff.statistics.scorestats import points, unreadable
+from shadowdiff.statistics.scorestats import per_token, points, unreadable
+from shadowdiff.verdict import tokengates
 from shadowdiff.verdict.result import Acceptance, noisy_replica
 from shadowdiff.vocabulary import Decision, Standing
 
@@ -96,7 +97,10 @@ def _changed(s: Any, verdict: Acceptance) -> Figure:
     if noisy:
         beside += "; the replica is as noisy as the candidate or more"
     # (without a gate: a warning when the candidate surely changes more than the noise floor)
-    status = _against(excess, limit) if limit is not None else ("warn" if excess["low"] > 0 or noisy else "info")
+    if limit is not None:
+        status = tokengates.reading(excess, limit)
+    else:
+        status = "warn" if excess["low"] > 0 or noisy else "info"
     return Figure("changed", "answers changed", value, beside, status, gate)
 
 
@@ -105,46 +109,35 @@ def _agreement(s: Any, verdict: Acceptance) -> Figure | None:
     if not t or not t["pairs"] or t["pooled"] is None:
         return None
     value = f"{_pct(t['pooled'], 2)} of {t['tokens']:,} tokens"
-    limit = verdict.thresholds.get("max_token_disagreement")
-    gate = "" if limit is None else f"--max-token-disagreement {limit * 100:g} points"
+    if (agreement := t.get("agreement")) and agreement.get("low") is not None:
+        value += f" (95 % interval {_pct(agreement['low'], 2)} to {_pct(min(agreement['high'], 1.0), 2)})"
+    gates = tokengates.given(verdict.thresholds)
+    gate = "; ".join(g.text(limit) for g, limit in gates)
     why = unreadable(t)
     if why:
         return Figure("token-agreement", "token agreement (teacher-forced)", value, why,
-                      "warn" if limit is None else "incomplete", gate)
+                      "incomplete" if gates else "warn", gate)
     # read against the baseline's own agreement with its answers, never alone (scorestats)
+    excess = t.get("excess_disagreement")
     beside = (f"the baseline's own {_pct(t['baseline_agreement'], 2)}; the candidate disagrees beyond it on "
-              f"{points(t.get('excess_disagreement'))}")
+              f"{points(excess)}")
+    beyond = None
     if floor and floor.get("excess_disagreement"):
+        beyond = t.get("beyond_replica")
         beside += (f"; noise floor (the replica) {points(floor['excess_disagreement'])}, the candidate beyond the "
-                   f"replica {points(t.get('beyond_replica'))}")
+                   f"replica {points(beyond)}")
     else:
         beside += "; no noise floor (no replica scored)"
-    if t.get("kl_per_token") is not None:
-        beside += f"; KL {_kl(t)} a token"
-    return Figure("token-agreement", "token agreement (teacher-forced)", value, beside,
-                  _token_status(t.get("excess_disagreement"), limit), gate)
-
-
-def _kl(t: dict[str, Any]) -> str:
-    kl = t.get("kl")
-    if kl and kl.get("low") is not None:
-        return f"{kl['estimate']:.4f} (95 % interval {kl['low']:.4f} to {kl['high']:.4f})"
-    return f"{t['kl_per_token']:.4f}"
-
-
-def _token_status(excess: dict[str, Any] | None, limit: float | None) -> str:
-    """``--max-token-disagreement``'s reading of the excess (``Acceptance.gate_tokens``); info without it."""
-    if limit is None:
-        return "info"
-    if not excess or excess.get("high") is None:
-        return "incomplete"
-    return _against(excess, limit)
-
-
-def _against(interval: dict[str, Any], limit: float) -> str:
-    """A gate on an interval: it fails when the whole interval is above its limit, and
-    passes only when the whole interval is within it."""
-    return "fail" if interval["low"] > limit else "pass" if interval["high"] <= limit else "incomplete"
+    if t.get("kl") is not None:
+        beside += f"; KL {per_token(t['kl'])}"
+    if gates:
+        status = tokengates.status(t, gates)
+    else:
+        # (without a gate: a warning when the candidate surely departs beyond the noise floor,
+        # or beyond the baseline's own reading where there is no replica)
+        surely = beyond if beyond is not None else excess
+        status = "warn" if surely and surely.get("low") is not None and surely["low"] > 0 else "info"
+    return Figure("token-agreement", "token agreement (teacher-forced)", value, beside, status, gate)
 
 
 def _factual(verdict: Acceptance) -> Figure:

@@ -46,7 +46,7 @@ from shadowdiff.report.diffview import sides_view
 from shadowdiff.report.plots import report_plots
 from shadowdiff.report.requestview import request_view
 from shadowdiff.report.summary import OUTCOMES, Summary, summarize
-from shadowdiff.statistics.scorestats import points, unreadable
+from shadowdiff.statistics.scorestats import per_token, percent, points, unreadable
 from shadowdiff.store import Store, StoredPair
 from shadowdiff.triage.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.triage.signals import SIGNAL_KINDS
@@ -309,7 +309,7 @@ def speed_rows(s: Summary) -> list[dict[str, str]]:
 def _agreement(tally: dict[str, Any] | None) -> str:
     if not tally or tally["pooled"] is None:
         return "—"
-    return f"{tally['pooled'] * 100:.2f} %"
+    return percent(tally.get("agreement")) if tally.get("agreement") else f"{tally['pooled'] * 100:.2f} %"
 
 
 def token_agreement_lines(s: Summary) -> list[str]:
@@ -337,8 +337,8 @@ def token_agreement_lines(s: Summary) -> list[str]:
                 lines.append(f"  the replica (noise floor) on {points(floor['excess_disagreement'])}; the candidate "
                              f"beyond the replica, on the same answers: {points(t.get('beyond_replica'))}")
         if t["kl_per_token"] is not None:
-            lines.append(f"  how far the probabilities moved: KL(baseline || candidate) {t['kl_per_token']:.4f} nats a "
-                         f"token (from the top-{TOP_K}), the baseline token's log-probability {t['mean_drop']:+.3f} "
+            lines.append(f"  how far the probabilities moved: KL(baseline || candidate) {per_token(t.get('kl'))} "
+                         f"(from the top-{TOP_K}), the baseline token's log-probability {t['mean_drop']:+.3f} "
                          f"lower on average, {t['max_drop']:+.2f} at worst")
         if t["cascades"]:
             lines.append(f"  {t['cascades']} pairs changed in substance are cascades: the candidate agrees on "
@@ -460,6 +460,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
                   side_by_side: int | None = SIDE_BY_SIDE, max_excess_divergence: float | None = None,
                   max_factual_rate: float | None = None, max_flips: int | None = None,
                   max_capped: float | None = None, max_token_disagreement: float | None = None,
+                  min_token_agreement: float | None = None, max_kl: float | None = None,
                   review_url: str | None = None,
                   pairs_export: PairsExport | str = PairsExport.AUTO, compress: bool | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
@@ -474,12 +475,14 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     gates = gating.resolve(store.run(run_id).settings, gating.given(
         min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
         max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,
-        max_capped=max_capped, max_token_disagreement=max_token_disagreement), "report")
+        max_capped=max_capped, max_token_disagreement=max_token_disagreement,
+        min_token_agreement=min_token_agreement, max_kl=max_kl), "report")
     verdict = acceptance(store, run_id, min_reviewed=gates.value("min_reviewed"), max_errors=gates.value("max_errors"),
                          min_compared=gates.value("min_compared"), max_capped=gates.value("max_capped"))
     verdict.gate(summary.excess_divergence, gates.value("max_excess_divergence"), gates.value("max_factual_rate"))
     verdict.gate_flips(summary.flips, gates.value("max_flips"))
-    verdict.gate_tokens(summary.token_agreement, gates.value("max_token_disagreement"))
+    verdict.gate_tokens(summary.token_agreement, gates.value("max_token_disagreement"),
+                        min_agreement=gates.value("min_token_agreement"), max_kl=gates.value("max_kl"))
     verdict.gates = gates.as_json()
     exports = Exports.of(pairs_export, compress, summary.stored)
     with _staged(out, PAIRS_FILES) as staging:

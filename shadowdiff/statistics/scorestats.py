@@ -54,6 +54,7 @@ class ScoreTally:
     excess: ClusteredRatio = field(default_factory=ClusteredRatio)           # beyond the baseline's own
     beyond_replica: ClusteredRatio = field(default_factory=ClusteredRatio)   # beyond the replica's
     kl: ClusteredRatio = field(default_factory=ClusteredRatio)               # per token, over prompts
+    agreement: ClusteredRatio = field(default_factory=ClusteredRatio)        # the pooled agreement, over prompts
 
     def add(self, score: dict[str, Any] | None, replica: dict[str, Any] | None = None) -> None:
         """One pair's score; ``replica``: the replica's score of the same answer, if any."""
@@ -71,6 +72,7 @@ class ScoreTally:
         self.tokens += n
         self.agreed += int(score["agreed"])
         self.agreement_sum += agreement
+        self.agreement.add(int(score["agreed"]), n)
         self.cascades += bool(score.get("cascade"))
         self.bins[_bin(agreement)] += 1
         if score.get("kl") is not None:
@@ -92,6 +94,7 @@ class ScoreTally:
         measured = self.kl_tokens or None
         return {
             "pooled": self.agreed / self.tokens if self.tokens else None,
+            "agreement": _excess(self.agreement),   # the same, with its 95 % interval over prompts
             "pairs": self.pairs, "tokens": self.tokens, "agreed": self.agreed,
             "mean_per_pair": self.agreement_sum / self.pairs if self.pairs else None,
             "distribution": [*({"from": EDGES[i], "to": EDGES[i + 1], "pairs": n}
@@ -156,6 +159,26 @@ def points(excess: dict[str, Any] | None) -> str:
         text += f" (95 % interval {excess['low'] * 100:+.2f} to {excess['high'] * 100:+.2f}, {excess['pairs']} prompts)"
     else:
         text += f" ({excess['pairs']} prompt: no interval)"
+    return text
+
+
+def percent(share: dict[str, Any] | None) -> str:
+    """A share of tokens (the pooled agreement) in per cent, with its interval when it has one."""
+    if not share:
+        return "—"
+    text = f"{share['estimate'] * 100:.2f} %"
+    if share["low"] is not None:
+        text += f" (95 % interval {share['low'] * 100:.2f} to {share['high'] * 100:.2f} %, {share['pairs']} prompts)"
+    return text
+
+
+def per_token(kl: dict[str, Any] | None) -> str:
+    """A KL divergence per token, in nats, with its interval when it has one."""
+    if not kl:
+        return "—"
+    text = f"{kl['estimate']:.4f} nats a token"
+    if kl["low"] is not None:
+        text += f" (95 % interval {kl['low']:.4f} to {kl['high']:.4f}, {kl['pairs']} prompts)"
     return text
 
 

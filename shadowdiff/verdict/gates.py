@@ -62,6 +62,8 @@ GATES = (
     Gate("max_factual_rate", "--max-factual-rate", None, False, 0.0, 1.0, "max factual rate"),
     Gate("max_flips", "--max-flips", None, True, 0, None, "max flips"),
     Gate("max_token_disagreement", "--max-token-disagreement", None, False, 0.0, 1.0, "max token disagreement"),
+    Gate("min_token_agreement", "--min-token-agreement", None, False, 0.0, 1.0, "min token agreement"),
+    Gate("max_kl", "--max-kl", None, False, 0.0, None, "max KL per token"),
     Gate("max_capped", "--max-capped", MAX_CAPPED, False, 0.0, 1.0, "max capped"),
 )
 BY_NAME = {gate.name: gate for gate in GATES}

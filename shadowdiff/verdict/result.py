@@ -10,7 +10,8 @@ from typing import Any
 
 from shadowdiff.answers.invisible import safe_text
 from shadowdiff.statistics import confidence
-from shadowdiff.statistics.scorestats import points, unreadable
+from shadowdiff.statistics.scorestats import unreadable
+from shadowdiff.verdict import tokengates
 from shadowdiff.verdict.agreement import Agreement, agreement_of
 from shadowdiff.verdict.gates import MAX_CAPPED
 from shadowdiff.vocabulary import Decision, Outcome, Standing
@@ -174,32 +175,43 @@ class Acceptance:
             self._incomplete(f"--max-flips: {flips['ungradable_answers']} answers could not be graded (a pattern "
                              "out of time), and a flip among them would be unseen")
 
-    def gate_tokens(self, agreement: dict[str, Any] | None, limit: float | None) -> None:
-        """The gate on token agreement (``--max-token-disagreement``): the tokens of the
-        baseline's answers the candidate disagrees on beyond the baseline's own disagreement
-        with them (``scorestats``: the excess disagreement, with its 95 % interval over
-        prompts). FAIL when the interval lies above ``limit``; INCOMPLETE while it reaches
-        above it, or when the run was not scored or its figures cannot be read."""
-        if limit is None:
+    def gate_tokens(self, agreement: dict[str, Any] | None, max_disagreement: float | None = None, *,
+                    min_agreement: float | None = None, max_kl: float | None = None) -> None:
+        """The gates on the teacher-forced measures (``shadowdiff.verdict.tokengates``):
+        ``--max-token-disagreement`` on the tokens of the baseline's answers the candidate
+        disagrees on beyond the baseline's own disagreement with them, ``--min-token-agreement``
+        on the candidate's agreement itself, ``--max-kl`` on the KL divergence per token; each
+        with its 95 % interval over prompts. FAIL when an interval lies beyond its limit;
+        INCOMPLETE while one reaches beyond it, or when the run was not scored or its figures
+        cannot be read."""
+        limits = {"max_token_disagreement": max_disagreement, "min_token_agreement": min_agreement,
+                  "max_kl": max_kl}
+        gates = tokengates.given(limits)
+        if not gates:
             return
-        self.thresholds["max_token_disagreement"] = limit
-        flag = f"--max-token-disagreement {limit * 100:g} points"
+        for gate, limit in gates:
+            self.thresholds[gate.name] = limit
+        flags = " and ".join(gate.text(limit) for gate, limit in gates)
         if not agreement or not agreement.get("pairs"):
-            self._incomplete(f"{flag} needs the answers scored teacher-forced, and this run has none (replay "
-                             "--score, or serve --score-rate)")
+            self._incomplete(f"{flags} {'need' if len(gates) > 1 else 'needs'} the answers scored teacher-forced, "
+                             "and this run has none (replay --score, or serve --score-rate)")
             return
         why = unreadable(agreement)
-        excess = agreement.get("excess_disagreement")
         if why is not None:
-            self._incomplete(f"{flag}: {why}")
-        elif not excess or excess.get("high") is None:
-            self._incomplete(f"{flag}: the excess disagreement has no interval (scored on fewer than 2 prompts)")
-        elif excess["low"] > limit:
-            self.fail(f"the candidate disagrees with the baseline's own reading of its answers on "
-                      f"{points(excess)} of their tokens beyond the baseline's own disagreement, above {flag}")
-        elif excess["high"] > limit:
-            self._incomplete(f"{flag}: the excess disagreement, {points(excess)}, reaches above it; more prompts "
-                             "scored would narrow its interval")
+            self._incomplete(f"{flags}: {why}")
+            return
+        for gate, limit in gates:
+            flag, interval = gate.text(limit), agreement.get(gate.key)
+            if not interval or interval.get("high") is None:
+                self._incomplete(f"{flag}: the {gate.what} has no interval (scored on fewer than 2 prompts)")
+                continue
+            read = tokengates.reading(interval, limit, gate.upper)
+            if read == tokengates.FAIL:
+                self.fail(gate.failed.format(measure=gate.measure(interval), flag=flag))
+            elif read == tokengates.INCOMPLETE:
+                self._incomplete(f"{flag}: the {gate.what}, {gate.measure(interval)}, reaches "
+                                 f"{'above' if gate.upper else 'below'} it; more prompts scored would narrow its "
+                                 "interval")
 
     @property
     def unchecked(self) -> int:

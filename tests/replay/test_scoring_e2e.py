@@ -121,18 +121,24 @@ def test_a_baseline_that_does_not_read_its_own_answers_as_its_own_is_said(sides:
     assert "WARNING: the baseline reads its own answers as its top choice on only" in (out / "report.md").read_text()
 
 
-def test_the_token_gate_fails_a_candidate_surely_beyond_it_and_passes_one_surely_within(
-        sides: dict[Side, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize(("gate", "key", "upper"), [("max_token_disagreement", "excess_disagreement", True),
+                                                     ("min_token_agreement", "agreement", False),
+                                                     ("max_kl", "kl", True)])
+def test_each_token_gate_fails_a_candidate_surely_beyond_it_and_passes_one_surely_within(
+        sides: dict[Side, str], tmp_path: Path, gate: str, key: str, upper: bool) -> None:
     from shadowdiff.report.headline import figures
     from shadowdiff.report.summary import summarize
     from shadowdiff.report.write import write_reports
 
+    flag = "--" + gate.replace("_", "-")
     out = tmp_path / "out"
     run_replay(replay_settings(MT_BENCH, sides), out, None, resume=False)   # (80 prompts: a narrower interval)
     t = json.loads((out / "summary.json").read_text())["token_agreement"]
-    excess, kl = t["excess_disagreement"], t["kl"]
+    excess, kl, measure = t["excess_disagreement"], t["kl"], t[key]
     assert 0 < excess["low"] <= excess["estimate"] <= excess["high"]   # fp8 departs on some tokens of most changes
     assert 0 < kl["low"] <= kl["estimate"] <= kl["high"] and kl["estimate"] == pytest.approx(t["kl_per_token"])
+    assert t["agreement"]["estimate"] == pytest.approx(t["pooled"]) and t["agreement"]["high"] < 1
+    low, high = measure["low"], measure["high"]
     store = Store.open(out / STORE_FILE)
     try:
         run = store.latest_run("replay")
@@ -140,18 +146,24 @@ def test_the_token_gate_fails_a_candidate_surely_beyond_it_and_passes_one_surely
 
         def decide(limit: float | None) -> Any:
             return write_reports(store, run.id, tmp_path / f"at-{limit}", min_reviewed=0, min_compared=1,
-                                 max_token_disagreement=limit).acceptance
+                                 **{gate: limit}).acceptance
 
         def status(verdict: Any) -> str:
             return next(f.status for f in figures(summarize(store, run.id), verdict) if f.key == "token-agreement")
 
-        ungated, beyond = decide(None), decide(excess["low"] / 2)
-        within, between = decide(min(1.0, excess["high"] * 2)), decide((excess["low"] + excess["high"]) / 2)
+        if upper:
+            beyond, within = decide(low / 2), decide(high * 2)
+        else:
+            beyond, within = decide((high + 1) / 2), decide(low / 2)
+        ungated, between = decide(None), decide((low + high) / 2)
         # (a FAIL line leads with what failed it)
-        assert beyond.decision.name == "FAIL" and "--max-token-disagreement" in beyond.reasons[0], beyond.reasons
-        assert status(beyond) == "fail" and status(within) == "pass" and status(ungated) == "info"
+        assert beyond.decision.name == "FAIL" and flag in beyond.reasons[0], beyond.reasons
+        assert beyond.thresholds[gate] is not None and gate not in ungated.thresholds
+        # (ungated: amber, for the candidate surely departs beyond the noise floor)
+        assert status(beyond) == "fail" and status(within) == "pass" and status(ungated) == "warn"
         assert within.decision == ungated.decision and within.reasons == ungated.reasons
-        assert between.decision.name in ("INCOMPLETE", "FAIL") and "reaches above it" in " ".join(between.reasons)
+        assert between.decision.name in ("INCOMPLETE", "FAIL")
+        assert f"reaches {'above' if upper else 'below'} it" in " ".join(between.reasons)
         assert status(between) == "incomplete"
     finally:
         store.close()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from shadowdiff.answers.compare import compare, compare_answers, error_comparison
 from shadowdiff.answers.records import Answer, Choice, Pair
@@ -158,7 +161,8 @@ def test_factual_verdicts_against_the_baseline_are_not_regressions(tmp_path: Pat
 def test_options_out_of_range_are_usage_errors(tmp_path: Path) -> None:
     make_run(tmp_path)[0].close()
     for args in (("--min-reviewed", "-1"), ("--min-reviewed", "90"), ("--max-errors", "-1"), ("--min-compared", "0"),
-                 ("--min-reviewed", "nan")):
+                 ("--min-reviewed", "nan"), ("--min-token-agreement", "95"), ("--max-kl", "inf"),
+                 ("--max-kl", "-0.1"), ("--max-token-disagreement", "nan")):
         answer = run_report(tmp_path, *args)
         assert answer.returncode == 3, (args, answer.stderr)   # no decision: never read as FAIL or INCOMPLETE
         assert "Invalid value" in answer.stderr
@@ -599,6 +603,50 @@ def test_verdicts_stored_after_the_reveal_decide_nothing(store: Store, tmp_path:
     assert result.after_reveal == 2 and result.agreement.disagreements == ()
     assert "2 verdicts given by a reviewer to a pair they had already judged" in result.text()
     assert result.as_json()["after_reveal"] == 2
+
+
+def _scored(agreement: tuple[float, float, float], excess: tuple[float, float, float] | None,
+            kl: tuple[float, float, float] | None) -> dict[str, Any]:
+    """A run's token agreement as ``scorestats`` sums it up: (estimate, low, high) per measure."""
+    def interval(m: tuple[float, float, float] | None) -> dict[str, Any] | None:
+        return None if m is None else {"estimate": m[0], "low": m[1], "high": m[2], "pairs": 20, "tokens": 2000}
+    return {"pairs": 20, "tokens": 2000, "pooled": agreement[0], "baseline_agreement": 1.0,
+            "agreement": interval(agreement), "excess_disagreement": interval(excess), "kl": interval(kl)}
+
+
+@pytest.mark.parametrize(("gates", "reason"), [
+    ({"min_agreement": 0.9}, "on only 74.90 % (95 % interval 70.00 to 80.00 %, 20 prompts) of their tokens, below "
+                             "--min-token-agreement 90 %"),
+    ({"max_kl": 0.05}, "a KL divergence of 0.1900 nats a token (95 % interval 0.1500 to 0.2300, 20 prompts), above "
+                       "--max-kl 0.05 nats a token"),
+    ({"max_disagreement": 0.1}, "on +25.10 points (95 % interval +20.00 to +30.00, 20 prompts) of their tokens beyond "
+                                "the baseline's own disagreement, above --max-token-disagreement 10 points"),
+])
+def test_the_token_gates_tell_a_mild_quantization_from_a_harsh_one(gates: dict[str, float], reason: str) -> None:
+    """Every answer may change in both; the gates on the token measures still pass the one and fail the other
+    (the figures: Q8_0 and Q4_0 of SmolLM2-135M against F16 on llama.cpp, 20 MT-Bench prompts)."""
+    mild = _scored((0.960, 0.950, 0.970), (0.040, 0.030, 0.050), (0.003, 0.002, 0.004))
+    harsh = _scored((0.749, 0.700, 0.800), (0.251, 0.200, 0.300), (0.19, 0.15, 0.23))
+    passed, failed = Acceptance(Decision.PASS), Acceptance(Decision.PASS)
+    passed.gate_tokens(mild, **gates)
+    failed.gate_tokens(harsh, **gates)
+    assert passed.decision is Decision.PASS and not passed.reasons
+    assert failed.decision is Decision.FAIL and reason in failed.reasons[0], failed.reasons
+
+
+def test_a_token_gate_whose_interval_straddles_its_limit_or_is_missing_is_incomplete() -> None:
+    scored = _scored((0.96, 0.94, 0.98), (0.04, 0.02, 0.06), None)
+    for gates, words in (({"min_agreement": 0.95}, "reaches below it"),
+                         ({"max_disagreement": 0.05}, "reaches above it"),
+                         ({"max_kl": 0.1}, "the KL divergence per token has no interval")):
+        result = Acceptance(Decision.PASS)
+        result.gate_tokens(scored, **gates)
+        assert result.decision is Decision.INCOMPLETE and words in result.reasons[0], (gates, result.reasons)
+    # two gates on a run never scored: one sentence names both
+    result = Acceptance(Decision.PASS)
+    result.gate_tokens(None, 0.02, max_kl=0.1)
+    assert result.reasons == ["--max-token-disagreement 2 points and --max-kl 0.1 nats a token need the answers "
+                              "scored teacher-forced, and this run has none (replay --score, or serve --score-rate)"]
 
 
 def test_a_fail_line_leads_with_what_failed_it() -> None:
