@@ -19,6 +19,7 @@ from shadowdiff.commands.options import (
     NoDecisionUsage,
     NumberOr,
     allow_same_target_option,
+    bench_option,
     confidence_gate_options,
     decision_gate_options,
     extra_body_option,
@@ -37,7 +38,7 @@ from shadowdiff.commands.options import (
 )
 from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
 from shadowdiff.replay import logs
-from shadowdiff.report import SIDE_BY_SIDE
+from shadowdiff.report import SIDE_BY_SIDE, benchfigures
 from shadowdiff.triage.grading import Grader
 from shadowdiff.verdict import gates as gating
 from shadowdiff.vocabulary import Decision, Side
@@ -161,6 +162,7 @@ def _resume_command(ctx: click.Context) -> str:
 @confidence_gate_options
 @flip_gate_option
 @token_gate_options
+@bench_option
 @side_by_side_option
 @review_url_option
 def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseline_model: str | None,
@@ -173,7 +175,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            references: Path | None, grader: str | None, max_flips: int | None, review_url: str | None,
            min_reviewed: float | None, max_errors: int | None, min_compared: int | None, max_capped: float | None,
            max_token_disagreement: float | None, min_token_agreement: float | None,
-           max_kl: float | None, allow_same_target: bool) -> None:
+           max_kl: float | None, bench: Path | None, allow_same_target: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -208,7 +210,8 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
                              max_token_disagreement=max_token_disagreement,
                              min_token_agreement=min_token_agreement, max_kl=max_kl)
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side, gates=given,
-                             review_url=review_url, allow_same_target=allow_same_target)
+                             review_url=review_url, allow_same_target=allow_same_target,
+                             bench=benchfigures.read(bench) if bench else None)
     except Interrupted as stopped:
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
@@ -254,10 +257,12 @@ class _Incomplete(click.ClickException):
 
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
                side_by_side: int | None = SIDE_BY_SIDE, gates: Mapping[str, Any] | None = None,
-               review_url: str | None = None, allow_same_target: bool = False) -> Acceptance:
+               review_url: str | None = None, allow_same_target: bool = False,
+               bench: dict[str, Any] | None = None) -> Acceptance:
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict.
     ``gates``: the gates given (``shadowdiff.verdict.gates.given``), stored with the run so that
-    ``report`` decides with them too."""
+    ``report`` decides with them too; ``bench``: a bench file's figures
+    (``shadowdiff.report.benchfigures.read``), stored with the run for its reports' speed figure."""
     from shadowdiff.replay.preflight import check_sides
     from shadowdiff.replay.references import Grading, read_references
     from shadowdiff.replay.runner import Replay
@@ -280,6 +285,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     try:
         run_id = _run_for(store, settings, fmt, resume)
         _record_gates(store, run_id, gates or {})
+        if bench is not None:
+            store.set_run_setting(run_id, benchfigures.SETTINGS_KEY, bench)
         total = logs.count(settings.log, fmt)
         bar, update = _progress(total)
         # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)

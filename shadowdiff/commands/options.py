@@ -233,6 +233,12 @@ def token_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
                              "it reaches above it. Needs scored answers (replay --score).")(f)
 
 
+bench_option = click.option(
+    "--bench", "bench", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="A `shadowdiff bench --out` file measured on the same servers: the report's speed figure is then "
+         "bench's (each side alone, alternated rounds, an interval), the run's own beside it.")
+
+
 extra_body_option = click.option(
     "--extra-body", "extra_body", multiple=True, metavar="FIELD=JSON",
     help="A field sent in every request's body, over the log's (repeatable; the value is JSON): what an engine "

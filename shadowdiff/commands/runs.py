@@ -21,6 +21,7 @@ from shadowdiff.commands.listen import bind, check_forwarded, check_tls, transpo
 from shadowdiff.commands.options import (
     Finite,
     NoDecisionUsage,
+    bench_option,
     click_error,
     confidence_gate_options,
     decision_gate_options,
@@ -147,6 +148,8 @@ class _ReportCommand(click.Command):
             raise NoDecisionUsage(exc.format_message(), exc.ctx) from exc
         except click.ClickException as exc:
             raise _NoReport(exc.format_message()) from exc
+        except ShadowdiffError as exc:   # input or settings it said what is wrong with: no traceback
+            raise _NoReport(str(exc)) from exc
         except Exception as exc:   # an unwritable --out, a database gone: still no decision
             # (the traceback quotes what a server or a store said: no raw ESC or CR to the terminal)
             click.echo(safe_text(traceback.format_exc(), lines=True), err=True, nl=False)
@@ -162,6 +165,7 @@ class _ReportCommand(click.Command):
 @confidence_gate_options
 @flip_gate_option
 @token_gate_options
+@bench_option
 @side_by_side_option
 @review_url_option
 @judge_options(required=False)
@@ -178,8 +182,8 @@ class _ReportCommand(click.Command):
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float | None, max_errors: int | None,
            min_compared: int | None, max_excess_divergence: float | None, max_factual_rate: float | None,
            max_flips: int | None, max_capped: float | None, max_token_disagreement: float | None,
-           min_token_agreement: float | None, max_kl: float | None, side_by_side: int | None, judge: str | None,
-           judge_model: str | None,
+           min_token_agreement: float | None, max_kl: float | None, bench: Path | None,
+           side_by_side: int | None, judge: str | None, judge_model: str | None,
            judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None,
            pairs_export: str, compress: bool | None) -> None:
     """Write the reports of a run, and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE (3: no report could be made).
@@ -191,8 +195,11 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
     where each came from. With --judge, an LLM judge first fills in suggestions for pairs
     that have none; suggestions never count toward PASS.
     """
+    from shadowdiff.report.benchfigures import read
     from shadowdiff.report.write import write_reports
     from shadowdiff.store.members import RunMembers, describe
+
+    figures = read(bench) if bench else None     # (read before the store is opened: a bad file changes nothing)
 
     if compress and pairs_export == "none":
         click.echo("warning: --compress does nothing with --pairs-export none (no per-pair file is written)",
@@ -207,7 +214,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                               max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
                               max_flips=max_flips, max_capped=max_capped,
                               max_token_disagreement=max_token_disagreement, min_token_agreement=min_token_agreement,
-                              max_kl=max_kl, review_url=review_url,
+                              max_kl=max_kl, review_url=review_url, bench=figures,
                               pairs_export=pairs_export, compress=compress)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"

@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+from shadowdiff.report import benchfigures
 from shadowdiff.statistics.scorestats import per_token, points, unreadable
 from shadowdiff.verdict import tokengates
 from shadowdiff.verdict.result import Acceptance, noisy_replica
@@ -215,6 +217,18 @@ def _capped(verdict: Acceptance) -> Figure | None:
 
 
 def _speed(s: Any) -> Figure | None:
+    bench = getattr(s, "bench", None)
+    own = _own_speed(s)
+    if bench:
+        return _benched(s, bench, own)
+    if own is None:
+        return None
+    value, beside = own
+    return Figure("speed", "speed (candidate/baseline, p50)", value, f"{beside}; {_load(s)}; {BENCH_ADVICE}", "info")
+
+
+def _own_speed(s: Any) -> tuple[str, str] | None:
+    """The run's own speed figure and what is beside it (None when it measured none)."""
     ratios = s.ratios
     if all(r is None for r in ratios.values()):
         return None
@@ -222,20 +236,35 @@ def _speed(s: Any) -> Figure | None:
     def ratio(key: str) -> str:
         return "—" if ratios[key] is None else f"{ratios[key]:.2f}x"
 
-    load = _load(s)
     if ratios["tokens_per_second_p50"] is not None:
-        return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('tokens_per_second_p50')} output tokens/s",
-                      f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster); "
-                      + load, "info")
+        return (f"{ratio('tokens_per_second_p50')} output tokens/s",
+                f"TTFT {ratio('ttft_p50')}, end-to-end latency {ratio('latency_p50')} (below 1: faster)")
     # no decoding pace (answers not streamed): the times alone
-    return Figure("speed", "speed (candidate/baseline, p50)", f"{ratio('latency_p50')} end-to-end latency",
-                  f"TTFT {ratio('ttft_p50')} (below 1: faster); no output tokens/s: no answer's tokens arrived apart "
-                  f"(not streamed, one token, or every token in one read); {load}",
-                  "info")
+    return (f"{ratio('latency_p50')} end-to-end latency",
+            f"TTFT {ratio('ttft_p50')} (below 1: faster); no output tokens/s: no answer's tokens arrived apart "
+            "(not streamed, one token, or every token in one read)")
+
+
+def _benched(s: Any, bench: dict[str, Any], own: tuple[str, str] | None) -> Figure:
+    """The speed figure from ``shadowdiff bench`` (``benchfigures``), the run's own beside it."""
+    levels = bench["ratios"]
+    value = "; ".join(benchfigures.ratio_text(r, what="output tokens/s") + (
+        f" at concurrency {r['concurrency']}" if len(levels) > 1 else "") for r in levels)
+    first = levels[0]
+    beside = (f"shadowdiff bench ({bench['file']}): each side alone, {first['rounds']} alternated rounds"
+              + (f", concurrency {first['concurrency']}" if len(levels) == 1 else "")
+              + f"; TTFT {benchfigures.ratio_text(first, 'ttft_p50')}, latency "
+              f"{benchfigures.ratio_text(first, 'latency_p50')} (below 1: faster)")
+    if own is not None:
+        beside += f". This run's own: {own[0]}, {_load(s)}"
+    elsewhere = benchfigures.other_servers(bench, s.settings.get("sides") or {})
+    if elsewhere:
+        beside += ". The bench measured other servers than this run: " + "; ".join(elsewhere)
+    return Figure("speed", "speed (candidate/baseline, bench)", value, beside, "warn" if elsewhere else "info")
 
 
 BENCH_ADVICE = ("for a speed decision, `shadowdiff bench` measures each side alone, in alternated rounds, "
-                "with an interval")
+                "with an interval (give its file to replay or report with --bench)")
 
 
 def _load(s: Any) -> str:
@@ -243,11 +272,25 @@ def _load(s: Any) -> str:
     if s.kind == "replay":
         concurrency = s.settings.get("concurrency")
         at_once = f"{concurrency} prompts at a time" if concurrency else "several prompts at a time"
-        return (f"measured under the replay's own load ({at_once}, both sides asked at once, so each side's "
-                f"requests load the other's wherever they share a machine); {BENCH_ADVICE}")
+        return f"measured under the replay's own load ({at_once}, both sides asked at once; {_hosts(s)})"
     if s.kind == "serve":
-        return f"measured under the live traffic mirrored, as it came; {BENCH_ADVICE}"
-    return BENCH_ADVICE
+        return "measured under the live traffic mirrored, as it came"
+    return "measured under the run's own load"
+
+
+def _hosts(s: Any) -> str:
+    """Whether the sides' servers share a host, as far as their addresses tell."""
+    sides = s.settings.get("sides") or {}
+    hosts = {}
+    for side, info in sides.items():
+        url = info.get("url") if isinstance(info, dict) else info
+        if isinstance(url, str):
+            hosts[side] = (urlsplit(url).hostname or "").lower()
+    names = set(hosts.values())
+    if len(hosts) > 1 and len(names) == 1:
+        every = "both servers" if len(hosts) == 2 else f"all {len(hosts)} servers"
+        return f"{every} at one host, {next(iter(names))}, so each side's requests slowed the other's"
+    return "servers at different hosts, which may still share a machine"
 
 
 def decision_class(decision: Decision) -> str:
@@ -282,6 +325,6 @@ def settings_rows(s: Any) -> list[tuple[str, str]]:
             rows.append((name, json.dumps(value, ensure_ascii=False)))
 
     for key, value in s.settings.items():
-        if key not in ("sides", "versions", "labels"):
+        if key not in ("sides", "versions", "labels", benchfigures.SETTINGS_KEY):
             add(str(key), value)
     return rows

@@ -118,6 +118,9 @@ class Summary:
     # when no pair had a reference, only the counts when none was graded on both sides
     flips: dict[str, Any] | None = None
     finished_at: str | None = None        # None: the run did not finish (or is still going)
+    # a `shadowdiff bench --out` file's figures (shadowdiff.report.benchfigures): stored with the
+    # run by replay --bench, or given to this report by report --bench; None without one
+    bench: dict[str, Any] | None = None
 
     @property
     def changed_rate(self) -> float | None:

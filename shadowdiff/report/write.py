@@ -41,7 +41,7 @@ from markupsafe import Markup
 
 from shadowdiff.answers.invisible import add_filters, json_text, safe_text
 from shadowdiff.answers.targets import same_target
-from shadowdiff.report import SIDE_BY_SIDE, headline
+from shadowdiff.report import SIDE_BY_SIDE, benchfigures, headline
 from shadowdiff.report.diffview import sides_view
 from shadowdiff.report.plots import report_plots
 from shadowdiff.report.requestview import request_view
@@ -451,6 +451,13 @@ def summary_text(s: Summary) -> str:
                          "token in one read): " + ", ".join(undecoded))
         if counted := token_sources_text(s):
             lines.append(f"  output token counts: {counted}")
+    if s.bench:
+        lines.append(f"speed by shadowdiff bench ({s.bench['file']}: each side alone, alternated rounds), "
+                     "candidate/baseline output tokens/s:")
+        lines += [f"  concurrency {r['concurrency']}, {r['rounds']} rounds: "
+                  f"{benchfigures.ratio_text(r, what='output tokens/s')}; latency p50 "
+                  f"{benchfigures.ratio_text(r, 'latency_p50')}"
+                  for r in s.bench["ratios"]]
     lines += caveats(s)
     return "\n".join(lines)
 
@@ -461,17 +468,19 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
                   max_factual_rate: float | None = None, max_flips: int | None = None,
                   max_capped: float | None = None, max_token_disagreement: float | None = None,
                   min_token_agreement: float | None = None, max_kl: float | None = None,
-                  review_url: str | None = None,
+                  bench: dict[str, Any] | None = None, review_url: str | None = None,
                   pairs_export: PairsExport | str = PairsExport.AUTO, compress: bool | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them); ``review_url`` is the review UI's address
-    (``…/review``), for a link from each pair to its page there; ``pairs_export`` and
+    (``…/review``), for a link from each pair to its page there; ``bench``: a ``bench --out``
+    file's figures (``benchfigures.read``) for this report, over those stored with the run; ``pairs_export`` and
     ``compress`` (None: beyond ``EXPORT_LIMIT`` pairs) choose the per-pair files (``Exports``).
     A gate left at None comes from the run's settings, else its default
     (``shadowdiff.verdict.gates``); one given (to ``report``: nothing else passes one)
     overrides the run's."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
+    summary.bench = bench if bench is not None else benchfigures.stored(summary.settings)
     gates = gating.resolve(store.run(run_id).settings, gating.given(
         min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
         max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,

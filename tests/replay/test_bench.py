@@ -150,3 +150,56 @@ def test_errors_and_bad_input(start_simulator: Callable[..., str], tmp_path: Pat
     empty.write_text("")
     result = bench("--baseline", base, "--candidate", base, "--prompts", str(empty))
     assert result.returncode == 1 and "Error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_bench_file_is_the_reports_speed_figure_and_a_bad_one_is_refused(
+        start_simulator: Callable[..., str], tmp_path: Path) -> None:
+    """``replay --bench`` stores bench's figures with the run; its reports, and ``report`` on
+    the run again, lead with them and keep the run's own beside them, as measured under load."""
+    slow = start_simulator(served_model_names=(BASE,), latency=LatencyModel(tpot=0.002))
+    fast = start_simulator(served_model_names=(FP8,), latency=LatencyModel(tpot=0.002, speed=2.0))
+    figures = tmp_path / "bench.json"
+    measured = bench("--baseline", slow, "--candidate", fast, "--concurrency", "1", "--requests", "3",
+                     "--rounds", "3", "--max-tokens", "16", "--out", str(figures))
+    assert measured.returncode == 0, measured.stderr
+    log = tmp_path / "prompts.txt"
+    log.write_text("".join(f"Say something about {topic}.\n" for topic in ("rain", "tea", "maps", "bees")))
+    out = tmp_path / "run"
+    ran = cli.shadowdiff("replay", log, "--baseline", slow, "--candidate", fast, "--out", out,
+                         "--max-tokens", "8", "--bench", figures)
+    assert ran.returncode == 0, ran.stderr
+    report = (out / "report.md").read_text()
+    assert "speed (candidate/baseline, bench)" in report and "output tokens/s, faster" in report, report
+    assert "This run's own:" in report and "both servers at one host, 127.0.0.1" in report
+    assert "measured other servers" not in report
+    stored = json.loads((out / "summary.json").read_text())["bench"]
+    assert stored["file"] == "bench.json" and stored["ratios"][0]["tokens_per_second_verdict"] == "faster"
+    assert "speed by shadowdiff bench (bench.json" in ran.stdout
+    again = cli.shadowdiff("report", out, "--out", tmp_path / "again")
+    assert "speed by shadowdiff bench (bench.json" in again.stdout, again.stdout + again.stderr
+
+    # a bench of another server is shown, and said to be of another server
+    other = json.loads(figures.read_text())
+    other["candidate"]["url"] = "http://10.0.0.9:8000/v1"
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    elsewhere = cli.shadowdiff("report", out, "--out", tmp_path / "other", "--bench", tmp_path / "other.json")
+    assert elsewhere.returncode in (0, 2), elsewhere.stderr
+    assert "measured other servers than this run: the candidate at http://10.0.0.9:8000/v1" in \
+        (tmp_path / "other" / "report.md").read_text()
+
+    # what bench never writes is refused, by report (no decision: 3) and by replay before any request
+    inverted = json.loads(figures.read_text())
+    low, high = inverted["ratios"][0]["tokens_per_second_interval"]
+    inverted["ratios"][0]["tokens_per_second_interval"] = [high * 2, low]
+    bad = {"garbage.json": "{not json", "empty.json": json.dumps({"ratios": []}),
+           "inverted.json": json.dumps(inverted), "list.json": "[1, 2]"}
+    before = served(slow)
+    for name, text in bad.items():
+        (tmp_path / name).write_text(text)
+        refused = cli.shadowdiff("report", out, "--out", tmp_path / "bad", "--bench", tmp_path / name)
+        assert refused.returncode == 3 and f"--bench {tmp_path / name}" in refused.stderr, (name, refused.stderr)
+        assert "Traceback" not in refused.stderr
+        replayed = cli.shadowdiff("replay", log, "--baseline", slow, "--candidate", fast, "--out",
+                                  tmp_path / f"run-{name}", "--bench", tmp_path / name)
+        assert replayed.returncode == 1 and "--bench" in replayed.stderr and "Traceback" not in replayed.stderr
+    assert served(slow) == before     # (preflight asks /v1/models, never a completion)

@@ -1,0 +1,140 @@
+"""A ``shadowdiff bench --out`` file in a run's reports: the speed figure a release is
+decided on.
+
+A replay's own speed figures are measured under the replay's load: both sides asked at
+once, several prompts at a time, often with three servers on one machine. ``bench``
+measures each side alone, in alternated rounds, with an interval per ratio. When a run
+has both (``replay --bench`` stores the file with the run; ``report --bench`` gives one
+to a report), the headline shows bench's and puts the replay's beside it, as the figure
+under the replay's load.
+
+The file is read whole and checked before anything is stored: a hand-edited or truncated
+one is refused with what is wrong, never shown as a speedup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from shadowdiff.errors import InputError
+
+SETTINGS_KEY = "bench"      # in the run's settings
+# bench's verdicts (shadowdiff.replay.bench), the only words a file may carry
+VERDICTS = ("faster", "slower", "no measurable difference", "too few rounds to tell")
+FIGURES = ("tokens_per_second", "ttft_p50", "latency_p50")
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The figures of a bench file, as a run keeps them; ``InputError`` naming what is
+    wrong with one that is not a ``bench --out`` file."""
+    where = f"--bench {path}"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read it ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{where}: not JSON ({exc}); give the file `shadowdiff bench --out` wrote") from None
+    return checked(data, where, path.name)
+
+
+def stored(settings: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The bench figures stored with a run (None without), checked again: a store is data."""
+    data = settings.get(SETTINGS_KEY)
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise InputError("the run's stored bench figures are not bench's; report with --bench FILE, which "
+                         "overrides them")
+    try:
+        return checked(data, "the run's stored bench figures", str(data.get("file") or "bench"))
+    except InputError as exc:
+        raise InputError(f"{exc}; report with --bench FILE, which overrides them") from None
+
+
+def checked(data: Any, where: str, name: str) -> dict[str, Any]:
+    """``data`` as a run keeps bench figures; ``InputError`` for what bench never writes."""
+    if not isinstance(data, dict) or not isinstance(data.get("ratios"), list):
+        raise InputError(f"{where}: not a `shadowdiff bench --out` file (no list of ratios)")
+    ratios = [_ratio(entry, f"{where}: ratio {i + 1}") for i, entry in enumerate(data["ratios"])]
+    if not ratios:
+        raise InputError(f"{where}: it has no ratio (the bench measured no level on both sides)")
+    return {"file": name, "baseline": _side(data.get("baseline"), f"{where}: baseline"),
+            "candidate": _side(data.get("candidate"), f"{where}: candidate"),
+            "max_tokens": data.get("max_tokens") if _count(data.get("max_tokens")) else None,
+            "ratios": ratios}
+
+
+def _side(value: Any, where: str) -> dict[str, str | None]:
+    if not isinstance(value, dict) or not isinstance(value.get("url"), str):
+        raise InputError(f"{where}: no url")
+    model = value.get("model")
+    return {"url": value["url"], "model": model if isinstance(model, str) else None}
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def _ratio(entry: Any, where: str) -> dict[str, Any]:
+    if not isinstance(entry, dict) or not _count(entry.get("concurrency")):
+        raise InputError(f"{where}: no concurrency")
+    rounds = entry.get("rounds")
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
+        raise InputError(f"{where}: no count of rounds")
+    out: dict[str, Any] = {"concurrency": entry["concurrency"], "rounds": rounds}
+    for name in FIGURES:
+        value, interval, verdict = entry.get(name), entry.get(f"{name}_interval"), entry.get(f"{name}_verdict")
+        if value is not None and not _positive(value):
+            raise InputError(f"{where}: {name} {value!r} is not a ratio")
+        if interval is not None and not (isinstance(interval, list) and len(interval) == 2
+                                         and all(_positive(v) for v in interval) and interval[0] <= interval[1]):
+            raise InputError(f"{where}: {name}_interval {interval!r} is not an interval")
+        if verdict not in VERDICTS:
+            raise InputError(f"{where}: {name}_verdict {verdict!r} is not one of bench's verdicts")
+        if value is not None and interval is not None and not interval[0] <= value <= interval[1]:
+            raise InputError(f"{where}: {name} {value} is outside its interval {interval}")
+        out[name], out[f"{name}_interval"], out[f"{name}_verdict"] = value, interval, verdict
+    return out
+
+
+def _where(url: str) -> str:
+    """A server's address as two records of it compare: scheme, host and port, its path
+    without ``/v1`` or a trailing slash."""
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    path = path[:-3] if path.endswith("/v1") else path
+    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{parts.port or ''}{path}"
+
+
+def other_servers(bench: Mapping[str, Any], sides: Mapping[str, Any]) -> list[str]:
+    """Each side the bench measured at another address or model than the run's, in words."""
+    out = []
+    for side in ("baseline", "candidate"):
+        run = sides.get(side)
+        run = run if isinstance(run, dict) else {"url": run}
+        mine = bench.get(side) or {}
+        if not run.get("url") or not mine.get("url"):
+            continue
+        if _where(str(run["url"])) != _where(str(mine["url"])):
+            out.append(f"the {side} at {mine['url']}, the run's at {run['url']}")
+        elif run.get("model") and mine.get("model") and run["model"] != mine["model"]:
+            out.append(f"the {side}'s model {mine['model']}, the run's {run['model']}")
+    return out
+
+
+def ratio_text(entry: Mapping[str, Any], name: str = "tokens_per_second", what: str = "") -> str:
+    """"1.42x [1.39, 1.45] output tokens/s, faster": a ratio, its interval and bench's verdict."""
+    value, interval = entry.get(name), entry.get(f"{name}_interval")
+    if value is None:
+        return "—"
+    text = f"{value:.2f}x" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+    return f"{text}{' ' + what if what else ''}, {entry[f'{name}_verdict']}"
