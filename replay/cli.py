@@ -566,7 +566,7 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
 
     Each side is measured alone, in rounds that alternate the sides (A B, B A, ...), with
     the same prompts at temperature 0, streamed. Output tokens/s is the aggregate the
-    server delivers. Each ratio comes with a 95 % interval (Student's t over the rounds' ratios),
+    server delivers. Each ratio comes with a 99 % interval (Student's t over the rounds' ratios),
     and is called faster or slower only where that interval leaves out 1.00.
     """
     import json

@@ -271,7 +271,8 @@ def _load(s: Any) -> str:
     """What the speed figures were measured under: a replay's or a proxy's own load is not a benchmark's."""
     if s.kind == "replay":
         concurrency = s.settings.get("concurrency")
-        at_once = f"{concurrency} prompts at a time" if concurrency else "several prompts at a time"
+        at_once = ("one prompt at a time" if concurrency == 1 else f"{concurrency} prompts at a time" if concurrency
+                   else "several prompts at a time")
         return f"measured under the replay's own load ({at_once}, both sides asked at once; {_hosts(s)})"
     if s.kind == "serve":
         return "measured under the live traffic mirrored, as it came"

@@ -114,7 +114,10 @@ def test_streams_flow_chunk_by_chunk(start_simulator: Start, start_proxy: Start)
     with HTTP.stream("POST", proxy + "/v1/chat/completions", json=body) as r:
         for piece in r.iter_raw():
             arrivals.append((time.perf_counter() - started, piece))
-    assert len(arrivals) >= 10  # not buffered into one piece
+    # not buffered into one piece: 12 tokens 50 ms apart came in 10 reads or more on a quiet
+    # machine, and in 7 on a loaded one (reads coalesce when the reader falls behind); the
+    # time between the first and the last read below is what tells a buffering proxy
+    assert len(arrivals) >= 4
     # the first token reached the client about 11 decode steps before the primary finished
     assert arrivals[-1][0] - arrivals[0][0] > 0.3
     assert b"".join(p for _, p in arrivals).endswith(b"data: [DONE]\n\n")

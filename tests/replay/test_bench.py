@@ -81,9 +81,9 @@ def test_a_faster_candidate_is_called_faster_and_the_sides_swapped_slower(
     assert faster["latency_p50_verdict"] == "faster"
     assert swapped["tokens_per_second_verdict"] == "slower" and swapped["tokens_per_second_interval"][1] < 1
     assert swapped["latency_p50_verdict"] == "slower"
-    # the swapped ratio is about the first's inverse (two runs: each interval is its own run's,
-    # and rounds of a simulator that sleeps per token hardly vary)
-    assert 0.9 < swapped["tokens_per_second"] * faster["tokens_per_second"] < 1.1
+    # the swapped ratio is about the first's inverse (two runs, each with its own noise: 1.11 was
+    # seen with other tests loading the machine)
+    assert 0.8 < swapped["tokens_per_second"] * faster["tokens_per_second"] < 1.25
 
 
 def _rounds(tokens_per_second: list[float], answers: int = 4) -> tuple[Round, ...]:
@@ -104,7 +104,8 @@ def test_a_ratio_is_called_only_where_its_interval_leaves_out_one() -> None:
     assert low < 1 < high and same["tokens_per_second_verdict"] == "no measurable difference"
     # 1.5x in every round, give or take: faster; its times shorter
     faster = ratios(_levels([100, 104, 97, 101, 99], [150, 149, 152, 148, 151]))[0]
-    assert faster["tokens_per_second_verdict"] == "faster" and faster["tokens_per_second_interval"][0] > 1.4
+    assert faster["tokens_per_second_verdict"] == "faster" and faster["tokens_per_second_interval"][0] > 1.35
+    assert faster["confidence"] == 0.99   # (a call a rollout is decided on: 99 %, not 95 %)
     assert faster["latency_p50_verdict"] == "faster" and faster["latency_p50"] < 1
     # one fast round among slow ones is no difference, however fast
     once = ratios(_levels([100, 100, 100, 100, 100], [100, 99, 101, 300, 100]))[0]

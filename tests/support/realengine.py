@@ -125,20 +125,24 @@ def _build_engine(work: Path, name: str, version: str) -> None:
     # under its new name (nothing here runs its console scripts: servers start with -m).
 
 
+KINDS = ("Q4_1", "F16", "Q8_0", "Q4_0")   # the fields of Models, in order
+
+
 @dataclass(frozen=True)
 class Models:
     q4_1: Path   # as shipped
     f16: Path    # the same weights in 16 bits
     q8_0: Path   # quantized from f16
+    q4_0: Path   # quantized from f16: a harsh quantization beside Q8_0's mild one
 
 
 def models(python: Path, version: str = VERSION) -> Models:
     """The model at its three precisions, made with the llama.cpp of ``python``'s environment
     (llama-cpp-python ``version``)."""
     directory = home() / "models"
-    found = Models(*(directory / f"{STEM}.{kind}.gguf" for kind in ("Q4_1", "F16", "Q8_0")))
+    found = Models(*(directory / f"{STEM}.{kind}.gguf" for kind in KINDS))
     # the quantizer's output may change with llama.cpp: files made by another version are redone
-    stamp = f"{MODEL_WHEEL} {MODEL_SHA256}; quantized by llama-cpp-python {version}\n"
+    stamp = f"{MODEL_WHEEL} {MODEL_SHA256}; {', '.join(KINDS)} quantized by llama-cpp-python {version}\n"
     once(directory, stamp, lambda work: _build_models(work, python))
     return found
 
@@ -161,15 +165,15 @@ def shipped_gguf(python: Path, work: Path, log: Path) -> Path:
 def _build_models(work: Path, python: Path) -> None:
     log = work / "build.log"
     q4_1 = shipped_gguf(python, work, log)
-    f16, q8_0 = (work / f"{STEM}.{kind}.gguf" for kind in ("F16", "Q8_0"))
+    f16, q8_0, q4_0 = (work / f"{STEM}.{kind}.gguf" for kind in ("F16", "Q8_0", "Q4_0"))
     timings = {}
-    for source, target, ftype in ((q4_1, f16, "F16"), (f16, q8_0, "Q8_0")):
+    for source, target, ftype in ((q4_1, f16, "F16"), (f16, q8_0, "Q8_0"), (f16, q4_0, "Q4_0")):
         started = time.monotonic()
         _run(python, "-c", _QUANTIZE, source, target, ftype, log=log)
         timings[target.name] = round(time.monotonic() - started, 1)
     manifest = {path.name: {"bytes": path.stat().st_size, "sha256": sha256(path),
                             "quantize_seconds": timings.get(path.name)}
-                for path in (q4_1, f16, q8_0)}
+                for path in (q4_1, f16, q8_0, q4_0)}
     (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
@@ -226,7 +230,7 @@ def llamacpp_python() -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2(llamacpp_python: Path) -> Models:
-    """SmolLM2-135M-Instruct as Q4_1, F16 and Q8_0 GGUF files (made on first use)."""
+    """SmolLM2-135M-Instruct as Q4_1, F16, Q8_0 and Q4_0 GGUF files (made on first use)."""
     try:
         return models(llamacpp_python)
     except BuildError as exc:
@@ -250,6 +254,12 @@ def f16(llamacpp_python: Path, smollm2: Models, tmp_path_factory: pytest.TempPat
 def q8(llamacpp_python: Path, smollm2: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The candidate: Q8_0, served as ``smol-q8``."""
     yield from _server(llamacpp_python, smollm2.q8_0, "smol-q8", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def q4(llamacpp_python: Path, smollm2: Models, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A harsher candidate: Q4_0, served as ``smol-q4``."""
+    yield from _server(llamacpp_python, smollm2.q4_0, "smol-q4", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
