@@ -1,8 +1,8 @@
 """Speed and degradation decided on a real engine: llama.cpp serving SmolLM2-135M-Instruct
 at F16 (the baseline), Q8_0 (a mild quantization) and Q4_0 (a harsh one).
 
-- ``bench`` of one server against itself finds no difference, and of F16 against Q8_0
-  finds Q8_0 faster, and the same pair swapped slower, by about the inverse;
+- ``bench`` of one server against itself finds no difference, and of F16 against Q4_0
+  finds Q4_0 faster, and the same pair swapped slower, by about the inverse;
 - ``replay`` then ``report`` with the token gates passes Q8_0 and fails Q4_0, though both
   change most answers: token agreement and KL tell the two apart where "changed" cannot.
 
@@ -28,8 +28,9 @@ pytestmark = pytest.mark.realengine
 MT_BENCH = Path(__file__).resolve().parents[2] / "examples" / "mt_bench_questions.jsonl"
 MAX_TOKENS = 32
 GREEDY = ("--extra-body", "repeat_penalty=1.0")   # llama.cpp's server penalizes repeats unless told not to
-# (the gates' limits: between Q8_0's figures and Q4_0's on these prompts, measured at
-# 96-98 % and 0.003-0.01 nats for Q8_0, 70-80 % and 0.15-0.25 nats for Q4_0)
+SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+# (the gates' limits: between Q8_0's figures and Q4_0's, measured on 20 of these prompts at
+# 64 tokens: Q8_0 94.84 % [93.46, 96.23] and 0.0032 nats, Q4_0 70.00 % [66.43, 73.57] and 0.21)
 MIN_AGREEMENT, MAX_KL = 0.9, 0.05
 
 
@@ -54,11 +55,13 @@ def test_bench_of_a_server_against_itself_finds_no_difference(f16: Server, tmp_p
     assert 0.8 < ratio["tokens_per_second"] < 1.25, ratio
 
 
-def test_bench_calls_q8_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16: Server, q8: Server,
+def test_bench_calls_q4_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16: Server, q4: Server,
                                                                              tmp_path: Path) -> None:
-    faster = _bench(f16, q8, tmp_path / "faster.json")["ratios"][0]
-    swapped = _bench(q8, f16, tmp_path / "swapped.json")["ratios"][0]
-    print(f"F16 -> Q8_0 {faster['tokens_per_second']:.2f}x {faster['tokens_per_second_interval']}; "
+    """Q4_0 (about 1.4x F16's pace here; Q8_0's 1.2-1.4x is too near 1 to call surely on a
+    machine the rest of the suite is loading)."""
+    faster = _bench(f16, q4, tmp_path / "faster.json", rounds=12)["ratios"][0]
+    swapped = _bench(q4, f16, tmp_path / "swapped.json", rounds=12)["ratios"][0]
+    print(f"F16 -> Q4_0 {faster['tokens_per_second']:.2f}x {faster['tokens_per_second_interval']}; "
           f"swapped {swapped['tokens_per_second']:.2f}x {swapped['tokens_per_second_interval']}")
     assert faster["tokens_per_second_verdict"] == "faster", faster
     assert swapped["tokens_per_second_verdict"] == "slower", swapped
@@ -70,10 +73,12 @@ def test_bench_calls_q8_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16
 
 @pytest.fixture(scope="module")
 def prompts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Twelve MT-Bench first turns, as plain prompts."""
-    lines = [json.loads(line) for line in MT_BENCH.read_text().splitlines()[:12]]
+    """Eight MT-Bench first turns, as completions prompts in the model's ChatML template:
+    llama.cpp's server scores no chat request (it renders no template for a caller)."""
+    lines = [json.loads(line) for line in MT_BENCH.read_text().splitlines()[:8]]
     path = tmp_path_factory.mktemp("prompts") / "prompts.jsonl"
-    path.write_text("".join(json.dumps({"prompt": q["turns"][0]}) + "\n" for q in lines))
+    path.write_text("".join(json.dumps({"prompt": f"{SYSTEM}<|im_start|>user\n{q['turns'][0]}<|im_end|>\n"
+                                                  "<|im_start|>assistant\n"}) + "\n" for q in lines))
     return path
 
 
