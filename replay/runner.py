@@ -271,8 +271,10 @@ class Replay:
             self._say_if_cut(record, pair)
             if self._stopped is not None:
                 continue        # the writer gave up: take what is queued, so that nothing waits on us
-            # compared on the true answers; stored redacted
-            self._ready.append(await self._redactor.pair_off_loop(pair))
+            # compared on the true answers; stored redacted (in a thread, during which a burst may be
+            # handed over and self._ready replaced: the list is looked up after the await, not before)
+            stored = await self._redactor.pair_off_loop(pair)
+            self._ready.append(stored)
             if len(self._ready) >= HANDOVER_PAIRS:
                 await self._hand_over()
             elif self._flush is None:

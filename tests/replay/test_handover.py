@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -102,5 +103,46 @@ def test_without_a_burst_or_its_delay_nothing_is_stored_before_the_end(tmp_path:
             tally = asyncio.run(Replay(settings, store, run_id).run(logs.LogFormat.BODIES))
         assert app.seen == [0, 0]
         assert tally.done == 2 and sum(1 for _ in store.pairs(run_id)) == 2   # all stored at the end
+    finally:
+        store.close()
+
+
+def test_a_pair_redacted_while_a_burst_is_handed_over_is_stored(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --redact a pair is redacted in a thread; a burst handed over meanwhile must not
+    take the list the pair then joins (it was lost, the run a pair short, and exit 0)."""
+    from shadowdiff.answers.redact import Redactor
+    from shadowdiff.store.writer import PairWriter
+
+    slow_started, first_handed = threading.Event(), threading.Event()
+    redact, submit = Redactor.pair, PairWriter.submit
+
+    def pair(self: Redactor, p: Any) -> Any:          # (in the redaction's thread)
+        if "slow" in p.prompt:
+            slow_started.set()
+            first_handed.wait(10)      # redacted only once the other pair's burst is handed over
+        else:
+            slow_started.wait(10)      # ...which is not before this one is being redacted
+        return redact(self, p)
+
+    def submitted(self: PairWriter, p: Any, size: int = 0) -> None:
+        submit(self, p, size)
+        if "first" in p.prompt:
+            first_handed.set()
+
+    monkeypatch.setattr(Redactor, "pair", pair)
+    monkeypatch.setattr(PairWriter, "submit", submitted)
+    store = Store.open(tmp_path / "store")
+    run_id = store.create_run("replay", {})
+    try:
+        with serve_app(WaitsForTheStore(store, run_id, expected=0)) as url:
+            settings = ReplaySettings(log=_log(tmp_path / "log.jsonl", ["first", "slow"]),
+                                      baseline=Upstream(Side.BASELINE, url, "b"),
+                                      candidate=Upstream(Side.CANDIDATE, url, "c"), concurrency=2, score=False,
+                                      overrides=Overrides(stream=False, logprobs=0), redact=("no such word",))
+            tally = asyncio.run(Replay(settings, store, run_id).run(logs.LogFormat.BODIES))
+        assert first_handed.is_set() and slow_started.is_set()   # the hand-over did come mid-redaction
+        assert tally.done == 2
+        assert sorted(p["prompt"] for p in store.pairs(run_id)) == ["first", "slow"]
     finally:
         store.close()
