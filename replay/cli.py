@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import re
 import shlex
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,7 +38,7 @@ from shadowdiff.commands.options import (
     timeout_option,
     token_gate_options,
 )
-from shadowdiff.errors import ConfigError, InputError, ShadowdiffError
+from shadowdiff.errors import INTERRUPTED, ConfigError, InputError, ShadowdiffError
 from shadowdiff.replay import logs
 from shadowdiff.report import SIDE_BY_SIDE, benchfigures
 from shadowdiff.triage.grading import Grader
@@ -83,7 +85,6 @@ class _ReplayCommand(click.Command):
 
 
 _ARGV = "shadowdiff.replay.argv"
-_INTERRUPTED = 130   # 128 + SIGINT, what a shell reports for a process Ctrl+C stopped
 
 
 class Interrupted(KeyboardInterrupt):
@@ -215,10 +216,10 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
     except Interrupted as stopped:
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
-        raise SystemExit(_INTERRUPTED) from None
+        raise SystemExit(INTERRUPTED) from None
     except KeyboardInterrupt:
         click.echo("interrupted before the run began: nothing was stored", err=True)
-        raise SystemExit(_INTERRUPTED) from None
+        raise SystemExit(INTERRUPTED) from None
     except DatabaseError as exc:     # the store failed for longer than the writer waits (a minute)
         first = str(exc.orig or exc).splitlines()[0][:300]
         click.echo(f"error: the store failed and did not come back within a minute ({first}); the run is "
@@ -282,6 +283,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
               "blamed on the candidate")
     # --out is a directory whatever its name (results.v2, results.db): its store is a file in it
     store = Store.open(store_location or out / STORE_FILE)
+    interrupt = signal.getsignal(signal.SIGINT)   # (a Ctrl+C makes a second one exit at once: until the end)
     try:
         run_id = _run_for(store, settings, fmt, resume)
         _record_gates(store, run_id, gates or {})
@@ -295,7 +297,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         try:
             tally = asyncio.run(runner.run(fmt))
         except KeyboardInterrupt:
-            # the runner has stored every pair in flight; the run stays unfinished, for --resume
+            # the pairs made before the signal are stored (the runner dropped those in flight, and
+            # stored nothing after it); the run stays unfinished, for --resume
             raise Interrupted(runner.tally.done) from None
         except InputError as exc:   # a log that breaks part-way, or --strict
             store.set_run_setting(run_id, STOPPED_BY_LOG, str(exc))   # for report: what to do is not --resume
@@ -318,6 +321,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         return paths.acceptance
     finally:
         store.close()
+        with contextlib.suppress(ValueError):   # (not the main thread: nothing was set)
+            signal.signal(signal.SIGINT, interrupt)
 
 
 def _check_targets(settings: ReplaySettings, allow_same_target: bool) -> None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
+import signal
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -27,7 +29,7 @@ from shadowdiff.answers.compare import Thresholds, compare_off_loop, error_compa
 from shadowdiff.answers.parse import CUT_SHORT
 from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.answers.redact import Redactor, check_patterns, public_url
-from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.errors import INTERRUPTED, ConfigError, InputError
 from shadowdiff.replay import logs
 from shadowdiff.replay.references import Grading, grading_settings
 from shadowdiff.store import Store
@@ -197,9 +199,13 @@ class Replay:
                 workers = [asyncio.create_task(self._worker(queue, caller)) for _ in range(s.concurrency)]
                 try:
                     await self._produce(queue, fmt)
+                except asyncio.CancelledError:
+                    await _stop_now(workers)
+                    raise
                 finally:
-                    for _ in workers:
-                        await queue.put(None)
+                    if not all(w.done() for w in workers):
+                        for _ in workers:
+                            await queue.put(None)
                     results = await asyncio.gather(*workers, return_exceptions=True)
                 for result in results:
                     if isinstance(result, BaseException):
@@ -399,3 +405,24 @@ class Replay:
         if pair.comparison.outcome is Outcome.ERROR:
             self.tally.errors += 1
         self._listener(self.tally)
+
+
+async def _stop_now(workers: list[asyncio.Task[None]]) -> None:
+    """Ctrl+C (``asyncio.run`` cancels the run's task): the requests in flight are dropped,
+    not waited for, so that the run stops within a moment whatever its answers' length, and
+    nothing made after the signal is stored; the pairs made before it are, and counted in
+    what the command says (a --resume makes the rest). A second Ctrl+C exits at once."""
+    with contextlib.suppress(ValueError):   # (not the main thread: no signal handler to set)
+        signal.signal(signal.SIGINT, _exit_at_once)
+    for worker in workers:
+        worker.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
+
+
+def _exit_at_once(signum: int, frame: Any) -> None:
+    """The second Ctrl+C: out now, without waiting for the store (whose transactions keep
+    it whole: the pairs being written are not stored, and a --resume makes them again)."""
+    with contextlib.suppress(OSError):
+        os.write(2, b"\ninterrupted again: stopped at once; the pairs being stored when it came may not be, "
+                    b"and --resume makes them again\n")
+    os._exit(INTERRUPTED)

@@ -62,6 +62,9 @@ class LazyGroup(click.Group):
         return name, command, rest
 
     def invoke(self, ctx: click.Context) -> Any:
+        from shadowdiff.commands.outputs import keep_writing
+
+        keep_writing()   # (a reader gone, as `| tee` with Ctrl+C, stops no run)
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:

@@ -16,6 +16,8 @@ usage error, 2.
 
 from __future__ import annotations
 
+INTERRUPTED = 130   # the exit status of a command Ctrl+C stopped: 128 + SIGINT, as a shell reports it
+
 
 class ShadowdiffError(Exception):
     """Base class of every error shadowdiff raises on purpose."""

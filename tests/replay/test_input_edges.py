@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -155,6 +156,53 @@ def test_ctrl_c_says_how_to_resume_and_leaves_the_run_unfinished(tmp_path: Path)
         assert run is not None and run.finished_at is None
         decided = report(out, "--min-reviewed", "0")
         assert decided.returncode == 2 and "--resume" in decided.stdout, decided.stdout
+        resumed = cli.shadowdiff(*command, "--resume")
+        assert resumed.returncode == 0, resumed.stderr
+    assert stored_pairs(out) == lines
+
+
+# what the replay's output goes to: a reader that outlives Ctrl+C (`| tee -i`), one that dies
+# of it as `| tee` does in a terminal (the pipe then closed under the run), and a file
+READERS = {"a pipe": "2>&1 | (trap '' INT; cat > {log})", "a closed pipe": "2>&1 | cat > {log}",
+           "a file": "> {log} 2>&1"}
+
+
+@pytest.mark.parametrize("twice", [False, True], ids=["once", "twice"])
+@pytest.mark.parametrize("reader", list(READERS))
+def test_ctrl_c_through_a_pipe_stops_at_once_and_stores_what_it_says(tmp_path: Path, reader: str,
+                                                                     twice: bool) -> None:
+    """Ctrl+C goes to the whole process group, the reader of the pipe too: the run stops with
+    130 whatever its output goes to, stores exactly the pairs it says (none made after the
+    signal), and a --resume completes it. A second Ctrl+C exits at once, 130 too."""
+    lines = 60
+    log = numbered_log(tmp_path / "log.jsonl", lines)
+    out, output = tmp_path / "out", tmp_path / "output.txt"
+    with slow_sides() as (base, cand):
+        command = ["replay", str(log), "--baseline", base, "--candidate", cand, "--out", str(out),
+                   "--concurrency", "4"]
+        shell = (" ".join([sys.executable, "-m", "shadowdiff", *command]) + " "
+                 + READERS[reader].format(log=output) + "; exit ${PIPESTATUS[0]}")
+        # its own process group, SIGINT as a terminal's Ctrl+C sends it: to every process of the group
+        process = subprocess.Popen(["bash", "-c", shell], start_new_session=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        deadline = time.monotonic() + 60
+        while stored_pairs(out) < 5 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        signalled = time.monotonic()
+        os.killpg(process.pid, signal.SIGINT)
+        if twice:
+            time.sleep(0.05)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+        print(f"{reader}, {'twice' if twice else 'once'}: out {time.monotonic() - signalled:.2f} s after Ctrl+C")
+        stored = stored_pairs(out)
+        assert 5 <= stored < lines, "the run must be stopped midway"
+        said = output.read_text(errors="replace")
+        assert "Traceback" not in said and "Exception ignored" not in said, said
+        if reader != "a closed pipe" and not twice:
+            assert f"interrupted: {stored} more pairs stored" in said, said     # what it said is what it stored
+            assert said.rstrip().endswith("--resume"), said
         resumed = cli.shadowdiff(*command, "--resume")
         assert resumed.returncode == 0, resumed.stderr
     assert stored_pairs(out) == lines
