@@ -17,7 +17,7 @@ interval leaves out 1.0.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -32,7 +32,7 @@ from shadowdiff.replay import logs
 from shadowdiff.replay.runner import Overrides, ReplaySettings
 from shadowdiff.statistics.confidence import Interval
 from shadowdiff.statistics.percentile import nearest_rank
-from shadowdiff.statistics.rounds import MIN_ROUNDS, geometric_mean, ratio_interval
+from shadowdiff.statistics.rounds import ERRORS, MIN_ROUNDS, UNEQUAL, call, geometric_mean, ratio_interval
 
 MIN_FOR_P95 = 20    # answers: below, the nearest-rank p95 is the largest value, and is not given
 # The confidence of a ratio's interval, on which a side is called faster or slower: 99 %, not
@@ -51,6 +51,7 @@ class Round:
     output_tokens: int
     ttfts: tuple[float, ...]
     durations: tuple[float, ...]
+    answered: int = 0    # the requests that answered (the rest failed)
 
     @property
     def tokens_per_second(self) -> float:
@@ -78,7 +79,13 @@ class Level:
 
     @property
     def requests_per_second(self) -> float:
-        return self.requests / self.seconds if self.seconds else 0.0
+        """Answered requests a second (a failed request is no work done)."""
+        return (self.requests - self.errors) / self.seconds if self.seconds else 0.0
+
+    @property
+    def tokens_per_answer(self) -> float | None:
+        answered = sum(r.answered for r in self.rounds)
+        return self.output_tokens / answered if answered else None
 
     @property
     def tokens_per_second(self) -> float:
@@ -92,7 +99,7 @@ class Level:
         figures = {k: v for k, v in asdict(self).items() if k != "rounds"}
         return {**figures, "rounds": len(self.rounds), "requests_per_round": self.requests // max(1, len(self.rounds)),
                 "requests_per_second": self.requests_per_second,
-                "tokens_per_second": self.tokens_per_second,
+                "tokens_per_second": self.tokens_per_second, "tokens_per_answer": self.tokens_per_answer,
                 "round_tokens_per_second": [r.tokens_per_second for r in self.rounds]}
 
 
@@ -126,7 +133,7 @@ async def measure(caller: Caller, upstream: Upstream, work: list[tuple[str, dict
     seconds = time.perf_counter() - started
     ok = [a for a in answers if a.ok]
     return Round(seconds, sum(a.completion_tokens or 0 for a in ok), tuple(a.ttft for a in ok if a.ttft is not None),
-                 tuple(a.duration for a in ok if a.duration is not None)), answers
+                 tuple(a.duration for a in ok if a.duration is not None), len(ok)), answers
 
 
 def level(side: str, concurrency: int, rounds: list[Round], answers: list[Answer]) -> Level:
@@ -143,14 +150,19 @@ def level(side: str, concurrency: int, rounds: list[Round], answers: list[Answer
 async def measure_level(caller: Caller, sides: Sequence[Upstream], records: list[logs.LogRecord],
                         overrides: Overrides, concurrency: int, requests: int, rounds: int) -> list[Level]:
     """Both sides at one level: a warm-up wave each, then ``rounds`` alternated rounds."""
-    bodies = itertools.cycle([(r.endpoint, overrides.apply(r.endpoint, r.body)) for r in records])
-    work = [next(bodies) for _ in range(requests)]    # the same requests for both sides, every round
+    bodies = [(r.endpoint, overrides.apply(r.endpoint, r.body)) for r in records]
+
+    def work(r: int) -> list[tuple[str, dict[str, Any]]]:
+        """Round ``r``'s requests, the same for both sides: the log's next ones, from its start
+        again once it runs out (every round the same prompt would bench one prompt, not the log)."""
+        return [bodies[(r * requests + i) % len(bodies)] for i in range(requests)]
+
     for upstream in sides:   # a warm-up wave, not measured: connections, and the server's first-request costs
-        await asyncio.gather(*(caller.call(upstream, path, body) for path, body in work[:concurrency]))
+        await asyncio.gather(*(caller.call(upstream, path, body) for path, body in work(0)[:concurrency]))
     measured: dict[str, tuple[list[Round], list[Answer]]] = {u.side.value: ([], []) for u in sides}
     for r in range(rounds):
         for upstream in sides if r % 2 == 0 else tuple(reversed(sides)):
-            one, answers = await measure(caller, upstream, work, concurrency)
+            one, answers = await measure(caller, upstream, work(r), concurrency)
             measured[upstream.side.value][0].append(one)
             measured[upstream.side.value][1].extend(answers)
     return [level(u.side.value, concurrency, *measured[u.side.value]) for u in sides]
@@ -179,8 +191,7 @@ def run_bench(settings: ReplaySettings, fmt: logs.LogFormat, levels: Sequence[in
     return asyncio.run(run())
 
 
-# a ratio's verdict: its interval leaves out 1.0, or it does not
-FASTER, SLOWER, SAME, UNKNOWN = "faster", "slower", "no measurable difference", "too few rounds to tell"
+LENGTHS_APART = 1.1   # tokens per answer, candidate over baseline, beyond which lengths are unequal
 
 
 # what a round's ratio is taken of, per figure; and whether a higher value is faster
@@ -198,13 +209,7 @@ def _round_ratio(base: Round, cand: Round, figure: Callable[[Round], float | Non
 
 
 def verdict(interval: Interval | None, higher_is_faster: bool) -> str:
-    if interval is None:
-        return UNKNOWN
-    if interval.low > 1.0:
-        return FASTER if higher_is_faster else SLOWER
-    if interval.high < 1.0:
-        return SLOWER if higher_is_faster else FASTER
-    return SAME
+    return call(None if interval is None else (interval.low, interval.high), higher_is_faster)
 
 
 def ratios(results: Sequence[Level]) -> list[dict[str, Any]]:
@@ -217,7 +222,11 @@ def ratios(results: Sequence[Level]) -> list[dict[str, Any]]:
         if base is None or cand is None:
             continue
         paired = list(zip(base.rounds, cand.rounds, strict=True))
-        entry: dict[str, Any] = {"concurrency": concurrency, "rounds": len(paired), "confidence": CONFIDENCE}
+        lengths = (cand.tokens_per_answer / base.tokens_per_answer
+                   if base.tokens_per_answer and cand.tokens_per_answer else None)
+        entry: dict[str, Any] = {"concurrency": concurrency, "rounds": len(paired), "confidence": CONFIDENCE,
+                                 "errors": base.errors + cand.errors, "length_ratio": lengths}
+        unequal = lengths is not None and abs(math.log(lengths)) > math.log(LENGTHS_APART)
         for name, figure, higher in _FIGURES:
             each = [_round_ratio(b, c, figure) for b, c in paired]
             known = [r for r in each if r is not None]
@@ -225,7 +234,8 @@ def ratios(results: Sequence[Level]) -> list[dict[str, Any]]:
             interval = ratio_interval(known, CONFIDENCE) if whole else None
             entry[name] = geometric_mean(known) if whole else None
             entry[f"{name}_interval"] = [interval.low, interval.high] if interval is not None else None
-            entry[f"{name}_verdict"] = verdict(interval, higher)
+            entry[f"{name}_verdict"] = (ERRORS if entry["errors"] else UNEQUAL if unequal and name != "ttft_p50"
+                                        else verdict(interval, higher))
         out.append(entry)
     return out
 
@@ -254,6 +264,14 @@ def table(results: Sequence[Level]) -> str:
     notes = [f"(each ratio is the geometric mean of the rounds' ratios, its {CONFIDENCE * 100:.0f} % interval "
              "Student's t over them; it is called faster or slower only where that interval leaves out 1.00; an "
              f"interval needs {MIN_ROUNDS} rounds or more; a p95 needs {MIN_FOR_P95} answers or more)"]
+    for r in ratios(results):
+        if r["errors"]:
+            notes.append(f"(concurrency {r['concurrency']}: {r['errors']} requests failed, so its rounds timed less "
+                         "work on one side than on the other: no call)")
+        elif r["tokens_per_second_verdict"] == UNEQUAL:
+            notes.append(f"(concurrency {r['concurrency']}: the candidate's answers are {r['length_ratio']:.2f}x the "
+                         "baseline's length in tokens, so tokens/s favours the longer and latency the shorter: no "
+                         "call on them; on vLLM, --extra-body ignore_eos=true makes every answer max_tokens long)")
     return text + "\n\n" + _columns(speed) + "\n" + "\n".join(notes)
 
 

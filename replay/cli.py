@@ -205,6 +205,9 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
             retry=RetryPolicy(attempts=retries + 1), redact=redact, labels=parse_labels(label), score=score,
             references=references, grader=Grader(grader) if grader else None,
         )
+        if not score and any(g is not None for g in (max_token_disagreement, min_token_agreement, max_kl)):
+            raise ConfigError("--max-token-disagreement, --min-token-agreement and --max-kl read the answers' "
+                              "teacher-forced scores, which --no-score leaves out: drop one or the other")
         given = gating.given(min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
                              max_flips=max_flips, max_capped=max_capped,
@@ -288,6 +291,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         run_id = _run_for(store, settings, fmt, resume)
         _record_gates(store, run_id, gates or {})
         if bench is not None:
+            before = store.run(run_id).settings.get(benchfigures.SETTINGS_KEY)
+            if resume and before and before != bench:
+                note(f"--resume: the run's bench figures change from {before.get('file')} to {bench['file']}")
             store.set_run_setting(run_id, benchfigures.SETTINGS_KEY, bench)
         total = logs.count(settings.log, fmt)
         bar, update = _progress(total)
@@ -296,7 +302,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
                         warn=lambda message: bar.write(safe_text(message), file=sys.stderr), grading=grading)
         try:
             tally = asyncio.run(runner.run(fmt))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, asyncio.CancelledError):
             # the pairs made before the signal are stored (the runner dropped those in flight, and
             # stored nothing after it); the run stays unfinished, for --resume
             raise Interrupted(runner.tally.done) from None
@@ -581,6 +587,13 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
     from shadowdiff.replay.preflight import check_sides
     from shadowdiff.replay.runner import Overrides, ReplaySettings
 
+    if out is not None and not out.parent.is_dir():   # checked now, not after the whole bench
+        raise click.ClickException(f"--out {out}: its directory {out.parent} does not exist")
+    if out is not None and prompts is not None and out.resolve() == prompts.resolve():
+        raise click.ClickException(f"--out {out} is the prompt log: give another file")
+    if requests is not None and requests < max(levels):
+        note(f"--requests {requests} is below concurrency {max(levels)}: each round sends at least one wave "
+             "(the level's concurrency) per side")
     try:
         settings = ReplaySettings(
             log=prompts or logs.bundled_workload(),
@@ -590,10 +603,13 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
                                 extra=parse_extra_body(extra_body)), timeout=timeout)
         fmt = logs.detect(settings.log)
         settings = check_sides(settings, fmt, warn=note)
+        settings = _equal_work(settings)
 
         def progress(level: bench_module.Level) -> None:
+            rounds = len(level.rounds)
             click.echo(f"concurrency {level.concurrency}, {level.side}: {level.tokens_per_second:,.0f} output tok/s "
-                       f"over {len(level.rounds)} rounds" + (f", {level.errors} errors" if level.errors else ""),
+                       f"over {rounds} {'round' if rounds == 1 else 'rounds'}"
+                       + (f", {level.errors} errors" if level.errors else ""),
                        err=True)
 
         results = bench_module.run_bench(settings, fmt, levels, requests, progress, rounds)
@@ -612,12 +628,29 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
         out.write_text(json.dumps({"baseline": {"url": public_url(baseline), "model": settings.baseline.model},
                                    "candidate": {"url": public_url(candidate), "model": settings.candidate.model},
                                    "versions": settings.servers, "max_tokens": max_tokens, "rounds": rounds,
-                                   "requests_per_round": requests,
+                                   "requests_per_round": {r.concurrency: r.requests // max(1, len(r.rounds))
+                                                          for r in results if r.side == "baseline"},
                                    "extra_body": settings.overrides.extra,
                                    "levels": [r.as_json() for r in results],
                                    "ratios": bench_module.ratios(results)}, indent=2) + "\n")
     if any(r.errors for r in results):
         raise SystemExit(1)
+
+
+def _equal_work(settings: ReplaySettings) -> ReplaySettings:
+    """On two vLLM servers, ``ignore_eos``: every answer ``max_tokens`` long, so that the sides
+    do the same work (tokens/s favours the side that writes longer answers, latency the
+    shorter), as vLLM's own serving benchmark does. Not where the user set it, nor on
+    another engine, which may refuse a field it does not know."""
+    import dataclasses
+
+    extra = settings.overrides.extra
+    if "ignore_eos" in extra or not all(settings.servers.get(side) for side in ("baseline", "candidate")):
+        return settings
+    note("both servers are vLLM: bench sends ignore_eos, so every answer is --max-tokens long and the two sides "
+         "do the same work (--extra-body ignore_eos=false lets answers end)")
+    return dataclasses.replace(settings, overrides=dataclasses.replace(settings.overrides,
+                                                                       extra={**extra, "ignore_eos": True}))
 
 
 @click.command("demo")

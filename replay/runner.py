@@ -175,6 +175,32 @@ class Replay:
         self._grading = grading or Grading(settings.grader)
 
     async def run(self, fmt: logs.LogFormat) -> Tally:
+        """Replay the log; Ctrl+C cancels it (``CancelledError``) once the pairs made before the
+        signal are stored, and a second Ctrl+C exits at once (``_stop_now``)."""
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        interrupted = False
+
+        def interrupt() -> None:
+            nonlocal interrupted
+            if interrupted:
+                _exit_at_once()
+            interrupted = True
+            if task is not None:
+                task.cancel()
+
+        # (the event loop's own handler, in place from the first instruction: asyncio.run's raises
+        # KeyboardInterrupt wherever the second signal finds the main thread)
+        with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):   # (not the main thread)
+            loop.add_signal_handler(signal.SIGINT, interrupt)
+        try:
+            return await self._run(fmt)
+        finally:
+            with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+                if interrupted:   # (until the command restores its own: the store's closing, the last words)
+                    signal.signal(signal.SIGINT, lambda signum, frame: _exit_at_once())
+
+    async def _run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
         queue: asyncio.Queue[logs.LogRecord | None] = asyncio.Queue(maxsize=s.concurrency * 2)
         duplicates: list[Pair] = []
@@ -408,18 +434,16 @@ class Replay:
 
 
 async def _stop_now(workers: list[asyncio.Task[None]]) -> None:
-    """Ctrl+C (``asyncio.run`` cancels the run's task): the requests in flight are dropped,
-    not waited for, so that the run stops within a moment whatever its answers' length, and
-    nothing made after the signal is stored; the pairs made before it are, and counted in
-    what the command says (a --resume makes the rest). A second Ctrl+C exits at once."""
-    with contextlib.suppress(ValueError):   # (not the main thread: no signal handler to set)
-        signal.signal(signal.SIGINT, _exit_at_once)
+    """Ctrl+C: the requests in flight are dropped, not waited for, so that the run stops
+    within a moment whatever its answers' length, and nothing made after the signal is
+    stored; the pairs made before it are, and counted in what the command says (a --resume
+    makes the rest)."""
     for worker in workers:
         worker.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
 
 
-def _exit_at_once(signum: int, frame: Any) -> None:
+def _exit_at_once() -> None:
     """The second Ctrl+C: out now, without waiting for the store (whose transactions keep
     it whole: the pairs being written are not stored, and a --resume makes them again)."""
     with contextlib.suppress(OSError):

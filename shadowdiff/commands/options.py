@@ -44,6 +44,11 @@ class Finite(click.FloatRange):
     run PASS), and a range open above lets infinity through."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
@@ -234,7 +239,7 @@ def token_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 bench_option = click.option(
-    "--bench", "bench", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "--bench", "bench", type=click.Path(path_type=Path), default=None,   # (read, and refused, by benchfigures)
     help="A `shadowdiff bench --out` file measured on the same servers: the report's speed figure is then "
          "bench's (each side alone, alternated rounds, an interval), the run's own beside it.")
 

@@ -205,6 +205,9 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
         click.echo("warning: --compress does nothing with --pairs-export none (no per-pair file is written)",
                    err=True)
     with _store_run(store, run_id) as (opened, run):
+        if figures is not None and run.settings.get("bench"):
+            click.echo(f"note: --bench {bench} over the run's own bench figures "
+                       f"({run.settings['bench'].get('file')}), for this report only", err=True)
         if judge:
             _run_judge(opened, run.id, judge, judge_model, judge_api_key, judge_concurrency, judge_timeout)
         target = out or (Path(store) if Path(store).is_dir() else Path(store).parent if "://" not in store

@@ -22,11 +22,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from shadowdiff.errors import InputError
+from shadowdiff.statistics.rounds import ERRORS, MIN_ROUNDS, UNEQUAL, call
 
 SETTINGS_KEY = "bench"      # in the run's settings
-# bench's verdicts (shadowdiff.replay.bench), the only words a file may carry
-VERDICTS = ("faster", "slower", "no measurable difference", "too few rounds to tell")
 FIGURES = ("tokens_per_second", "ttft_p50", "latency_p50")
+WITHHELD = (ERRORS, UNEQUAL)   # bench's verdicts that call nothing, whatever the interval
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -34,11 +34,14 @@ def read(path: Path) -> dict[str, Any]:
     wrong with one that is not a ``bench --out`` file."""
     where = f"--bench {path}"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise InputError(f"{where}: cannot read it ({exc.strerror or exc})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{where}: not JSON ({exc}); give the file `shadowdiff bench --out` wrote") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # (JSONDecodeError is a ValueError, and so is an integer of over 4,300 digits; nesting
+        # past the recursion limit is a RecursionError)
+        raise InputError(f"{where}: not JSON ({str(exc)[:200]}); give the file `shadowdiff bench --out` "
+                         "wrote") from None
     return checked(data, where, path.name)
 
 
@@ -70,8 +73,12 @@ def checked(data: Any, where: str, name: str) -> dict[str, Any]:
 
 
 def _side(value: Any, where: str) -> dict[str, str | None]:
-    if not isinstance(value, dict) or not isinstance(value.get("url"), str):
+    if not isinstance(value, dict) or not isinstance(value.get("url"), str) or not value["url"].strip():
         raise InputError(f"{where}: no url")
+    try:
+        _where(value["url"])
+    except ValueError as exc:
+        raise InputError(f"{where}: url {value['url'][:200]!r} is not a URL ({exc})") from None
     model = value.get("model")
     return {"url": value["url"], "model": model if isinstance(model, str) else None}
 
@@ -87,10 +94,12 @@ def _positive(value: Any) -> bool:
 def _ratio(entry: Any, where: str) -> dict[str, Any]:
     if not isinstance(entry, dict) or not _count(entry.get("concurrency")):
         raise InputError(f"{where}: no concurrency")
-    rounds = entry.get("rounds")
+    rounds, errors = entry.get("rounds"), entry.get("errors", 0)
     if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
         raise InputError(f"{where}: no count of rounds")
-    out: dict[str, Any] = {"concurrency": entry["concurrency"], "rounds": rounds}
+    if not isinstance(errors, int) or isinstance(errors, bool) or errors < 0:
+        raise InputError(f"{where}: errors {errors!r} is not a count")
+    out: dict[str, Any] = {"concurrency": entry["concurrency"], "rounds": rounds, "errors": errors}
     for name in FIGURES:
         value, interval, verdict = entry.get(name), entry.get(f"{name}_interval"), entry.get(f"{name}_verdict")
         if value is not None and not _positive(value):
@@ -98,12 +107,24 @@ def _ratio(entry: Any, where: str) -> dict[str, Any]:
         if interval is not None and not (isinstance(interval, list) and len(interval) == 2
                                          and all(_positive(v) for v in interval) and interval[0] <= interval[1]):
             raise InputError(f"{where}: {name}_interval {interval!r} is not an interval")
-        if verdict not in VERDICTS:
-            raise InputError(f"{where}: {name}_verdict {verdict!r} is not one of bench's verdicts")
-        if value is not None and interval is not None and not interval[0] <= value <= interval[1]:
-            raise InputError(f"{where}: {name} {value} is outside its interval {interval}")
+        if interval is not None and (value is None or not interval[0] <= value <= interval[1]):
+            raise InputError(f"{where}: {name} {value} is not inside its interval {interval}")
+        if interval is not None and rounds < MIN_ROUNDS:
+            raise InputError(f"{where}: {name} has an interval over {rounds} rounds (bench gives none under "
+                             f"{MIN_ROUNDS})")
+        # the call must be the one bench makes of that interval: a file edited to say "faster" is refused
+        expected = ERRORS if errors else call(interval, name == "tokens_per_second")
+        if verdict != expected and not (verdict == UNEQUAL and not errors and name != "ttft_p50"):
+            raise InputError(f"{where}: {name}_verdict {verdict!r} is not what bench says of "
+                             f"{'its ' + str(errors) + ' errors' if errors else 'its interval ' + repr(interval)}")
         out[name], out[f"{name}_interval"], out[f"{name}_verdict"] = value, interval, verdict
     return out
+
+
+def host(url: str) -> str:
+    """A server's host as addresses compare: every loopback name as one."""
+    name = (urlsplit(url.strip()).hostname or "").lower()
+    return "127.0.0.1" if name in ("localhost", "::1") or name.startswith("127.") else name
 
 
 def _where(url: str) -> str:
@@ -112,11 +133,13 @@ def _where(url: str) -> str:
     parts = urlsplit(url.strip())
     path = parts.path.rstrip("/")
     path = path[:-3] if path.endswith("/v1") else path
-    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{parts.port or ''}{path}"
+    return f"{parts.scheme.lower()}://{host(url)}:{parts.port or ''}{path}"
 
 
 def other_servers(bench: Mapping[str, Any], sides: Mapping[str, Any]) -> list[str]:
     """Each side the bench measured at another address or model than the run's, in words."""
+    if not sides:
+        return ["this run records no servers (saved answers compared) to check the bench's against"]
     out = []
     for side in ("baseline", "candidate"):
         run = sides.get(side)
@@ -124,7 +147,11 @@ def other_servers(bench: Mapping[str, Any], sides: Mapping[str, Any]) -> list[st
         mine = bench.get(side) or {}
         if not run.get("url") or not mine.get("url"):
             continue
-        if _where(str(run["url"])) != _where(str(mine["url"])):
+        try:
+            apart = _where(str(run["url"])) != _where(str(mine["url"]))
+        except ValueError:    # (a stored address that is no URL: not the bench's)
+            apart = True
+        if apart:
             out.append(f"the {side} at {mine['url']}, the run's at {run['url']}")
         elif run.get("model") and mine.get("model") and run["model"] != mine["model"]:
             out.append(f"the {side}'s model {mine['model']}, the run's {run['model']}")

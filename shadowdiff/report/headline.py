@@ -18,10 +18,10 @@ A figure never says ``pass`` for what no gate checked: a release manager reads g
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from shadowdiff.report import benchfigures
 from shadowdiff.statistics.scorestats import per_token, points, unreadable
@@ -248,16 +248,19 @@ def _own_speed(s: Any) -> tuple[str, str] | None:
 def _benched(s: Any, bench: dict[str, Any], own: tuple[str, str] | None) -> Figure:
     """The speed figure from ``shadowdiff bench`` (``benchfigures``), the run's own beside it."""
     levels = bench["ratios"]
+    several = len(levels) > 1
     value = "; ".join(benchfigures.ratio_text(r, what="output tokens/s") + (
-        f" at concurrency {r['concurrency']}" if len(levels) > 1 else "") for r in levels)
-    first = levels[0]
-    beside = (f"shadowdiff bench ({bench['file']}): each side alone, {first['rounds']} alternated rounds"
-              + (f", concurrency {first['concurrency']}" if len(levels) == 1 else "")
-              + f"; TTFT {benchfigures.ratio_text(first, 'ttft_p50')}, latency "
-              f"{benchfigures.ratio_text(first, 'latency_p50')} (below 1: faster)")
+        f" at concurrency {r['concurrency']}" if several else "") for r in levels)
+    times = "; ".join((f"concurrency {r['concurrency']}: " if several else "")
+                      + f"TTFT {benchfigures.ratio_text(r, 'ttft_p50')}, latency "
+                      f"{benchfigures.ratio_text(r, 'latency_p50')}" for r in levels)
+    rounds = levels[0]["rounds"]
+    beside = (f"shadowdiff bench ({bench['file']}): each side alone, {rounds} alternated "
+              f"{'round' if rounds == 1 else 'rounds'}"
+              + ("" if several else f", concurrency {levels[0]['concurrency']}") + f"; {times} (below 1: faster)")
     if own is not None:
         beside += f". This run's own: {own[0]}, {_load(s)}"
-    elsewhere = benchfigures.other_servers(bench, s.settings.get("sides") or {})
+    elsewhere = bench.get("other_servers") or []
     if elsewhere:
         beside += ". The bench measured other servers than this run: " + "; ".join(elsewhere)
     return Figure("speed", "speed (candidate/baseline, bench)", value, beside, "warn" if elsewhere else "info")
@@ -271,8 +274,8 @@ def _load(s: Any) -> str:
     """What the speed figures were measured under: a replay's or a proxy's own load is not a benchmark's."""
     if s.kind == "replay":
         concurrency = s.settings.get("concurrency")
-        at_once = ("one prompt at a time" if concurrency == 1 else f"{concurrency} prompts at a time" if concurrency
-                   else "several prompts at a time")
+        at_once = ("one prompt at a time" if concurrency == 1 else f"up to {concurrency} prompts at a time"
+                   if concurrency else "several prompts at a time")
         return f"measured under the replay's own load ({at_once}, both sides asked at once; {_hosts(s)})"
     if s.kind == "serve":
         return "measured under the live traffic mirrored, as it came"
@@ -286,7 +289,8 @@ def _hosts(s: Any) -> str:
     for side, info in sides.items():
         url = info.get("url") if isinstance(info, dict) else info
         if isinstance(url, str):
-            hosts[side] = (urlsplit(url).hostname or "").lower()
+            with contextlib.suppress(ValueError):
+                hosts[side] = benchfigures.host(url)
     names = set(hosts.values())
     if len(hosts) > 1 and len(names) == 1:
         every = "both servers" if len(hosts) == 2 else f"all {len(hosts)} servers"

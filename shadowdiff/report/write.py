@@ -244,6 +244,12 @@ def _fenced(text: str, info: str = "text") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
+def _cell(text: str) -> str:
+    """``text`` in a Markdown table's cell: on one line (a line break would end the row, and a
+    line of its own could open a heading), its pipes escaped."""
+    return " ".join(str(text).splitlines()).replace("|", "\\|")
+
+
 def _code(text: str) -> str:
     """``text`` as a Markdown code span on one line, whatever backticks it holds."""
     text = " ".join(text.splitlines())
@@ -454,7 +460,9 @@ def summary_text(s: Summary) -> str:
     if s.bench:
         lines.append(f"speed by shadowdiff bench ({s.bench['file']}: each side alone, alternated rounds), "
                      "candidate/baseline output tokens/s:")
-        lines += [f"  concurrency {r['concurrency']}, {r['rounds']} rounds: "
+        lines += [f"  WARNING: the bench measured other servers than this run: {other}"
+                  for other in s.bench.get("other_servers") or []]
+        lines += [f"  concurrency {r['concurrency']}, {r['rounds']} {'round' if r['rounds'] == 1 else 'rounds'}: "
                   f"{benchfigures.ratio_text(r, what='output tokens/s')}; latency p50 "
                   f"{benchfigures.ratio_text(r, 'latency_p50')}"
                   for r in s.bench["ratios"]]
@@ -481,6 +489,9 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
     summary.bench = bench if bench is not None else benchfigures.stored(summary.settings)
+    if summary.bench is not None:   # (said wherever it is shown: terminal, reports, summary.json)
+        summary.bench = {**summary.bench, "other_servers": benchfigures.other_servers(
+            summary.bench, summary.settings.get("sides") or {})}
     gates = gating.resolve(store.run(run_id).settings, gating.given(
         min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
         max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,
@@ -511,7 +522,8 @@ def _environment() -> Environment:
     env = Environment(loader=PackageLoader("shadowdiff.report", "templates"),
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code)
+    env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code,
+                       cell=_cell)
     add_filters(env)
     env.globals["Outcome"] = Outcome   # the templates compare outcomes as members, as the code does
     return env

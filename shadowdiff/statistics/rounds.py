@@ -37,3 +37,23 @@ def ratio_interval(ratios: Sequence[float], confidence: float = CONFIDENCE) -> I
     half = t_quantile(1 - (1 - confidence) / 2, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
     mean = geometric_mean(ratios)
     return Interval(mean, mean * math.exp(-half), mean * math.exp(half), confidence, METHOD)
+
+
+# A ratio's verdict from its interval (candidate over baseline): called only where the interval leaves out 1.0.
+FASTER, SLOWER, SAME, UNKNOWN = "faster", "slower", "no measurable difference", "too few rounds to tell"
+# verdicts that withhold the call whatever the interval: a side's requests failed (its rounds
+# timed less work), or the sides wrote answers of unequal length (tokens/s rewards the
+# longer: its first token's wait is spread over more tokens; latency, the shorter)
+ERRORS, UNEQUAL = "not measured: requests failed", "answers of unequal length"
+
+
+def call(interval: Sequence[float] | None, higher_is_faster: bool) -> str:
+    """The verdict on a ratio whose interval is ``(low, high)`` (None: no interval)."""
+    if interval is None:
+        return UNKNOWN
+    low, high = interval
+    if low > 1.0:
+        return FASTER if higher_is_faster else SLOWER
+    if high < 1.0:
+        return SLOWER if higher_is_faster else FASTER
+    return SAME

@@ -94,14 +94,14 @@ class ScoreTally:
         measured = self.kl_tokens or None
         return {
             "pooled": self.agreed / self.tokens if self.tokens else None,
-            "agreement": _excess(self.agreement),   # the same, with its 95 % interval over prompts
+            "agreement": _excess(self.agreement, floor=0.0, ceiling=1.0),   # with its 95 % interval over prompts
             "pairs": self.pairs, "tokens": self.tokens, "agreed": self.agreed,
             "mean_per_pair": self.agreement_sum / self.pairs if self.pairs else None,
             "distribution": [*({"from": EDGES[i], "to": EDGES[i + 1], "pairs": n}
                                for i, n in enumerate(self.bins[:-1])),
                              {"from": 1.0, "to": 1.0, "pairs": self.bins[-1]}],
             "kl_per_token": self.kl_sum / measured if measured else None,
-            "kl": _excess(self.kl),     # the same, with its 95 % interval over prompts
+            "kl": _excess(self.kl, floor=0.0),     # the same, with its 95 % interval over prompts
             "mean_drop": self.drop_sum / measured if measured else None,
             "max_drop": self.max_drop,
             "baseline_agreement": self.baseline_agreed / measured if measured else None,
@@ -131,13 +131,16 @@ def _valid(score: dict[str, Any]) -> bool:
     return finite and _share(score.get("baseline_agreement"))
 
 
-def _excess(ratio: ClusteredRatio) -> dict[str, Any] | None:
-    """A share of tokens with its interval (None without one), and how many pairs and tokens it is over."""
+def _excess(ratio: ClusteredRatio, floor: float | None = None, ceiling: float | None = None) -> dict[str, Any] | None:
+    """A share of tokens with its interval (None without one), and how many pairs and tokens it is over;
+    the interval cut to what the measure can be (``floor``, ``ceiling``: an agreement is no more than 1,
+    a KL divergence no less than 0, whatever a normal approximation over few prompts says)."""
     if ratio.estimate is None:
         return None
     interval: Interval | None = ratio.interval()
-    return {"estimate": ratio.estimate, "low": interval.low if interval else None,
-            "high": interval.high if interval else None, "pairs": ratio.clusters, "tokens": int(ratio.n),
+    low = None if interval is None else interval.low if floor is None else max(floor, interval.low)
+    high = None if interval is None else interval.high if ceiling is None else min(ceiling, interval.high)
+    return {"estimate": ratio.estimate, "low": low, "high": high, "pairs": ratio.clusters, "tokens": int(ratio.n),
             "confidence": interval.confidence if interval else None, "method": interval.method if interval else None}
 
 

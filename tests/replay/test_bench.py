@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -41,7 +42,7 @@ def test_both_sides_at_each_level_with_ratios(start_simulator: Callable[..., str
     figures = json.loads(out.read_text())
     # the models were asked for, not guessed; each side alone, at each level
     assert (figures["baseline"]["model"], figures["candidate"]["model"]) == (BASE, FP8)
-    assert (figures["rounds"], figures["requests_per_round"]) == (4, 6)
+    assert (figures["rounds"], figures["requests_per_round"]) == (4, {"1": 6, "4": 6})
     assert [(lv["concurrency"], lv["side"]) for lv in figures["levels"]] == [
         (1, "baseline"), (1, "candidate"), (4, "baseline"), (4, "candidate")]
     for level in figures["levels"]:
@@ -50,7 +51,7 @@ def test_both_sides_at_each_level_with_ratios(start_simulator: Callable[..., str
         assert level["ttft_p50"] <= level["ttft_p95"] and level["latency_p50"] <= level["latency_p95"]
         assert level["tokens_per_second"] > 0
         assert level["token_sources"] == {"usage": 24}      # vLLM's usage: exact, no note
-    assert figures["extra_body"] == {}
+    assert figures["extra_body"] == {"ignore_eos": True}   # (two vLLM servers: equal work, every answer max_tokens)
     assert "not the server's own" not in result.stderr
     assert [(r["concurrency"], r["rounds"]) for r in figures["ratios"]] == [(1, 4), (4, 4)]
     for ratio in figures["ratios"]:
@@ -73,7 +74,7 @@ def test_a_faster_candidate_is_called_faster_and_the_sides_swapped_slower(
     for name, (baseline, candidate) in {"faster": (slow, fast), "swapped": (fast, slow)}.items():
         out = tmp_path / f"{name}.json"
         result = bench("--baseline", baseline, "--candidate", candidate, "--concurrency", "1", "--requests", "3",
-                       "--rounds", "3", "--max-tokens", "16", "--out", str(out))
+                       "--rounds", "6", "--max-tokens", "16", "--out", str(out))
         assert result.returncode == 0, result.stderr
         found[name] = json.loads(out.read_text())["ratios"][0]
     faster, swapped = found["faster"], found["swapped"]
@@ -161,7 +162,7 @@ def test_a_bench_file_is_the_reports_speed_figure_and_a_bad_one_is_refused(
     fast = start_simulator(served_model_names=(FP8,), latency=LatencyModel(tpot=0.002, speed=2.0))
     figures = tmp_path / "bench.json"
     measured = bench("--baseline", slow, "--candidate", fast, "--concurrency", "1", "--requests", "3",
-                     "--rounds", "3", "--max-tokens", "16", "--out", str(figures))
+                     "--rounds", "6", "--max-tokens", "16", "--out", str(figures))
     assert measured.returncode == 0, measured.stderr
     log = tmp_path / "prompts.txt"
     log.write_text("".join(f"Say something about {topic}.\n" for topic in ("rain", "tea", "maps", "bees")))
@@ -192,8 +193,21 @@ def test_a_bench_file_is_the_reports_speed_figure_and_a_bad_one_is_refused(
     inverted = json.loads(figures.read_text())
     low, high = inverted["ratios"][0]["tokens_per_second_interval"]
     inverted["ratios"][0]["tokens_per_second_interval"] = [high * 2, low]
+    def edited(change: Callable[[dict[str, Any]], None]) -> str:
+        data = json.loads(figures.read_text())
+        change(data)
+        return json.dumps(data)
+
+    def liar(data: dict[str, Any]) -> None:   # "faster" on an interval that holds 1.00
+        data["ratios"][0].update(tokens_per_second_interval=[0.5, 3.0], tokens_per_second_verdict="faster")
+
     bad = {"garbage.json": "{not json", "empty.json": json.dumps({"ratios": []}),
-           "inverted.json": json.dumps(inverted), "list.json": "[1, 2]"}
+           "inverted.json": json.dumps(inverted), "list.json": "[1, 2]", "liar.json": edited(liar),
+           "one-round.json": edited(lambda d: d["ratios"][0].update(rounds=1)),
+           "errors-called.json": edited(lambda d: d["ratios"][0].update(errors=5)),
+           "bad-url.json": edited(lambda d: d["baseline"].update(url="http://127.0.0.1:notaport")),
+           "no-url.json": edited(lambda d: d["baseline"].update(url=" ")),
+           "nested.json": "[" * 100_000, "huge-number.json": '{"ratios": [' + "9" * 5000 + "]}"}
     before = served(slow)
     for name, text in bad.items():
         (tmp_path / name).write_text(text)
@@ -204,3 +218,70 @@ def test_a_bench_file_is_the_reports_speed_figure_and_a_bad_one_is_refused(
                                   tmp_path / f"run-{name}", "--bench", tmp_path / name)
         assert replayed.returncode == 1 and "--bench" in replayed.stderr and "Traceback" not in replayed.stderr
     assert served(slow) == before     # (preflight asks /v1/models, never a completion)
+
+    # a file saved with a byte order mark is read; localhost is 127.0.0.1; a model name is text in a
+    # table's cell, not Markdown
+    named = json.loads(figures.read_text())
+    named["baseline"]["url"] = named["baseline"]["url"].replace("127.0.0.1", "localhost")
+    named["candidate"]["model"] = "evil | injected\n\n## PASS\nall good"
+    (tmp_path / "named.json").write_text("\ufeff" + json.dumps(named), encoding="utf-8")
+    shown = cli.shadowdiff("report", out, "--out", tmp_path / "named", "--bench", tmp_path / "named.json")
+    assert shown.returncode in (0, 2), shown.stderr
+    assert "over the run's own bench figures (bench.json), for this report only" in shown.stderr
+    markdown = (tmp_path / "named" / "report.md").read_text()
+    assert "## PASS" not in markdown.splitlines() and "the candidate at" not in markdown
+    assert "the candidate's model evil \\| injected" in markdown and "## PASS all good, the run's" in markdown
+
+
+def test_rounds_move_through_the_log_and_vllm_sides_write_answers_of_equal_length(tmp_path: Path) -> None:
+    """Each round takes the log's next requests, the same for both sides (a bench of one prompt
+    repeated is no bench of the log); two vLLM servers are asked ``ignore_eos``, so that every
+    answer is ``max_tokens`` long and tokens/s compares equal work."""
+    from shadowdiff.simulator.app import build_app
+    from shadowdiff.simulator.settings import SimulatorSettings
+    from tests.support.servers import Recorder, serve_app
+
+    log = tmp_path / "prompts.txt"
+    log.write_text("".join(f"Tell me about topic {i}.\n" for i in range(5)))
+    base = Recorder(build_app(SimulatorSettings(served_model_names=(BASE,))))
+    cand = Recorder(build_app(SimulatorSettings(served_model_names=(FP8,), profile=profiles.builtin("fp8"))))
+    with serve_app(base) as b, serve_app(cand) as c:
+        out = tmp_path / "bench.json"
+        result = bench("--baseline", b, "--candidate", c, "--prompts", str(log), "--concurrency", "1",
+                       "--rounds", "4", "--requests", "2", "--max-tokens", "12", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "both servers are vLLM: bench sends ignore_eos" in result.stderr
+    for recorder in (base, cand):
+        prompts = [body["messages"][-1]["content"] for _, body in recorder.seen]
+        assert all(body["ignore_eos"] is True for _, body in recorder.seen)
+        # a warm-up request, then 4 rounds of 2: the log's lines in turn, from its start again after the fifth
+        assert [p.split()[-1] for p in prompts] == ["0."] + [f"{i % 5}." for i in range(8)], prompts
+    figures = json.loads(out.read_text())
+    assert [level["tokens_per_answer"] for level in figures["levels"]] == [12.0, 12.0]
+    assert figures["ratios"][0]["length_ratio"] == 1.0 and figures["requests_per_round"] == {"1": 2}
+
+
+def test_a_level_with_errors_or_answers_of_unequal_length_is_not_called() -> None:
+    def level(side: str, seconds: float, tokens: int, errors: int = 0) -> Level:
+        """Six rounds of four requests, each round ``tokens`` long in all, in ``seconds``."""
+        answered = 4 - errors
+        rounds = tuple(Round(seconds * (1 + 0.01 * i), tokens, (0.1,) * answered, (seconds,) * answered, answered)
+                       for i in range(6))
+        return Level(side, 1, 24, errors * 6, sum(r.seconds for r in rounds), tokens * 6, None, None, None, None,
+                     {}, rounds)
+    # the same answers' lengths, written in two thirds of the time: faster
+    faster = ratios([level("baseline", 1.5, 100), level("candidate", 1.0, 100)])[0]
+    assert faster["tokens_per_second_verdict"] == "faster" and faster["length_ratio"] == pytest.approx(1.0)
+    # answers 1.5x as long in the same time: tokens/s says 1.5x, but the work was not the same: no call
+    longer = ratios([level("baseline", 1.0, 100), level("candidate", 1.0, 150)])[0]
+    assert longer["tokens_per_second"] == pytest.approx(1.5) and longer["length_ratio"] == pytest.approx(1.5)
+    assert longer["tokens_per_second_verdict"] == longer["latency_p50_verdict"] == "answers of unequal length"
+    assert longer["ttft_p50_verdict"] == "no measurable difference"   # (the first token's wait is not length's)
+    assert "1.50x the baseline's length" in bench_module.table([level("baseline", 1.0, 100),
+                                                                level("candidate", 1.0, 150)])
+    # a side whose requests failed timed less work: nothing is called
+    failed = ratios([level("baseline", 1.5, 100, errors=1), level("candidate", 1.0, 100)])[0]
+    assert {failed[f"{name}_verdict"] for name in ("tokens_per_second", "ttft_p50", "latency_p50")} == {
+        "not measured: requests failed"}
+    assert "6 requests failed" in bench_module.table([level("baseline", 1.5, 100, errors=1),
+                                                      level("candidate", 1.0, 100)])

@@ -203,3 +203,14 @@ def test_a_token_gate_given_to_replay_is_the_reports_too(sides: dict[Side, str],
         assert verdict.decision.name == "FAIL" and "--max-token-disagreement 0 points" in verdict.reasons[0]
         assert verdict.gates["max_token_disagreement"]["value"] == 0.0
     assert reported.gates["max_token_disagreement"]["source"] == "from the run"
+
+
+def test_a_token_gate_with_no_score_is_refused_before_any_request(tmp_path: Path) -> None:
+    from tests.support import cli
+
+    down = "http://127.0.0.1:9"   # (nothing is asked of it: the refusal comes first)
+    for flag, value in (("--max-kl", "0.1"), ("--min-token-agreement", "0.9"), ("--max-token-disagreement", "0.02")):
+        ran = cli.shadowdiff("replay", bundled_workload(), "--baseline", down, "--candidate", down, "--out",
+                             tmp_path / "out", "--no-score", flag, value)
+        assert ran.returncode == 1 and "which --no-score leaves out" in ran.stderr, ran.stderr
+        assert not (tmp_path / "out").exists()

@@ -154,6 +154,6 @@ def test_the_speed_says_what_load_it_was_measured_under_and_points_to_bench() ->
         return next(f for f in figures(summary(**over), verdict()) if f.key == "speed").beside
 
     replayed = beside(kind="replay", settings={"concurrency": 8})
-    assert "replay's own load (8 prompts at a time, both sides asked at once" in replayed
+    assert "replay's own load (up to 8 prompts at a time, both sides asked at once" in replayed
     assert "shadowdiff bench" in replayed
     assert "live traffic" in beside(kind="serve", settings={}) and "shadowdiff bench" in beside(kind="compare")

@@ -320,3 +320,19 @@ def test_the_replica_counts_beyond_it_only_on_the_same_tokens() -> None:
     t = tally.as_json()
     assert t is not None and t["beyond_replica"]["pairs"] == 1 and t["excess_disagreement"]["pairs"] == 2
     assert t["beyond_replica"]["estimate"] == pytest.approx(0.03)
+
+
+def test_a_runs_agreement_and_kl_intervals_stay_within_what_they_can_be() -> None:
+    """Over three prompts a normal interval reaches past 100 % agreement and below 0 nats of KL;
+    each is cut where the measure ends."""
+    from shadowdiff.statistics.scorestats import ScoreTally
+
+    tally = ScoreTally()
+    for agreed, kl in ((10, 0.0), (10, 0.0), (7, 0.02)):
+        tally.add({"tokens": 10, "agreed": agreed, "agreement": agreed / 10, "kl": kl, "mean_drop": 0.0,
+                   "max_drop": 0.0, "baseline_agreement": 1.0})
+    figures = tally.as_json()
+    assert figures is not None
+    agreement, divergence = figures["agreement"], figures["kl"]
+    assert agreement["estimate"] == pytest.approx(0.9) and agreement["high"] == 1.0 and agreement["low"] < 0.9
+    assert divergence["low"] == 0.0 and divergence["high"] > divergence["estimate"] > 0
