@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shadowdiff.answers import baseurl
 from shadowdiff.answers.redact import DEFAULT_PATTERNS, check_patterns, public_url
 from shadowdiff.answers.targets import same_target
 from shadowdiff.commands.listen import check_forwarded, check_tls
@@ -132,8 +133,8 @@ class ProxySettings:
     def _check_upstreams(self) -> None:
         for name in ("primary", "shadow", "replica"):
             url = getattr(self, name)
-            if url is not None and not re.match(r"^https?://[^/]+", url):
-                raise ConfigError(f"--{name} must be an http(s) URL, got {url!r}")
+            if url is not None:
+                baseurl.check(f"--{name}", url)
         if self.replica is not None and self.shadow is None:
             raise ConfigError("--replica needs --shadow: the noise floor is measured beside a comparison")
         if (self.shadow is not None and not self.allow_same_target

@@ -28,6 +28,7 @@ from typing import Any
 
 import aiohttp
 
+from shadowdiff.answers import baseurl
 from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Upstream
 from shadowdiff.answers.redact import failure_text, public_url
@@ -48,6 +49,8 @@ def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:
 def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[str], None],
                 timeout: float = 10.0) -> ReplaySettings:
     """``settings`` with each side's model settled (see the module docstring)."""
+    for upstream in settings.upstreams:
+        baseurl.check(f"--{upstream.side.value}", upstream.url)
     wanted = log_model(settings, fmt)
 
     async def ask_all() -> list[tuple[list[str] | None, str | None]]:
@@ -72,9 +75,12 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
                 warn(f"the {upstream.side.value} serves {models[0]!r}, not the log's {model!r}: sending it "
                      f"{models[0]!r} ({flag} to choose)")
             continue
-        raise ConfigError(f"the {upstream.side.value} at {public_url(upstream.url)} serves "
-                          f"{', '.join(map(repr, models))}, "
-                          f"and would be sent {model!r}: give {flag}")
+        where, names = f"the {upstream.side.value} at {public_url(upstream.url)}", ", ".join(map(repr, models))
+        if upstream.model is not None:   # (named by the user: the name is what is wrong)
+            raise ConfigError(f"{flag} {model!r} is not served by {where}, which serves {names}: give {flag} "
+                              f"{models[0]!r}" + (" or another of them" if len(models) > 1 else ""))
+        raise ConfigError(f"{where} serves {names}, and would be sent the log's {model!r}: give {flag} with the "
+                          "one to send")
     return dataclasses.replace(settings, **sides)
 
 

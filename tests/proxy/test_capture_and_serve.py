@@ -168,7 +168,7 @@ def test_settings_come_from_flags_environment_and_a_config_file(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--primary", "not-a-url"), "--primary must be an http(s) URL"),
+    (("--primary", "not-a-url"), "--primary 'not-a-url' has no scheme"),
     (("--primary", "http://x", "--sample-rate", "2"), "--sample-rate must be within 0..1"),
     (("--primary", "http://x", "--label", "oops"), "--label expects KEY=VALUE"),
     (("--primary", "http://x", "--redact", "("), "is not a valid regular expression"),

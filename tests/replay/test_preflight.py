@@ -80,12 +80,14 @@ def test_an_ambiguous_or_missing_model_stops_the_run_before_it_starts(start_simu
     log = write_log(tmp_path)
     result = replay(log, tmp_path / "out", base, cand)
     assert result.returncode == 1
-    assert f"the candidate at {cand} serves '{FP8}', 'Qwen/Qwen3-8B-AWQ', and would be sent '{BASE}': " \
+    assert f"the candidate at {cand} serves '{FP8}', 'Qwen/Qwen3-8B-AWQ', and would be sent the log's '{BASE}': " \
            "give --candidate-model" in result.stderr
     assert not (tmp_path / "out").exists()                   # nothing was started
-    # a model named on the command line that the side does not serve is refused the same way
+    # a model named on the command line that the side does not serve: the name given is what is wrong
     result = replay(log, tmp_path / "out", base, cand, "--candidate-model", "Qwen/Qwen3-8B-fp8")
-    assert result.returncode == 1 and "give --candidate-model" in result.stderr
+    assert result.returncode == 1 and (f"--candidate-model 'Qwen/Qwen3-8B-fp8' is not served by the candidate at "
+                                       f"{cand}, which serves '{FP8}', 'Qwen/Qwen3-8B-AWQ': give --candidate-model "
+                                       f"'{FP8}' or another of them") in result.stderr, result.stderr
     result = replay(log, tmp_path / "out", base, cand, "--candidate-model", FP8)
     assert result.returncode == 0, result.stderr
 
@@ -184,3 +186,23 @@ def test_a_side_that_drips_its_model_list_stops_the_run_within_the_preflights_ti
         settings = replace(settings, candidate=Upstream(Side.CANDIDATE, dripping, FP8))
         with pytest.raises(ConfigError, match=r"does not answer \(/v1/models not whole within 1 s\)"):
             check_sides(settings, logs.LogFormat.BODIES, warn=lambda _: None, timeout=1.0)
+
+
+def test_an_address_without_its_scheme_or_of_one_route_is_refused_before_any_request(
+        start_simulator: Callable[..., str], tmp_path: Path) -> None:
+    """Caught by preflight, not by a run of 404s: what to give instead is said."""
+    base = start_simulator(served_model_names=(BASE,))
+    port = base.rsplit(":", 1)[1]
+    log = write_log(tmp_path)
+    for candidate, said in (
+            (f"127.0.0.1:{port}", f"--candidate '127.0.0.1:{port}' has no scheme: give http://127.0.0.1:{port}"),
+            (f"localhost:{port}", f"--candidate 'localhost:{port}' has no scheme: give http://localhost:{port}"),
+            (f"{base}/v1/chat/completions", f"--candidate '{base}/v1/chat/completions' is the URL of one route "
+                                            f"(/v1/chat/completions): give the server's base URL, {base} -"),
+            (f"http://user:secret@127.0.0.1:{port}/v1/completions", f"give the server's base URL, "
+                                                                    f"http://127.0.0.1:{port} -")):
+        result = replay(log, tmp_path / "out", base, candidate)
+        assert result.returncode == 1 and said in result.stderr, result.stderr
+        assert "secret" not in result.stderr and not (tmp_path / "out").exists()
+    result = replay(log, tmp_path / "out", base, f"{base}/v1", "--candidate-model", BASE, "--allow-same-target")
+    assert result.returncode == 0, result.stderr   # (a base URL with /v1, as OpenAI clients take it: fine)
