@@ -275,6 +275,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     from shadowdiff.verdict.acceptance import STOPPED_BY_LOG
 
     fmt = settings.fmt or logs.detect(settings.log)
+    note(f"{settings.log}: read as {logs.FORMAT_WORDS[fmt]}"
+         + (" (--format given)" if settings.fmt else " (detected; --format to choose another)"))
     logs.check_turn(fmt, settings.turn, settings.endpoint)
     # read whole before anything is sent or stored: a bad line stops the run before it starts
     grading = Grading(settings.grader, read_references(settings.references, settings.turn, settings.grader),

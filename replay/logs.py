@@ -55,6 +55,7 @@ import ijson
 
 from shadowdiff.answers.records import prompt_text
 from shadowdiff.errors import ConfigError, InputError
+from shadowdiff.replay import tables
 from shadowdiff.triage.grading import check_type, grader_named
 
 CHAT = "/v1/chat/completions"
@@ -75,6 +76,17 @@ class LogFormat(StrEnum):
     QUESTIONS = "questions"
     TEXT = "text"
     JSON_ARRAY = "json-array"
+    CSV = "csv"        # CSV or TSV with a header naming a prompt column (shadowdiff.replay.tables)
+
+
+FORMAT_WORDS = {
+    LogFormat.BATCH: "OpenAI Batch lines (custom_id, method, url, body)",
+    LogFormat.BODIES: "request bodies, one JSON object a line (messages or prompt)",
+    LogFormat.QUESTIONS: "questions, one JSON object a line (turns)",
+    LogFormat.TEXT: "text, one prompt a line",
+    LogFormat.JSON_ARRAY: "a JSON array of prompts",
+    LogFormat.CSV: "a table (CSV or TSV) with a prompt column",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +122,8 @@ _ARRAY_PROBE_EVENTS = 10_000   # a first item this deep in nesting is taken as J
 
 
 _LINE_ENDS = re.compile(r"\r\n|\r|\n")
+_FORMATS = ("a prompt log is JSONL (OpenAI Batch lines, request bodies, or questions), a JSON array of prompts, "
+            "CSV or TSV with a prompt column, or text, one prompt a line")
 
 
 def _check_file(path: Path) -> None:
@@ -159,8 +173,16 @@ def detect(path: Path) -> LogFormat:
             raise InputError(f"{path} is not UTF-8 text; a prompt log is JSON or text, one prompt a line") from None
     if not head:
         raise InputError(f"{path} is empty: there is nothing to replay")
+    if head[0].startswith("PAR1"):
+        raise InputError(f"{path} is Parquet, which is not read: {_FORMATS}; export it to JSONL (pandas: "
+                         "df.to_json('log.jsonl', orient='records', lines=True))")
     if "\x00" in "".join(head):
-        raise InputError(f"{path} looks binary (it contains NUL bytes); a prompt log is JSON or text")
+        raise InputError(f"{path} looks binary (it contains NUL bytes); {_FORMATS}")
+    if path.suffix.lower() in (".yaml", ".yml") or head[0].strip() == "---":
+        raise InputError(f"{path} is YAML, which is not read: {_FORMATS}; convert it to JSONL, one object a line "
+                         "(messages or prompt)")
+    if tables.delimiter(path, head[0]) is not None:
+        return LogFormat.CSV
     if head[0].lstrip().startswith("["):
         problem = _json_array_problem(path)
         if problem is None:
@@ -254,6 +276,9 @@ def read(path: Path, fmt: LogFormat | None = None, *, turn: int = 1,
     if fmt is LogFormat.JSON_ARRAY:
         yield from _read_array(path, endpoint)
         return
+    if fmt is LogFormat.CSV:
+        yield from _read_table(path, endpoint)
+        return
     parse = {LogFormat.BATCH: _batch, LogFormat.BODIES: _bodies, LogFormat.QUESTIONS: _question,
              LogFormat.TEXT: _text}[fmt]
     with _open_bytes(path) as f:
@@ -282,6 +307,8 @@ def read(path: Path, fmt: LogFormat | None = None, *, turn: int = 1,
 def count(path: Path, fmt: LogFormat | None = None) -> int:
     """How many non-blank lines (or array items) the log has: the progress bar's total."""
     fmt = fmt or detect(path)
+    if fmt is LogFormat.CSV:
+        return tables.count(path, _separator(path))
     if fmt is LogFormat.JSON_ARRAY:
         items = 0
         with _open_bytes(path) as f, contextlib.suppress(ijson.JSONError):   # reading says where it breaks
@@ -401,6 +428,24 @@ def _body_for(text: str, endpoint: str) -> dict[str, Any]:
     if endpoint == COMPLETIONS:
         return {"prompt": text}
     return {"messages": [{"role": "user", "content": text}]}
+
+
+def _separator(path: Path) -> str:
+    with _open(path) as f:
+        first = next((line for line in f if line.strip()), "")
+    return tables.delimiter(path, first) or ","
+
+
+def _read_table(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:
+    for row in tables.read(path, _separator(path)):
+        if row.prompt is None:
+            yield BadLine(row.line, row.problem or "unusable")
+            continue
+        body = _body_for(row.prompt, endpoint)
+        if row.model:
+            body["model"] = row.model
+        yield LogRecord(row.key or f"line-{row.line}", row.line, endpoint, body, row.category,
+                        reference=row.reference, grader=row.grader)
 
 
 def _read_array(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:

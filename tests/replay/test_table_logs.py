@@ -1,0 +1,78 @@
+"""Prompt logs as tables (CSV, TSV), and the formats that are refused by name (YAML, Parquet)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from shadowdiff.errors import InputError
+from shadowdiff.replay import logs
+from shadowdiff.replay.logs import BadLine, LogFormat, LogRecord
+from tests.support import cli
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
+    csv_log = _write(tmp_path / "prompts.csv", 'id,category,prompt,reference\n'
+                                               'q1,math,"What is 6 times 7?",42\n'
+                                               'q2,writing,"Write two lines,\nthen stop.",\n'
+                                               '\n'
+                                               'q3,stem,,\n'
+                                               'q4,stem,"extra",1,2\n')
+    assert logs.detect(csv_log) is LogFormat.CSV and logs.count(csv_log) == 4
+    read = list(logs.read(csv_log))
+    first, second = (r for r in read if isinstance(r, LogRecord))
+    assert (first.key, first.category, first.reference) == ("q1", "math", "42")
+    assert first.body == {"messages": [{"role": "user", "content": "What is 6 times 7?"}]}
+    assert second.body["messages"][0]["content"] == "Write two lines,\nthen stop." and second.reference is None
+    bad = [r for r in read if isinstance(r, BadLine)]
+    assert [b.reason for b in bad] == ["the prompt column is empty", "5 fields, the header has 4"]
+    # a TSV without a .tsv name: its header names a prompt column; on the completions route, a prompt
+    tsv = _write(tmp_path / "prompts.txt", "question\tmodel\nHow far is the moon?\tQwen/Qwen3-8B\n")
+    assert logs.detect(tsv) is LogFormat.CSV
+    [record] = logs.read(tsv, endpoint=logs.COMPLETIONS)
+    assert isinstance(record, LogRecord)
+    assert record.body == {"prompt": "How far is the moon?", "model": "Qwen/Qwen3-8B"} and record.key == "line-2"
+    # text with commas is still text
+    text = _write(tmp_path / "plain.txt", "Hello, world.\nAnother, prompt.\n")
+    assert logs.detect(text) is LogFormat.TEXT
+
+
+@pytest.mark.parametrize(("name", "content", "said"), [
+    ("prompts.csv", "id,body\n1,hello\n", r"names no prompt column \(it has: id, body\): name one prompt"),
+    ("prompts.yaml", "- prompt: hello\n", "is YAML, which is not read"),
+    ("prompts.txt", "---\n- prompt: hello\n", "is YAML, which is not read"),
+    ("prompts.parquet", "PAR1\x00\x00rest", "is Parquet, which is not read"),
+])
+def test_a_table_without_a_prompt_column_yaml_and_parquet_are_refused_by_name(tmp_path: Path, name: str,
+                                                                               content: str, said: str) -> None:
+    log = _write(tmp_path / name, content)
+    with pytest.raises(InputError, match=said):
+        list(logs.read(log))
+
+
+def test_replay_of_a_csv_sends_no_header_and_says_how_it_read_the_log(start_simulator: Callable[..., str],
+                                                                     tmp_path: Path) -> None:
+    base = start_simulator(served_model_names=("Qwen/Qwen3-8B",))
+    cand = start_simulator(served_model_names=("Qwen/Qwen3-8B-FP8",))
+    log = _write(tmp_path / "prompts.csv", "prompt\n" + "".join(f'"Say something, about {i}."\n' for i in range(3)))
+    out = tmp_path / "out"
+    ran = cli.shadowdiff("replay", log, "--baseline", base, "--candidate", cand, "--out", out, "--max-tokens", "8")
+    assert ran.returncode == 0, ran.stderr
+    assert f"{log}: read as a table (CSV or TSV) with a prompt column (detected; --format to choose another)" in \
+        ran.stderr
+    from shadowdiff.store import Store
+
+    store = Store.open(out)
+    try:
+        run = store.latest_run()
+        assert run is not None
+        assert sorted(p["prompt"] for p in store.pairs(run.id)) == [f"Say something, about {i}." for i in range(3)]
+    finally:
+        store.close()
