@@ -28,6 +28,7 @@ import io
 import itertools
 import os
 import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Collection, Iterator
@@ -59,6 +60,7 @@ from shadowdiff.vocabulary import (
     NOT_COMPARED_REASONS,
     NOT_MIRRORED_REASONS,
     SUBSTANTIVE,
+    Decision,
     NotCompared,
     Outcome,
     Side,
@@ -504,6 +506,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     verdict.gate_tokens(summary.token_agreement, gates.value("max_token_disagreement"),
                         min_agreement=gates.value("min_token_agreement"), max_kl=gates.value("max_kl"))
     verdict.gates = gates.as_json()
+    verdict.next_steps = next_steps(verdict, store, run_id)
     exports = Exports.of(pairs_export, compress, summary.stored)
     with _staged(out, PAIRS_FILES) as staging:
         _write_all(store, run_id, staging, summary, verdict, side_by_side, review_url, exports)
@@ -511,6 +514,17 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     # (for a terminal: keys, notes and reasons in it come from logs, reviewers and servers)
     return ReportPaths(out, safe_text(summary_text(summary) + ("\n" + note if note else "") + "\n" + verdict.text(),
                                       lines=True), verdict)
+
+
+def next_steps(verdict: Acceptance, store: Store, run_id: str) -> list[tuple[str, str]]:
+    """What to run next when the decision is INCOMPLETE for want of reviews: the review UI,
+    then the report again (an unfinished run's reasons say how to continue it)."""
+    if verdict.decision is not Decision.INCOMPLETE or not verdict.unreviewed:
+        return []
+    where = shlex.quote(store.shown)
+    return [(f"shadowdiff review {where}", f"a verdict on each of the {verdict.unreviewed:,} unreviewed pairs changed "
+                                           "in substance, in the browser (the riskiest first)"),
+            (f"shadowdiff report {where} --run {run_id}", "decide again, with the verdicts given")]
 
 
 @functools.cache

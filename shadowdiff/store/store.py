@@ -38,6 +38,9 @@ class Store:
     def __init__(self, engine: Engine, location: str | Path | None = None, *, create: bool = True) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        # where it is, as a command line would name it again (a database URL without its password)
+        self.shown = str(location) if location is not None and "://" not in str(location) \
+            else engine.url.render_as_string(hide_password=True)
         migrate(engine, location or str(engine.url), create)
 
     @classmethod

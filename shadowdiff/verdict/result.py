@@ -82,6 +82,8 @@ class Acceptance:
     # each gate's value and where it came from (``shadowdiff.verdict.gates.Gates.as_json``), once resolved
     gates: dict[str, Any] = field(default_factory=dict)
     agreement: Agreement = field(default_factory=lambda: agreement_of(()))   # between reviewers
+    # what to run next, for an INCOMPLETE run (``shadowdiff.report.write.next_steps``): (command, what it does)
+    next_steps: list[tuple[str, str]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"decision": self.decision.name, "identical": self.identical, "equivalent": self.equivalent,
@@ -95,7 +97,8 @@ class Acceptance:
                 "pruned_unreviewed": self.pruned_unreviewed, "factual": self.factual,
                 "reasons": self.reasons, "thresholds": self.thresholds, "gates": self.gates,
                 "agreement": self.agreement.as_json(),
-                "factual_rate_upper": self.factual_rate_upper}
+                "factual_rate_upper": self.factual_rate_upper,
+                "next_steps": [{"command": command, "what": what} for command, what in self.next_steps]}
 
     @property
     def factual_rate_upper(self) -> dict[str, Any] | None:
@@ -308,6 +311,7 @@ class Acceptance:
         lines.append(f"verdict: {self.decision.name}" + (f" - {'; '.join(self.reasons)}" if self.reasons else ""))
         if self.gates:
             lines.append("gates: " + "; ".join(g["text"] for g in self.gates.values()))
+        lines += [f"next: {command}   ({what})" for command, what in self.next_steps]
         for f in self.factual:
             # keys, reviewers and notes come from logs and people: one line each, whatever they hold
             lines.append(f"  factual regression: pair {safe_text(f['key'])} (id {f['pair_id']}), the candidate is "

@@ -659,3 +659,18 @@ def test_a_fail_line_leads_with_what_failed_it() -> None:
     assert result.decision is Decision.FAIL
     assert result.reasons[0].startswith("2 correct→wrong flips") and len(result.reasons) == 3
     assert "verdict: FAIL - 2 correct→wrong flips" in result.text()
+
+
+def test_an_incomplete_run_for_want_of_reviews_names_the_commands_to_run_next(tmp_path: Path) -> None:
+    store, run, _ = make_run(tmp_path)
+    store.close()
+    out = tmp_path / "reports"
+    decided = run_report(tmp_path, "--out", str(out))
+    assert decided.returncode == 2, decided.stdout + decided.stderr
+    review, again = (f"shadowdiff review {tmp_path}", f"shadowdiff report {tmp_path} --run {run}")
+    assert f"next: {review}   (a verdict on each of the" in decided.stdout
+    assert f"next: {again}   (decide again, with the verdicts given)" in decided.stdout
+    assert f"- `{review}`: a verdict on each of the" in (out / "report.md").read_text()
+    assert f"<code>{review}</code>" in (out / "report.html").read_text()
+    steps = json.loads((out / "summary.json").read_text())["acceptance"]["next_steps"]
+    assert [s["command"] for s in steps] == [review, again]
