@@ -36,6 +36,8 @@ from shadowdiff.errors import ConfigError
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import ReplaySettings
 
+SIMULATOR_HEADER = "X-Shadowdiff-Simulator"   # (shadowdiff.simulator.app's: not imported, a replay loads no simulator)
+
 
 def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:
     """The model named by the log's first usable record, if any."""
@@ -53,14 +55,15 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
         baseurl.check(f"--{upstream.side.value}", upstream.url)
     wanted = log_model(settings, fmt)
 
-    async def ask_all() -> list[tuple[list[str] | None, str | None]]:
+    async def ask_all() -> list[tuple[list[str] | None, str | None, bool]]:
         async with answers_session(2 * len(settings.upstreams), timeout) as session:
             return list(await asyncio.gather(*(_ask(session, u, timeout) for u in settings.upstreams)))
 
     answers = dict(zip([u.side for u in settings.upstreams], asyncio.run(ask_all()), strict=True))
-    served = {side: models for side, (models, _) in answers.items()}
-    # ReplaySettings fields: baseline, candidate, replica as mapped, and the versions
-    sides: dict[str, Any] = {"servers": {side.value: version for side, (_, version) in answers.items()}}
+    served = {side: models for side, (models, _, _) in answers.items()}
+    # ReplaySettings fields: baseline, candidate, replica as mapped, the versions, the simulated sides
+    sides: dict[str, Any] = {"servers": {side.value: version for side, (_, version, _) in answers.items()},
+                             "simulated": tuple(side.value for side, (_, _, fake) in answers.items() if fake)}
     for upstream in settings.upstreams:
         models = served[upstream.side]
         model = upstream.model or wanted
@@ -85,18 +88,20 @@ def check_sides(settings: ReplaySettings, fmt: logs.LogFormat, warn: Callable[[s
 
 
 async def _ask(session: aiohttp.ClientSession, upstream: Upstream,
-               seconds: float) -> tuple[list[str] | None, str | None]:
-    """The models a side serves and its version (None where it does not say), each
-    answer whole within ``seconds`` (the session bounds each read only: a server that
-    drips its answer would hold the run before it began)."""
+               seconds: float) -> tuple[list[str] | None, str | None, bool]:
+    """The models a side serves, its version (None where it does not say) and whether it is
+    shadowdiff's simulator, each answer whole within ``seconds`` (the session bounds each
+    read only: a server that drips its answer would hold the run before it began)."""
     headers = upstream.headers
     models = await _served(session, upstream, headers, seconds)
+    simulated = False
     try:
         async with asyncio.timeout(seconds), session.get(upstream.endpoint("/version"), headers=headers) as response:
+            simulated = response.headers.get(SIMULATOR_HEADER) == "1"
             version = (await response.json(content_type=None)).get("version")
     except (aiohttp.ClientError, ValueError, AttributeError, TimeoutError):
         version = None
-    return models, version if isinstance(version, str) else None
+    return models, version if isinstance(version, str) else None, simulated
 
 
 async def _served(session: aiohttp.ClientSession, upstream: Upstream, headers: dict[str, str],

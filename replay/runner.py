@@ -106,6 +106,7 @@ class ReplaySettings:
     redact: tuple[str, ...] = ()                 # patterns redacted from stored prompts and requests
     labels: dict[str, str] = field(default_factory=dict)   # what moves the noise floor: gpu=H100...
     servers: dict[str, str | None] = field(default_factory=dict)   # each side's vLLM version (/version)
+    simulated: tuple[str, ...] = ()   # the sides that are shadowdiff's simulator (its /version says so)
     score: bool = True        # teacher-forced scoring of the baseline's answers (shadowdiff.triage.scoring)
     references: Path | None = None               # --references: reference answers by record id
     grader: Grader | None = None                 # --grader: for references that name none
@@ -131,6 +132,7 @@ class ReplaySettings:
             "redact": list(self.redact), "labels": dict(self.labels), "versions": dict(self.servers),
             "score": self.score,
             "grading": grading_settings(self.references, self.grader),
+            **({"simulated": list(self.simulated)} if self.simulated else {}),
         }
 
 

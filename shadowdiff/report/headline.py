@@ -306,12 +306,15 @@ def side_rows(s: Any) -> list[dict[str, str]]:
     """Each side of the run: where it was, which model, which engine version."""
     sides = s.settings.get("sides") or {}
     versions = s.settings.get("versions") or {}
+    fake = set(s.settings.get("simulated") or ())
     rows = []
     for side, info in sides.items():
         info = info if isinstance(info, dict) else {"url": info}
         version = versions.get(side) if side in versions else None
+        shown = (str(version) if version else "unknown (no /version)") if side in versions else "—"
         rows.append({"side": str(side), "url": str(info.get("url") or "—"), "model": str(info.get("model") or "—"),
-                     "version": (str(version) if version else "unknown (no /version)") if side in versions else "—"})
+                     "version": f"shadowdiff simulate (a test double), posing as vLLM {shown}" if side in fake
+                     else shown})
     return rows
 
 
@@ -333,3 +336,12 @@ def settings_rows(s: Any) -> list[tuple[str, str]]:
         if key not in ("sides", "versions", "labels", benchfigures.SETTINGS_KEY):
             add(str(key), value)
     return rows
+
+
+def simulated_text(s: Any) -> str | None:
+    """What a run against shadowdiff's simulator must say first: that no model answered."""
+    fake = list(s.settings.get("simulated") or ())
+    if not fake:
+        return None
+    return (f"SIMULATED: the {' and the '.join(fake)} {'is' if len(fake) == 1 else 'are'} `shadowdiff simulate`, a "
+            "test double: its answers are synthetic text and its speed a setting, so these figures measure no model")

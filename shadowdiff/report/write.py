@@ -436,6 +436,8 @@ def excess_text(excess: dict[str, Any]) -> str:
 def summary_text(s: Summary) -> str:
     """The summary as plain text (the terminal and the top of report.md)."""
     lines = [counts_text(s.counts)]
+    if simulated := headline.simulated_text(s):
+        lines.insert(0, simulated)
     answered = s.counts["compared"]
     of = f" of {answered} compared pairs" if answered != s.pairs else ""
     lines.append(f"candidate changed (not identical): {_pct(s.changed_rate)}{of}, in substance (near or divergent): "
@@ -557,6 +559,7 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
                "listed": changed + failed, "shown": shown, "speed": speed_rows(summary),
                "token_sources": token_sources_text(summary), "flip_rows": flip_rows(summary.flips),
                "figures": headline.figures(summary, verdict), "why": headline.decision_why(verdict),
+               "simulated": headline.simulated_text(summary),
                "side_rows": headline.side_rows(summary), "settings_rows": headline.settings_rows(summary),
                "caveats": caveats(summary), "token_lines": token_agreement_lines(summary),
                "status_words": headline.STATUS_WORDS, "review_link": bool(review_url),

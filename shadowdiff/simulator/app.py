@@ -105,6 +105,9 @@ def _json_request(request: Request, body: bytes) -> Any:
     return validation.parse_json(request.headers.get("content-type"), body)
 
 
+SIMULATOR_HEADER = "X-Shadowdiff-Simulator"
+
+
 def build_app(settings: SimulatorSettings) -> Starlette:
     """The simulator as an ASGI app (nothing happens at import time)."""
     engine = Engine(settings)
@@ -127,7 +130,8 @@ def build_app(settings: SimulatorSettings) -> Starlette:
         return Response(status_code=200)
 
     async def version(request: Request) -> Response:
-        return JSONResponse({"version": settings.version})
+        # (the body is vLLM's; the header tells shadowdiff's own reports that this is a test double)
+        return JSONResponse({"version": settings.version}, headers={SIMULATOR_HEADER: "1"})
 
     async def load(request: Request) -> Response:
         return JSONResponse({"server_load": engine.scheduler.running + engine.scheduler.waiting})

@@ -67,6 +67,11 @@ def test_replay_of_a_csv_sends_no_header_and_says_how_it_read_the_log(start_simu
     assert ran.returncode == 0, ran.stderr
     assert f"{log}: read as a table (CSV or TSV) with a prompt column (detected; --format to choose another)" in \
         ran.stderr
+    # (against the simulator, every report says so first)
+    simulated = "SIMULATED: the baseline and the candidate are `shadowdiff simulate`, a test double"
+    assert ran.stdout.startswith(simulated) and simulated in (out / "report.md").read_text()
+    assert simulated in (out / "report.html").read_text().replace("<code>", "`").replace("</code>", "`")
+    assert "shadowdiff simulate (a test double), posing as vLLM 0.34.0" in (out / "report.md").read_text()
     from shadowdiff.store import Store
 
     store = Store.open(out)
