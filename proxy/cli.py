@@ -142,9 +142,9 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="Allow the same server and model as primary and shadow (to measure its noise: the report says "
              "so). Without it that is refused, as a slip that would PASS.")
 @transport_click_options
-@option("--host", default="127.0.0.1", show_default=True)
-@option("--port", default=8080, show_default=True)
-@option("--log-level", default="warning", show_default=True,
+@option("--host", default="127.0.0.1", show_default=True, help="The address the proxy listens on.")
+@option("--port", default=8080, show_default=True, help="The port the proxy listens on.")
+@option("--log-level", default="warning", show_default=True, help="How much the proxy logs.",
         type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def serve(host: str, port: int, log_level: str, workers: int, **options: Any) -> None:
     """Mirror live traffic: forward to the primary, compare with the shadow."""

@@ -657,10 +657,11 @@ def _equal_work(settings: ReplaySettings) -> ReplaySettings:
 
 @click.command("demo")
 @click.option("--out", "out", default=Path("shadowdiff-demo"), show_default=True,
-              type=click.Path(file_okay=False, path_type=Path))
+              type=click.Path(file_okay=False, path_type=Path), help="The directory for the demo's store and reports.")
 @click.option("--latency", type=click.Choice(["realistic", "zero"]), default="realistic", show_default=True,
               help="The simulators' latency model ('realistic' shows the FP8 speedup; 'zero' is instant).")
-@click.option("--concurrency", default=8, show_default=True)
+@click.option("--concurrency", default=8, show_default=True,
+              help="Requests in flight per side in the demo's replay.")
 def demo(out: Path, latency: str, concurrency: int) -> None:
     """Everything on one machine: three simulated vLLM servers, a replay, the reports.
 

@@ -17,21 +17,38 @@ import click
 
 from shadowdiff import __version__
 
-# command name -> "module:attribute" of its click command
+# command name -> "module:attribute" of its click command, in the order of the work: try it,
+# measure, mirror, decide, review, keep the store; and what each does, in one sentence (for
+# ``--help``, which imports no command)
 COMMANDS = {
-    "simulate": "shadowdiff.simulator.cli:simulate",
+    "demo": "shadowdiff.replay.cli:demo",
     "replay": "shadowdiff.replay.cli:replay",
     "compare": "shadowdiff.replay.cli:compare_command",
     "bench": "shadowdiff.replay.cli:bench",
-    "demo": "shadowdiff.replay.cli:demo",
     "serve": "shadowdiff.proxy.cli:serve",
     "report": "shadowdiff.commands.runs:report",
-    "judge": "shadowdiff.commands.runs:judge",
     "review": "shadowdiff.commands.runs:review",
     "reviewers": "shadowdiff.commands.reviewers:reviewers",
+    "judge": "shadowdiff.commands.runs:judge",
+    "plan": "shadowdiff.commands.runs:plan",
     "close": "shadowdiff.commands.runs:close",
     "prune": "shadowdiff.commands.runs:prune_command",
-    "plan": "shadowdiff.commands.runs:plan",
+    "simulate": "shadowdiff.simulator.cli:simulate",
+}
+SUMMARIES = {
+    "demo": "Run everything on this machine against simulated servers: a replay and its reports.",
+    "replay": "Replay a prompt log against the baseline and the candidate, and compare every answer.",
+    "compare": "Compare two files of answers saved earlier (A the baseline, B the candidate).",
+    "bench": "Measure each side's speed alone, in alternated rounds, with an interval on each ratio.",
+    "serve": "Mirror live traffic: answer clients from the primary, compare with the shadow.",
+    "report": "Write a run's reports and decide: exit 0 PASS, 1 FAIL, 2 INCOMPLETE, 3 no decision.",
+    "review": "Serve the blind review UI, where people give each changed pair a verdict.",
+    "reviewers": "Give each reviewer a sign-in token of their own for the review UI.",
+    "judge": "Ask an LLM judge for a suggested verdict on each changed pair (never counted).",
+    "plan": "Say how many reviewed pairs bound the factual regression rate at a target.",
+    "close": "Close a serve run whose proxies were killed, so that it can be decided.",
+    "prune": "Delete old unreviewed pairs of serve runs, keeping every reviewed one.",
+    "simulate": "Serve a simulated vLLM server: a test double whose text is synthetic.",
 }
 
 
@@ -43,7 +60,18 @@ class LazyGroup(click.Group):
         self.lazy = lazy
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
+        """The commands in the order of the work (``COMMANDS``), then any added otherwise."""
+        return [*self.lazy, *sorted(set(super().list_commands(ctx)) - set(self.lazy))]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with its sentence whole (``SUMMARIES``), without importing it."""
+        rows = [(name, SUMMARIES.get(name) or self._summary(ctx, name)) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _summary(self, ctx: click.Context, name: str) -> str:
+        command = self.get_command(ctx, name)
+        return command.get_short_help_str(200) if command is not None else ""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:

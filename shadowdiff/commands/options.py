@@ -307,7 +307,9 @@ def threshold_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def out_dir_option(help: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--out DIRECTORY``, required: where ``replay`` and ``compare`` keep the store and
     the reports."""
-    return click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help=help)
+    return click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+                        help=help or "The directory for the run's store (shadowdiff.sqlite) and its reports "
+                                     "(made if missing; a store there already gets one more run).")
 
 
 def gate_option(undecided: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

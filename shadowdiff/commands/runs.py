@@ -254,8 +254,9 @@ def plan(targets: tuple[float, ...], factual: int) -> None:
 @click.option("--claim-ttl", default=600.0, show_default=True,
               help="Seconds a pair taken with 'next' stays reserved for its reviewer.")
 @transport_click_options
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8090, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address the review UI listens on (0.0.0.0 for a team, behind TLS).")
+@click.option("--port", default=8090, show_default=True, help="The port the review UI listens on.")
 def review(store: str, token: str | None, claim_ttl: float, host: str, port: int, tls_cert: str | None,
            tls_key: str | None, forwarded_allow_ips: str | None) -> None:
     """Serve the blind side-by-side review UI for the pairs in STORE."""

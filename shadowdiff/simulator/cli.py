@@ -66,8 +66,8 @@ def _env_keys() -> tuple[str, ...]:
 
 
 @click.command("simulate")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=int, help="The port to listen on.")
 @click.option("--served-model-name", multiple=True, help="Name(s) the server answers to (repeatable).")
 @click.option("--model", default=None, help="Checkpoint path shown as the model's root.")
 @click.option("--profile", default="baseline", show_default=True,
@@ -81,8 +81,10 @@ def _env_keys() -> tuple[str, ...]:
               help="Share of prompts a replica (--seed != 0) flips at a near-tie.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Server seed; a baseline with another seed is a replica.")
-@click.option("--max-model-len", default=32768, show_default=True, type=int)
-@click.option("--max-logprobs", default=20, show_default=True, type=int)
+@click.option("--max-model-len", default=32768, show_default=True, type=int,
+              help="The longest prompt plus answer, in tokens, as vLLM's --max-model-len (longer: 400).")
+@click.option("--max-logprobs", default=20, show_default=True, type=int,
+              help="The most logprobs a request may ask for, as vLLM's --max-logprobs (more: 400).")
 @click.option("--api-key", multiple=True,
               help="Require this Bearer token on /v1 paths; repeat for several (default: $VLLM_API_KEY).")
 @click.option("--latency", default="zero", show_default=True, type=click.Choice(sorted(LATENCY_PRESETS)),
@@ -100,7 +102,8 @@ def _env_keys() -> tuple[str, ...]:
 @click.option("--fault-seed", type=int, default=None, help="Make the fault draws reproducible.")
 @click.option("--fault-after-tokens", default=3, show_default=True, type=int,
               help="Mid-stream faults strike after this many tokens.")
-@click.option("--fault-hang-seconds", default=3600.0, show_default=True, type=float)
+@click.option("--fault-hang-seconds", default=3600.0, show_default=True, type=float,
+              help="How long a request the hang fault picked waits before it answers.")
 @click.option("--fault-slow-seconds", default=0.5, show_default=True, type=float,
               help="Seconds between tokens for the slow fault.")
 @click.option("--enable-request-id-headers", is_flag=True, help="Echo X-Request-Id in responses.")
@@ -128,7 +131,7 @@ def _env_keys() -> tuple[str, ...]:
                    "conversions, counting and multiple choice, and plain questions such as 'What is "
                    "17 + 25?') the baseline answers right, chosen per question by a stable hash. Give "
                    "the candidate the same value: its number drift flips answers relative to it.")
-@click.option("--log-level", default="warning", show_default=True,
+@click.option("--log-level", default="warning", show_default=True, help="How much the server logs.",
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def simulate(host: str, port: int, log_level: str, **options: object) -> None:
     """Serve a simulated vLLM OpenAI server (a test double: its text is synthetic).

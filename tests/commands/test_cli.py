@@ -26,6 +26,28 @@ def test_version_and_help() -> None:
         assert shown.returncode == 0 and "Usage:" in shown.stdout and not shown.stderr, (command, shown.stderr)
 
 
+def test_the_command_list_is_in_the_order_of_the_work_with_whole_sentences() -> None:
+    from shadowdiff.cli import COMMANDS, SUMMARIES
+
+    shown = run("--help").stdout
+    listed = [line.split()[0] for line in shown.split("Commands:")[1].splitlines()
+              if line.startswith("  ") and not line.startswith("    ")]
+    assert listed == list(COMMANDS) and listed[:4] == ["demo", "replay", "compare", "bench"], listed
+    assert "..." not in shown.split("Commands:")[1] and set(SUMMARIES) == set(COMMANDS)
+    assert all(text.endswith(".") and text[0].isupper() for text in SUMMARIES.values())
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    import click
+
+    from shadowdiff.cli import COMMANDS, main
+
+    ctx = click.Context(main)
+    silent = [(name, p.opts[0]) for name in COMMANDS for p in main.get_command(ctx, name).params  # type: ignore[union-attr]
+              if isinstance(p, click.Option) and not p.hidden and not p.help]
+    assert silent == []
+
+
 def test_simulate_serves_until_sigterm_and_finishes_streams_first() -> None:
     with shadowdiff_process("simulate", "--served-model-name", "Qwen/Qwen3-8B-FP8", "--profile", "fp8",
                             "--seed", "3", "--tpot", "0.03") as (process, url):
