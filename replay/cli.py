@@ -176,7 +176,7 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
            references: Path | None, grader: str | None, max_flips: int | None, review_url: str | None,
            min_reviewed: float | None, max_errors: int | None, min_compared: int | None, max_capped: float | None,
            max_token_disagreement: float | None, min_token_agreement: float | None,
-           max_kl: float | None, bench: Path | None, allow_same_target: bool) -> None:
+           max_kl: float | None, bench: Path | None, without_review: bool | None, allow_same_target: bool) -> None:
     """Replay a prompt log against a baseline and a candidate, and compare every answer.
 
     Exits 0 once the run is made and something was compared, 1 if nothing could be
@@ -212,7 +212,8 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
                              max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate,
                              max_flips=max_flips, max_capped=max_capped,
                              max_token_disagreement=max_token_disagreement,
-                             min_token_agreement=min_token_agreement, max_kl=max_kl)
+                             min_token_agreement=min_token_agreement, max_kl=max_kl,
+                             without_review=gating.switch(without_review))
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side, gates=given,
                              review_url=review_url, allow_same_target=allow_same_target,
                              bench=benchfigures.read(bench) if bench else None)
@@ -492,7 +493,7 @@ def _closing_line(tally: Tally) -> str:
 @allow_same_target_option
 def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int, side_by_side: int | None,
                     gate: bool, min_reviewed: float | None, max_errors: int | None, min_compared: int | None,
-                    max_capped: float | None, allow_same_target: bool) -> None:
+                    max_capped: float | None, without_review: bool | None, allow_same_target: bool) -> None:
     """Compare two files of saved answers (A: baseline, B: candidate) and write the reports.
 
     An answer whose id the other file lacks is an unpartnered pair, an error. Exits 0 once
@@ -508,7 +509,7 @@ def compare_command(a: Path, b: Path, out: Path, near: float, difflib_limit: int
             raise ConfigError(f"{a} and {b} hold the same bytes: every pair would agree, and the run would PASS "
                               "without a candidate; give the candidate's answers, or --allow-same-target")
         given = gating.given(min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
-                             max_capped=max_capped)
+                             max_capped=max_capped, without_review=gating.switch(without_review))
         store = Store.open(out / STORE_FILE)
         try:
             run_id, _, unmatched = compare_files(a, b, store, Thresholds(near=near, difflib_limit=difflib_limit))

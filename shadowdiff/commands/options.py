@@ -187,6 +187,12 @@ def decision_gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Share of comparable pairs allowed to stop at the token cap on both sides (compared "
                           "on what came before the cap only; 0.5: half), else INCOMPLETE "
                           f"(default {BY_NAME['max_capped'].default}, or the run's).")(f)
+    f = click.option("--without-review/--with-review", "without_review", default=None,
+                     help="Decide from the measures alone, with no person's review: the gates given on what the "
+                          "run measured (--max-excess-divergence with a replica, --max-token-disagreement, "
+                          "--min-token-agreement or --max-kl when scored, --max-flips on graded prompts, "
+                          "--max-errors) decide, and the pairs nobody reviewed are said, not waited for (for CI). "
+                          "--with-review undoes it for a run that stored it.")(f)
     f = click.option("--max-errors", default=None, type=click.IntRange(min=0),
                      help="Prompts allowed to go unchecked: pairs that could not be compared, log lines that "
                           "made no pair, pairs where neither side reached an answer, pairs whose replica failed "

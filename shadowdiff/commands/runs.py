@@ -182,7 +182,7 @@ class _ReportCommand(click.Command):
 def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float | None, max_errors: int | None,
            min_compared: int | None, max_excess_divergence: float | None, max_factual_rate: float | None,
            max_flips: int | None, max_capped: float | None, max_token_disagreement: float | None,
-           min_token_agreement: float | None, max_kl: float | None, bench: Path | None,
+           min_token_agreement: float | None, max_kl: float | None, bench: Path | None, without_review: bool | None,
            side_by_side: int | None, judge: str | None, judge_model: str | None,
            judge_api_key: str | None, judge_concurrency: int, judge_timeout: float, review_url: str | None,
            pairs_export: str, compress: bool | None) -> None:
@@ -198,6 +198,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
     from shadowdiff.report.benchfigures import read
     from shadowdiff.report.write import write_reports
     from shadowdiff.store.members import RunMembers, describe
+    from shadowdiff.verdict import gates as gating
 
     figures = read(bench) if bench else None     # (read before the store is opened: a bad file changes nothing)
 
@@ -218,6 +219,7 @@ def report(store: str, out: Path | None, run_id: str | None, min_reviewed: float
                               max_flips=max_flips, max_capped=max_capped,
                               max_token_disagreement=max_token_disagreement, min_token_agreement=min_token_agreement,
                               max_kl=max_kl, review_url=review_url, bench=figures,
+                              without_review=gating.switch(without_review),
                               pairs_export=pairs_export, compress=compress)
         members = describe(RunMembers(opened).members(run.id))
     click.echo(f"run {run.id} ({run.kind}, started {run.created_at.isoformat()}"

@@ -56,6 +56,10 @@ def decision_why(verdict: Acceptance) -> str:
     """Why the decision is what it is, in one paragraph."""
     if verdict.reasons:
         return "; ".join(verdict.reasons) + "."
+    if verdict.thresholds.get("without_review"):
+        return (f"{verdict.compared:,} comparable pairs were answered by both sides, and every gate given on what "
+                f"the run measured passes; decided without review: {verdict.unreviewed:,} of the "
+                f"{verdict.needs_review:,} changed in substance were never looked at by a person.")
     reviewed = verdict.needs_review - verdict.unreviewed
     return (f"{verdict.compared:,} comparable pairs were answered by both sides; {reviewed:,} of the "
             f"{verdict.needs_review:,} changed in substance have a verdict, and none is a factual regression "
@@ -181,7 +185,10 @@ def _flips(flips: dict[str, Any] | None, verdict: Acceptance) -> Figure | None:
 
 
 def _reviewed_enough(verdict: Acceptance) -> bool:
-    """Whether --min-reviewed is met (what the decision checked the reviews against)."""
+    """Whether --min-reviewed is met (what the decision checked the reviews against); a
+    decision --without-review asked for none."""
+    if verdict.thresholds.get("without_review"):
+        return True
     need = verdict.needs_review
     return not need or (need - verdict.unreviewed) / need >= verdict.thresholds.get("min_reviewed", 1.0)
 
@@ -192,6 +199,9 @@ def _reviewed(verdict: Acceptance) -> Figure:
     required = verdict.thresholds.get("min_reviewed", 1.0)
     value = f"{done:,} of {need:,}"
     beside = f"{_pct(done / need if need else 1.0, 0)} of the pairs changed in substance have a verdict"
+    if verdict.thresholds.get("without_review"):   # (not asked: said, in amber, never green)
+        return Figure("reviewed", "reviewed", value, beside + "; not asked for (--without-review)",
+                      "warn" if verdict.unreviewed else "info", "--without-review")
     # (nothing compared: a gate that checked nothing is never green)
     status = "pass" if _reviewed_enough(verdict) and verdict.compared else "incomplete"
     return Figure("reviewed", "reviewed", value, beside, status, f"--min-reviewed {required * 100:g} %")

@@ -52,6 +52,7 @@ from shadowdiff.store import Store, StoredPair
 from shadowdiff.triage.scoring import CASCADE_AGREEMENT, TOP_K
 from shadowdiff.triage.signals import SIGNAL_KINDS
 from shadowdiff.verdict import gates as gating
+from shadowdiff.verdict import tokengates
 from shadowdiff.verdict.acceptance import acceptance
 from shadowdiff.verdict.flips import flip_lines, flip_rows
 from shadowdiff.verdict.result import Acceptance
@@ -480,7 +481,7 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
                   max_factual_rate: float | None = None, max_flips: int | None = None,
                   max_capped: float | None = None, max_token_disagreement: float | None = None,
                   min_token_agreement: float | None = None, max_kl: float | None = None,
-                  bench: dict[str, Any] | None = None, review_url: str | None = None,
+                  bench: dict[str, Any] | None = None, without_review: int | None = None, review_url: str | None = None,
                   pairs_export: PairsExport | str = PairsExport.AUTO, compress: bool | None = None) -> ReportPaths:
     """Write every report of ``run_id`` into ``out``; ``side_by_side`` caps the pairs
     shown side by side (None: all of them); ``review_url`` is the review UI's address
@@ -500,13 +501,16 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
         min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
         max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,
         max_capped=max_capped, max_token_disagreement=max_token_disagreement,
-        min_token_agreement=min_token_agreement, max_kl=max_kl), "report")
+        min_token_agreement=min_token_agreement, max_kl=max_kl, without_review=without_review), "report")
     verdict = acceptance(store, run_id, min_reviewed=gates.value("min_reviewed"), max_errors=gates.value("max_errors"),
-                         min_compared=gates.value("min_compared"), max_capped=gates.value("max_capped"))
+                         min_compared=gates.value("min_compared"), max_capped=gates.value("max_capped"),
+                         without_review=bool(gates.value("without_review")))
     verdict.gate(summary.excess_divergence, gates.value("max_excess_divergence"), gates.value("max_factual_rate"))
     verdict.gate_flips(summary.flips, gates.value("max_flips"))
     verdict.gate_tokens(summary.token_agreement, gates.value("max_token_disagreement"),
                         min_agreement=gates.value("min_token_agreement"), max_kl=gates.value("max_kl"))
+    if gates.value("without_review"):
+        _measured_enough(verdict, summary)
     verdict.gates = gates.as_json()
     verdict.next_steps = next_steps(verdict, store, run_id)
     exports = Exports.of(pairs_export, compress, summary.stored)
@@ -516,6 +520,26 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     # (for a terminal: keys, notes and reasons in it come from logs, reviewers and servers)
     return ReportPaths(out, safe_text(summary_text(summary) + ("\n" + note if note else "") + "\n" + verdict.text(),
                                       lines=True), verdict)
+
+
+def _measured_enough(verdict: Acceptance, summary: Summary) -> None:
+    """``--without-review``: the decision rests on the measured gates, so one must have
+    measured something: a gate given on a figure this run has. Without one it decides nothing."""
+    t = verdict.thresholds
+    measured = [
+        *(["--max-excess-divergence"] if t.get("max_excess_divergence") is not None and summary.excess_divergence
+          else []),
+        *([gate.flag for gate, _ in tokengates.given(t)] if (summary.token_agreement or {}).get("pairs") else []),
+        *(["--max-flips"] if t.get("max_flips") is not None and (summary.flips or {}).get("graded") else []),
+    ]
+    if not measured:
+        verdict.decision = Decision.INCOMPLETE if verdict.decision is not Decision.FAIL else verdict.decision
+        verdict.reasons.append("--without-review decides on the measures, and no gate was given on one this run "
+                               "has: give --max-excess-divergence (with a --replica), --max-token-disagreement, "
+                               "--min-token-agreement or --max-kl (scored answers), or --max-flips (prompts with "
+                               "reference answers)")
+    else:
+        verdict.warnings.append(f"decided on: {', '.join(measured)}, and --max-errors")
 
 
 def next_steps(verdict: Acceptance, store: Store, run_id: str) -> list[tuple[str, str]]:

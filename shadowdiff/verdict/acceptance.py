@@ -70,10 +70,10 @@ def oriented(verdict: str, wrong_side: str | None) -> Standing:
 
 
 def acceptance(store: Store, run_id: str, *, min_reviewed: float = 1.0, max_errors: int = 0,
-               min_compared: int = 1, max_capped: float = MAX_CAPPED) -> Acceptance:
+               min_compared: int = 1, max_capped: float = MAX_CAPPED, without_review: bool = False) -> Acceptance:
     """Decide PASS / FAIL / INCOMPLETE for a run (see the module docstring): the store's
     tally of it (``shadowdiff.store.tallies``), decided on by ``decide``."""
-    return decide(run_tally(store, run_id), Bar(min_reviewed, max_errors, min_compared, max_capped))
+    return decide(run_tally(store, run_id), Bar(min_reviewed, max_errors, min_compared, max_capped, without_review))
 
 
 def decide(tally: RunTally, bar: Bar = DEFAULT_BAR) -> Acceptance:
@@ -82,7 +82,7 @@ def decide(tally: RunTally, bar: Bar = DEFAULT_BAR) -> Acceptance:
     A pure function: the same tally and bar give the same verdict."""
     result = _count(tally)
     result.thresholds = {"min_reviewed": bar.min_reviewed, "max_errors": bar.max_errors,
-                         "min_compared": bar.min_compared}
+                         "min_compared": bar.min_compared, **({"without_review": 1} if bar.without_review else {})}
     no_factual_regression(result, tally, bar)
     if result.decision is Decision.FAIL:
         return result   # (no other rule is applied to a run that failed)

@@ -35,6 +35,7 @@ class Gate:
     low: float                 # the smallest value allowed
     high: float | None         # the largest (None: no bound)
     words: str                 # what it is, for "max flips 0 (default)"
+    switch: bool = False       # a flag, on (1) or off (0), not a number
 
     def check(self, value: Any, where: str) -> float | int:
         """``value`` as this gate takes it; ``ConfigError`` for anything else (a run's
@@ -49,8 +50,10 @@ class Gate:
 
     def show(self, value: float | int | None) -> str:
         """The value in the flag's own terms (``0.9``, not ``90 %``), as it would be typed."""
-        if value is None:
+        if value is None or (self.switch and not value):
             return "off"
+        if self.switch:
+            return "on"
         return f"{value:g}" if not self.integer else str(int(value))
 
 
@@ -65,6 +68,7 @@ GATES = (
     Gate("min_token_agreement", "--min-token-agreement", None, False, 0.0, 1.0, "min token agreement"),
     Gate("max_kl", "--max-kl", None, False, 0.0, None, "max KL per token"),
     Gate("max_capped", "--max-capped", MAX_CAPPED, False, 0.0, 1.0, "max capped"),
+    Gate("without_review", "--without-review", 0, True, 0, 1, "without review", switch=True),
 )
 BY_NAME = {gate.name: gate for gate in GATES}
 SETTINGS_KEY = "gates"   # in the run's settings: {"by": "replay", "given": {name: value}}
@@ -89,7 +93,7 @@ class Resolved:
         if self.source == GIVEN:
             where = f"given to {self.command}"
         elif self.source == FROM_RUN:
-            where = f"from the run: {self.command} {self.gate.flag} {value}"
+            where = f"from the run: {self.command} {self.gate.flag}" + ("" if self.gate.switch else f" {value}")
             if self.first is not None:
                 where += f", changed by a resume from the {self.gate.flag} {self.gate.show(self.first)} it began with"
         elif self.source == OVERRIDDEN:
@@ -118,6 +122,11 @@ class Gates:
 
     def as_json(self) -> dict[str, Any]:
         return {r.gate.name: r.as_json() for r in self.resolved}
+
+
+def switch(value: bool | None) -> int | None:
+    """A switch gate's flag as the gate takes it: 1 on, 0 off, None not given."""
+    return None if value is None else int(value)
 
 
 def given(**values: Any) -> dict[str, Any]:

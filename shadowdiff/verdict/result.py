@@ -330,6 +330,7 @@ class Bar:
     max_errors: int = 0         # prompts left unchecked (``Acceptance.unchecked``)
     min_compared: int = 1       # comparable pairs both sides answered
     max_capped: float = MAX_CAPPED   # the share of them cut by the token cap on both sides
+    without_review: bool = False     # decide from the measures alone (``--without-review``): no review asked
 
 
 DEFAULT_BAR = Bar()

@@ -39,6 +39,20 @@ def reviewed_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
     """At least --min-reviewed of the pairs changed in substance reviewed, and none of
     those left unreviewed a pair that may show a factual regression."""
     reviewed_share = 1.0 if not result.needs_review else 1 - result.unreviewed / result.needs_review
+    flagged = result.suggested_unreviewed.get(Verdict.FACTUAL, 0)
+    if bar.without_review:
+        # (said, loudly: a decision no person looked at; the measured gates decide, in ``write_reports``)
+        if result.unreviewed:
+            result.warnings.append(
+                f"decided without review (--without-review): {result.unreviewed} of {result.needs_review} pairs "
+                "changed in substance were never looked at by a person"
+                + (f", {flagged} of them with a sign of a factual regression (a changed number, label or "
+                   "structure, a flip, a refusal)" if flagged else "")
+                + "; the decision rests on the measured gates alone")
+        return
+    if result.unreviewed and bar.min_reviewed < 1 and reviewed_share >= bar.min_reviewed:
+        result.warnings.append(f"--min-reviewed {bar.min_reviewed:g} leaves {result.unreviewed} of "
+                               f"{result.needs_review} pairs changed in substance unreviewed: nobody looked at them")
     if reviewed_share < bar.min_reviewed:
         result.decision = Decision.INCOMPLETE
         result.reasons.append(f"{result.unreviewed} of {result.needs_review} pairs changed in substance are "
@@ -46,7 +60,7 @@ def reviewed_enough(result: Acceptance, tally: RunTally, bar: Bar) -> None:
                               f"({share(reviewed_share)} reviewed, {share(bar.min_reviewed)} required)"
                               + (f", {result.dropped} of them dropped before reaching the store (never "
                                  "reviewable)" if result.dropped else ""))
-    elif (flagged := result.suggested_unreviewed.get(Verdict.FACTUAL, 0)) or result.pruned_unreviewed:
+    elif flagged or result.pruned_unreviewed:
         # --min-reviewed below 1 lets ordinary changes go unreviewed, never the evidence of a
         # regression: a flip by the reference answers, a changed number, label or structure.
         # A pair deleted by retention took its signs with it: it may have shown one.

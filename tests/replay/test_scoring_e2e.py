@@ -214,3 +214,39 @@ def test_a_token_gate_with_no_score_is_refused_before_any_request(tmp_path: Path
                              tmp_path / "out", "--no-score", flag, value)
         assert ran.returncode == 1 and "which --no-score leaves out" in ran.stderr, ran.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_without_review_the_measured_gates_decide_and_what_nobody_looked_at_is_said(
+        sides: dict[Side, str], tmp_path: Path) -> None:
+    """For CI: no person in the loop. The token gate (here) decides; the pairs nobody reviewed
+    are said, loudly, in every report; with no gate on a measure the run decides nothing."""
+    from shadowdiff.report.write import write_reports
+
+    out = tmp_path / "out"
+    base = {"without_review": 1, "max_capped": 1.0}
+    passed = run_replay(replay_settings(MT_BENCH, sides), out, None, resume=False,
+                        gates={**base, "max_token_disagreement": 0.9})
+    assert passed.decision.name == "PASS", passed.reasons
+    assert passed.unreviewed > 0 and any("decided without review (--without-review)" in w for w in passed.warnings)
+    assert "decided on: --max-token-disagreement, and --max-errors" in passed.warnings
+    report = (out / "report.md").read_text()
+    assert "**Note:** decided without review (--without-review):" in report
+    assert "never looked at by a person" in report and "without review on" in report
+    store = Store.open(out / STORE_FILE)
+    try:
+        run = store.latest_run("replay")
+        assert run is not None
+        # stored with the run: report decides alike; a limit the candidate passes beyond fails it
+        again = write_reports(store, run.id, tmp_path / "again").acceptance
+        assert again.decision.name == "PASS" and again.gates["without_review"]["source"] == "from the run"
+        failed = write_reports(store, run.id, tmp_path / "failed", max_token_disagreement=0.0).acceptance
+        assert failed.decision.name == "FAIL" and "--max-token-disagreement 0 points" in failed.reasons[0]
+        # --with-review undoes it: the pairs nobody reviewed leave it INCOMPLETE again
+        reviewed = write_reports(store, run.id, tmp_path / "reviewed", without_review=0).acceptance
+        assert reviewed.decision.name == "INCOMPLETE" and "unreviewed" in " ".join(reviewed.reasons)
+    finally:
+        store.close()
+    # no gate on anything measured: nothing decides
+    bare = run_replay(replay_settings(MT_BENCH, sides), tmp_path / "bare", None, resume=False, gates=base)
+    assert bare.decision.name == "INCOMPLETE"
+    assert "--without-review decides on the measures, and no gate was given on one this run has" in bare.reasons[-1]

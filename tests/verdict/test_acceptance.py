@@ -674,3 +674,10 @@ def test_an_incomplete_run_for_want_of_reviews_names_the_commands_to_run_next(tm
     assert f"<code>{review}</code>" in (out / "report.html").read_text()
     steps = json.loads((out / "summary.json").read_text())["acceptance"]["next_steps"]
     assert [s["command"] for s in steps] == [review, again]
+
+
+def test_min_reviewed_below_one_says_what_it_waives(tmp_path: Path) -> None:
+    make_run(tmp_path)[0].close()
+    waived = run_report(tmp_path, "--out", str(tmp_path / "waived"), "--min-reviewed", "0")
+    assert "note: --min-reviewed 0 leaves" in waived.stdout and "unreviewed: nobody looked at them" in waived.stdout
+    assert "**Note:** --min-reviewed 0 leaves" in (tmp_path / "waived" / "report.md").read_text()
