@@ -632,7 +632,7 @@ def bench(baseline: str, candidate: str, baseline_model: str | None, candidate_m
                                    "candidate": {"url": public_url(candidate), "model": settings.candidate.model},
                                    "versions": settings.servers, "max_tokens": max_tokens, "rounds": rounds,
                                    "requests_per_round": {r.concurrency: r.requests // max(1, len(r.rounds))
-                                                          for r in results if r.side == "baseline"},
+                                                          for r in results if r.side == Side.BASELINE.value},
                                    "extra_body": settings.overrides.extra,
                                    "levels": [r.as_json() for r in results],
                                    "ratios": bench_module.ratios(results)}, indent=2) + "\n")

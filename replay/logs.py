@@ -181,7 +181,7 @@ def detect(path: Path) -> LogFormat:
     if path.suffix.lower() in (".yaml", ".yml") or head[0].strip() == "---":
         raise InputError(f"{path} is YAML, which is not read: {_FORMATS}; convert it to JSONL, one object a line "
                          "(messages or prompt)")
-    if tables.delimiter(path, head[0]) is not None:
+    if tables.delimiter(path, head[0], head[1] if len(head) > 1 else None) is not None:
         return LogFormat.CSV
     if head[0].lstrip().startswith("["):
         problem = _json_array_problem(path)
@@ -432,8 +432,11 @@ def _body_for(text: str, endpoint: str) -> dict[str, Any]:
 
 def _separator(path: Path) -> str:
     with _open(path) as f:
-        first = next((line for line in f if line.strip()), "")
-    return tables.delimiter(path, first) or ","
+        try:
+            lines = list(itertools.islice((line for line in f if line.strip()), 2))
+        except UnicodeDecodeError:
+            raise InputError(f"{path} is not UTF-8 text; {_FORMATS}") from None
+    return tables.delimiter(path, lines[0] if lines else "", lines[1] if len(lines) > 1 else None) or ","
 
 
 def _read_table(path: Path, endpoint: str) -> Iterator[LogRecord | BadLine]:

@@ -181,26 +181,35 @@ class Replay:
         signal are stored, and a second Ctrl+C exits at once (``_stop_now``)."""
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
         interrupted = False
+        self._closing = False   # (the last pairs are being stored: a Ctrl+C then waits for them)
 
         def interrupt() -> None:
             nonlocal interrupted
             if interrupted:
                 _exit_at_once()
             interrupted = True
-            if task is not None:
+            if task is not None and not self._closing:
                 task.cancel()
 
         # (the event loop's own handler, in place from the first instruction: asyncio.run's raises
-        # KeyboardInterrupt wherever the second signal finds the main thread)
-        with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):   # (not the main thread)
-            loop.add_signal_handler(signal.SIGINT, interrupt)
+        # KeyboardInterrupt wherever the second signal finds the main thread; a run started
+        # ignoring SIGINT, `shadowdiff replay … &` from a script, keeps ignoring it)
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.SIG_IGN:
+            with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):   # (not the main thread)
+                loop.add_signal_handler(signal.SIGINT, interrupt)
         try:
-            return await self._run(fmt)
+            tally = await self._run(fmt)
+            if interrupted:   # (it came while the last pairs were stored: they are, and the run stays unfinished)
+                raise asyncio.CancelledError
+            return tally
         finally:
-            with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-                if interrupted:   # (until the command restores its own: the store's closing, the last words)
-                    signal.signal(signal.SIGINT, lambda signum, frame: _exit_at_once())
+            if previous is not signal.SIG_IGN:
+                with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):
+                    loop.remove_signal_handler(signal.SIGINT)
+                    # until the command restores its own: after a Ctrl+C, a second one exits at once
+                    signal.signal(signal.SIGINT, (lambda signum, frame: _exit_at_once()) if interrupted
+                                  else previous if previous is not None else signal.default_int_handler)
 
     async def _run(self, fmt: logs.LogFormat) -> Tally:
         s = self.settings
@@ -231,10 +240,14 @@ class Replay:
                     await _stop_now(workers)
                     raise
                 finally:
-                    if not all(w.done() for w in workers):
-                        for _ in workers:
-                            await queue.put(None)
-                    results = await asyncio.gather(*workers, return_exceptions=True)
+                    try:
+                        if not all(w.done() for w in workers):
+                            for _ in workers:
+                                await queue.put(None)
+                        results = await asyncio.gather(*workers, return_exceptions=True)
+                    except asyncio.CancelledError:   # Ctrl+C while the log's last records wait for a worker
+                        await _stop_now(workers)
+                        raise
                 for result in results:
                     if isinstance(result, BaseException):
                         raise result
@@ -243,6 +256,7 @@ class Replay:
             for message in self._grading.notes():
                 self._warn(message)
         finally:
+            self._closing = True
             if self._flush is not None:
                 self._flush.cancel()
             if self._later is not None:   # (awaited, not cancelled: its pairs are in hand)

@@ -11,6 +11,7 @@ refused, naming the columns it has.
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,16 +22,22 @@ from shadowdiff.errors import InputError
 PROMPT_COLUMNS = ("prompt", "question", "input", "instruction", "query", "text", "content", "message")
 ID_COLUMNS = ("custom_id", "question_id", "id", "key")
 SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+_NAME = re.compile(r"[a-z_][a-z0-9_ .-]{0,63}")   # a column's name, as a header cell would be
 
 
-def delimiter(path: Path, first_line: str) -> str | None:
-    """The table's delimiter if the log is one (by its name, or a first line that is a
-    header with a prompt column), else None."""
+def delimiter(path: Path, first_line: str, second_line: str | None = None) -> str | None:
+    """The table's delimiter if the log is one, else None: by its name (``.csv``, ``.tsv``), or
+    a first line that reads as a header - short names, none twice, one a prompt column -
+    over a second line of as many fields (so that a text log's "Question, what is...?" is
+    a prompt, not a header)."""
     by_name = SUFFIXES.get(path.suffix.lower())
     if by_name is not None:
         return by_name
     for candidate in ("\t", ","):
-        if candidate in first_line and _prompt_column(_header(first_line, candidate)) is not None:
+        header = _header(first_line, candidate)
+        if (candidate in first_line and _prompt_column(header) is not None
+                and all(_NAME.fullmatch(cell) for cell in header) and len(set(header)) == len(header)
+                and (second_line is None or len(_header(second_line, candidate)) == len(header))):
             return candidate
     return None
 
@@ -82,7 +89,7 @@ class Row:
 def read(path: Path, separator: str) -> Iterator[Row]:
     """The table's rows after its header, in order; ``InputError`` for a table without a prompt column."""
     rows = _rows(path, separator)
-    first = next(rows, None)
+    first = next(((line, row) for line, row in rows if any(cell.strip() for cell in row)), None)
     if first is None:
         raise InputError(f"{path} is empty: there is nothing to replay")
     header = [cell.strip().lower() for cell in first[1]]

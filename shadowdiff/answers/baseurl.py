@@ -39,6 +39,9 @@ def check(flag: str, url: str) -> None:
         raise ConfigError(f"{flag} {url!r}: shadowdiff speaks http:// and https://, not {parts.scheme}://")
     if not parts.hostname:
         raise ConfigError(f"{flag} {url!r} names no host")
+    if parts.query or parts.fragment or any(ch.isspace() for ch in text):
+        raise ConfigError(f"{flag} {url!r}: a base URL has no query, fragment or spaces: give "
+                          f"{parts.scheme}://{parts.netloc}{parts.path}")
     route = _ROUTE.search(parts.path)
     if route:
         base = text[: len(parts.scheme) + 3 + len(parts.netloc) + route.start()]

@@ -55,7 +55,7 @@ from shadowdiff.verdict import gates as gating
 from shadowdiff.verdict import tokengates
 from shadowdiff.verdict.acceptance import acceptance
 from shadowdiff.verdict.flips import flip_lines, flip_rows
-from shadowdiff.verdict.result import Acceptance
+from shadowdiff.verdict.result import Acceptance, noisy_replica
 from shadowdiff.vocabulary import (
     ANSWERED,
     NOT_COMPARED_REASONS,
@@ -491,6 +491,8 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     A gate left at None comes from the run's settings, else its default
     (``shadowdiff.verdict.gates``); one given (to ``report``: nothing else passes one)
     overrides the run's."""
+    if min_reviewed is not None and without_review is None:
+        without_review = 0   # (a --min-reviewed given asks for reviews: over a run's stored --without-review)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
     summary.bench = bench if bench is not None else benchfigures.stored(summary.settings)
@@ -527,8 +529,9 @@ def _measured_enough(verdict: Acceptance, summary: Summary) -> None:
     measured something: a gate given on a figure this run has. Without one it decides nothing."""
     t = verdict.thresholds
     measured = [
+        # (a replica as noisy as the candidate hides the candidate's changes: its excess measures nothing)
         *(["--max-excess-divergence"] if t.get("max_excess_divergence") is not None and summary.excess_divergence
-          else []),
+          and not noisy_replica(summary.excess_divergence) else []),
         *([gate.flag for gate, _ in tokengates.given(t)] if (summary.token_agreement or {}).get("pairs") else []),
         *(["--max-flips"] if t.get("max_flips") is not None and (summary.flips or {}).get("graded") else []),
     ]
@@ -545,7 +548,8 @@ def _measured_enough(verdict: Acceptance, summary: Summary) -> None:
 def next_steps(verdict: Acceptance, store: Store, run_id: str) -> list[tuple[str, str]]:
     """What to run next when the decision is INCOMPLETE for want of reviews: the review UI,
     then the report again (an unfinished run's reasons say how to continue it)."""
-    if verdict.decision is not Decision.INCOMPLETE or not verdict.unreviewed:
+    if (verdict.decision is not Decision.INCOMPLETE or not verdict.unreviewed
+            or verdict.thresholds.get("without_review")):   # (reviews decide nothing there)
         return []
     where = shlex.quote(store.shown)
     return [(f"shadowdiff review {where}", f"a verdict on each of the {verdict.unreviewed:,} unreviewed pairs changed "

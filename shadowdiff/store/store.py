@@ -26,7 +26,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError
 from shadowdiff.answers.records import Answer, Pair
 from shadowdiff.errors import ConfigError, RunFinished
 from shadowdiff.store import planning, schema, speed
-from shadowdiff.store.engine import limit_statements, migrate, schema_revision, store_engine
+from shadowdiff.store.engine import STORE_FILE, limit_statements, migrate, schema_revision, store_engine
 from shadowdiff.store.order import in_log_order, queue_order, queue_place
 from shadowdiff.store.rows import Run, StoredPair, answer_from_row, answer_row, pair_row, run_from_row
 from shadowdiff.vocabulary import Outcome, Side
@@ -39,8 +39,9 @@ class Store:
         self.engine = engine
         self.dialect = engine.dialect.name
         # where it is, as a command line would name it again (a database URL without its password)
-        self.shown = str(location) if location is not None and "://" not in str(location) \
-            else engine.url.render_as_string(hide_password=True)
+        # (a store's file as its directory, which is what replay's --out and report take)
+        self.shown = (engine.url.render_as_string(hide_password=True) if location is None or "://" in str(location)
+                      else str(Path(location).parent) if Path(location).name == STORE_FILE else str(location))
         migrate(engine, location or str(engine.url), create)
 
     @classmethod

@@ -134,6 +134,8 @@ def given(**values: Any) -> dict[str, Any]:
     unknown = set(values) - set(BY_NAME)
     if unknown:
         raise ValueError(f"not gates: {sorted(unknown)}")
+    if values.get("without_review") and values.get("min_reviewed") is not None:
+        raise ConfigError("--without-review asks for no review, and --min-reviewed for some: give one of them")
     return {name: value for name, value in values.items() if value is not None}
 
 

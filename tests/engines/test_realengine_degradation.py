@@ -34,10 +34,11 @@ SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, train
 MIN_AGREEMENT, MAX_KL = 0.9, 0.05
 
 
-def _bench(baseline: Server, candidate: Server, out: Path, rounds: int = 8) -> dict[str, Any]:
+def _bench(baseline: Server, candidate: Server, out: Path, rounds: int = 8,
+           max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
     ran = cli.shadowdiff("bench", "--baseline", baseline.url, "--candidate", candidate.url, "--baseline-model",
                          baseline.model, "--candidate-model", candidate.model, "--concurrency", "1",
-                         "--requests", "1", "--rounds", str(rounds), "--max-tokens", str(MAX_TOKENS),
+                         "--requests", "1", "--rounds", str(rounds), "--max-tokens", str(max_tokens),
                          "--out", out, *GREEDY)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     figures: dict[str, Any] = json.loads(out.read_text())
@@ -57,14 +58,23 @@ def test_bench_of_a_server_against_itself_finds_no_difference(f16: Server, tmp_p
 
 def test_bench_calls_q4_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16: Server, q4: Server,
                                                                              tmp_path: Path) -> None:
-    """Q4_0 (about 1.4x F16's pace here; Q8_0's 1.2-1.4x is too near 1 to call surely on a
-    machine the rest of the suite is loading)."""
+    """Q4_0 (1.4-1.6x F16's pace on a quiet machine). Beside the rest of the suite on two
+    cores the rounds vary so much that the 99 % interval may reach across 1.00 (measured in
+    CI: 1.41x [0.93, 2.14]): there the ratio must point the right way both ways and never
+    be called the wrong way; the call itself is asserted where the interval is narrow
+    enough to make one (and on simulators, tests/replay/test_bench.py)."""
     faster = _bench(f16, q4, tmp_path / "faster.json", rounds=12)["ratios"][0]
     swapped = _bench(q4, f16, tmp_path / "swapped.json", rounds=12)["ratios"][0]
-    print(f"F16 -> Q4_0 {faster['tokens_per_second']:.2f}x {faster['tokens_per_second_interval']}; "
-          f"swapped {swapped['tokens_per_second']:.2f}x {swapped['tokens_per_second_interval']}")
-    assert faster["tokens_per_second_verdict"] == "faster", faster
-    assert swapped["tokens_per_second_verdict"] == "slower", swapped
+    print(f"F16 -> Q4_0 {faster['tokens_per_second']:.2f}x {faster['tokens_per_second_interval']} (lengths "
+          f"{faster['length_ratio']:.2f}x); swapped {swapped['tokens_per_second']:.2f}x "
+          f"{swapped['tokens_per_second_interval']} (lengths {swapped['length_ratio']:.2f}x)")
+    assert faster["tokens_per_second"] > 1 > swapped["tokens_per_second"], (faster, swapped)
+    assert faster["tokens_per_second_verdict"] in ("faster", "no measurable difference"), faster
+    assert swapped["tokens_per_second_verdict"] in ("slower", "no measurable difference"), swapped
+    for ratio, call in ((faster, "faster"), (swapped, "slower")):
+        low, high = ratio["tokens_per_second_interval"]
+        if high / low < 1.5:   # (a quiet machine's: F16 -> Q4_0 read [1.49, 1.74])
+            assert ratio["tokens_per_second_verdict"] == call, ratio
     # the swapped ratio inverts: its inverse's interval meets the first's (two runs, each with its own noise)
     low, high = faster["tokens_per_second_interval"]
     inverse_low, inverse_high = (1 / v for v in reversed(swapped["tokens_per_second_interval"]))

@@ -146,3 +146,34 @@ def test_a_pair_redacted_while_a_burst_is_handed_over_is_stored(tmp_path: Path,
         assert sorted(p["prompt"] for p in store.pairs(run_id)) == ["first", "slow"]
     finally:
         store.close()
+
+
+def test_a_run_started_ignoring_sigint_keeps_ignoring_it_and_the_handler_is_given_back(tmp_path: Path) -> None:
+    """`shadowdiff replay … &` from a script starts with SIGINT ignored: a Ctrl+C meant for the
+    shell must not stop it. And a run leaves SIGINT's handler as it found it."""
+    import os
+    import signal
+    import threading
+
+    store = Store.open(tmp_path / "store")
+    run_id = store.create_run("replay", {})
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with serve_app(WaitsForTheStore(store, run_id, expected=0)) as url:
+            settings = ReplaySettings(log=_log(tmp_path / "log.jsonl", [f"p{i}" for i in range(20)]),
+                                      baseline=Upstream(Side.BASELINE, url, "b"),
+                                      candidate=Upstream(Side.CANDIDATE, url, "c"), concurrency=2, score=False,
+                                      overrides=Overrides(stream=False, logprobs=0))
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
+            tally = asyncio.run(Replay(settings, store, run_id).run(logs.LogFormat.BODIES))
+            timer.join()
+            assert tally.done == 20 and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            mine = lambda signum, frame: None   # noqa: E731
+            signal.signal(signal.SIGINT, mine)
+            asyncio.run(Replay(settings, store, store.create_run("replay", {})).run(logs.LogFormat.BODIES))
+            assert signal.getsignal(signal.SIGINT) is mine
+    finally:
+        signal.signal(signal.SIGINT, before)
+        store.close()

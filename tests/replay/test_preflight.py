@@ -134,7 +134,7 @@ def test_the_run_records_versions_and_labels_and_redacts_what_it_stores(start_si
         [p.answers[Side.BASELINE].text for p in pairs]
     plain.close()
     md = (out / "report.md").read_text()
-    assert "`gpu=H100`, `batch_invariant=1`" in md and f"`{versions['candidate']}`" in md
+    assert "`gpu=H100`, `batch_invariant=1`" in md and f"posing as vLLM {versions['candidate']}`" in md
     for args, message in ((["--label", "gpu"], "--label expects KEY=VALUE"),
                           (["--redact", "(unclosed"], "is not a valid regular expression")):
         result = replay(write_log(tmp_path), tmp_path / "bad", base, cand, *args)
@@ -200,7 +200,8 @@ def test_an_address_without_its_scheme_or_of_one_route_is_refused_before_any_req
             (f"{base}/v1/chat/completions", f"--candidate '{base}/v1/chat/completions' is the URL of one route "
                                             f"(/v1/chat/completions): give the server's base URL, {base} -"),
             (f"http://user:secret@127.0.0.1:{port}/v1/completions", f"give the server's base URL, "
-                                                                    f"http://127.0.0.1:{port} -")):
+                                                                    f"http://127.0.0.1:{port} -"),
+            (f"{base}/v1?api-version=2", f"a base URL has no query, fragment or spaces: give {base}/v1")):
         result = replay(log, tmp_path / "out", base, candidate)
         assert result.returncode == 1 and said in result.stderr, result.stderr
         assert "secret" not in result.stderr and not (tmp_path / "out").exists()

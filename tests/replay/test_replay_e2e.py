@@ -452,11 +452,12 @@ def test_completions_logs_replay(sides: dict[Side, str], tmp_path: Path) -> None
 
 
 def test_replay_never_exits_0_when_nothing_was_compared(sides: dict[Side, str], tmp_path: Path) -> None:
-    """A base URL that already ends in the path: every request is a 404, which names the
-    URL called; replay exits 1 (nothing compared), and with --gate report's INCOMPLETE."""
+    """A base URL under a path the server does not have: every request is a 404, which names
+    the URL called; replay exits 1 (nothing compared), and with --gate report's INCOMPLETE.
+    (A route's URL given as the base is refused before any request: test_preflight.py.)"""
     log = tmp_path / "log.txt"
     log.write_text("What is 2 + 2?\nName a colour.\n")
-    wrong = sides[Side.CANDIDATE] + "/v1/chat/completions"
+    wrong = sides[Side.CANDIDATE] + "/nowhere"
     command = ["replay", str(log), "--baseline", sides[Side.BASELINE],
                "--candidate", wrong, "--candidate-model", "Qwen/Qwen3-8B-FP8", "--retries", "0"]
     result = cli.shadowdiff(*command, "--out", str(tmp_path / "a"))

@@ -241,9 +241,13 @@ def test_without_review_the_measured_gates_decide_and_what_nobody_looked_at_is_s
         assert again.decision.name == "PASS" and again.gates["without_review"]["source"] == "from the run"
         failed = write_reports(store, run.id, tmp_path / "failed", max_token_disagreement=0.0).acceptance
         assert failed.decision.name == "FAIL" and "--max-token-disagreement 0 points" in failed.reasons[0]
-        # --with-review undoes it: the pairs nobody reviewed leave it INCOMPLETE again
-        reviewed = write_reports(store, run.id, tmp_path / "reviewed", without_review=0).acceptance
-        assert reviewed.decision.name == "INCOMPLETE" and "unreviewed" in " ".join(reviewed.reasons)
+        # --with-review undoes it, and so does a --min-reviewed given: the pairs nobody reviewed count again
+        for undone in ({"without_review": 0}, {"min_reviewed": 0.5}):
+            reviewed = write_reports(store, run.id, tmp_path / "reviewed", **undone).acceptance
+            assert reviewed.decision.name == "INCOMPLETE" and "unreviewed" in " ".join(reviewed.reasons)
+        # both on one command line contradict each other
+        with pytest.raises(ShadowdiffError, match="--without-review asks for no review, and --min-reviewed"):
+            write_reports(store, run.id, tmp_path / "both", without_review=1, min_reviewed=0.5)
     finally:
         store.close()
     # no gate on anything measured: nothing decides

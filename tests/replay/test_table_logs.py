@@ -39,9 +39,15 @@ def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
     [record] = logs.read(tsv, endpoint=logs.COMPLETIONS)
     assert isinstance(record, LogRecord)
     assert record.body == {"prompt": "How far is the moon?", "model": "Qwen/Qwen3-8B"} and record.key == "line-2"
-    # text with commas is still text
+    # text with commas is still text, even when its first line opens with a column's name
     text = _write(tmp_path / "plain.txt", "Hello, world.\nAnother, prompt.\n")
     assert logs.detect(text) is LogFormat.TEXT
+    prose = _write(tmp_path / "prose.txt", "Question, what is the capital of France?\nExplain tides.\nHello, world\n")
+    assert logs.detect(prose) is LogFormat.TEXT and len(list(logs.read(prose))) == 3
+    # a table whose first line is blank: its header is its first line of cells
+    blank = _write(tmp_path / "blank.csv", "\nprompt,id\nhello,1\n")
+    [row] = logs.read(blank)
+    assert isinstance(row, LogRecord) and row.key == "1"
 
 
 @pytest.mark.parametrize(("name", "content", "said"), [
