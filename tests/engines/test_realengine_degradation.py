@@ -46,7 +46,7 @@ def _bench(baseline: Server, candidate: Server, out: Path, rounds: int = 8,
 
 
 def test_bench_of_a_server_against_itself_finds_no_difference(f16: Server, tmp_path: Path) -> None:
-    figures = _bench(f16, f16, tmp_path / "same.json", rounds=10)
+    figures = _bench(f16, f16, tmp_path / "same.json", rounds=8, max_tokens=16)
     [ratio] = figures["ratios"]
     # (a 95 % interval leaves out the truth one run in twenty by design: the check is at 99.9 %,
     # from the rounds' own tokens/s, so that it fails on a bias, not on chance)
@@ -63,8 +63,8 @@ def test_bench_calls_q4_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16
     CI: 1.41x [0.93, 2.14]): there the ratio must point the right way both ways and never
     be called the wrong way; the call itself is asserted where the interval is narrow
     enough to make one (and on simulators, tests/replay/test_bench.py)."""
-    faster = _bench(f16, q4, tmp_path / "faster.json", rounds=12)["ratios"][0]
-    swapped = _bench(q4, f16, tmp_path / "swapped.json", rounds=12)["ratios"][0]
+    faster = _bench(f16, q4, tmp_path / "faster.json", rounds=8, max_tokens=16)["ratios"][0]
+    swapped = _bench(q4, f16, tmp_path / "swapped.json", rounds=8, max_tokens=16)["ratios"][0]
     print(f"F16 -> Q4_0 {faster['tokens_per_second']:.2f}x {faster['tokens_per_second_interval']} (lengths "
           f"{faster['length_ratio']:.2f}x); swapped {swapped['tokens_per_second']:.2f}x "
           f"{swapped['tokens_per_second_interval']} (lengths {swapped['length_ratio']:.2f}x)")
@@ -83,9 +83,9 @@ def test_bench_calls_q4_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16
 
 @pytest.fixture(scope="module")
 def prompts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Eight MT-Bench first turns, as completions prompts in the model's ChatML template:
+    """Six MT-Bench first turns, as completions prompts in the model's ChatML template:
     llama.cpp's server scores no chat request (it renders no template for a caller)."""
-    lines = [json.loads(line) for line in MT_BENCH.read_text().splitlines()[:8]]
+    lines = [json.loads(line) for line in MT_BENCH.read_text().splitlines()[:6]]
     path = tmp_path_factory.mktemp("prompts") / "prompts.jsonl"
     path.write_text("".join(json.dumps({"prompt": f"{SYSTEM}<|im_start|>user\n{q['turns'][0]}<|im_end|>\n"
                                                   "<|im_start|>assistant\n"}) + "\n" for q in lines))

@@ -355,7 +355,10 @@ def _keyed(mapping: dict[str, Any]) -> dict[str, Any]:
 def shape(response: Wire) -> dict[str, Any]:
     """What two servers must agree on for the same request, whatever their text: status,
     headers, and the skeleton of the body or of the stream (``stream_shape``)."""
-    found: dict[str, Any] = {"status": response.status, "headers": response.headers}
+    # (the simulator's one deliberate mark, X-Shadowdiff-Simulator on /version, tells shadowdiff's
+    # reports that no model answered; vLLM sends no such header and a client ignores it)
+    headers = [h for h in response.headers if h[0].lower() != "x-shadowdiff-simulator"]
+    found: dict[str, Any] = {"status": response.status, "headers": headers}
     if response.body is not None:
         found["body"] = {"style": response.body.style, "json": skeleton(response.body.data)}
     elif response.frames is not None:
