@@ -95,6 +95,14 @@ class Interrupted(KeyboardInterrupt):
         self.done = done
 
 
+class ReportsUnwritten(KeyboardInterrupt):
+    """Ctrl+C once every pair was stored and the run finished: only its reports are missing."""
+
+    def __init__(self, out: Path) -> None:
+        super().__init__(out)
+        self.out = out
+
+
 def _resume_command(ctx: click.Context) -> str:
     """The command that continues the run, its API keys and URL passwords left out (it goes
     to a terminal, and so to CI logs): each as ``…``, to be given again (or from
@@ -221,6 +229,10 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
         click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
                    f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
         raise SystemExit(INTERRUPTED) from None
+    except ReportsUnwritten as stopped:
+        click.echo(f"interrupted while the reports were written: every pair is stored and the run finished; "
+                   f"write them with:\n  shadowdiff report {shlex.quote(str(stopped.out))}", err=True)
+        raise SystemExit(INTERRUPTED) from None
     except KeyboardInterrupt:
         click.echo("interrupted before the run began: nothing was stored", err=True)
         raise SystemExit(INTERRUPTED) from None
@@ -298,7 +310,10 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
             if resume and before and before != bench:
                 note(f"--resume: the run's bench figures change from {before.get('file')} to {bench['file']}")
             store.set_run_setting(run_id, benchfigures.SETTINGS_KEY, bench)
-        total = logs.count(settings.log, fmt)
+        try:
+            total = logs.count(settings.log, fmt)
+        except KeyboardInterrupt:   # (the run is begun, with no pair of this part yet)
+            raise Interrupted(0) from None
         bar, update = _progress(total)
         # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)
         runner = Replay(settings, store, run_id, resume=resume, listener=update,
@@ -320,7 +335,10 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         store.finish_run(run_id)
         # the gates given are the run's now (_record_gates): decided from the run, as report
         # will, so that a report made again from the store is the same, byte for byte
-        paths = write_reports(store, run_id, out, side_by_side=side_by_side, review_url=review_url)
+        try:
+            paths = write_reports(store, run_id, out, side_by_side=side_by_side, review_url=review_url)
+        except KeyboardInterrupt:
+            raise ReportsUnwritten(out) from None
         click.echo(_closing_line(tally), err=True)
         if not paths.acceptance.compared:   # say why here, not only in the reports
             for side, error in _first_errors(store, run_id).items():

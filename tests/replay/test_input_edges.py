@@ -363,3 +363,23 @@ def test_the_resume_hint_leaves_out_passwords_in_urls() -> None:
     assert "S3cret" not in hint and "p4ss" not in hint and "sk-1" not in hint
     assert hint == ("replay log.jsonl --store 'postgresql://ci:…@db:5432/shadow' --baseline 'http://u:…@bf16:8000' "
                     "'--api-key=…' --resume")
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ("shadowdiff.replay.logs.count", "interrupted: 0 more pairs stored; the run is unfinished (report: INCOMPLETE)"),
+    ("shadowdiff.report.write.write_reports", "interrupted while the reports were written: every pair is stored "
+                                               "and the run finished; write them with:"),
+])
+def test_ctrl_c_before_the_pairs_or_after_them_says_what_is_stored(tmp_path: Path, where: str, said: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    module, _, name = where.rpartition(".")
+    monkeypatch.setattr(f"{module}.{name}", interrupted)
+    log = numbered_log(tmp_path / "log.jsonl", 3)
+    with slow_sides() as (base, cand):
+        ran = cli.shadowdiff("replay", str(log), "--baseline", base, "--candidate", cand, "--out",
+                             str(tmp_path / "out"))
+    assert ran.returncode == 130 and said in ran.stderr, ran.stderr
+    assert "nothing was stored" not in ran.stderr
