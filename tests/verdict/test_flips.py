@@ -210,3 +210,13 @@ def test_the_gate_on_flips(tmp_path: Path) -> None:
     assert report("--max-flips", "1").returncode == 0
     bad = report("--max-flips", "-1")
     assert bad.returncode == 3 and "Traceback" not in bad.stderr
+
+
+def test_a_run_where_neither_side_matched_any_reference_says_why_that_may_be() -> None:
+    flips = {"graded": 10, "references": 10, "not_graded": 0, "ungradable_answers": 0, "baseline_correct": 0,
+             "candidate_correct": 0, "baseline_accuracy": 0.0, "candidate_accuracy": 0.0, "correct_to_wrong": 0,
+             "wrong_to_correct": 0, "mcnemar_p": 1.0, "correct_to_wrong_upper": 0.26}
+    first = flip_lines(flips)[0]
+    assert first.startswith("graded against a reference: 10 pairs; right: baseline 0 (0.0 %)")
+    assert "neither side matched any reference" in first and "a simulator's synthetic text matches none" in first
+    assert "neither side" not in flip_lines({**flips, "baseline_correct": 1, "baseline_accuracy": 0.1})[0]
