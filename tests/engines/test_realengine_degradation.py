@@ -1,13 +1,12 @@
 """Speed and degradation decided on a real engine: llama.cpp serving SmolLM2-135M-Instruct
 at F16 (the baseline), Q8_0 (a mild quantization) and Q4_0 (a harsh one).
 
-- ``bench`` of one server against itself finds no difference, and of F16 against Q4_0
-  finds Q4_0 faster, and the same pair swapped slower, by about the inverse;
+- ``bench`` of a real engine writes each ratio with its interval and a call bench would make
+  (how fast it is, bench/real_engine_speed.py measures: no test asserts a speed);
 - ``replay`` then ``report`` with the token gates passes Q8_0 and fails Q4_0, though both
   change most answers: token agreement and KL tell the two apart where "changed" cannot.
 
-Nothing here times the tests; the figures asserted on are the engine's, within their
-intervals.
+Nothing here asserts a time or a speed.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from shadowdiff.statistics.rounds import ratio_interval
 from tests.support import cli
 from tests.support.realengine import Server
 
@@ -45,40 +43,25 @@ def _bench(baseline: Server, candidate: Server, out: Path, rounds: int = 8,
     return figures
 
 
-def test_bench_of_a_server_against_itself_finds_no_difference(f16: Server, tmp_path: Path) -> None:
-    figures = _bench(f16, f16, tmp_path / "same.json", rounds=8, max_tokens=16)
+def test_bench_of_a_real_engine_gives_each_ratio_its_interval_and_a_call_bench_would_make(
+        f16: Server, q4: Server, tmp_path: Path) -> None:
+    """What bench writes of a real engine, not how fast it is: a speed on a machine the rest of
+    the suite loads is no fact to assert (in CI, F16 -> Q4_0 read 0.47x [0.10, 2.15]), so the
+    speeds are measured by bench/real_engine_speed.py, and asserted on simulators that sleep
+    per token (tests/replay/test_bench.py)."""
+    figures = _bench(f16, q4, tmp_path / "bench.json", rounds=3, max_tokens=8)
     [ratio] = figures["ratios"]
-    # (a 95 % interval leaves out the truth one run in twenty by design: the check is at 99.9 %,
-    # from the rounds' own tokens/s, so that it fails on a bias, not on chance)
-    base, cand = (level["round_tokens_per_second"] for level in figures["levels"])
-    wide = ratio_interval([c / b for b, c in zip(base, cand, strict=True)], confidence=0.999)
-    assert wide is not None and wide.low <= 1.0 <= wide.high, (wide, ratio)
-    assert 0.8 < ratio["tokens_per_second"] < 1.25, ratio
-
-
-def test_bench_calls_q4_0_faster_and_the_sides_swapped_slower_by_the_inverse(f16: Server, q4: Server,
-                                                                             tmp_path: Path) -> None:
-    """Q4_0 (1.4-1.6x F16's pace on a quiet machine). Beside the rest of the suite on two
-    cores the rounds vary so much that the 99 % interval may reach across 1.00 (measured in
-    CI: 1.41x [0.93, 2.14]): there the ratio must point the right way both ways and never
-    be called the wrong way; the call itself is asserted where the interval is narrow
-    enough to make one (and on simulators, tests/replay/test_bench.py)."""
-    faster = _bench(f16, q4, tmp_path / "faster.json", rounds=8, max_tokens=16)["ratios"][0]
-    swapped = _bench(q4, f16, tmp_path / "swapped.json", rounds=8, max_tokens=16)["ratios"][0]
-    print(f"F16 -> Q4_0 {faster['tokens_per_second']:.2f}x {faster['tokens_per_second_interval']} (lengths "
-          f"{faster['length_ratio']:.2f}x); swapped {swapped['tokens_per_second']:.2f}x "
-          f"{swapped['tokens_per_second_interval']} (lengths {swapped['length_ratio']:.2f}x)")
-    assert faster["tokens_per_second"] > 1 > swapped["tokens_per_second"], (faster, swapped)
-    assert faster["tokens_per_second_verdict"] in ("faster", "no measurable difference"), faster
-    assert swapped["tokens_per_second_verdict"] in ("slower", "no measurable difference"), swapped
-    for ratio, call in ((faster, "faster"), (swapped, "slower")):
-        low, high = ratio["tokens_per_second_interval"]
-        if high / low < 1.5:   # (a quiet machine's: F16 -> Q4_0 read [1.49, 1.74])
-            assert ratio["tokens_per_second_verdict"] == call, ratio
-    # the swapped ratio inverts: its inverse's interval meets the first's (two runs, each with its own noise)
-    low, high = faster["tokens_per_second_interval"]
-    inverse_low, inverse_high = (1 / v for v in reversed(swapped["tokens_per_second_interval"]))
-    assert inverse_low <= high and low <= inverse_high, (faster, swapped)
+    assert (ratio["rounds"], ratio["errors"], ratio["confidence"]) == (3, 0, 0.99)
+    for level in figures["levels"]:
+        assert (level["requests"], level["errors"], len(level["round_tokens_per_second"])) == (3, 0, 3)
+        assert 0 < level["tokens_per_answer"] <= 8
+        assert set(level["token_sources"]) <= {"usage", "logprobs", "stream"}
+    for name in ("tokens_per_second", "ttft_p50", "latency_p50"):
+        low, high = ratio[f"{name}_interval"]
+        assert low <= ratio[name] <= high
+        assert ratio[f"{name}_verdict"] in ("faster", "slower", "no measurable difference",
+                                            "answers of unequal length"), ratio
+    assert figures["extra_body"] == {"repeat_penalty": 1.0}   # (llama.cpp is no vLLM: no ignore_eos)
 
 
 @pytest.fixture(scope="module")
