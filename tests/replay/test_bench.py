@@ -64,12 +64,16 @@ def test_both_sides_at_each_level_with_ratios(start_simulator: Callable[..., str
     assert any(line.startswith("4 ") and "x [" in line for line in lines[-3:])   # the speedup row, its interval
 
 
-def test_a_faster_candidate_is_called_faster_and_the_sides_swapped_slower(
+def test_a_faster_candidate_reads_faster_and_the_sides_swapped_slower(
         start_simulator: Callable[..., str], tmp_path: Path) -> None:
-    """Simulators that sleep per token, one at twice the other's speed: the difference is
-    far outside the rounds' noise, whichever side is which."""
-    slow = start_simulator(served_model_names=(BASE,), latency=LatencyModel(tpot=0.002))
-    fast = start_simulator(served_model_names=(FP8,), latency=LatencyModel(tpot=0.002, speed=2.0))
+    """Simulators that sleep per token, one at three times the other's speed, benched both ways.
+
+    Whether the 99 % interval leaves out 1.00 depends on how busy the machine is (beside the suite
+    in CI one such bench read [0.83, 3.07]), so the calls themselves are tested on made-up rounds
+    below; here the ratio must point the right way, invert when the sides swap, and never be
+    called the wrong way."""
+    slow = start_simulator(served_model_names=(BASE,), latency=LatencyModel(tpot=0.004))
+    fast = start_simulator(served_model_names=(FP8,), latency=LatencyModel(tpot=0.004, speed=3.0))
     found = {}
     for name, (baseline, candidate) in {"faster": (slow, fast), "swapped": (fast, slow)}.items():
         out = tmp_path / f"{name}.json"
@@ -78,13 +82,16 @@ def test_a_faster_candidate_is_called_faster_and_the_sides_swapped_slower(
         assert result.returncode == 0, result.stderr
         found[name] = json.loads(out.read_text())["ratios"][0]
     faster, swapped = found["faster"], found["swapped"]
-    assert faster["tokens_per_second_verdict"] == "faster" and faster["tokens_per_second_interval"][0] > 1
-    assert faster["latency_p50_verdict"] == "faster"
-    assert swapped["tokens_per_second_verdict"] == "slower" and swapped["tokens_per_second_interval"][1] < 1
-    assert swapped["latency_p50_verdict"] == "slower"
-    # the swapped ratio is about the first's inverse (two runs, each with its own noise: 1.11 was
-    # seen with other tests loading the machine)
-    assert 0.8 < swapped["tokens_per_second"] * faster["tokens_per_second"] < 1.25
+    assert faster["tokens_per_second"] > 1.2 and faster["latency_p50"] < 1 / 1.2, faster
+    assert swapped["tokens_per_second"] < 1 / 1.2 and swapped["latency_p50"] > 1.2, swapped
+    assert faster["tokens_per_second_verdict"] in ("faster", "no measurable difference"), faster
+    assert swapped["tokens_per_second_verdict"] in ("slower", "no measurable difference"), swapped
+    for ratio in (faster, swapped):
+        low, high = ratio["tokens_per_second_interval"]
+        assert low <= ratio["tokens_per_second"] <= high
+        assert (ratio["tokens_per_second_verdict"] == "no measurable difference") == (low <= 1 <= high), ratio
+    # the swapped ratio is about the first's inverse (two runs, each with its own noise)
+    assert 0.6 < swapped["tokens_per_second"] * faster["tokens_per_second"] < 1.6
 
 
 def _rounds(tokens_per_second: list[float], answers: int = 4) -> tuple[Round, ...]:
@@ -171,11 +178,14 @@ def test_a_bench_file_is_the_reports_speed_figure_and_a_bad_one_is_refused(
                          "--max-tokens", "8", "--bench", figures)
     assert ran.returncode == 0, ran.stderr
     report = (out / "report.md").read_text()
-    assert "speed (candidate/baseline, bench)" in report and "output tokens/s, faster" in report, report
+    # what bench called is the machine's business (on a loaded CI machine the interval may hold 1.00):
+    # the report must show the call the file holds, whichever it is
+    called = json.loads(figures.read_text())["ratios"][0]["tokens_per_second_verdict"]
+    assert "speed (candidate/baseline, bench)" in report and f"output tokens/s, {called}" in report, report
     assert "This run's own:" in report and "both servers at one host, 127.0.0.1" in report
     assert "measured other servers" not in report
     stored = json.loads((out / "summary.json").read_text())["bench"]
-    assert stored["file"] == "bench.json" and stored["ratios"][0]["tokens_per_second_verdict"] == "faster"
+    assert stored["file"] == "bench.json" and stored["ratios"][0]["tokens_per_second_verdict"] == called
     assert "speed by shadowdiff bench (bench.json" in ran.stdout
     again = cli.shadowdiff("report", out, "--out", tmp_path / "again")
     assert "speed by shadowdiff bench (bench.json" in again.stdout, again.stdout + again.stderr
