@@ -20,10 +20,13 @@ streamed, a pair at a time.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import csv
 import functools
 import gzip
+import hashlib
+import importlib.resources
 import io
 import itertools
 import os
@@ -42,8 +45,9 @@ from markupsafe import Markup
 
 from shadowdiff.answers.invisible import add_filters, json_text, safe_text
 from shadowdiff.answers.targets import same_target
-from shadowdiff.report import SIDE_BY_SIDE, benchfigures, headline
+from shadowdiff.report import SIDE_BY_SIDE, benchfigures, glossary, headline
 from shadowdiff.report.diffview import sides_view
+from shadowdiff.report.history import history
 from shadowdiff.report.plots import report_plots
 from shadowdiff.report.requestview import request_view
 from shadowdiff.report.summary import OUTCOMES, Summary, summarize
@@ -570,19 +574,30 @@ def _environment() -> Environment:
                        cell=_cell)
     add_filters(env)
     env.globals["Outcome"] = Outcome   # the templates compare outcomes as members, as the code does
+    env.globals["term"] = glossary.link
+    env.globals["figure_terms"] = glossary.FIGURE_TERMS
     return env
 
 
 def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: Acceptance,
                side_by_side: int | None, review_url: str | None, exports: Exports) -> None:
+    runs = history(store, summary)
     with _open(out / "summary.json") as f:
-        f.write(json_text({**summary.as_json(), "acceptance": verdict.as_json()}, indent=2) + "\n")
+        f.write(json_text({**summary.as_json(), "acceptance": verdict.as_json(),
+                           "history": [r.as_json() for r in runs]}, indent=2) + "\n")
     _write_pairs(store, run_id, out, review_url, exports)
     env = _environment()
     changed, failed = summary.stored_changed, summary.stored_failed
     # changed pairs first, in the review queue's order, then the failed ones (which have no
     # review priority), each capped apart: a cap over both would leave the failures out
     shown = (changed, failed) if side_by_side is None else (min(changed, side_by_side), min(failed, side_by_side))
+    # the list's first pair, which the page's top links to: its first changed pair, else its first failed one
+    first = (next(store.pairs_by_priority(run_id, batch=1, failed=False), None) if shown[0]
+             else next(store.pairs_by_priority(run_id, batch=1, failed=True), None) if shown[1] else None)
+    # the identical pairs, on demand in report.html: as many as --side-by-side shows changed ones, at most
+    cap = SIDE_BY_SIDE if side_by_side is None else max(side_by_side, 1)
+    same = store.identical_pairs(run_id, cap + 1)
+    script, script_hash = _search_script()
     context = {"s": summary, "outcomes": OUTCOMES, "acceptance": verdict, "changed": changed, "failed": failed,
                "listed": changed + failed, "shown": shown, "speed": speed_rows(summary),
                "token_sources": token_sources_text(summary), "flip_rows": flip_rows(summary.flips),
@@ -593,13 +608,17 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
                "status_words": headline.STATUS_WORDS, "review_link": bool(review_url),
                "signal_kinds": SIGNAL_KINDS, "filter_outcomes": [o for o in OUTCOMES if o != Outcome.IDENTICAL],
                "plots": [(p, Markup(p.svg)) for p in report_plots(store, run_id, summary)],
+               "first": first, "glossary": glossary.terms(), "history": runs,
+               "search_script": script, "script_hash": script_hash, "identical_shown": len(same[:cap]),
                "pairs_files": exports.pairs_files,
                "export_note": None if exports.pairs_files else "The per-pair exports were not written "
                               "(<code>--pairs-export</code> writes them)."}
     for name in ("report.md", "report.html"):
         with _open(out / name) as f:
             pairs = _diffs(store, run_id, *shown, review_url, marked=name == "report.html")
-            for piece in env.get_template(f"{name}.j2").generate(pairs=pairs, **context):
+            identical = _identical_views(same[:cap]) if name == "report.html" else iter(())
+            for piece in env.get_template(f"{name}.j2").generate(pairs=pairs, identical=identical,
+                                                                 more_identical=len(same) > cap, **context):
                 f.write(piece)
 
 
@@ -628,6 +647,24 @@ def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str
                "kinds": " ".join(dict.fromkeys(s["kind"] for s in pair["signals"] or ())),
                "link": pair_link(review_url, pair),
                **({"view": sides_view(base, cand), "request": request_view(pair["request"])} if marked else {})}
+
+
+def _identical_views(pairs: list[StoredPair]) -> Iterator[dict[str, Any]]:
+    """The identical pairs report.html shows on demand, each with its answers' view (both
+    sides alike: the whole answer, reasoning and tool calls too) and its request's."""
+    for pair in pairs:
+        base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
+        yield {"pair": pair, "base": base, "cand": cand, "view": sides_view(base, cand),
+               "request": request_view(pair["request"])}
+
+
+@functools.cache
+def _search_script() -> tuple[Markup, str]:
+    """report.html's one script (the text search) and its hash for the page's
+    Content-Security-Policy, which lets this script run and no other."""
+    text = (importlib.resources.files("shadowdiff.report") / "templates" / "_search.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+    return Markup(text), Markup(f"'sha256-{digest}'")
 
 
 def _write_pairs(store: Store, run_id: str, out: Path, review_url: str | None, exports: Exports) -> None:

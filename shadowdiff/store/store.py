@@ -248,6 +248,14 @@ class Store:
             yield from rows
             rows = self._with_answers(query.where(sa.tuple_(*order) > queue_place(rows[-1].row)).limit(batch))
 
+    def identical_pairs(self, run_id: str, limit: int) -> list[StoredPair]:
+        """The run's first ``limit`` identical pairs in log order, with their answers (the
+        report shows them on demand; they are in no review queue). Read on the log-order
+        index, stopping at ``limit``: no scan of the rest of the run."""
+        p = schema.pairs.c
+        return self._with_answers(schema.pairs.select().where(p.run_id == run_id, p.outcome == Outcome.IDENTICAL)
+                                  .order_by(p.seq, p.id).limit(limit))
+
     def percentiles(self, run_id: str, side: Side, measure: str, ps: Sequence[float]) -> list[float | None]:
         """Nearest-rank percentiles of one measure of a side's answers (``ttft``,
         ``ttfat``, ``duration``, ``inter_token_latency`` or ``tokens_per_second``), over the

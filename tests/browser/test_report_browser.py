@@ -95,7 +95,9 @@ def test_the_demo_report_leads_with_the_decision_plots_and_evidence(demo: Demo, 
         article = page.locator(f'article[data-key="{p["key"]}"]')
         assert f"priority {row['priority']}" in article.locator("h3").text_content()
         assert f"suggested {row['suggested']}" in article.locator("h3").text_content()
-        reasons = [" ".join(t.split()) for t in article.locator("ul.signals li").all_text_contents()]
+        reasons = [" ".join(t.split()) for t in article.locator("ul.signals li").evaluate_all(
+            "lis => lis.map(li => [...li.childNodes].filter(n => !n.classList?.contains('term'))"
+            ".map(n => n.textContent).join(''))")]   # (without the "?" that links each kind to its meaning)
         assert reasons == [" ".join(f"{s['kind']} {s['reason']}".split()) for s in row["signals"]]
     # a whole-page picture: every pair laid out (the page lays out only those near the screen)
     page.add_style_tag(content=".pair { content-visibility: visible !important; }")
@@ -175,3 +177,97 @@ def test_a_report_of_10000_pairs_opens_whole(tmp_path: Path, watched: Watched) -
     page.screenshot(path=str(output_dir() / "report-10000-pairs.png"))
     assert watched.errors == []
     assert watched.requests == [(tmp_path / "out" / "report.html").resolve().as_uri()]
+
+
+def _visible_keys(page: Any, selector: str) -> list[str]:
+    return page.evaluate(f"""[...document.querySelectorAll({selector!r})]
+        .filter(e => e.checkVisibility()).map(e => e.dataset.key)""")
+
+
+def test_the_first_pair_is_one_click_from_the_top_and_every_term_is_explained(demo: Demo, watched: Watched) -> None:
+    page = watched.open(demo.out / "report.html")
+    link = page.locator("#first-pair a").first
+    box = link.bounding_box()
+    assert box and box["y"] + box["height"] < 1000, box          # on the first screen, unscrolled
+    first = page.locator("article.pair").first
+    assert link.get_attribute("href") == "#" + first.get_attribute("id")
+    link.click()
+    assert first.evaluate("e => { const r = e.getBoundingClientRect(); return r.top >= -1 && r.top < innerHeight }")
+    # every "?" leads to an entry of Terms, and says its meaning on hover
+    entries = set(page.evaluate("[...document.querySelectorAll('dl.glossary dt')].map(e => e.id)"))
+    links = page.evaluate("[...document.querySelectorAll('a.term')].map(a => [a.getAttribute('href'), a.title])")
+    assert len(links) > 20
+    for href, title in links:
+        assert href.removeprefix("#") in entries and len(title) > 30, (href, title)
+    # the words the issue's reader stumbled on are all explained there
+    terms = page.inner_text("dl.glossary")
+    for word in ("teacher forcing", "near-tie", "top-1/top-2 margin", "cascade", "review priority", "noise floor",
+                 "KL", "TTFT"):
+        assert word in terms, word
+    page.click('a.term[href="#term-margin"]')
+    assert page.evaluate("location.hash") == "#term-margin"
+    assert watched.errors == []
+
+
+def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical_ones(
+        demo: Demo, watched: Watched) -> None:
+    rows = [json.loads(line) for line in (demo.out / "pairs.jsonl").read_text().splitlines()]
+    page = watched.open(demo.out / "report.html")
+    everything = _visible_keys(page, "article.pair")
+    assert _visible_keys(page, "article.same") == []             # the identical pairs: on demand only
+
+    def holding(text: str) -> set[str]:
+        """The keys of the pairs whose key, category, prompt, answers or signals hold ``text``,
+        as pairs.jsonl has them."""
+        text = text.lower()
+        return {r["key"] for r in rows
+                if any(text in (field or "").lower() for field in (
+                    r["key"], r["category"], r["prompt"], *(s["reason"] for s in r["signals"] or ()),
+                    *(a["text"] for a in r["answers"].values() if a)))}
+
+    changed = next(r for r in rows if r["outcome"] != "identical")
+    # a word of one changed pair's prompt (not a word of the page's own, nor of its key): exactly
+    # the pairs that hold it, changed and identical
+    words = sorted({w.strip(".,?!:;$").lower() for w in changed["prompt"].split()}, key=lambda w: (-len(w), w))
+    word = next(w for w in words if w.isalpha() and w not in changed["key"] and w not in changed["category"])
+    page.fill("#search", word)
+    found = _visible_keys(page, "article.pair") + _visible_keys(page, "article.same")
+    assert changed["key"] in found and set(found) == holding(word), (word, found)
+    # a piece of a candidate's answer that its baseline lacks
+    only = next(line for line in changed["answers"]["candidate"]["text"].splitlines()
+                if line.strip() and line not in changed["answers"]["baseline"]["text"])
+    page.fill("#search", only[:40])
+    found = _visible_keys(page, "article.pair") + _visible_keys(page, "article.same")
+    assert changed["key"] in found and set(found) == holding(only[:40]), (only, found)
+    # an identical pair's prompt: the identical pairs open, and it is among them
+    same = next(r for r in rows if r["outcome"] == "identical")
+    page.fill("#search", same["prompt"][:50])
+    assert page.locator("details#identical").evaluate("d => d.open")
+    assert same["key"] in _visible_keys(page, "article.same")
+    assert "identical" in page.inner_text("#search-count")
+    # nothing matches: nothing shown, and it says so; cleared: everything again
+    page.fill("#search", "zqxjv-no-such-text")
+    assert _visible_keys(page, "article.pair") == [] and _visible_keys(page, "article.same") == []
+    assert page.inner_text("#search-count").startswith("0 changed or failed and 0 identical")
+    page.fill("#search", "")
+    assert _visible_keys(page, "article.pair") == everything
+    # search and the filters together: a pair must match both
+    page.click("label[for=show-outcome-near]")
+    page.fill("#search", word)
+    assert set(_visible_keys(page, "article.pair")) == {k for k in holding(word)
+                                                         if any(r["key"] == k and r["outcome"] == "near" for r in rows)}
+    assert watched.errors == []     # (a script the page's policy refused would be an error here)
+
+
+def test_the_identical_pairs_open_on_demand(demo: Demo, watched: Watched) -> None:
+    rows = [json.loads(line) for line in (demo.out / "pairs.jsonl").read_text().splitlines()]
+    identical = [r["key"] for r in sorted(rows, key=lambda r: r["seq"]) if r["outcome"] == "identical"]
+    assert identical, "the demo has identical pairs"
+    page = watched.open(demo.out / "report.html")
+    page.click("details#identical summary")
+    assert _visible_keys(page, "article.same") == identical     # all of them, in log order
+    article = page.locator(f'article.same[data-key="{identical[0]}"]')
+    same = next(r for r in rows if r["key"] == identical[0])
+    text = article.inner_text()
+    assert same["answers"]["baseline"]["text"].splitlines()[0] in text and same["prompt"][:40] in text
+    assert watched.errors == []

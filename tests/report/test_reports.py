@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -80,7 +81,8 @@ def test_one_set_of_counts_for_a_mixed_run_in_every_output(store: Store, tmp_pat
     assert "<tr><th>pairs</th><td>8 made (3 compared), 8 stored</td></tr>" in html
     for outcome, n in (("identical", 2), ("near", 1), ("unanswered", 1), ("error", 2), ("sampled (not compared)", 2)):
         assert f"| {outcome} | {n} |" in md, outcome
-        assert f"<tr><td>{outcome}</td><td>{n}</td>" in html, outcome
+        term = '(<a class="term"[^>]*>\\?</a>)?'   # (the "?" that links the outcome to its meaning)
+        assert re.search(f"<tr><td>{re.escape(outcome)}{term}</td><td>{n}</td>", html), outcome
     assert "of 8 pairs made" in md and "of 8 pairs made" in html
     assert "2 of 4 comparable pairs (50 %) hit the token cap on both sides, compared over their first 40 tokens; " \
            "1 of them before any answer" in md
@@ -306,7 +308,8 @@ def test_the_headline_and_run_table_say_what_the_run_was(store: Store, tmp_path:
     store.add_pairs(run, [_pair("k1", 1, "Same.", "Same."), _pair("k2", 2, "The total is 4.", "The total is 5.")])
     store.finish_run(run)
     write_reports(store, run, tmp_path)
-    page = live((tmp_path / "report.html").read_text())
+    # (read without the "?" beside each term, which links to its meaning)
+    page = live(re.sub(r'<a class="term"[^>]*>\?</a>', "", (tmp_path / "report.html").read_text()))
     text = " ".join(" ".join(page.text).split())
     summary = json.loads((tmp_path / "summary.json").read_text())
     # ISO 8601 to the second, with its zone
@@ -374,3 +377,43 @@ def test_text_from_logs_cannot_reorder_the_report_around_it(store: Store, tmp_pa
         assert text in html, text
     reasons = [r for r in html.split("<li>") if "signal-numbers" in r]
     assert reasons and "<bdi>" in reasons[0]
+
+
+def _run_of(store: Store, log: str, candidate: str, texts: list[tuple[str, str]], **settings: Any) -> str:
+    run = store.create_run("replay", {"log": log, "format": "jsonl", "turn": "last",
+                                      "sides": {"baseline": {"url": "http://b:8000", "model": "base"},
+                                                "candidate": {"url": "http://c:8000", "model": candidate}},
+                                      **settings})
+    store.add_pairs(run, [_pair(f"p{i}", i, base, cand, prompt=f"prompt {i}") for i, (base, cand) in enumerate(texts)])
+    store.finish_run(run)
+    return run
+
+
+def test_a_report_shows_the_other_runs_of_its_prompts_run_over_run(store: Store, tmp_path: Path) -> None:
+    """The same log against two candidates, and on another day: each run's report lists them
+    all, oldest first, each with its own figures; a run of another log is not among them."""
+    same = [("The answer is 42.", "The answer is 42.")] * 3
+    q8 = _run_of(store, "/logs/prompts.jsonl", "m-q8", [*same, ("It is 42.", "It is 43.")])
+    _run_of(store, "/logs/other.jsonl", "m-other", same)
+    changed = [("The answer is 42.", "Totally different words.")] * 2
+    q4 = _run_of(store, "/logs/prompts.jsonl", "m-q4", [*changed, *same])
+    again = _run_of(store, "/logs/prompts.jsonl", "m-q8", same, turn="all")   # other turns asked: other prompts
+    write_reports(store, q4, tmp_path / "q4")
+    history = json.loads((tmp_path / "q4" / "summary.json").read_text())["history"]
+    assert [(r["run_id"], r["candidate"], r["this"]) for r in history] == [(q8, "m-q8", False), (q4, "m-q4", True)]
+    assert [r["changed_rate"] for r in history] == [0.25, 0.4] and [r["compared"] for r in history] == [4, 5]
+    for r in history:   # each row is what that run's own report says
+        write_reports(store, r["run_id"], tmp_path / r["run_id"])
+        own = json.loads((tmp_path / r["run_id"] / "summary.json").read_text())
+        assert (r["changed_rate"], r["substantive_rate"], r["errors"]) == (
+            own["changed_rate"], own["substantive_rate"], own["counts"]["errors"])
+        assert [h["run_id"] for h in own["history"]] == [q8, q4]
+    html = (tmp_path / "q4" / "report.html").read_text()
+    table = html[html.index('<table id="history-table">'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr") == 3 and "m-q8" in table and "m-other" not in table
+    assert 'class="this"' in table and "(this run)" in table and "40.0 %" in table and "25.0 %" in table
+    # a run alone with its prompts has no such table
+    write_reports(store, again, tmp_path / "alone")
+    assert json.loads((tmp_path / "alone" / "summary.json").read_text())["history"] == []
+    assert 'id="history-table"' not in (tmp_path / "alone" / "report.html").read_text()

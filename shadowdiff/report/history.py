@@ -1,0 +1,84 @@
+"""Run over run: the other runs in the store of the same prompts, each one's headline
+figures beside this run's, so that a report answers "is this candidate better or worse
+than the last one, or than last week's?" without a second report open.
+
+The same prompts: a replay of the same log file (its path, format and turn, as recorded),
+or a serve run of the same deployment (``--name``). The figures are each run's own
+summary, read from the store as its report would read them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from shadowdiff.report.summary import Summary, summarize
+from shadowdiff.store import Store
+from shadowdiff.store.rows import Run
+
+# The runs shown: the newest of the same prompts (each costs one summary's reads of the store).
+HISTORY_RUNS = 10
+_SAME_LOG = ("log", "format", "turn")
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One run of the same prompts: when, against what, and how much its answers changed."""
+
+    run_id: str
+    started: str
+    this: bool                       # the run this report is of
+    candidate: str                   # the candidate's model, else its address
+    candidate_url: str
+    version: str                     # the candidate's engine version as the run recorded it
+    compared: int
+    changed_rate: float | None
+    substantive_rate: float | None
+    noise_rate: float | None
+    token_agreement: float | None    # pooled, teacher-forced
+    kl_per_token: float | None
+    errors: int
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def same_prompts(a: Run, b: Run) -> bool:
+    """Whether two runs asked the same prompts: a replay of the same log, or one deployment's serve runs."""
+    if a.kind != b.kind:
+        return False
+    if a.settings.get("log"):
+        return all(a.settings.get(k) == b.settings.get(k) for k in _SAME_LOG)
+    return a.name is not None and a.name == b.name
+
+
+def _side(settings: dict[str, Any], side: str) -> dict[str, Any]:
+    info = (settings.get("sides") or {}).get(side) or {}
+    return info if isinstance(info, dict) else {"url": info}
+
+
+def _row(s: Summary, this: bool) -> HistoryRow:
+    candidate = _side(s.settings, "candidate")
+    version = (s.settings.get("versions") or {}).get("candidate")
+    simulated = "candidate" in (s.settings.get("simulated") or ())
+    tally = s.token_agreement or {}
+    return HistoryRow(
+        run_id=s.run_id, started=s.created_at, this=this,
+        candidate=str(candidate.get("model") or candidate.get("url") or "—"),
+        candidate_url=str(candidate.get("url") or "—"),
+        version=("shadowdiff simulate" if simulated else str(version)) if version else "—",
+        compared=s.comparable, changed_rate=s.changed_rate, substantive_rate=s.substantive_rate,
+        noise_rate=s.noise_rate, token_agreement=tally.get("pooled") if tally.get("pairs") else None,
+        kl_per_token=tally.get("kl_per_token") if tally.get("pairs") else None, errors=s.counts["errors"])
+
+
+def history(store: Store, summary: Summary) -> list[HistoryRow]:
+    """The newest ``HISTORY_RUNS`` runs of this run's prompts, oldest first, this one among them;
+    empty when it is the only one (a table of one row compares nothing)."""
+    this = store.run(summary.run_id)
+    runs = [r for r in store.runs() if r.id == this.id or same_prompts(this, r)]
+    if len(runs) < 2:
+        return []
+    newest = runs[-HISTORY_RUNS:]
+    if this not in newest:   # (a report of an old run still shows it, beside the newest others)
+        newest = sorted([this, *runs[-(HISTORY_RUNS - 1):]], key=lambda r: r.created_at)
+    return [_row(summary, True) if r.id == this.id else _row(summarize(store, r.id), False) for r in newest]
