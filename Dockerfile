@@ -6,7 +6,7 @@
 #       -e SHADOWDIFF_SHADOW=http://fp8:8000 -e SHADOWDIFF_SHADOW_MODEL=Qwen/Qwen3-8B-FP8 shadowdiff
 #
 # Every `serve` flag is also an environment variable: --shadow-model is
-# SHADOWDIFF_SHADOW_MODEL (see README.md, "shadowdiff serve").
+# SHADOWDIFF_SHADOW_MODEL (see docs/serve.md).
 
 FROM python:3.11-slim AS build
 WORKDIR /src

@@ -27,7 +27,7 @@ proxy saw is logged; one uvicorn dealt with is not).
                            [--pause-share 0.02 --pause 5] [--only proxied|direct]
                            [--upstream instant|simulate] [--proxy-option=--client-idle-timeout=5]
 
-Figures (README, "Client connections are bounded"): with ``--stall 4 --every 15
+Figures (docs/serve.md, "Client connections are bounded"): with ``--stall 4 --every 15
 --pause-share 0.02``, 28 resets in 100,000 through the proxy with uvicorn's 5 s keep-alive,
 0 with ``--client-idle-timeout`` at its 75 s, 59 direct (the upstream's uvicorn, 5 s).
 """

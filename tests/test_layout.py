@@ -1,4 +1,4 @@
-"""The import direction the layout promises (README, "Layout"), read from the code.
+"""The import direction the layout promises (docs/architecture.md, "Layout"), read from the code.
 
 The modes (``shadowdiff.proxy``, ``shadowdiff.replay``, ``shadowdiff.simulator``) use the core,
 never each other; the core uses no mode, and its parts import down their layers only

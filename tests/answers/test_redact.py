@@ -91,7 +91,7 @@ def test_a_value_filed_under_a_credentials_name_goes_and_the_name_stays(text: st
     assert R.text(text) == kept
 
 
-# Ordinary text the defaults must not eat. The trade-offs decided (README, Redaction):
+# Ordinary text the defaults must not eat. The trade-offs decided (docs/serve.md, Redaction):
 # a shape needs more than a keyword - "Bearer"/"Basic" followed by a plain word is text,
 # so an all-letter bearer token is kept; key_/api_ identifiers need a 16+ run with a
 # digit; a value after password= goes even when it is code, unless it is a call.

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from shadowdiff.answers.redact import MARK, Redactor
 from shadowdiff.proxy.settings import DEFAULT_REDACTIONS
 
-# what the defaults are documented to catch (README: e-mail addresses, sk-… keys, Bearer …)
+# what the defaults are documented to catch (docs/serve.md, Redaction: e-mail addresses, sk-… keys, Bearer …)
 KNOWN_SECRETS = ["alice@example.com", "j.doe+test@mail.example.co.uk", "sk-proj-abcdefghijklmnop1234",
                  "sk-1234567890abcdefXYZ", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig_abc"]
 # patterns of one's own: a prefix and a body, none of which can match inside the mark

@@ -105,7 +105,7 @@ def test_the_simulator_answers_as_vllm_does(answered: dict[str, dict[str, Captur
 
 @pytest.mark.parametrize("name", [name for name, exchange in EXCHANGES.items() if exchange.stream])
 def test_streams_are_framed_as_vllm_frames_them(answered: dict[str, dict[str, Captured]], name: str) -> None:
-    """Checked on vLLM's own bytes too, so that the comparison above compares what the README says."""
+    """Checked on vLLM's own bytes too, so that the comparison above compares what docs/engines.md says."""
     asked = EXCHANGES[name].body or {}
     for side in SIDES:
         response = wire(answered[side][name])

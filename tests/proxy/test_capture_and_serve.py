@@ -128,7 +128,7 @@ def test_serve_process_finishes_streams_and_flushes_pairs_on_sigterm(tmp_path: P
             process.send_signal(signal.SIGTERM)
             received += b"".join(pieces)
         assert received.endswith(b"data: [DONE]\n\n")
-        assert process.wait(30) == 0     # a shutdown asked for and carried out (README, "Exit codes")
+        assert process.wait(30) == 0     # a shutdown asked for and carried out (docs/serve.md, "Exit codes of `serve`")
     store = Store.open(tmp_path / "store")
     run = store.latest_run("serve")
     assert run is not None

@@ -307,13 +307,13 @@ def test_a_turn_that_cannot_be_sent_is_refused(sides: dict[Side, str], tmp_path:
     assert not (tmp_path / "out").exists()
 
 
-def test_help_and_readme_say_what_is_retried_and_which_model_is_sent() -> None:
+def test_help_and_docs_say_what_is_retried_and_which_model_is_sent() -> None:
     statuses = sorted(RETRY_STATUSES)
     said = ", ".join(map(str, statuses[:-1])) + f" and {statuses[-1]}"       # "429, 502, 503 and 504"
     help_text = " ".join(cli.shadowdiff("replay", "--help").stdout.split())
     assert f"Retries of HTTP {said}, timeouts, connection failures and streams cut short" in help_text
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
-    assert f"HTTP {said}, timeouts, connection failures and streams cut short are retried (`--retries 3`" in readme
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "replay.md").read_text().split())
+    assert f"HTTP {said}, timeouts, connection failures and streams cut short are retried (`--retries 3`" in page
     for side in ("baseline", "candidate"):
         assert (f"--{side}-model TEXT Model name sent to the {side} (default: the log's, or the one model the "
                 f"server serves)") in help_text

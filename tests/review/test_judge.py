@@ -148,7 +148,7 @@ def test_a_misbehaving_judge_stores_nothing_and_says_so(tmp_path: Path, judge_se
     else:
         assert "first problem: pair" in done.stderr
     # a judge that answered (out of format) is a judge's failing; one that never answered is a
-    # configuration error (exit 3, as README says), from judge and from report alike
+    # configuration error (exit 3, as docs/review.md says), from judge and from report alike
     assert done.returncode == (1 if mode == "chatty" else 3), done.stderr
     if mode != "chatty":
         assert f"Error: the judge at {url} could not be used: every call failed" in done.stderr

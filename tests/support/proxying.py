@@ -142,7 +142,7 @@ def serve(backends: tuple[str, str], location: str, log: Path, *args: str) -> It
 
 def stop(process: subprocess.Popen[bytes], log: Path) -> None:
     process.send_signal(signal.SIGTERM)
-    # 0 with one process as with several workers (README, "Exit codes")
+    # 0 with one process as with several workers (docs/serve.md, "Exit codes of `serve`")
     assert process.wait(60) == 0, log.read_text()
     assert "Traceback" not in log.read_text(), log.read_text()
 

@@ -293,7 +293,7 @@ def test_a_run_closed_by_force_passes_only_if_its_proxies_moved_on(tmp_path: Pat
 
 
 # Every verdict from the candidate's side, least favourable to the candidate first, as
-# the README states it (written out here, not read from the code, so that they can differ):
+# docs/review.md states it (written out here, not read from the code, so that they can differ):
 # key -> the verdict and the side it goes against, as a reviewer gives them.
 STANDING_ORDER = {
     "factual": ("factual", "candidate"),                    # the candidate wrong: fails the run

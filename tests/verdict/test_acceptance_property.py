@@ -1,5 +1,5 @@
-"""Properties of the acceptance verdict over random runs: PASS only when the README's
-PASS condition holds, FAIL exactly when a reviewer found the candidate factually wrong,
+"""Properties of the acceptance verdict over random runs: PASS only when the PASS
+condition of docs/review.md holds, FAIL exactly when a reviewer found the candidate factually wrong,
 the counts the verdict prints are the run's, each reviewed pair counts once, under the
 verdict least favourable to the candidate, and neither a stricter bar nor a verdict
 that finds nothing wrong ever turns a verdict into PASS that was not one.
@@ -34,14 +34,14 @@ from shadowdiff.verdict.result import Acceptance, Bar
 from shadowdiff.vocabulary import Decision, NotCompared, Outcome
 
 # A pair's verdicts from the candidate's side, the least favourable to it first: when
-# reviewers disagree, the first of theirs in this list stands (the README's rule).
+# reviewers disagree, the first of theirs in this list stands (docs/review.md's rule).
 STANDING = (("factual", "candidate"), ("improvement", "candidate"), ("minor", "candidate"), ("ambiguous", None),
             ("wording", None), ("equivalent", None), ("minor", "baseline"), ("improvement", "baseline"),
             ("factual", "baseline"))
 # ... and how the verdict counts name each of them
 COUNTED_AS = dict(zip(STANDING, ("factual", "improvement_baseline", "minor", "ambiguous", "wording", "equivalent",
                                  "minor_baseline", "improvement", "factual_baseline"), strict=True))
-# The requests a proxy made no pair of that count against the run (the README's list,
+# The requests a proxy made no pair of that count against the run (docs/serve.md's list,
 # written out here so that it and the code can differ).
 FAILED = ("primary_failed", "candidate_4xx", "candidate_left", "drained", "proxy_lost", "proxy_failed")
 RANK = {Decision.PASS: 0, Decision.INCOMPLETE: 1, Decision.FAIL: 2}
@@ -208,7 +208,7 @@ def expected(run: PlannedRun) -> Expected:
 
 
 def passes(run: PlannedRun, bar: Bar, e: Expected) -> bool:
-    """The README's PASS condition (the module docstring), on the plan."""
+    """The PASS condition of docs/review.md (the module docstring), on the plan."""
     share = 1 - e.unreviewed / e.needs_review if e.needs_review else 1.0
     unchecked = e.errors + run.skipped + e.unanswered + e.replica_errors
     return (run.finished and not run.log_changed and not run.short_members and not e.against_candidate
