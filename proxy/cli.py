@@ -131,7 +131,7 @@ def option(*decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
         help="Teacher-forced scoring of greedy pairs (token agreement, cascades): at most this many pairs a "
              "second per process, after the client has its answer; 0 turns it off. Each scored pair costs the "
              "primary, the shadow (and the replica) a prefill of its prompt and answer, and the proxy ~16 ms "
-             "of CPU per 1,000 tokens per server (README).")
+             "of CPU per 1,000 tokens per server (docs/serve.md).")
 @option("--pair-worker", default="auto", show_default=True, type=click.Choice(["auto", "process", "thread"]),
         help="Where each mirrored pair is read, compared, triaged and redacted: in a child process beside "
              "the proxy's (process), so that it never holds the event loop up, or in a thread of the proxy's "

@@ -2,8 +2,9 @@
 figures beside this run's, so that a report answers "is this candidate better or worse
 than the last one, or than last week's?" without a second report open.
 
-The same prompts: a replay of the same log file (its path, format and turn, as recorded),
-or a serve run of the same deployment (``--name``). The figures are each run's own
+The same prompts: a replay of a log with the same bytes (its sha256 as the run recorded it,
+wherever the file was: a CI checkout moves it), read the same way (format and turn); or a
+serve run of the same deployment (``--name``). The figures are each run's own
 summary, read from the store as its report would read them."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from shadowdiff.store.rows import Run
 
 # The runs shown: the newest of the same prompts (each costs one summary's reads of the store).
 HISTORY_RUNS = 10
-_SAME_LOG = ("log", "format", "turn")
+_READ_ALIKE = ("format", "turn")
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,17 @@ def same_prompts(a: Run, b: Run) -> bool:
     if a.kind != b.kind:
         return False
     if a.settings.get("log"):
-        return all(a.settings.get(k) == b.settings.get(k) for k in _SAME_LOG)
+        return _log_bytes(a) == _log_bytes(b) and all(a.settings.get(k) == b.settings.get(k) for k in _READ_ALIKE)
     return a.name is not None and a.name == b.name
+
+
+def _log_bytes(run: Run) -> str | None:
+    """The log's sha256 as the run recorded it, else (a run made before fingerprints) its path."""
+    fingerprint = run.settings.get("log_fingerprint")
+    if isinstance(fingerprint, dict) and fingerprint.get("sha256"):
+        return f"sha256:{fingerprint['sha256']}"
+    log = run.settings.get("log")
+    return f"path:{log}" if log else None
 
 
 def _side(settings: dict[str, Any], side: str) -> dict[str, Any]:

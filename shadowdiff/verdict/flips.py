@@ -197,7 +197,7 @@ def flip_lines(flips: dict[str, Any] | None) -> list[str]:
              + (f" ({flips['not_graded']} more with a reference had a side that failed)" if flips["not_graded"]
                 else "")
              + ("; neither side matched any reference: the answers may not end in a final answer the grader "
-                "reads (see the README's graders), or the references are not this log's; a simulator's synthetic "
+                "reads (see docs/reports.md, graders), or the references are not this log's; a simulator's synthetic "
                 "text matches none" if not flips["baseline_correct"] and not flips["candidate_correct"] else ""),
              f"flips: {flips['correct_to_wrong']} correct→wrong (the baseline right, the candidate wrong), "
              f"{flips['wrong_to_correct']} wrong→correct; McNemar's exact test p = {flips['mcnemar_p']:.3g} "

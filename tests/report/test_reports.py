@@ -380,7 +380,9 @@ def test_text_from_logs_cannot_reorder_the_report_around_it(store: Store, tmp_pa
 
 
 def _run_of(store: Store, log: str, candidate: str, texts: list[tuple[str, str]], **settings: Any) -> str:
-    run = store.create_run("replay", {"log": log, "format": "jsonl", "turn": "last",
+    """A finished replay run of the log ``log`` (its name and its bytes' stand-in) against ``candidate``."""
+    run = store.create_run("replay", {"log": f"/checkout-{len(store.runs())}/{log}", "format": "jsonl",
+                                      "turn": "last", "log_fingerprint": {"bytes": 10, "sha256": log},
                                       "sides": {"baseline": {"url": "http://b:8000", "model": "base"},
                                                 "candidate": {"url": "http://c:8000", "model": candidate}},
                                       **settings})
@@ -390,8 +392,9 @@ def _run_of(store: Store, log: str, candidate: str, texts: list[tuple[str, str]]
 
 
 def test_a_report_shows_the_other_runs_of_its_prompts_run_over_run(store: Store, tmp_path: Path) -> None:
-    """The same log against two candidates, and on another day: each run's report lists them
-    all, oldest first, each with its own figures; a run of another log is not among them."""
+    """The same log (the same bytes, wherever it was) against two candidates: each run's report
+    lists them all, oldest first, each with its own figures; a run of another log, or of the same
+    log read another way, is not among them."""
     same = [("The answer is 42.", "The answer is 42.")] * 3
     q8 = _run_of(store, "/logs/prompts.jsonl", "m-q8", [*same, ("It is 42.", "It is 43.")])
     _run_of(store, "/logs/other.jsonl", "m-other", same)
@@ -413,6 +416,9 @@ def test_a_report_shows_the_other_runs_of_its_prompts_run_over_run(store: Store,
     table = table[:table.index("</table>")]
     assert table.count("<tr") == 3 and "m-q8" in table and "m-other" not in table
     assert 'class="this"' in table and "(this run)" in table and "40.0 %" in table and "25.0 %" in table
+    md = (tmp_path / "q4" / "report.md").read_text()
+    assert "## Runs of these prompts" in md and "`m-q8`" in md and "**(this run)**" in md and "m-other" not in md
+    assert "## Terms" in md and "**top-1/top-2 margin**" in md
     # a run alone with its prompts has no such table
     write_reports(store, again, tmp_path / "alone")
     assert json.loads((tmp_path / "alone" / "summary.json").read_text())["history"] == []
