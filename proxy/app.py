@@ -33,6 +33,7 @@ from typing import Any
 import aiohttp
 import httpx
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, multiprocess
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -54,7 +55,7 @@ from shadowdiff.proxy.shadow import Mirror
 from shadowdiff.proxy.store_health import LastKnown, StoreHealth
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
-from shadowdiff.vocabulary import Side
+from shadowdiff.vocabulary import SIMULATOR_HEADER, Side
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -86,6 +87,8 @@ class ProxyApp:
         self.review: ASGIApp | None = None
         self.state: StateCollector | None = None
         self.probe: asyncio.Task[None] | None = None
+        # (the sides' engine versions, and the sides that are the simulator), probed at start-up
+        self.engines: tuple[dict[str, str | None], list[str]] | None = None
         self.score_client: httpx.AsyncClient | None = None   # with --score-rate: the scorer's own pool
         self.pairs = PairRecorder(settings, self.metrics, None, self.redactor)
         self.mirror.channel = self.pairs.channel
@@ -265,21 +268,50 @@ class ProxyApp:
         self.run_id = run_id
         if self.writer is not None:
             self.writer.run_id = run_id    # read once per batch by the writer's thread
+        self._record_engines(run_id)
         if self.pairs.channel is not None:
             self.pairs.channel.move(run_id)
 
     async def _probe_upstreams(self) -> None:
         """One warning per upstream whose ``/health`` does not answer at start-up: in front
-        of a primary that is down, the proxy otherwise starts without a word."""
+        of a primary that is down, the proxy otherwise starts without a word. Then each
+        side's engine version, recorded with the run as replay records it (``versions``,
+        and ``simulated``: the sides that are shadowdiff's simulator, which every report
+        of the run then says)."""
         s = self.settings
         assert self.forwarder.upstream is not None
-        upstreams = [("primary", s.primary, self.forwarder.upstream.pooled)]
+        session = self.forwarder.upstream.pooled
+        upstreams = [("primary", s.primary, session)]
         if s.shadow is not None and self.mirror.upstream is not None:
             upstreams.append(("shadow", s.shadow, self.mirror.upstream.pooled))
         problems = await asyncio.gather(*(health_problem(session, url) for _, url, session in upstreams))
         for (name, url, _), problem in zip(upstreams, problems, strict=True):
             if problem is not None:
                 log.warning("the %s %s is not answering: %s; serving anyway", name, public_url(url), problem)
+        if self.store is None:
+            return
+        sides = [(s.primary_side, s.primary), *([(s.shadow_side, s.shadow)] if s.shadow else []),
+                 *([(Side.REPLICA, s.replica)] if s.replica else [])]
+        found = await asyncio.gather(*(engine_version(session, url) for _, url in sides))
+        self.engines = ({side.value: version for (side, _), (version, _) in zip(sides, found, strict=True)},
+                        [side.value for (side, _), (_, fake) in zip(sides, found, strict=True) if fake])
+        await asyncio.to_thread(self._record_engines)
+
+    def _record_engines(self, run_id: str | None = None) -> None:
+        """The sides' engine versions with the run (``run_id``: the one joined after a move), best
+        effort: a store that fails now loses a label of the report, never a pair."""
+        run_id = run_id or self.run_id
+        if self.engines is None or self.store is None or run_id is None:
+            return
+        versions, simulated = self.engines
+        try:
+            self.store.set_run_setting(run_id, "versions", versions)
+            if simulated:
+                self.store.set_run_setting(run_id, "simulated", simulated)
+                log.warning("the %s %s shadowdiff's simulator (a test double, synthetic text): every report of "
+                            "this run says so", " and the ".join(simulated), "is" if len(simulated) == 1 else "are")
+        except SQLAlchemyError as exc:
+            log.warning("could not record the engines' versions with run %s: %s", run_id, exc)
 
     async def shutdown(self) -> None:
         """Within ``--drain-timeout`` of the signal (uvicorn spent part of it on the
@@ -374,6 +406,22 @@ class ProxyApp:
         body = await asyncio.get_running_loop().run_in_executor(self.admin_pool, exposition, self.metrics,
                                                                 self.state)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+async def engine_version(session: aiohttp.ClientSession, base_url: str,
+                         seconds: float = 2.0) -> tuple[str | None, bool]:
+    """An upstream's engine version, from vLLM's ``GET /version`` (None from a server without
+    one, or one that does not answer in ``seconds``), and whether it is shadowdiff's simulator
+    (its ``/version`` says so in a header no real engine sends)."""
+    try:
+        async with session.get(base_url.rstrip("/") + "/version",
+                               timeout=aiohttp.ClientTimeout(total=seconds)) as r:
+            simulated = r.headers.get(SIMULATOR_HEADER) == "1"
+            body = await r.json(content_type=None) if r.status == 200 else None
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return None, False
+    version = body.get("version") if isinstance(body, dict) else None
+    return (version if isinstance(version, str) else None), simulated
 
 
 async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds: float = 2.0) -> str | None:

@@ -35,8 +35,8 @@ from shadowdiff.answers.redact import failure_text, public_url
 from shadowdiff.errors import ConfigError
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import ReplaySettings
+from shadowdiff.vocabulary import SIMULATOR_HEADER
 
-SIMULATOR_HEADER = "X-Shadowdiff-Simulator"   # (shadowdiff.simulator.app's: not imported, a replay loads no simulator)
 
 
 def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:

@@ -169,3 +169,8 @@ NOT_MIRRORED_REASONS: dict[str, str] = {
     NotMirrored.UPLOAD_CUT: "the client left before its request had arrived whole",
     NotMirrored.UNFORWARDABLE: "the proxy refused it (a header value not in UTF-8)",
 }
+
+# The header shadowdiff's simulator sends on /version (and no real engine does): replay's
+# preflight and the proxy's start-up read it, so that every report of a run against
+# simulators says so.
+SIMULATOR_HEADER = "X-Shadowdiff-Simulator"

@@ -33,6 +33,7 @@ from shadowdiff.simulator.delivery import respond, send_json
 from shadowdiff.simulator.engine import Engine
 from shadowdiff.simulator.intake import prepare
 from shadowdiff.simulator.settings import SimulatorSettings
+from shadowdiff.vocabulary import SIMULATOR_HEADER
 
 GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
 
@@ -105,7 +106,6 @@ def _json_request(request: Request, body: bytes) -> Any:
     return validation.parse_json(request.headers.get("content-type"), body)
 
 
-SIMULATOR_HEADER = "X-Shadowdiff-Simulator"
 
 
 def build_app(settings: SimulatorSettings) -> Starlette:

@@ -18,6 +18,7 @@ from shadowdiff.answers.redact import MARK, Redactor
 from shadowdiff.proxy.settings import DEFAULT_REDACTIONS, CaptureSettings
 from shadowdiff.replay.cli import run_replay
 from shadowdiff.replay.runner import ReplaySettings
+from shadowdiff.report.write import write_reports
 from shadowdiff.simulator import profiles
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers
@@ -87,6 +88,14 @@ def test_captured_traffic_replays_to_the_same_pairs(start_simulator: Start, star
     for path in (tmp_path / "live", out):
         for file in path.iterdir():
             assert b"sk-live-secret-token" not in file.read_bytes(), file
+    # the run records each side's engine as replay does, and its reports say it ran against simulators
+    wait_for(lambda: "simulated" in live_store.run(live_run.id).settings)
+    recorded = live_store.run(live_run.id).settings
+    assert recorded["versions"] == {"baseline": "0.34.0", "candidate": "0.34.0"}
+    assert sorted(recorded["simulated"]) == ["baseline", "candidate"]
+    write_reports(live_store, live_run.id, tmp_path / "report")
+    for name in ("report.md", "report.html"):
+        assert "SIMULATED: the baseline and the candidate are" in (tmp_path / "report" / name).read_text(), name
     live_store.close()
     replay_store.close()
 
