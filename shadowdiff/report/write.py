@@ -354,7 +354,9 @@ def token_agreement_lines(s: Summary) -> list[str]:
                          f"(from the top-{TOP_K}), the baseline token's log-probability {t['mean_drop']:+.3f} "
                          f"lower on average, {t['max_drop']:+.2f} at worst")
         if t["cascades"]:
-            lines.append(f"  {t['cascades']} pairs changed in substance are cascades: the candidate agrees on "
+            one = t["cascades"] == 1
+            lines.append(f"  {t['cascades']} pair{'' if one else 's'} changed in substance "
+                         f"{'is a cascade' if one else 'are cascades'}: the candidate agrees on "
                          f"{CASCADE_AGREEMENT:.0%} or more of the baseline's tokens, so a near-tie, not a broad "
                          "change, set the texts apart (reviewed after the others)")
     if t["unscored"]:
