@@ -61,7 +61,7 @@ def main() -> None:
             seconds = time.monotonic() - signalled
             with sqlite3.connect(out / "shadowdiff.sqlite") as db:
                 stored = db.execute("select count(*) from pairs").fetchone()[0]
-            said = re.search(r"interrupted: (\d+) more pairs stored", output.read_text(errors="replace"))
+            said = re.search(r"interrupted: (\d+) (?:more )?pairs? stored", output.read_text(errors="replace"))
             agrees = "not said (the reader is gone)" if said is None else \
                 "as said" if int(said[1]) == stored else f"said {said[1]}"
             print(f"{reader:14}  exit {status}  {seconds:.2f} s after Ctrl+C  {stored} pairs stored, {agrees}")

@@ -308,7 +308,7 @@ class ProxyApp:
             self.store.set_run_setting(run_id, "versions", versions)
             if simulated:
                 self.store.set_run_setting(run_id, "simulated", simulated)
-                log.warning("the %s %s shadowdiff's simulator (a test double, synthetic text): every report of "
+                log.info("the %s %s shadowdiff's simulator (a test double, synthetic text): every report of "
                             "this run says so", " and the ".join(simulated), "is" if len(simulated) == 1 else "are")
         except SQLAlchemyError as exc:
             log.warning("could not record the engines' versions with run %s: %s", run_id, exc)

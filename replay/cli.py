@@ -38,6 +38,7 @@ from shadowdiff.commands.options import (
     timeout_option,
     token_gate_options,
 )
+from shadowdiff.commands.outputs import tell
 from shadowdiff.errors import INTERRUPTED, ConfigError, InputError, ShadowdiffError
 from shadowdiff.replay import logs
 from shadowdiff.report import SIDE_BY_SIDE, benchfigures
@@ -224,14 +225,16 @@ def replay(log: Path, baseline: str, candidate: str, replica: str | None, baseli
                              without_review=gating.switch(without_review))
         verdict = run_replay(settings, out, store, resume, side_by_side=side_by_side, gates=given,
                              review_url=review_url, allow_same_target=allow_same_target,
-                             bench=benchfigures.read(bench) if bench else None)
+                             bench=benchfigures.read(bench) if bench else None,
+                             resume_command=_resume_command(click.get_current_context()))
     except Interrupted as stopped:
-        click.echo(f"interrupted: {stopped.done} more pairs stored; the run is unfinished (report: INCOMPLETE). "
-                   f"Continue it with:\n  {_resume_command(click.get_current_context())}", err=True)
+        tell(f"interrupted: {stopped.done} {'more ' if resume else ''}pair{'' if stopped.done == 1 else 's'} stored; "
+             f"the run is unfinished (report: INCOMPLETE). Continue it with:\n  "
+             f"{_resume_command(click.get_current_context())}")
         raise SystemExit(INTERRUPTED) from None
     except ReportsUnwritten as stopped:
-        click.echo(f"interrupted while the reports were written: every pair is stored and the run finished; "
-                   f"write them with:\n  shadowdiff report {shlex.quote(str(stopped.out))}", err=True)
+        tell(f"interrupted while the reports were written: every pair is stored and the run finished; "
+             f"write them with:\n  shadowdiff report {shlex.quote(str(stopped.out))}")
         raise SystemExit(INTERRUPTED) from None
     except KeyboardInterrupt:
         click.echo("interrupted before the run began: nothing was stored", err=True)
@@ -275,11 +278,13 @@ class _Incomplete(click.ClickException):
 def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, resume: bool, *,
                side_by_side: int | None = SIDE_BY_SIDE, gates: Mapping[str, Any] | None = None,
                review_url: str | None = None, allow_same_target: bool = False,
-               bench: dict[str, Any] | None = None) -> Acceptance:
+               bench: dict[str, Any] | None = None, resume_command: str | None = None) -> Acceptance:
     """Run a replay (new, or resumed) and write its reports; returns the run's verdict.
     ``gates``: the gates given (``shadowdiff.verdict.gates.given``), stored with the run so that
     ``report`` decides with them too; ``bench``: a bench file's figures
-    (``shadowdiff.report.benchfigures.read``), stored with the run for its reports' speed figure."""
+    (``shadowdiff.report.benchfigures.read``), stored with the run for its reports' speed figure;
+    ``resume_command``: the command that continues the run, stored with it (a report of it
+    unfinished names it) and said by a second Ctrl+C."""
     from shadowdiff.replay.preflight import check_sides
     from shadowdiff.replay.references import Grading, read_references
     from shadowdiff.replay.runner import Replay
@@ -305,6 +310,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     try:
         run_id = _run_for(store, settings, fmt, resume)
         _record_gates(store, run_id, gates or {})
+        if resume_command is not None:
+            store.set_run_setting(run_id, "resume_command", resume_command)
         if bench is not None:
             before = store.run(run_id).settings.get(benchfigures.SETTINGS_KEY)
             if resume and before and before != bench:
@@ -317,7 +324,8 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         bar, update = _progress(total)
         # notices on stderr with the bar (tqdm.write's default is stdout, where the summary goes)
         runner = Replay(settings, store, run_id, resume=resume, listener=update,
-                        warn=lambda message: bar.write(safe_text(message), file=sys.stderr), grading=grading)
+                        warn=lambda message: bar.write(safe_text(message), file=sys.stderr), grading=grading,
+                        resume_command=resume_command)
         try:
             tally = asyncio.run(runner.run(fmt))
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -346,10 +354,16 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         click.echo(paths.summary_text)
         click.echo(f"\nreport: {paths.html}")
         return paths.acceptance
+    except KeyboardInterrupt:
+        # (the handler the runner left stays: a second Ctrl+C while the command says how to resume
+        # exits at once, 130, saying it too, instead of a KeyboardInterrupt out of the message)
+        interrupt = None
+        raise
     finally:
         store.close()
-        with contextlib.suppress(ValueError):   # (not the main thread: nothing was set)
-            signal.signal(signal.SIGINT, interrupt)
+        if interrupt is not None:
+            with contextlib.suppress(ValueError):   # (not the main thread: nothing was set)
+                signal.signal(signal.SIGINT, interrupt)
 
 
 def _check_targets(settings: ReplaySettings, allow_same_target: bool) -> None:
@@ -490,7 +504,7 @@ def _as_now(key: str, value: Any) -> Any:
 
 
 def _closing_line(tally: Tally) -> str:
-    parts = [f"{tally.done} pairs made"]
+    parts = [f"{tally.done} pair{'' if tally.done == 1 else 's'} made"]
     if tally.resumed:
         parts.append(f"{tally.resumed} already done")
     if tally.skipped:
@@ -700,4 +714,8 @@ def demo(out: Path, latency: str, concurrency: int) -> None:
             run_replay(settings, out, None, resume=False)
     except ShadowdiffError as exc:
         raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt:   # (Interrupted too: the simulated servers are stopped by now)
+        tell(f"interrupted: the simulated servers are stopped; {out} holds the unfinished run "
+             "(shadowdiff demo again starts a new one)")
+        raise SystemExit(INTERRUPTED) from None
     click.echo("simulated servers stopped", err=True)

@@ -85,7 +85,7 @@ FORMAT_WORDS = {
     LogFormat.QUESTIONS: "questions, one JSON object a line (turns)",
     LogFormat.TEXT: "text, one prompt a line",
     LogFormat.JSON_ARRAY: "a JSON array of prompts",
-    LogFormat.CSV: "a table (CSV or TSV) with a prompt column",
+    LogFormat.CSV: "a table (CSV or TSV) whose header names a prompt column",
 }
 
 

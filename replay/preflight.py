@@ -38,7 +38,6 @@ from shadowdiff.replay.runner import ReplaySettings
 from shadowdiff.vocabulary import SIMULATOR_HEADER
 
 
-
 def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:
     """The model named by the log's first usable record, if any."""
     for item in logs.read(settings.log, fmt, turn=settings.turn, endpoint=settings.endpoint):

@@ -15,6 +15,7 @@ import logging
 import os
 import random
 import signal
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -163,8 +164,9 @@ class Replay:
 
     def __init__(self, settings: ReplaySettings, store: Store, run_id: str, *, resume: bool = False,
                  listener: Listener | None = None, warn: Callable[[str], None] | None = None,
-                 grading: Grading | None = None) -> None:
+                 grading: Grading | None = None, resume_command: str | None = None) -> None:
         self.settings = settings
+        self.resume_command = resume_command   # said by a second Ctrl+C, which exits at once
         self.store = store
         self.run_id = run_id
         self.resume = resume
@@ -186,7 +188,7 @@ class Replay:
         def interrupt() -> None:
             nonlocal interrupted
             if interrupted:
-                _exit_at_once()
+                _exit_at_once(self.resume_command)
             interrupted = True
             if task is not None and not self._closing:
                 task.cancel()
@@ -208,7 +210,8 @@ class Replay:
                 with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):
                     loop.remove_signal_handler(signal.SIGINT)
                     # until the command restores its own: after a Ctrl+C, a second one exits at once
-                    signal.signal(signal.SIGINT, (lambda signum, frame: _exit_at_once()) if interrupted
+                    signal.signal(signal.SIGINT, (lambda signum, frame: _exit_at_once(self.resume_command))
+                                  if interrupted
                                   else previous if previous is not None else signal.default_int_handler)
 
     async def _run(self, fmt: logs.LogFormat) -> Tally:
@@ -459,10 +462,14 @@ async def _stop_now(workers: list[asyncio.Task[None]]) -> None:
     await asyncio.gather(*workers, return_exceptions=True)
 
 
-def _exit_at_once() -> None:
+def _exit_at_once(resume_command: str | None = None) -> None:
     """The second Ctrl+C: out now, without waiting for the store (whose transactions keep
-    it whole: the pairs being written are not stored, and a --resume makes them again)."""
-    with contextlib.suppress(OSError):
-        os.write(2, b"\ninterrupted again: stopped at once; the pairs being stored when it came may not be, "
-                    b"and --resume makes them again\n")
+    it whole: the pairs being written are not stored, and a --resume makes them again),
+    saying how to continue, on the terminal too when standard error's reader is gone."""
+    text = ("\ninterrupted again: stopped at once; the pairs being stored when it came may not be, and --resume "
+            "makes them again" + (f". Continue the run with:\n  {resume_command}" if resume_command else "") + "\n")
+    for where in ("stderr", "/dev/tty") if getattr(sys.stderr, "lost", False) else ("stderr",):
+        with contextlib.suppress(OSError):
+            fd = 2 if where == "stderr" else os.open(where, os.O_WRONLY)
+            os.write(fd, text.encode())
     os._exit(INTERRUPTED)

@@ -95,9 +95,14 @@ def read(path: Path, separator: str) -> Iterator[Row]:
     header = [cell.strip().lower() for cell in first[1]]
     prompt = _prompt_column(header)
     if prompt is None:
-        raise InputError(f"{path} is a table whose header names no prompt column (it has: "
-                         f"{', '.join(h for h in header if h)[:300] or 'nothing'}): name one "
-                         f"{' or '.join(PROMPT_COLUMNS[:3])}")
+        other = next((c for c in (";", "|") if len(header) == 1 and c in header[0]), None)
+        raise InputError(f"{path} is a table whose first line names no prompt column (it has: "
+                         f"{', '.join(h for h in header if h)[:300] or 'nothing'}): its first line must be a header "
+                         f"that names one {' or '.join(PROMPT_COLUMNS[:3])}"
+                         + (f"; its cells seem split by {other!r}, and a table's are split by ',' (.csv) or a tab "
+                            "(.tsv)" if other else ""))
+    if count(path, separator) == 0:
+        raise InputError(f"{path} has a header and no row under it: there is nothing to replay")
     columns = {name: _column(header, names) for name, names in (
         ("key", ID_COLUMNS), ("category", ("category",)), ("model", ("model",)), ("reference", ("reference",)),
         ("grader", ("grader",)))}

@@ -23,6 +23,7 @@ class Unbroken:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.lost = False   # its reader is gone: what is written goes nowhere
 
     def write(self, text: str) -> int:
         try:
@@ -39,6 +40,7 @@ class Unbroken:
 
     def _to_nowhere(self) -> None:
         """Point the stream's descriptor at /dev/null, and drop what its buffer holds."""
+        self.lost = True
         with contextlib.suppress(OSError, ValueError, AttributeError):
             nowhere = os.open(os.devnull, os.O_WRONLY)
             try:
@@ -58,3 +60,15 @@ def keep_writing() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, Unbroken):
             setattr(sys, name, Unbroken(stream))
+
+
+def tell(text: str) -> None:
+    """A line a person must see (the command that resumes a run) on standard error, and on the
+    terminal as well when standard error's reader is gone: ``… 2>&1 | tee run.log`` loses it
+    with ``tee``, killed by the same Ctrl+C, and the terminal is where that person is."""
+    sys.stderr.write(text + "\n")
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    if getattr(sys.stderr, "lost", False):
+        with contextlib.suppress(OSError), open("/dev/tty", "w", encoding="utf-8") as tty:
+            tty.write(text + "\n")

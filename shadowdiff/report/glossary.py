@@ -31,9 +31,10 @@ def terms() -> tuple[Term, ...]:
     return (
         Term("decision", "PASS, FAIL, INCOMPLETE",
              "The decision a release is gated on (exit codes 0, 1 and 2). PASS: every gate was checked and passed. "
-             "FAIL: a gate failed (a reviewer's factual verdict against the candidate, too many errors, a measure "
-             "beyond its limit). INCOMPLETE: something a gate needs is missing (unreviewed pairs, too few pairs, "
-             "answers cut by the token cap); the report names what to run next."),
+             "FAIL: a gate surely failed (a reviewer's factual verdict against the candidate, a flip, a measure "
+             "whose whole interval is beyond its limit). INCOMPLETE: not decided yet (unreviewed pairs, too few "
+             "pairs, too many errors, answers cut by the token cap, an interval across its limit, an unfinished "
+             "run); the decision's reasons say what would decide it."),
         Term("pair", "pair, comparable pair",
              "One prompt's answers from the baseline and the candidate. A pair is comparable when both were "
              "decoded deterministically (temperature 0, or a seed): only then does a difference mean the "

@@ -155,6 +155,10 @@ def _factual(verdict: Acceptance) -> Figure:
         beside = "no pair reviewed yet: nothing bounds the rate"
     else:
         beside = f"rate up to {_pct(bound['upper'])} (95 %, exact) from {bound['reviewed']:,} reviewed"
+    if bound is None and not k and verdict.thresholds.get("without_review"):
+        # (decided without reviews: a 0 nobody looked for is no pass, and is not shown as one)
+        return Figure("factual", "factual regressions", "— (no pair reviewed)", beside + "; not checked "
+                      "(--without-review decides on the measures)", "warn" if verdict.unreviewed else "info", "")
     if k:
         status = "fail"
     elif not _reviewed_enough(verdict) or (limit is not None and (bound is None or bound["upper"] > limit)):
@@ -176,9 +180,13 @@ def _flips(flips: dict[str, Any] | None, verdict: Acceptance) -> Figure | None:
     beside = f"of {flips['graded']:,} graded; McNemar's exact p = {flips['mcnemar_p']:.3g}"
     if noise := flips.get("noise"):
         beside += f"; noise floor {noise['correct_to_wrong']} correct→wrong"
+    if not flips["baseline_correct"] and not flips["candidate_correct"]:   # (no flip could be seen)
+        return Figure("flips", "flips by reference answers", "not measured", f"of {flips['graded']:,} graded, "
+                      "neither side matched any reference: check the grader and the references",
+                      "incomplete" if gate else "warn", gate)
     if limit is not None:
         status = ("fail" if flips["correct_to_wrong"] > limit
-                  else "incomplete" if flips["ungradable_answers"] else "pass")
+                  else "incomplete" if flips["ungradable_answers"] or not flips["baseline_correct"] else "pass")
     else:
         status = "warn" if flips["correct_to_wrong"] else "info"
     return Figure("flips", "flips by reference answers", value, beside, status, gate)

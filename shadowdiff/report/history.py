@@ -4,7 +4,7 @@ than the last one, or than last week's?" without a second report open.
 
 The same prompts: a replay of a log with the same bytes (its sha256 as the run recorded it,
 wherever the file was: a CI checkout moves it), read the same way (format and turn); or a
-serve run of the same deployment (``--name``). The figures are each run's own
+serve run of the same deployment (``serve --deployment``). The figures are each run's own
 summary, read from the store as its report would read them."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class HistoryRow:
     candidate: str                   # the candidate's model, else its address
     candidate_url: str
     version: str                     # the candidate's engine version as the run recorded it
+    labels: str                      # the run's --label KEY=VALUE, "k=v, k=v"
     compared: int
     changed_rate: float | None
     substantive_rate: float | None
@@ -76,6 +77,7 @@ def _row(s: Summary, this: bool) -> HistoryRow:
         candidate=str(candidate.get("model") or candidate.get("url") or "—"),
         candidate_url=str(candidate.get("url") or "—"),
         version=("shadowdiff simulate" if simulated else str(version)) if version else "—",
+        labels=", ".join(f"{k}={v}" for k, v in (s.settings.get("labels") or {}).items()),
         compared=s.comparable, changed_rate=s.changed_rate, substantive_rate=s.substantive_rate,
         noise_rate=s.noise_rate, token_agreement=tally.get("pooled") if tally.get("pairs") else None,
         kl_per_token=tally.get("kl_per_token") if tally.get("pairs") else None, errors=s.counts["errors"])

@@ -133,7 +133,8 @@ def _sample_note(samples: Iterable[Sample]) -> str:
 
 
 def _outcomes(summary: Summary) -> Plot:
-    title = "Outcomes: the candidate against the noise floor"
+    title = ("Outcomes: the candidate against the noise floor" if summary.noise
+             else "Outcomes: the candidate against the baseline")
     candidate = summary.comparable_outcomes
     series = [_shares("candidate vs baseline", SIDE_COLORS[Side.CANDIDATE], candidate)]
     total = sum(candidate.values())

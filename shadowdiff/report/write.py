@@ -517,10 +517,9 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     verdict.gate_flips(summary.flips, gates.value("max_flips"))
     verdict.gate_tokens(summary.token_agreement, gates.value("max_token_disagreement"),
                         min_agreement=gates.value("min_token_agreement"), max_kl=gates.value("max_kl"))
-    if gates.value("without_review"):
-        _measured_enough(verdict, summary)
+    measured = _measured_enough(verdict, summary) if gates.value("without_review") else True
     verdict.gates = gates.as_json()
-    verdict.next_steps = next_steps(verdict, store, run_id)
+    verdict.next_steps = next_steps(verdict, store, summary, gates.given_to("report"), measured=measured)
     exports = Exports.of(pairs_export, compress, summary.stored)
     with _staged(out, PAIRS_FILES) as staging:
         _write_all(store, run_id, staging, summary, verdict, side_by_side, review_url, exports)
@@ -530,16 +529,19 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
                                       lines=True), verdict)
 
 
-def _measured_enough(verdict: Acceptance, summary: Summary) -> None:
+def _measured_enough(verdict: Acceptance, summary: Summary) -> bool:
     """``--without-review``: the decision rests on the measured gates, so one must have
-    measured something: a gate given on a figure this run has. Without one it decides nothing."""
+    measured something: a gate given on a figure this run has. Without one it decides nothing
+    (False)."""
     t = verdict.thresholds
     measured = [
         # (a replica as noisy as the candidate hides the candidate's changes: its excess measures nothing)
         *(["--max-excess-divergence"] if t.get("max_excess_divergence") is not None and summary.excess_divergence
           and not noisy_replica(summary.excess_divergence) else []),
         *([gate.flag for gate, _ in tokengates.given(t)] if (summary.token_agreement or {}).get("pairs") else []),
-        *(["--max-flips"] if t.get("max_flips") is not None and (summary.flips or {}).get("graded") else []),
+        # (a flip needs the baseline right: with it never right, the gate measured nothing)
+        *(["--max-flips"] if t.get("max_flips") is not None and (summary.flips or {}).get("baseline_correct")
+          else []),
     ]
     if not measured:
         verdict.decision = Decision.INCOMPLETE if verdict.decision is not Decision.FAIL else verdict.decision
@@ -549,18 +551,40 @@ def _measured_enough(verdict: Acceptance, summary: Summary) -> None:
                                "reference answers)")
     else:
         verdict.warnings.append(f"decided on: {', '.join(measured)}, and --max-errors")
+    return bool(measured)
 
 
-def next_steps(verdict: Acceptance, store: Store, run_id: str) -> list[tuple[str, str]]:
-    """What to run next when the decision is INCOMPLETE for want of reviews: the review UI,
-    then the report again (an unfinished run's reasons say how to continue it)."""
-    if (verdict.decision is not Decision.INCOMPLETE or not verdict.unreviewed
-            or verdict.thresholds.get("without_review")):   # (reviews decide nothing there)
+def next_steps(verdict: Acceptance, store: Store, summary: Summary, again: list[str], *,
+               measured: bool = True) -> list[tuple[str, str]]:
+    """What to run next when the decision is INCOMPLETE: an unfinished replay's own command with
+    --resume; the review UI for the unreviewed pairs; a gate a --without-review decision lacks,
+    or --min-compared for a run too small to decide; then the report again, with the gates
+    ``again`` given to this one, so that it decides as this one did."""
+    if verdict.decision is not Decision.INCOMPLETE:
         return []
-    where = shlex.quote(store.shown)
-    return [(f"shadowdiff review {where}", f"a verdict on each of the {verdict.unreviewed:,} unreviewed pairs changed "
-                                           "in substance, in the browser (the riskiest first)"),
-            (f"shadowdiff report {where} --run {run_id}", "decide again, with the verdicts given")]
+    where, run_id = shlex.quote(store.shown), summary.run_id
+    report = f"shadowdiff report {where} --run {run_id}" + (" " + shlex.join(again) if again else "")
+    steps: list[tuple[str, str]] = []
+    resume = summary.settings.get("resume_command")
+    if summary.finished_at is None and isinstance(resume, str):
+        steps.append((resume, "continue the unfinished run where it stopped (its API keys, if any, given again)"))
+    if verdict.unreviewed and not verdict.thresholds.get("without_review"):
+        steps.append((f"shadowdiff review {where}", f"a verdict on each of the {verdict.unreviewed:,} unreviewed "
+                                                   "pairs changed in substance, in the browser (the riskiest first)"))
+    if not measured:
+        scored = bool((summary.token_agreement or {}).get("pairs"))
+        gate = ("--max-token-disagreement 0.05" if scored else "--max-excess-divergence 0.05" if summary.noise
+                else None)
+        if gate:
+            steps.append((f"{report} {gate}", "decide on a measure this run has (0.05 is an example: set your "
+                                               "own limit)"))
+    min_compared = verdict.thresholds.get("min_compared")
+    if verdict.compared and isinstance(min_compared, int | float) and verdict.compared < min_compared:
+        steps.append((f"{report} --min-compared {verdict.compared}", f"accept the {verdict.compared:,} pairs "
+                                                                      "compared as enough (or replay a longer log)"))
+    if steps and not any(command == report for command, _ in steps):
+        steps.append((report, "decide again" + (", with the verdicts given" if verdict.unreviewed else "")))
+    return steps
 
 
 @functools.cache

@@ -56,6 +56,8 @@ def build_review_app(store: Store, token: str, prefix: str = "/review", claim_tt
         Route(f"{prefix}/logout", signin.sign_out, methods=["POST"]),
         Route(f"{prefix}/", guarded(in_thread(pages.queue_page)), methods=["GET"]),
         Route(f"{prefix}", to_index),
+        # (the address `shadowdiff review` prints is the host's root: the UI is under its prefix)
+        *([Route("/", to_index, methods=["GET"])] if prefix else []),
         Route(f"{prefix}/pairs/{{pair_id:int}}", guarded(in_thread(pages.pair_page)), methods=["GET"]),
         Route(f"{prefix}/pairs/{{pair_id:int}}/verdict", guarded(api.give_verdict), methods=["POST"]),
         Route(f"{prefix}/next", guarded(api.claim_next), methods=["POST"]),

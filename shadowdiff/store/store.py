@@ -112,8 +112,15 @@ class Store:
             self.refresh_statistics()
 
     def run(self, run_id: str) -> Run:
+        """The run ``run_id``, or the one run whose id begins with it (the reports show the first
+        12 characters, as git shows a commit's)."""
         with self.engine.connect() as c:
             row = c.execute(schema.runs.select().where(schema.runs.c.id == run_id)).one_or_none()
+            if row is None and len(run_id) >= 4 and all(ch in "0123456789abcdef" for ch in run_id):
+                rows = c.execute(schema.runs.select().where(schema.runs.c.id.startswith(run_id)).limit(2)).all()
+                if len(rows) > 1:
+                    raise ConfigError(f"more than one run in this store begins with {run_id}: give more of its id")
+                row = rows[0] if rows else None
         if row is None:
             raise ConfigError(f"no run {run_id} in this store")
         return run_from_row(row)

@@ -198,11 +198,13 @@ def flip_lines(flips: dict[str, Any] | None) -> list[str]:
                 else "")
              + ("; neither side matched any reference: the answers may not end in a final answer the grader "
                 "reads (see docs/reports.md, graders), or the references are not this log's; a simulator's synthetic "
-                "text matches none" if not flips["baseline_correct"] and not flips["candidate_correct"] else ""),
-             f"flips: {flips['correct_to_wrong']} correct→wrong (the baseline right, the candidate wrong), "
-             f"{flips['wrong_to_correct']} wrong→correct; McNemar's exact test p = {flips['mcnemar_p']:.3g} "
-             + ("(below 0.05: the accuracy changed beyond chance)" if flips["mcnemar_p"] < 0.05
-                else "(no evidence at 0.05 that the accuracy changed)")]
+                "text matches none; no flip could be seen" if not flips["baseline_correct"]
+                and not flips["candidate_correct"] else "")]
+    if flips["baseline_correct"] or flips["candidate_correct"]:   # (else every figure below is a zero of nothing)
+        lines.append(f"flips: {flips['correct_to_wrong']} correct→wrong (the baseline right, the candidate wrong), "
+                     f"{flips['wrong_to_correct']} wrong→correct; McNemar's exact test p = {flips['mcnemar_p']:.3g} "
+                     + ("(below 0.05: the accuracy changed beyond chance)" if flips["mcnemar_p"] < 0.05
+                        else "(no evidence at 0.05 that the accuracy changed)"))
     if flips["correct_to_wrong_upper"] is not None:
         lines.append(f"of the {flips['baseline_correct']} prompts the baseline got right, the candidate may get up "
                      f"to {flips['correct_to_wrong_upper'] * 100:.1f} % wrong (95 %, exact)")
@@ -231,6 +233,13 @@ def flip_rows(flips: dict[str, Any] | None) -> list[tuple[str, str, str]]:
          "How many of them the baseline answered right: its accuracy on these prompts."),
         ("candidate right", f"{flips['candidate_correct']} ({pct(flips['candidate_accuracy'])})",
          "How many of them the candidate answered right: its accuracy on the same prompts."),
+    ]
+    if not flips["baseline_correct"] and not flips["candidate_correct"]:
+        # (flips, McNemar and the accuracy change would all be zeros of nothing)
+        return [*rows, ("flips", "not measured", "Neither side matched any reference: the answers may not end in a "
+                        "final answer the grader reads, or the references are not this log's; no flip could be "
+                        "seen.")]
+    rows += [
         ("correct→wrong flips", f"{flips['correct_to_wrong']}",
          "Prompts the baseline got right and the candidate wrong: regressions by the reference, first in the "
          "review queue."),

@@ -123,6 +123,16 @@ class Gates:
     def as_json(self) -> dict[str, Any]:
         return {r.gate.name: r.as_json() for r in self.resolved}
 
+    def given_to(self, command: str) -> list[str]:
+        """The flags given to ``command`` (not stored with the run), as they would be typed again:
+        a command the report suggests must decide as this one did."""
+        flags: list[str] = []
+        for r in self.resolved:
+            if r.source in (GIVEN, OVERRIDDEN) and r.command == command:
+                flags += ([r.gate.flag if r.value else "--with-review"] if r.gate.switch
+                          else [r.gate.flag, r.gate.show(r.value)])
+        return flags
+
 
 def switch(value: bool | None) -> int | None:
     """A switch gate's flag as the gate takes it: 1 on, 0 off, None not given."""

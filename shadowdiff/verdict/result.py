@@ -159,7 +159,8 @@ class Acceptance:
     def gate_flips(self, flips: dict[str, Any] | None, max_flips: int | None) -> None:
         """The gate on flips (``--max-flips``): FAIL when more pairs than ``max_flips`` went
         from right (the baseline) to wrong (the candidate) by their reference answers;
-        INCOMPLETE when nothing was graded, for a gate that checked nothing must not pass."""
+        INCOMPLETE when nothing was graded, or the baseline was never right (no flip could be
+        seen), for a gate that checked nothing must not pass."""
         if max_flips is None:
             return
         self.thresholds["max_flips"] = max_flips
@@ -174,6 +175,12 @@ class Acceptance:
             self.fail(f"{flips['correct_to_wrong']} correct→wrong flips (the baseline right, the candidate "
                       f"wrong, by the reference answers) in {flips['graded']} graded pairs, above "
                       f"--max-flips {max_flips}")
+        elif not flips.get("baseline_correct"):
+            # a flip is the baseline right and the candidate wrong: with the baseline never right,
+            # none could be seen (a grader that reads no final answer here, or another log's references)
+            self._incomplete(f"--max-flips: the baseline was right on none of the {flips['graded']} graded pairs, so "
+                             "no flip (the baseline right, the candidate wrong) could be seen: check that the grader "
+                             "reads these answers (docs/reports.md, graders) and that the references are this log's")
         elif flips["ungradable_answers"]:
             self._incomplete(f"--max-flips: {flips['ungradable_answers']} answers could not be graded (a pattern "
                              "out of time), and a flip among them would be unseen")

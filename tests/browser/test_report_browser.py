@@ -245,6 +245,11 @@ def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical
     assert page.locator("details#identical").evaluate("d => d.open")
     assert same["key"] in _visible_keys(page, "article.same")
     assert "identical" in page.inner_text("#search-count")
+    # the count is of the pairs the filters leave too
+    page.fill("#search", word)
+    page.click("label[for=show-outcome-divergent]")
+    assert page.inner_text("#search-count").startswith(f"{len(_visible_keys(page, 'article.pair'))} changed")
+    page.click("label[for=show-outcome-any]")
     # nothing matches: nothing shown, and it says so; cleared: everything again
     page.fill("#search", "zqxjv-no-such-text")
     assert _visible_keys(page, "article.pair") == [] and _visible_keys(page, "article.same") == []

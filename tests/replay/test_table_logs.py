@@ -51,7 +51,8 @@ def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "content", "said"), [
-    ("prompts.csv", "id,body\n1,hello\n", r"names no prompt column \(it has: id, body\): name one prompt"),
+    ("prompts.csv", "id,body\n1,hello\n",
+     r"names no prompt column \(it has: id, body\): its first line must be a header that names one prompt"),
     ("prompts.yaml", "- prompt: hello\n", "is YAML, which is not read"),
     ("prompts.txt", "---\n- prompt: hello\n", "is YAML, which is not read"),
     ("prompts.parquet", "PAR1\x00\x00rest", "is Parquet, which is not read"),
@@ -71,8 +72,8 @@ def test_replay_of_a_csv_sends_no_header_and_says_how_it_read_the_log(start_simu
     out = tmp_path / "out"
     ran = cli.shadowdiff("replay", log, "--baseline", base, "--candidate", cand, "--out", out, "--max-tokens", "8")
     assert ran.returncode == 0, ran.stderr
-    assert f"{log}: read as a table (CSV or TSV) with a prompt column (detected; --format to choose another)" in \
-        ran.stderr
+    assert (f"{log}: read as a table (CSV or TSV) whose header names a prompt column (detected; --format to "
+            "choose another)") in ran.stderr
     # (against the simulator, every report says so first)
     simulated = "SIMULATED: the baseline and the candidate are `shadowdiff simulate`, a test double"
     assert ran.stdout.startswith(simulated) and simulated in (out / "report.md").read_text()
@@ -87,3 +88,17 @@ def test_replay_of_a_csv_sends_no_header_and_says_how_it_read_the_log(start_simu
         assert sorted(p["prompt"] for p in store.pairs(run.id)) == [f"Say something, about {i}." for i in range(3)]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("id;prompt\n1;What is 2+2?\n", "its cells seem split by ';', and a table's are split by ',' (.csv) or a tab"),
+    ("prompt\n", "has a header and no row under it: there is nothing to replay"),
+    ("1,What is 2+2?,math\n", "its first line must be a header that names one prompt or question or input"),
+], ids=["semicolons", "a header alone", "no header"])
+def test_a_table_that_cannot_be_read_says_why_before_any_request(text: str, said: str, tmp_path: Path) -> None:
+    log = tmp_path / "prompts.csv"
+    log.write_text(text)
+    result = cli.shadowdiff("replay", log, "--baseline", "http://127.0.0.1:9", "--candidate", "http://127.0.0.1:9",
+                           "--out", tmp_path / "out")
+    assert result.returncode == 1 and said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

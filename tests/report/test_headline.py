@@ -81,7 +81,7 @@ def test_factual_regressions_fail_and_unreviewed_pairs_leave_them_undecided() ->
 
 def test_flips_fail_their_gate_and_are_flagged_without_one() -> None:
     flips = {"graded": 50, "correct_to_wrong": 2, "wrong_to_correct": 0, "mcnemar_p": 0.5,
-             "ungradable_answers": 0, "references": 50}
+             "ungradable_answers": 0, "references": 50, "baseline_correct": 30, "candidate_correct": 28}
     assert status(summary(flips=flips), verdict(), "flips") == "warn"
     assert status(summary(flips={**flips, "correct_to_wrong": 0}), verdict(), "flips") == "info"
     assert status(summary(flips=flips), verdict(thresholds={"max_flips": 1}), "flips") == "fail"
@@ -89,6 +89,10 @@ def test_flips_fail_their_gate_and_are_flagged_without_one() -> None:
     assert status(summary(flips={**flips, "graded": 0}), verdict(thresholds={"max_flips": 2}), "flips") == \
         "incomplete"
     assert "flips" not in {f.key for f in figures(summary(), verdict())}
+    # neither side ever right by the references: no flip could be seen, and no zero is shown as a pass
+    never = {**flips, "correct_to_wrong": 0, "baseline_correct": 0, "candidate_correct": 0}
+    [shown] = [f for f in figures(summary(flips=never), verdict(thresholds={"max_flips": 0})) if f.key == "flips"]
+    assert (shown.value, shown.status) == ("not measured", "incomplete")
 
 
 def test_no_figure_without_a_gate_is_ever_green() -> None:

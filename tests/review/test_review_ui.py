@@ -845,3 +845,10 @@ def test_the_queue_next_and_the_pair_links_follow_the_reports_order(store: Store
             handed.append(key_of[pid])
             assert client.post(f"/pairs/{pid}/verdict", data={"csrf": csrf, "verdict": "wording"}).status_code == 303
     assert handed == [k for k in keys if k not in ("k85", "k82")]     # not the failed nor the equivalent pair
+
+
+def test_the_hosts_root_leads_to_the_review_ui(ui: tuple[str, Store, str]) -> None:
+    """A browser pointed at the host and port alone (as one types an address) reaches the UI."""
+    base, _, _ = ui
+    root = httpx.get(base.removesuffix("/review") + "/")
+    assert root.status_code == 307 and root.headers["location"] == "/review/"

@@ -54,7 +54,8 @@ def raw_server(handler: Handler) -> Iterator[str]:
 
 async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter | None) -> tuple[bytes, bytes]:
     """The next request's head and (Content-Length or chunked) body. With ``writer``, a ``GET
-    /health`` (the proxy's probe at start-up) is answered on the way and not returned."""
+    /health`` and a ``GET /version`` (the proxy's probes at start-up) are answered on the way
+    (``/version`` with a 404, as a server that is not vLLM answers it) and not returned."""
     while True:
         head = await reader.readuntil(b"\r\n\r\n")
         lines = [line.lower() for line in head.split(b"\r\n")]
@@ -62,9 +63,10 @@ async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         body = await reader.readexactly(length) if length else b""
         if b"transfer-encoding: chunked" in lines:
             body = await read_chunks(reader)
-        if writer is None or not head.startswith(b"GET /health "):
+        if writer is None or not head.startswith((b"GET /health ", b"GET /version ")):
             return head, body
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n" if head.startswith(b"GET /health ")
+                     else b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
 
 
 async def read_chunks(reader: asyncio.StreamReader) -> bytes:

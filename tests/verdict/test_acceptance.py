@@ -673,7 +673,13 @@ def test_an_incomplete_run_for_want_of_reviews_names_the_commands_to_run_next(tm
     assert f"- `{review}`: a verdict on each of the" in (out / "report.md").read_text()
     assert f"<code>{review}</code>" in (out / "report.html").read_text()
     steps = json.loads((out / "summary.json").read_text())["acceptance"]["next_steps"]
-    assert [s["command"] for s in steps] == [review, again]
+    # (4 pairs compared, 30 required: accepting them is a command too, named before deciding again)
+    assert [s["command"] for s in steps] == [review, f"{again} --min-compared 4", again]
+    # the gates given to this report go into the commands it suggests: they decide as it did
+    given = run_report(tmp_path, "--out", str(tmp_path / "given"), "--max-errors", "3", "--without-review")
+    assert given.returncode == 2, given.stdout + given.stderr
+    steps = json.loads((tmp_path / "given" / "summary.json").read_text())["acceptance"]["next_steps"]
+    assert steps and all(s["command"].startswith(f"{again} --max-errors 3 --without-review") for s in steps), steps
 
 
 def test_min_reviewed_below_one_says_what_it_waives(tmp_path: Path) -> None:
@@ -681,3 +687,17 @@ def test_min_reviewed_below_one_says_what_it_waives(tmp_path: Path) -> None:
     waived = run_report(tmp_path, "--out", str(tmp_path / "waived"), "--min-reviewed", "0")
     assert "note: --min-reviewed 0 leaves" in waived.stdout and "unreviewed: nobody looked at them" in waived.stdout
     assert "**Note:** --min-reviewed 0 leaves" in (tmp_path / "waived" / "report.md").read_text()
+
+
+def test_a_flip_gate_that_could_see_no_flip_decides_nothing() -> None:
+    """With the baseline never right by the references (a grader that reads no final answer in
+    these answers, or another log's references), no flip could be seen: --max-flips 0 is no pass."""
+    never = {"graded": 38, "references": 38, "not_graded": 0, "ungradable_answers": 0, "correct_to_wrong": 0,
+             "baseline_correct": 0, "candidate_correct": 0}
+    result = Acceptance(Decision.PASS)
+    result.gate_flips(never, 0)
+    assert result.decision is Decision.INCOMPLETE
+    assert "the baseline was right on none of the 38 graded pairs" in result.reasons[0]
+    seen = Acceptance(Decision.PASS)
+    seen.gate_flips({**never, "baseline_correct": 30, "candidate_correct": 30}, 0)
+    assert seen.decision is Decision.PASS
