@@ -545,10 +545,16 @@ def _measured_enough(verdict: Acceptance, summary: Summary) -> bool:
     ]
     if not measured:
         verdict.decision = Decision.INCOMPLETE if verdict.decision is not Decision.FAIL else verdict.decision
-        verdict.reasons.append("--without-review decides on the measures, and no gate was given on one this run "
-                               "has: give --max-excess-divergence (with a --replica), --max-token-disagreement, "
-                               "--min-token-agreement or --max-kl (scored answers), or --max-flips (prompts with "
-                               "reference answers)")
+        # (named by what this run has: a gate on a measure it lacks would decide nothing either)
+        has = [*(["--max-excess-divergence (its noise floor)"] if summary.excess_divergence
+                 and not noisy_replica(summary.excess_divergence) else []),
+               *(["--max-token-disagreement, --min-token-agreement or --max-kl (its scored answers)"]
+                 if (summary.token_agreement or {}).get("pairs") else []),
+               *(["--max-flips (its graded prompts)"] if (summary.flips or {}).get("baseline_correct") else [])]
+        verdict.reasons.append("--without-review decides on the measures, and no gate was given on one this run has: "
+                               + (f"give {' or '.join(has)}" if has else
+                                  "it has none (no --replica, no scored answers, no prompt graded right by a "
+                                  "reference): replay with --replica, or with scoring on, or with reference answers"))
     else:
         verdict.warnings.append(f"decided on: {', '.join(measured)}, and --max-errors")
     return bool(measured)
