@@ -120,9 +120,13 @@ def _by_anchor() -> dict[str, Term]:
     return {t.anchor: t for t in terms()}
 
 
-def link(anchor: str) -> Markup:
-    """A "?" beside a word in report.html: its meaning on hover, its entry in Terms on a click.
-    ``KeyError`` for an entry there is not (a test renders every use)."""
+def link(anchor: str, hover: bool = True) -> Markup:
+    """A "?" beside a word in report.html: its meaning on hover (``hover``: not in each of a
+    thousand pairs, where the same sentences would double the page), its entry in Terms on a
+    click. ``KeyError`` for an entry there is not (a test renders every use)."""
     term = _by_anchor()[anchor]
+    if not hover:
+        return Markup('<a class="term" href="#term-{}" aria-label="what {} means">?</a>').format(
+            anchor, escape(term.term))
     return Markup('<a class="term" href="#term-{}" title="{}" aria-label="what {} means">?</a>').format(
         anchor, escape(term.meaning), escape(term.term))

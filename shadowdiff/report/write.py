@@ -98,6 +98,7 @@ class PairsExport(StrEnum):
     NONE = "none"
 
 
+IDENTICAL_SHOWN = 200    # identical pairs report.html shows on demand, at most
 EXPORT_LIMIT = 100_000   # stored pairs: auto exports them up to this, and compresses them beyond
 GZIP_LEVEL = 3           # about a sixth of the size at ~200 MB/s (level 6: a fifth smaller again, 3x the CPU)
 JSONL_FILES = ("pairs.jsonl", "baseline.texts.json", "candidate.texts.json")
@@ -603,7 +604,7 @@ def _environment() -> Environment:
                       autoescape=select_autoescape(["html", "html.j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, pct2=_pct2, num=_num, similarity=_similarity, ms=_ms, fenced=_fenced, code=_code,
-                       cell=_cell)
+                       cell=_cell, json_text=json_text)
     add_filters(env)
     env.globals["Outcome"] = Outcome   # the templates compare outcomes as members, as the code does
     env.globals["term"] = glossary.link
@@ -626,8 +627,9 @@ def _write_all(store: Store, run_id: str, out: Path, summary: Summary, verdict: 
     # the list's first pair, which the page's top links to: its first changed pair, else its first failed one
     first = (next(store.pairs_by_priority(run_id, batch=1, failed=False), None) if shown[0]
              else next(store.pairs_by_priority(run_id, batch=1, failed=True), None) if shown[1] else None)
-    # the identical pairs, on demand in report.html: as many as --side-by-side shows changed ones, at most
-    cap = SIDE_BY_SIDE if side_by_side is None else max(side_by_side, 1)
+    # the identical pairs, on demand in report.html: IDENTICAL_SHOWN, or fewer if --side-by-side shows
+    # fewer changed ones (each is its answer once: 200 of them add some 0.5 MB to a report)
+    cap = min(IDENTICAL_SHOWN, SIDE_BY_SIDE if side_by_side is None else max(side_by_side, 1))
     same = store.identical_pairs(run_id, cap + 1)
     script, script_hash = _search_script()
     context = {"s": summary, "outcomes": OUTCOMES, "acceptance": verdict, "changed": changed, "failed": failed,
@@ -682,12 +684,10 @@ def _diffs(store: Store, run_id: str, changed: int, failed: int, review_url: str
 
 
 def _identical_views(pairs: list[StoredPair]) -> Iterator[dict[str, Any]]:
-    """The identical pairs report.html shows on demand, each with its answers' view (both
-    sides alike: the whole answer, reasoning and tool calls too) and its request's."""
+    """The identical pairs report.html shows on demand, each with its request's view and its
+    answer (the baseline's: the candidate's is the same bytes)."""
     for pair in pairs:
-        base, cand = pair.answers.get(Side.BASELINE), pair.answers.get(Side.CANDIDATE)
-        yield {"pair": pair, "base": base, "cand": cand, "view": sides_view(base, cand),
-               "request": request_view(pair["request"])}
+        yield {"pair": pair, "base": pair.answers.get(Side.BASELINE), "request": request_view(pair["request"])}
 
 
 @functools.cache
