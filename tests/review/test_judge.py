@@ -214,11 +214,12 @@ def test_a_bad_request_unrelated_to_the_schema_keeps_it(tmp_path: Path, judge_se
 def test_a_judge_that_hangs_costs_its_timeout_per_attempt(tmp_path: Path,
                                                           judge_server: tuple[str, FakeJudge]) -> None:
     """--judge-timeout bounds each attempt: a judge that never answers fails each call
-    after its attempts (4 x 0.3 s and the backoff between), not after 4 x 120 s."""
+    after its attempts (4 x 1 s and the backoff between), not after 4 x 120 s. (At 0.3 s, on a
+    loaded machine, an attempt could end before the server had read its request: 11 of 12 seen.)"""
     url, fake = judge_server
     fake.mode = "hang"
     store, _, _ = make_run(tmp_path)
-    done = run_judge(tmp_path, url, "--judge-timeout", "0.3", "--judge-concurrency", "3")
+    done = run_judge(tmp_path, url, "--judge-timeout", "1", "--judge-concurrency", "3")
     assert done.returncode == 3 and "3 calls failed" in done.stderr, done.stderr
     assert len(fake.requests) == 12   # each of the 3 pairs: 4 attempts, in the first form
     assert run_judge(tmp_path, url, "--judge-timeout", "0").returncode == 2   # click's usage error
@@ -230,9 +231,9 @@ def test_a_judge_that_drips_its_answer_costs_its_timeout_per_attempt_too(
     url, fake = judge_server
     fake.mode = "drip"
     store, _, _ = make_run(tmp_path)
-    done = run_judge(tmp_path, url, "--judge-timeout", "0.3", "--judge-concurrency", "3")
+    done = run_judge(tmp_path, url, "--judge-timeout", "1", "--judge-concurrency", "3")
     assert done.returncode == 3 and "3 calls failed" in done.stderr, done.stderr
-    assert len(fake.requests) == 12   # each attempt cut at 0.3 s whole, not answered after the 5 s its body takes
+    assert len(fake.requests) == 12   # each attempt cut at 1 s whole, not answered after the 5 s its body takes
     store.close()
 
 
