@@ -275,6 +275,7 @@ def test_the_identical_pairs_open_on_demand(demo: Demo, watched: Watched) -> Non
     assert _visible_keys(page, "article.same") == identical     # all of them, in log order
     article = page.locator(f'article.same[data-key="{identical[0]}"]')
     same = next(r for r in rows if r["key"] == identical[0])
+    article.scroll_into_view_if_needed()   # (laid out only near the screen: content-visibility)
     text = article.inner_text()
     assert same["answers"]["baseline"]["text"].splitlines()[0] in text and same["prompt"][:40] in text
     assert watched.errors == []
