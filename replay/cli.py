@@ -285,6 +285,7 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
     (``shadowdiff.report.benchfigures.read``), stored with the run for its reports' speed figure;
     ``resume_command``: the command that continues the run, stored with it (a report of it
     unfinished names it) and said by a second Ctrl+C."""
+    from shadowdiff.answers.redact import without_queries
     from shadowdiff.replay.preflight import check_sides
     from shadowdiff.replay.references import Grading, read_references
     from shadowdiff.replay.runner import Replay
@@ -311,7 +312,9 @@ def run_replay(settings: ReplaySettings, out: Path, store_location: str | None, 
         run_id = _run_for(store, settings, fmt, resume)
         _record_gates(store, run_id, gates or {})
         if resume_command is not None:
-            store.set_run_setting(run_id, "resume_command", resume_command)
+            # (kept with the run and shown in its reports, which are shared: a query string, a
+            # database URL's ?password= among them, is cut as in every stored error text)
+            store.set_run_setting(run_id, "resume_command", without_queries(resume_command))
         if bench is not None:
             before = store.run(run_id).settings.get(benchfigures.SETTINGS_KEY)
             if resume and before and before != bench:
