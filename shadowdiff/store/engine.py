@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import sqlite3
+import time
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,13 +146,32 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any, busy: int = 10_000) -> 
     # Transactions are begun by us (below), not by the driver's implicit BEGIN.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    # WAL: readers (reports, the review UI) never block the writer; NORMAL sync is
-    # durable against a killed process (not a power cut), at a fraction of the cost.
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={busy}")
+    _wal(cursor, busy / 1000)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={busy}")
     cursor.close()
+
+
+def _wal(cursor: Any, wait: float) -> None:
+    """WAL: readers (reports, the review UI) never block the writer; NORMAL sync is durable
+    against a killed process (not a power cut), at a fraction of the cost.
+
+    Turning a new database file to WAL takes an exclusive lock without the busy handler:
+    of several processes opening a new store at once (``serve --workers N``'s first start),
+    all but one could be refused at once with "database is locked". The switch is tried
+    again, for as long as a locked file is waited for anyway."""
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def _sqlite_begin(connection: Connection) -> None:
