@@ -178,9 +178,9 @@ def detect(path: Path) -> LogFormat:
                          "df.to_json('log.jsonl', orient='records', lines=True))")
     if "\x00" in "".join(head):
         raise InputError(f"{path} looks binary (it contains NUL bytes); {_FORMATS}")
-    if path.suffix.lower() in (".yaml", ".yml") or head[0].strip() == "---":
+    if path.suffix.lower() in (".yaml", ".yml") or head[0].strip() == "---" or _looks_like_yaml(head):
         raise InputError(f"{path} is YAML, which is not read: {_FORMATS}; convert it to JSONL, one object a line "
-                         "(messages or prompt)")
+                         "(messages or prompt); if it is text, one prompt a line, name it with --format text")
     if tables.delimiter(path, head[0], head[1] if len(head) > 1 else None) is not None:
         return LogFormat.CSV
     if head[0].lstrip().startswith("["):
@@ -215,6 +215,17 @@ def detect(path: Path) -> LogFormat:
     if all(line.lstrip().startswith("{") for line in head):
         raise InputError(f"{path}: the first lines look like JSON objects but none of them parses")
     return LogFormat.TEXT
+
+
+# a YAML mapping's key ("prompt:", "- messages:"), as a log's first line would open with one
+_YAML_KEY = re.compile(r"(- )?[A-Za-z_][\w.-]*:( |$)")
+
+
+def _looks_like_yaml(head: list[str]) -> bool:
+    """A log with no YAML suffix that is YAML all the same: it opens with a key, and a line
+    under it is indented under that key, which text of one prompt a line never is."""
+    return (_YAML_KEY.match(head[0]) is not None and len(head) > 1
+            and any(line.startswith(("  ", "\t")) and _YAML_KEY.match(line.strip()) for line in head[1:]))
 
 
 def _json_array_problem(path: Path) -> str | None:

@@ -44,6 +44,9 @@ def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
     assert logs.detect(text) is LogFormat.TEXT
     prose = _write(tmp_path / "prose.txt", "Question, what is the capital of France?\nExplain tides.\nHello, world\n")
     assert logs.detect(prose) is LogFormat.TEXT and len(list(logs.read(prose))) == 3
+    # text whose lines open with a word and a colon is text, not YAML: no line is indented under a key
+    keyed = _write(tmp_path / "keyed", "Summary: explain tides.\nTranslate: hello\nNote: be brief.\n")
+    assert logs.detect(keyed) is LogFormat.TEXT
     # a table whose first line is blank: its header is its first line of cells
     blank = _write(tmp_path / "blank.csv", "\nprompt,id\nhello,1\n")
     [row] = logs.read(blank)
@@ -55,6 +58,8 @@ def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
      r"names no prompt column \(it has: id, body\): its first line must be a header that names one prompt"),
     ("prompts.yaml", "- prompt: hello\n", "is YAML, which is not read"),
     ("prompts.txt", "---\n- prompt: hello\n", "is YAML, which is not read"),
+    ("prompts", "- messages:\n  - role: user\n    content: hello\n", "is YAML, which is not read"),
+    ("prompts", "prompts:\n  - prompt: hello\n", "is YAML, which is not read"),
     ("prompts.parquet", "PAR1\x00\x00rest", "is Parquet, which is not read"),
 ])
 def test_a_table_without_a_prompt_column_yaml_and_parquet_are_refused_by_name(tmp_path: Path, name: str,
