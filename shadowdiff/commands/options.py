@@ -52,7 +52,7 @@ class Finite(click.FloatRange):
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
+        return number + 0.0   # (-0 is 0: never shown as "-0" beside a gate)
 
 
 class NumberOr(click.ParamType):  # type: ignore[type-arg]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from shadowdiff.commands.options import Finite
 from shadowdiff.errors import ConfigError
 from shadowdiff.verdict import gates
 
@@ -48,3 +51,12 @@ def test_a_stored_gate_that_is_not_one_is_refused(record: object) -> None:
     """A hand-edited store must not slip a gate past the verdict (a string compares as no number does)."""
     with pytest.raises(ConfigError):
         gates.resolve({"gates": record}, {}, "report")
+
+
+def test_a_gate_given_as_minus_zero_is_zero() -> None:
+    """``--min-token-agreement -0`` is a gate of 0, not one shown as "-0"."""
+    value = Finite(0.0, 1.0).convert("-0", None, None)
+    assert value == 0 and math.copysign(1.0, value) == 1.0
+    settings = {"gates": gates.to_store({}, {"min_token_agreement": value}, "replay")}
+    text = gates.resolve(settings, {}, "report").as_json()["min_token_agreement"]["text"]
+    assert "-0" not in text and "0" in text, text
