@@ -225,6 +225,7 @@ def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical
         return {r["key"] for r in rows
                 if any(text in (field or "").lower() for field in (
                     r["key"], r["category"], r["prompt"], *(s["reason"] for s in r["signals"] or ()),
+                    *(s["kind"] for s in r["signals"] or ()),
                     *(a["text"] for a in r["answers"].values() if a)))}
 
     changed = next(r for r in rows if r["outcome"] != "identical")
@@ -241,6 +242,11 @@ def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical
     page.fill("#search", only[:40])
     found = _visible_keys(page, "article.pair") + _visible_keys(page, "article.same")
     assert changed["key"] in found and set(found) == holding(only[:40]), (only, found)
+    # the page's own words are not what a pair says: "baseline" finds the pairs that say it, not all
+    for own in ("baseline", "priority"):
+        page.fill("#search", own)
+        found = _visible_keys(page, "article.pair") + _visible_keys(page, "article.same")
+        assert set(found) == holding(own) != set(everything), (own, found)
     # an identical pair's prompt: the identical pairs open, and it is among them
     same = next(r for r in rows if r["outcome"] == "identical")
     page.fill("#search", same["prompt"][:50])
