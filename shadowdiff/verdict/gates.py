@@ -56,6 +56,14 @@ class Gate:
             return "on"
         return f"{value:g}" if not self.integer else str(int(value))
 
+    def shown_as_share(self, value: float | int | None) -> str:
+        """``show``, and beside a share (``--min-reviewed 1``) what it is in percent: "1 = 100 %",
+        read beside the report's figures, which are percentages (not "1", as if one pair)."""
+        shown = self.show(value)
+        if value is None or self.integer or self.switch or self.high != 1.0:
+            return shown
+        return f"{shown} = {round(value * 100, 4):g} %"
+
 
 GATES = (
     Gate("min_reviewed", "--min-reviewed", 1.0, False, 0.0, 1.0, "min reviewed"),
@@ -88,7 +96,7 @@ class Resolved:
     first: float | int | None = None       # FROM_RUN: the value the run began with, when a --resume changed it
 
     def text(self) -> str:
-        """"max flips 0 (from the run: replay --max-flips 0)"."""
+        """"max flips 0 (from the run: replay --max-flips 0)"; "min reviewed 1 = 100 % (default)"."""
         value = self.gate.show(self.value)
         if self.source == GIVEN:
             where = f"given to {self.command}"
@@ -100,7 +108,7 @@ class Resolved:
             where = f"given to {self.command}, over the run's {self.gate.flag} {self.gate.show(self.stored)}"
         else:
             where = "default"
-        return f"{self.gate.words} {value} ({where})"
+        return f"{self.gate.words} {self.gate.shown_as_share(self.value)} ({where})"
 
     def as_json(self) -> dict[str, Any]:
         return {"flag": self.gate.flag, "value": self.value, "source": self.source,

@@ -179,7 +179,7 @@ def test_report_decides_as_replay_gate_did_with_the_gates_stored_with_the_run(
     assert before.returncode == 1, before.stdout
     assert f"{c2w} correct→wrong flips" in before.stdout and "above --max-flips 0" in before.stdout
     assert "max flips 0 (from the run: replay --max-flips 0)" in before.stdout
-    assert "min reviewed 0.5 (from the run: replay --min-reviewed 0.5)" in before.stdout
+    assert "min reviewed 0.5 = 50 % (from the run: replay --min-reviewed 0.5)" in before.stdout
     assert "max errors 0 (default)" in before.stdout
     store = Store.open(out / STORE_FILE)
     try:
@@ -203,7 +203,7 @@ def test_report_decides_as_replay_gate_did_with_the_gates_stored_with_the_run(
         text = (out / name).read_text()
         assert "max flips 1000 (given to report, over the run&#39;s --max-flips 0)" in text \
             or "max flips 1000 (given to report, over the run's --max-flips 0)" in text, name
-        assert "min reviewed 0.5 (from the run: replay --min-reviewed 0.5)" in text, name
+        assert "min reviewed 0.5 = 50 % (from the run: replay --min-reviewed 0.5)" in text, name
 
 
 def test_the_same_server_as_both_sides_is_refused_unless_asked_for(sides: dict[Side, str], tmp_path: Path) -> None:

@@ -420,7 +420,7 @@ def test_a_run_mostly_cut_by_the_token_cap_cannot_pass(tmp_path: Path) -> None:
     store.set_run_setting(run, "gates", {"by": "replay", "given": {"max_capped": 0.8, "min_compared": 1}})
     paths = write_reports(store, run, tmp_path / "reports")
     assert paths.acceptance.decision is Decision.PASS
-    assert "max capped 0.8 (from the run: replay --max-capped 0.8)" in paths.summary_text
+    assert "max capped 0.8 = 80 % (from the run: replay --max-capped 0.8)" in paths.summary_text
     # a few cut pairs are only said
     few = _cut_run(store, 40, answer="The river", capped=4, tokens=16)
     result = acceptance(store, few, min_compared=1)

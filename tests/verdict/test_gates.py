@@ -15,12 +15,14 @@ def test_a_flag_beats_the_run_which_beats_the_default() -> None:
     settings = {"gates": gates.to_store({}, {"max_flips": 0, "min_reviewed": 0.5}, "replay")}
     resolved = gates.resolve(settings, {"max_flips": 3, "min_reviewed": 0.5}, "report").as_json()
     assert resolved["max_flips"]["text"] == "max flips 3 (given to report, over the run's --max-flips 0)"
-    assert resolved["min_reviewed"]["text"] == "min reviewed 0.5 (given to report)"   # the same as the run's
+    assert resolved["min_reviewed"]["text"] == "min reviewed 0.5 = 50 % (given to report)"   # the same as the run's
     assert gates.resolve(settings, {}, "report").as_json()["min_reviewed"]["text"] == \
-        "min reviewed 0.5 (from the run: replay --min-reviewed 0.5)"
+        "min reviewed 0.5 = 50 % (from the run: replay --min-reviewed 0.5)"
     assert resolved["min_compared"] == {"flag": "--min-compared", "value": gates.MIN_COMPARED, "source": "default",
                                         "text": f"min compared {gates.MIN_COMPARED} (default)"}
     assert resolved["max_excess_divergence"]["text"] == "max excess divergence off (default)"
+    # a share is read in percent beside the figures: 1 is every pair, not one
+    assert gates.resolve({}, {}, "report").as_json()["min_reviewed"]["text"] == "min reviewed 1 = 100 % (default)"
 
 
 def test_a_resume_without_a_flag_keeps_the_runs_gate() -> None:
