@@ -209,7 +209,7 @@ def _reviewed(verdict: Acceptance) -> Figure:
     beside = f"{_pct(done / need if need else 1.0, 0)} of the pairs changed in substance have a verdict"
     if verdict.thresholds.get("without_review"):   # (not asked: said, in amber, never green)
         return Figure("reviewed", "reviewed", value, beside + "; not asked for (--without-review)",
-                      "warn" if verdict.unreviewed else "info", "--without-review")
+                      "warn" if verdict.unreviewed else "info", "")   # (no gate judged it: none is named)
     # (nothing compared: a gate that checked nothing is never green)
     status = "pass" if _reviewed_enough(verdict) and verdict.compared else "incomplete"
     return Figure("reviewed", "reviewed", value, beside, status, f"--min-reviewed {required * 100:g} %")

@@ -161,3 +161,11 @@ def test_the_speed_says_what_load_it_was_measured_under_and_points_to_bench() ->
     assert "replay's own load (up to 8 prompts at a time, both sides asked at once" in replayed
     assert "shadowdiff bench" in replayed
     assert "live traffic" in beside(kind="serve", settings={}) and "shadowdiff bench" in beside(kind="compare")
+
+
+def test_without_review_the_reviewed_figure_names_no_gate_it_was_not_judged_by() -> None:
+    """Its status words say "no gate set": a gate named beside them would contradict them."""
+    unreviewed = verdict(unreviewed=12, thresholds={"without_review": 1, "max_errors": 0})
+    [reviewed] = [f for f in figures(summary(), unreviewed) if f.key == "reviewed"]
+    assert (reviewed.status, reviewed.gate) == ("warn", "")
+    assert reviewed.value == "18 of 30" and "not asked for (--without-review)" in reviewed.beside
