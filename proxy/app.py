@@ -41,6 +41,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from shadowdiff import __version__
+from shadowdiff.answers.engineversion import engine_version
 from shadowdiff.answers.redact import Redactor, failure_text, public_url
 from shadowdiff.proxy.capture import Capture
 from shadowdiff.proxy.childpairs import Stats
@@ -55,7 +56,7 @@ from shadowdiff.proxy.shadow import Mirror
 from shadowdiff.proxy.store_health import LastKnown, StoreHealth
 from shadowdiff.store import Store
 from shadowdiff.store.writer import PairWriter
-from shadowdiff.vocabulary import SIMULATOR_HEADER, Side
+from shadowdiff.vocabulary import Side
 
 log = logging.getLogger("shadowdiff.proxy")
 ADMIN_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -292,7 +293,7 @@ class ProxyApp:
             return
         sides = [(s.primary_side, s.primary), *([(s.shadow_side, s.shadow)] if s.shadow else []),
                  *([(Side.REPLICA, s.replica)] if s.replica else [])]
-        found = await asyncio.gather(*(engine_version(session, url) for _, url in sides))
+        found = await asyncio.gather(*(engine_version(session, url.rstrip("/") + "/version") for _, url in sides))
         self.engines = ({side.value: version for (side, _), (version, _) in zip(sides, found, strict=True)},
                         [side.value for (side, _), (_, fake) in zip(sides, found, strict=True) if fake])
         await asyncio.to_thread(self._record_engines)
@@ -406,22 +407,6 @@ class ProxyApp:
         body = await asyncio.get_running_loop().run_in_executor(self.admin_pool, exposition, self.metrics,
                                                                 self.state)
         return Response(body, media_type=CONTENT_TYPE_LATEST)
-
-
-async def engine_version(session: aiohttp.ClientSession, base_url: str,
-                         seconds: float = 2.0) -> tuple[str | None, bool]:
-    """An upstream's engine version, from vLLM's ``GET /version`` (None from a server without
-    one, or one that does not answer in ``seconds``), and whether it is shadowdiff's simulator
-    (its ``/version`` says so in a header no real engine sends)."""
-    try:
-        async with session.get(base_url.rstrip("/") + "/version",
-                               timeout=aiohttp.ClientTimeout(total=seconds)) as r:
-            simulated = r.headers.get(SIMULATOR_HEADER) == "1"
-            body = await r.json(content_type=None) if r.status == 200 else None
-    except (aiohttp.ClientError, TimeoutError, ValueError):
-        return None, False
-    version = body.get("version") if isinstance(body, dict) else None
-    return (version if isinstance(version, str) else None), simulated
 
 
 async def health_problem(session: aiohttp.ClientSession, base_url: str, seconds: float = 2.0) -> str | None:

@@ -31,11 +31,11 @@ import aiohttp
 from shadowdiff.answers import baseurl
 from shadowdiff.answers.arrivals import answers_session
 from shadowdiff.answers.client import Upstream
+from shadowdiff.answers.engineversion import engine_version
 from shadowdiff.answers.redact import failure_text, public_url
 from shadowdiff.errors import ConfigError
 from shadowdiff.replay import logs
 from shadowdiff.replay.runner import ReplaySettings
-from shadowdiff.vocabulary import SIMULATOR_HEADER
 
 
 def log_model(settings: ReplaySettings, fmt: logs.LogFormat) -> str | None:
@@ -93,14 +93,8 @@ async def _ask(session: aiohttp.ClientSession, upstream: Upstream,
     read only: a server that drips its answer would hold the run before it began)."""
     headers = upstream.headers
     models = await _served(session, upstream, headers, seconds)
-    simulated = False
-    try:
-        async with asyncio.timeout(seconds), session.get(upstream.endpoint("/version"), headers=headers) as response:
-            simulated = response.headers.get(SIMULATOR_HEADER) == "1"
-            version = (await response.json(content_type=None)).get("version")
-    except (aiohttp.ClientError, ValueError, AttributeError, TimeoutError):
-        version = None
-    return models, version if isinstance(version, str) else None, simulated
+    version, simulated = await engine_version(session, upstream.endpoint("/version"), headers, seconds)
+    return models, version, simulated
 
 
 async def _served(session: aiohttp.ClientSession, upstream: Upstream, headers: dict[str, str],
