@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from shadowdiff.report.headline import side_rows
 from shadowdiff.report.summary import Summary, summarize
 from shadowdiff.store import Store
 from shadowdiff.store.rows import Run
@@ -62,21 +63,14 @@ def _log_bytes(run: Run) -> str | None:
     return f"path:{log}" if log else None
 
 
-def _side(settings: dict[str, Any], side: str) -> dict[str, Any]:
-    info = (settings.get("sides") or {}).get(side) or {}
-    return info if isinstance(info, dict) else {"url": info}
-
-
 def _row(s: Summary, this: bool) -> HistoryRow:
-    candidate = _side(s.settings, "candidate")
-    version = (s.settings.get("versions") or {}).get("candidate")
-    simulated = "candidate" in (s.settings.get("simulated") or ())
+    # (the candidate as the run's own report names it, in its table of sides)
+    candidate = next((r for r in side_rows(s) if r["side"] == "candidate"), {})
+    url, model = candidate.get("url", "—"), candidate.get("model", "—")
     tally = s.token_agreement or {}
     return HistoryRow(
-        run_id=s.run_id, started=s.created_at, this=this,
-        candidate=str(candidate.get("model") or candidate.get("url") or "—"),
-        candidate_url=str(candidate.get("url") or "—"),
-        version=("shadowdiff simulate" if simulated else str(version)) if version else "—",
+        run_id=s.run_id, started=s.created_at, this=this, candidate=model if model != "—" else url,
+        candidate_url=url, version=candidate.get("version", "—"),
         labels=", ".join(f"{k}={v}" for k, v in (s.settings.get("labels") or {}).items()),
         compared=s.comparable, changed_rate=s.changed_rate, substantive_rate=s.substantive_rate,
         noise_rate=s.noise_rate, token_agreement=tally.get("pooled") if tally.get("pairs") else None,
