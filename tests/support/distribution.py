@@ -8,17 +8,20 @@ that time; ``-n 0`` runs everything in one process, as before (and ``--pdb`` imp
 
 A group runs on one worker, in collection order:
 
-* ``vllm`` (tests/engines/test_vllm_cpu*.py): the real vLLM tier. Its three servers
+* ``engines`` (tests/engines/): the real-engine tiers, vLLM's then llama.cpp's, one after
+  the other on one worker. The real vLLM tier (test_vllm_cpu*.py): its three servers
   (tests/engines/conftest.py) hold 7 GB; on two workers they would be started twice. The checkpoint tests'
   own servers run before them (tests/support/vllm_cpu.py), which only one worker can order.
-* ``llamacpp`` (tests/engines/test_realengine*.py): the real llama.cpp tier, whose session
-  servers answer one request at a time.
+  The real llama.cpp tier (test_realengine*.py), whose session servers answer one request at
+  a time. Run beside each other, on two workers, the two tiers fought over the two cores: the
+  llama.cpp servers (at nice 10, tests/support/realengine.py) took 450 s of the run where alone
+  they take 55 s, and the vLLM tier's 113 s took 350 s - the run's longest chain.
 * ``conformance`` (tests/conformance/): vLLM's own models, one ``oracle`` process a session.
 * every other module on its own, so that its module-scoped simulators and proxies start once.
 
 Workers take the groups in collection order, and on several workers the real engines'
-tests are collected first (tests/support/fixtures.py): the two longest groups start at once,
-each on a worker of its own, while the other workers share out the rest.
+tests are collected first (tests/support/fixtures.py): the longest group starts at once, on
+a worker of its own, while the other workers share out the rest.
 
 The groups are read from the test's file, not from an ``xdist_group`` mark: xdist 3.8 marks
 a test's group by rewriting its id, which pytest 9.2 no longer reads (the groups were
@@ -34,8 +37,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from xdist.scheduler import LoadScopeScheduling
 
-GROUPS = (("tests/engines/test_vllm_cpu", "vllm", "vllmcpu"),
-          ("tests/engines/test_realengine", "llamacpp", "realengine"),
+GROUPS = (("tests/engines/test_vllm_cpu", "engines", "vllmcpu"),
+          ("tests/engines/test_realengine", "engines", "realengine"),
           ("tests/conformance/", "conformance", None))
 
 
@@ -58,7 +61,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LoadScope
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the machine has cores (the workers mostly wait),
-    at least three (the two engine groups and the rest); ``PYTEST_XDIST_AUTO_NUM_WORKERS``
+    at least three (the engines' group and the rest, on two); ``PYTEST_XDIST_AUTO_NUM_WORKERS``
     if set."""
     if named := os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return int(named)

@@ -79,9 +79,9 @@ REAL_ENGINES = ("vllmcpu", "realengine")
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """In one process (``-n 0``) the real-engine tiers' tests run last: their session's servers
     (three vLLM servers hold 10 GB) are then up for those tests only, not for the rest of the
-    run. On several workers they run first, vLLM's then llama.cpp's: each tier is a group of
-    its own (tests/support/distribution.py), the longest of the run, so each starts at once on
-    a worker of its own while the others share out the rest. (Stable: every other test keeps
+    run. On several workers they run first, vLLM's then llama.cpp's: together one group
+    (tests/support/distribution.py), the longest of the run, which starts at once on a worker
+    of its own while the others share out the rest. (Stable: every other test keeps
     its place and order.)"""
     def tier(item: pytest.Item) -> int:
         return next((i for i, name in enumerate(REAL_ENGINES) if item.get_closest_marker(name)), len(REAL_ENGINES))
