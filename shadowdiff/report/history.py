@@ -16,6 +16,7 @@ from shadowdiff.report.headline import side_rows
 from shadowdiff.report.summary import Summary, summarize
 from shadowdiff.store import Store
 from shadowdiff.store.rows import Run
+from shadowdiff.vocabulary import Side
 
 # The runs shown: the newest of the same prompts (each costs one summary's reads of the store).
 HISTORY_RUNS = 10
@@ -65,7 +66,7 @@ def _log_bytes(run: Run) -> str | None:
 
 def _row(s: Summary, this: bool) -> HistoryRow:
     # (the candidate as the run's own report names it, in its table of sides)
-    candidate = next((r for r in side_rows(s) if r["side"] == "candidate"), {})
+    candidate = next((r for r in side_rows(s) if r["side"] == Side.CANDIDATE), {})
     url, model = candidate.get("url", "—"), candidate.get("model", "—")
     tally = s.token_agreement or {}
     return HistoryRow(

@@ -13,9 +13,10 @@ A group runs on one worker, in collection order:
   (tests/engines/conftest.py) hold 7 GB; on two workers they would be started twice. The checkpoint tests'
   own servers run before them (tests/support/vllm_cpu.py), which only one worker can order.
   The real llama.cpp tier (test_realengine*.py), whose session servers answer one request at
-  a time. Run beside each other, on two workers, the two tiers fought over the two cores: the
-  llama.cpp servers (at nice 10, tests/support/realengine.py) took 450 s of the run where alone
-  they take 55 s, and the vLLM tier's 113 s took 350 s - the run's longest chain.
+  a time. Run beside each other, on two workers, the two tiers fought over the two cores (the
+  llama.cpp servers run at nice 10, tests/support/realengine.py): one llama.cpp test took 280 s
+  where it takes 24 s after vLLM's, and the run 713 s where it takes 472 s. Alone, the vLLM
+  tier takes 113 s and the llama.cpp tier 55 s.
 * ``conformance`` (tests/conformance/): vLLM's own models, one ``oracle`` process a session.
 * every other module on its own, so that its module-scoped simulators and proxies start once.
 
