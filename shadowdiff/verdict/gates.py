@@ -10,6 +10,7 @@ would FAIL a run that ``report`` then PASSes with the same pairs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ class Gate:
     high: float | None         # the largest (None: no bound)
     words: str                 # what it is, for "max flips 0 (default)"
     switch: bool = False       # a flag, on (1) or off (0), not a number
+    unit: str = ""             # "%": a share of pairs or tokens; "points": a difference of two shares
 
     def check(self, value: Any, where: str) -> float | int:
         """``value`` as this gate takes it; ``ConfigError`` for anything else (a run's
@@ -57,25 +59,29 @@ class Gate:
         return f"{value:g}" if not self.integer else str(int(value))
 
     def shown_as_share(self, value: float | int | None) -> str:
-        """``show``, and beside a share (``--min-reviewed 1``) what it is in percent: "1 = 100 %",
-        read beside the report's figures, which are percentages (not "1", as if one pair)."""
+        """``show``, and beside a share what it is in the report's terms: "1 = 100 %" (not "1",
+        as if one pair), and beside a difference of shares its percentage points, as the
+        verdict says them ("0.001 = 0.1 points", not "0.1 %", which would read as relative)."""
         shown = self.show(value)
-        if value is None or self.integer or self.switch or self.high != 1.0:
+        if value is None or not self.unit:
             return shown
-        return f"{shown} = {round(value * 100, 4):g} %"
+        points = f"{value * 100:.6g}"
+        return f"{shown} = {points} {'point' if self.unit == 'points' and points == '1' else self.unit}"
 
 
 GATES = (
-    Gate("min_reviewed", "--min-reviewed", 1.0, False, 0.0, 1.0, "min reviewed"),
+    Gate("min_reviewed", "--min-reviewed", 1.0, False, 0.0, 1.0, "min reviewed", unit="%"),
     Gate("max_errors", "--max-errors", 0, True, 0, None, "max errors"),
     Gate("min_compared", "--min-compared", MIN_COMPARED, True, 1, None, "min compared"),
-    Gate("max_excess_divergence", "--max-excess-divergence", None, False, 0.0, 1.0, "max excess divergence"),
-    Gate("max_factual_rate", "--max-factual-rate", None, False, 0.0, 1.0, "max factual rate"),
+    Gate("max_excess_divergence", "--max-excess-divergence", None, False, 0.0, 1.0, "max excess divergence",
+         unit="points"),
+    Gate("max_factual_rate", "--max-factual-rate", None, False, 0.0, 1.0, "max factual rate", unit="%"),
     Gate("max_flips", "--max-flips", None, True, 0, None, "max flips"),
-    Gate("max_token_disagreement", "--max-token-disagreement", None, False, 0.0, 1.0, "max token disagreement"),
-    Gate("min_token_agreement", "--min-token-agreement", None, False, 0.0, 1.0, "min token agreement"),
+    Gate("max_token_disagreement", "--max-token-disagreement", None, False, 0.0, 1.0, "max token disagreement",
+         unit="points"),
+    Gate("min_token_agreement", "--min-token-agreement", None, False, 0.0, 1.0, "min token agreement", unit="%"),
     Gate("max_kl", "--max-kl", None, False, 0.0, None, "max KL per token"),
-    Gate("max_capped", "--max-capped", MAX_CAPPED, False, 0.0, 1.0, "max capped"),
+    Gate("max_capped", "--max-capped", MAX_CAPPED, False, 0.0, 1.0, "max capped", unit="%"),
     Gate("without_review", "--without-review", 0, True, 0, 1, "without review", switch=True),
 )
 BY_NAME = {gate.name: gate for gate in GATES}
@@ -94,6 +100,7 @@ class Resolved:
     command: str                           # the command it was given to (GIVEN, OVERRIDDEN) or that stored it
     stored: float | int | None = None      # the run's value that a flag overrode (OVERRIDDEN)
     first: float | int | None = None       # FROM_RUN: the value the run began with, when a --resume changed it
+    waived: bool = False                   # not applied: --min-reviewed under --without-review
 
     def text(self) -> str:
         """"max flips 0 (from the run: replay --max-flips 0)"; "min reviewed 1 = 100 % (default)"."""
@@ -108,7 +115,8 @@ class Resolved:
             where = f"given to {self.command}, over the run's {self.gate.flag} {self.gate.show(self.stored)}"
         else:
             where = "default"
-        return f"{self.gate.words} {self.gate.shown_as_share(self.value)} ({where})"
+        waived = "; not applied: --without-review" if self.waived else ""
+        return f"{self.gate.words} {self.gate.shown_as_share(self.value)} ({where}{waived})"
 
     def as_json(self) -> dict[str, Any]:
         return {"flag": self.gate.flag, "value": self.value, "source": self.source,
@@ -116,7 +124,8 @@ class Resolved:
                 # replay and the one report makes again of the same run are the same)
                 **({} if self.source == DEFAULT else {"command": self.command}),
                 **({"stored": self.stored} if self.source == OVERRIDDEN else {}),
-                **({"first": self.first} if self.first is not None else {}), "text": self.text()}
+                **({"first": self.first} if self.first is not None else {}),
+                **({"waived": True} if self.waived else {}), "text": self.text()}
 
 
 @dataclass(frozen=True)
@@ -213,4 +222,6 @@ def resolve(settings: Mapping[str, Any], now: Mapping[str, Any], command: str) -
             out.append(Resolved(gate, kept[gate.name], FROM_RUN, by, first=began.get(gate.name)))
         else:
             out.append(Resolved(gate, gate.default, DEFAULT, command))
+    if any(r.gate.name == "without_review" and r.value for r in out):
+        out = [dataclasses.replace(r, waived=True) if r.gate.name == "min_reviewed" else r for r in out]
     return Gates(tuple(out))

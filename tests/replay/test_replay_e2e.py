@@ -252,6 +252,8 @@ def test_report_regenerates_the_files(sides: dict[Side, str], tmp_path: Path) ->
     assert re.search(r"verdict: INCOMPLETE - \d+ unreviewed pairs show a sign of a factual regression",
                      result.stdout), result.stdout
     assert "min reviewed 0 = 0 % (given to report)" in result.stdout
+    # (asking for reviews over a run that never waived them is no --with-review given)
+    assert "without review off (default)" in result.stdout
     assert (tmp_path / "elsewhere" / "report.html").exists()
 
 
@@ -501,7 +503,8 @@ def test_replay_gate_takes_the_confidence_gates(sides: dict[Side, str], tmp_path
     reported = cli.shadowdiff("report", str(tmp_path / "a"))
     assert reported.returncode == 1, reported.stdout
     assert "more answers than the noise floor" in reported.stdout
-    assert "max excess divergence 0.01 = 1 % (from the run: replay --max-excess-divergence 0.01)" in reported.stdout
+    assert ("max excess divergence 0.01 = 1 point (from the run: replay --max-excess-divergence 0.01)"
+            in reported.stdout)
     loose = replay("b", "--max-excess-divergence", "0.99", "--max-factual-rate", "0.05")
     assert loose.returncode == 2                                  # unreviewed, and the bound not yet met
     assert "59 more reviewed pairs without a factual regression" in loose.stdout

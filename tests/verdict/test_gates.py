@@ -62,3 +62,21 @@ def test_a_gate_given_as_minus_zero_is_zero() -> None:
     settings = {"gates": gates.to_store({}, {"min_token_agreement": value}, "replay")}
     text = gates.resolve(settings, {}, "report").as_json()["min_token_agreement"]["text"]
     assert "-0" not in text and "0" in text, text
+
+
+def test_a_share_reads_in_percent_a_difference_in_points_and_a_tiny_one_never_as_zero() -> None:
+    given = {"min_token_agreement": 0.955, "max_excess_divergence": 0.001, "max_factual_rate": 1e-9,
+             "max_token_disagreement": 0.05, "max_kl": 0.05}
+    texts = {k: v["text"] for k, v in gates.resolve({}, given, "report").as_json().items()}
+    assert texts["min_token_agreement"] == "min token agreement 0.955 = 95.5 % (given to report)"
+    # (the verdict says "above --max-excess-divergence 0.1 points": a difference of two shares)
+    assert texts["max_excess_divergence"] == "max excess divergence 0.001 = 0.1 points (given to report)"
+    assert texts["max_token_disagreement"] == "max token disagreement 0.05 = 5 points (given to report)"
+    assert texts["max_factual_rate"] == "max factual rate 1e-09 = 1e-07 % (given to report)"
+    assert texts["max_kl"] == "max KL per token 0.05 (given to report)"    # nats, not a share
+
+
+def test_without_review_the_min_reviewed_gate_says_it_is_not_applied() -> None:
+    waived = gates.resolve({}, {"without_review": 1}, "report").as_json()["min_reviewed"]
+    assert waived["text"] == "min reviewed 1 = 100 % (default; not applied: --without-review)" and waived["waived"]
+    assert "waived" not in gates.resolve({}, {}, "report").as_json()["min_reviewed"]
