@@ -178,9 +178,11 @@ def detect(path: Path) -> LogFormat:
                          "df.to_json('log.jsonl', orient='records', lines=True))")
     if "\x00" in "".join(head):
         raise InputError(f"{path} looks binary (it contains NUL bytes); {_FORMATS}")
-    if path.suffix.lower() in (".yaml", ".yml") or head[0].strip() == "---" or _looks_like_yaml(head):
-        raise InputError(f"{path} is YAML, which is not read: {_FORMATS}; convert it to JSONL, one object a line "
-                         "(messages or prompt); if it is text, one prompt a line, name it with --format text")
+    yaml = (path.suffix.lower() in (".yaml", ".yml") or head[0].strip() == "---") and "is YAML"
+    if yaml or (shape := _yaml_shape(head)):
+        raise InputError(f"{path} {yaml or f'looks like YAML ({shape})'}, which is not read: {_FORMATS}; convert "
+                         "it to JSONL, one object a line (messages or prompt); if it is text, one prompt a line, "
+                         "name it with --format text")
     if tables.delimiter(path, head[0], head[1] if len(head) > 1 else None) is not None:
         return LogFormat.CSV
     if head[0].lstrip().startswith("["):
@@ -217,15 +219,19 @@ def detect(path: Path) -> LogFormat:
     return LogFormat.TEXT
 
 
-# a YAML mapping's key ("prompt:", "- messages:"), as a log's first line would open with one
-_YAML_KEY = re.compile(r"(- )?[A-Za-z_][\w.-]*:( |$)")
+# a YAML mapping's key ("prompt:", "- messages:", '"prompt": x'), as a log's first line would open with one
+_YAML_KEY = re.compile(r"""(- )?("[^"]*"|'[^']*'|[A-Za-z_][\w.-]*):( |$)""")
 
 
-def _looks_like_yaml(head: list[str]) -> bool:
-    """A log with no YAML suffix that is YAML all the same: it opens with a key, and a line
-    under it is indented under that key, which text of one prompt a line never is."""
-    return (_YAML_KEY.match(head[0]) is not None and len(head) > 1
-            and any(line.startswith(("  ", "\t")) and _YAML_KEY.match(line.strip()) for line in head[1:]))
+def _yaml_shape(head: list[str]) -> str | None:
+    """Why a log with no YAML suffix is YAML all the same, or None: past its comments, it opens
+    with a key, and a later line is indented under it or is an item of a list ("- "), which
+    text of one prompt a line never is (and ``--format text`` reads it as text when it is)."""
+    lines = [line.rstrip("\r\n") for line in head if not line.lstrip().startswith("#")]
+    if len(lines) < 2 or _YAML_KEY.match(lines[0]) is None:
+        return None
+    under = next((line for line in lines[1:] if line[:1] in (" ", "\t") or line.startswith("- ")), None)
+    return None if under is None else f"{lines[0].strip()!r} then {under!r}"
 
 
 def _json_array_problem(path: Path) -> str | None:

@@ -13,12 +13,15 @@ from typing import Any
 
 import pytest
 
+from shadowdiff.answers.records import Answer
 from shadowdiff.report.write import write_reports
 from shadowdiff.review.app import build_review_app
 from shadowdiff.store import Store
+from shadowdiff.vocabulary import Side
 from tests.support.bigstore import big_run
 from tests.support.browsers import TOKEN, output_dir, sign_in
 from tests.support.demo import Demo
+from tests.support.reporting import answered_pair as _pair
 from tests.support.servers import serve_app
 
 PLOTS = ("plot-outcomes", "plot-similarity", "plot-divergence", "plot-ttft", "plot-latency", "plot-categories",
@@ -219,14 +222,12 @@ def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical
     assert _visible_keys(page, "article.same") == []             # the identical pairs: on demand only
 
     def holding(text: str) -> set[str]:
-        """The keys of the pairs whose key, category, prompt, answers or signals hold ``text``,
-        as pairs.jsonl has them."""
-        text = text.lower()
-        return {r["key"] for r in rows
-                if any(text in (field or "").lower() for field in (
+        """The keys of the pairs whose key, category, prompt, answers or signals hold every word
+        of ``text``, as pairs.jsonl has them."""
+        return {r["key"] for r in rows if all(any(word in (field or "").lower() for field in (
                     r["key"], r["category"], r["prompt"], *(s["reason"] for s in r["signals"] or ()),
                     *(s["kind"] for s in r["signals"] or ()),
-                    *(a["text"] for a in r["answers"].values() if a)))}
+                    *(a["text"] for a in r["answers"].values() if a))) for word in text.lower().split())}
 
     changed = next(r for r in rows if r["outcome"] != "identical")
     # a word of one changed pair's prompt (not a word of the page's own, nor of its key): exactly
@@ -243,7 +244,7 @@ def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical
     found = _visible_keys(page, "article.pair") + _visible_keys(page, "article.same")
     assert changed["key"] in found and set(found) == holding(only[:40]), (only, found)
     # the page's own words are not what a pair says: "baseline" finds the pairs that say it, not all
-    for own in ("baseline", "priority"):
+    for own in ("baseline", "priority", "answer"):
         page.fill("#search", own)
         found = _visible_keys(page, "article.pair") + _visible_keys(page, "article.same")
         assert set(found) == holding(own) != set(everything), (own, found)
@@ -270,6 +271,32 @@ def test_search_finds_pairs_by_their_prompts_and_answers_and_opens_the_identical
     assert set(_visible_keys(page, "article.pair")) == {k for k in holding(word)
                                                          if any(r["key"] == k and r["outcome"] == "near" for r in rows)}
     assert watched.errors == []     # (a script the page's policy refused would be an error here)
+
+
+def test_search_reads_no_placeholder_of_a_side_without_an_answer(tmp_path: Path, watched: Watched) -> None:
+    """A side that failed shows "no answer" in its cell: the page's words, not the pair's, so a
+    search for "answer" finds the pairs whose text says it, not the failed one."""
+    store = Store.open(tmp_path / "store")
+    try:
+        run = store.create_run("replay", {})
+        store.add_pairs(run, [
+            _pair("said", 1, "The answer is 42.", "The answer is 43."),
+            _pair("failed", 2, "It is 42.", Answer(Side.CANDIDATE, "m", error="HTTP 500: boom", status=500)),
+            _pair("other", 3, "It is blue.", "It is green.")])
+        store.finish_run(run)
+        write_reports(store, run, tmp_path / "out")
+    finally:
+        store.close()
+    page = watched.open(tmp_path / "out" / "report.html")
+    # (the failed side's placeholder is on the page; textContent: a pair off the screen is not laid out)
+    assert "no answer" in page.evaluate("document.getElementById('pair-failed-2')?.textContent ?? "
+                                        "[...document.querySelectorAll('article.pair')].map(a => a.textContent).join()")
+    page.fill("#search", "answer")    # (a signal's reason may say it too: the pair's own words)
+    assert "said" in _visible_keys(page, "article.pair") and "failed" not in _visible_keys(page, "article.pair")
+    for word, found in (("boom", ["failed"]), ("42", ["said", "failed"])):
+        page.fill("#search", word)
+        assert _visible_keys(page, "article.pair") == found, word
+    assert watched.errors == []
 
 
 def test_the_identical_pairs_open_on_demand(demo: Demo, watched: Watched) -> None:

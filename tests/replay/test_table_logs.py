@@ -47,6 +47,11 @@ def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
     # text whose lines open with a word and a colon is text, not YAML: no line is indented under a key
     keyed = _write(tmp_path / "keyed", "Summary: explain tides.\nTranslate: hello\nNote: be brief.\n")
     assert logs.detect(keyed) is LogFormat.TEXT
+    # ... and so are indented lines and lists under a first line that is no key
+    code = _write(tmp_path / "code", "Fix this code: print(x)\nExplain tides.\n- a list item\n    indented\n")
+    assert logs.detect(code) is LogFormat.TEXT
+    # a YAML-looking log read as text when named so
+    assert len(list(logs.read(_write(tmp_path / "named", "prompts:\n  - hello\n"), LogFormat.TEXT))) == 2
     # a table whose first line is blank: its header is its first line of cells
     blank = _write(tmp_path / "blank.csv", "\nprompt,id\nhello,1\n")
     [row] = logs.read(blank)
@@ -58,8 +63,14 @@ def test_csv_and_tsv_logs_are_tables(tmp_path: Path) -> None:
      r"names no prompt column \(it has: id, body\): its first line must be a header that names one prompt"),
     ("prompts.yaml", "- prompt: hello\n", "is YAML, which is not read"),
     ("prompts.txt", "---\n- prompt: hello\n", "is YAML, which is not read"),
-    ("prompts", "- messages:\n  - role: user\n    content: hello\n", "is YAML, which is not read"),
-    ("prompts", "prompts:\n  - prompt: hello\n", "is YAML, which is not read"),
+    ("prompts", "- messages:\n  - role: user\n    content: hello\n", "looks like YAML .*, which is not read"),
+    ("prompts", "prompts:\n  - prompt: hello\n", "looks like YAML .*, which is not read"),
+    ("prompts.txt", "prompts:\n  - What is 2+2?\n  - Name a color.\n", "looks like YAML .*, which is not read"),
+    ("prompts.jsonl", "prompt: |\n  What is 2+2?\n", "looks like YAML .*, which is not read"),
+    ("prompts", "- prompt: one\n- prompt: two\n", "looks like YAML .*, which is not read"),
+    ("prompts", "# my prompts\nprompts:\n  - prompt: hello\n", "looks like YAML .*, which is not read"),
+    ("prompts", '"prompt": one\n"more":\n  - two\n', "looks like YAML .*, which is not read"),
+    ("prompts", "questions:\n- What is 2+2?\n", r"looks like YAML \('questions:' then '- What is 2\+2\?'\)"),
     ("prompts.parquet", "PAR1\x00\x00rest", "is Parquet, which is not read"),
 ])
 def test_a_table_without_a_prompt_column_yaml_and_parquet_are_refused_by_name(tmp_path: Path, name: str,

@@ -10,9 +10,10 @@
   const pairs = [...document.querySelectorAll("article.pair, article.same")];
   // one form of each letter: "é" typed matches "é" written as "e" and a combining accent
   const folded = (text) => text.normalize("NFC").toLowerCase();
-  // what a pair says, not the page's words around it ("baseline", "priority", "line"): its key,
-  // category, signals and their reasons, errors and finish reasons (bdi), prompt, request and answers
-  const said_in = "bdi, .prompt, .signals .tag, td, pre";
+  // what a pair says, not the page's words around it ("baseline", "priority", "line", "no answer"
+  // where a side has none): its key, category, signals and their reasons, errors and finish
+  // reasons (bdi), prompt, request and answers
+  const said_in = "bdi, .prompt, .signals .tag, td:not(.note), pre";
   const text = (p) => [...p.querySelectorAll(said_in)].map((e) => e.textContent).join("\n");
   let texts = null;   // read once, on the first search: a page of 1,000 diffs is long to read
   const search = () => {
