@@ -144,15 +144,17 @@ class ProxyApp:
             # this process's key prefix names it among the run's members: keys never collide in a shared run
             self.membership = Membership(self.store, s.deployment, s.recorded(), self.forwarder.instance.rstrip("-"),
                                          on_result=lambda ok: self.health.report("heartbeat", ok),
-                                         in_flight=lambda: self.pairs.in_flight)
+                                         in_flight=lambda: self.pairs.unwritten)
             self.run_id = await asyncio.to_thread(self.membership.join)
             self.writer = PairWriter(self.store, self.run_id, on_written=self.metrics.stored.inc,
                                      on_finished=self.membership.move,
                                      on_dropped=lambda reason, n: self.metrics.dropped.labels(reason).inc(n),
                                      on_state=lambda up: self.health.report("writer", up),
-                                     on_queue=self._queued, max_queue=s.store_queue, max_bytes=s.store_queue_bytes)
+                                     on_queue=self._queued, max_queue=s.store_queue, max_bytes=s.store_queue_bytes,
+                                     member=self.membership.member)
             self.pairs.writer = self.writer
             self.membership.on_moved = self._moved
+            self.membership.in_flight_lock = self.writer.writing_counts
             if self.pairs.channel is not None:     # (the pair process stores the pairs it makes there)
                 self.pairs.channel.run_id = self.run_id
         if self.pairs.channel is not None:

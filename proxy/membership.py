@@ -1,9 +1,10 @@
 """This process's part in its serve run: joined at start-up, a heartbeat while it
 serves, left at shutdown (see ``shadowdiff.store.members`` for the run's side).
 
-Each beat reports how many requests this process holds that its run has not counted
-yet (``in_flight``, ``shadowdiff.proxy.pairs.PairRecorder.in_flight``): if the process is killed,
-that many are counted in its run as lost with it. Each beat also marks the run's
+Each beat reports how many requests this process holds whose counts are not in the
+store yet (``in_flight``, ``shadowdiff.proxy.pairs.PairRecorder.unwritten``), and each write of
+counts takes those it finishes off that number: if the process is killed, what is left
+is counted in its run as lost with it. Each beat also marks the run's
 members silent for ``STALE_AFTER`` lost: a replica on another host, which no
 supervisor watches, is found lost within ``STALE_AFTER + HEARTBEAT`` seconds.
 
@@ -17,11 +18,13 @@ pairs and counts written after a run was closed never land in it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -45,7 +48,10 @@ class Membership:
         self.on_moved: Callable[[str], None] = lambda _: None
         self._heartbeat = heartbeat
         self._on_result = on_result      # each beat: whether the store took it
-        self._in_flight = in_flight      # read by the heartbeat's thread (an int: no lock needed)
+        self._in_flight = in_flight      # read by the heartbeat's thread (ints: no lock needed to read)
+        # held while a beat reads and records ``in_flight``: the writer's lock, which it holds while it
+        # takes the requests its counts finish off the same row (``PairWriter.writing_counts``)
+        self.in_flight_lock: AbstractContextManager[Any] = contextlib.nullcontext()
         self._failing = False
         self._stop = threading.Event()
         self._moving = threading.Lock()     # the writer and the heartbeat may find the run closed at once
@@ -95,7 +101,9 @@ class Membership:
             run_id = self.run_id
             assert run_id is not None
             try:
-                if not self.members.heartbeat(run_id, self.member, self._in_flight()):
+                with self.in_flight_lock:
+                    alive = self.members.heartbeat(run_id, self.member, self._in_flight())
+                if not alive:
                     self.move(run_id)
             except SQLAlchemyError as exc:   # the database is away: the next beat tries again
                 if not self._failing:       # one line per outage, not one per beat

@@ -15,10 +15,13 @@ served. The tasks are tracked so that shutdown can wait for them.
 ``in_flight`` counts the chat and completions requests this process holds that its run
 has not counted yet: from the request's arrival (``serving``, around the forwarder)
 until it is counted - as not mirrored, or by its pair task once its outcome is in (the
-client may have been served long before, the shadow still answering). The heartbeat
-reports it; if this process is killed, that many are counted in its run as lost with
-it (``store.members``). Counts are handed to the store about once a second after
-that, so a kill may still lose the last second's.
+client may have been served long before, the shadow still answering). Counts are handed
+to the writer about once a second, and written soon after: ``unwritten`` adds the
+requests counted and not yet in the store. The heartbeat reports ``unwritten``, and each
+write of counts takes the requests it finishes off the heartbeat's number in the same
+transaction (``Store.add_counts``); if this process is killed, what the store holds then
+is counted in its run as lost with it (``store.members``) - never a request the run
+counted, nor one it never will.
 """
 
 from __future__ import annotations
@@ -75,10 +78,14 @@ class _Held:
         self.handed = False      # to a pair task, which releases it once its outcome is counted
         recorder.in_flight += 1
 
-    def release(self) -> None:
+    def release(self, counted: bool = False) -> None:
+        """Out of ``in_flight``; ``counted``: its counts were just added (``_count_in_run``),
+        and it waits for them to reach the store (``PairRecorder.unwritten``)."""
         if self.open:
             self.open = False
             self.recorder.in_flight -= 1
+            if counted:
+                self.recorder.released += 1
 
 
 # The request the current task serves (set by ``PairRecorder.serving``): the forwarder
@@ -120,6 +127,7 @@ class PairRecorder:
         self._counts: Counter[tuple[str, str, bool]] = Counter()
         self._flush: asyncio.TimerHandle | None = None
         self.in_flight = 0           # requests held that the run has not counted (see the module's docstring)
+        self.released = 0            # requests counted since the counts were last handed to the writer
 
     @contextlib.contextmanager
     def serving(self) -> Iterator[None]:
@@ -331,7 +339,7 @@ class PairRecorder:
         report states the share of the traffic that was compared."""
         self._count_in_run(Tally.NOT_MIRRORED, why, False)
         if (held := _HELD.get()) is not None:
-            held.release()
+            held.release(counted=True)
 
     def _count_in_run(self, of: str, outcome: str, comparable: bool) -> None:
         """Count in the run's counts (handed to the writer about once a second)."""
@@ -345,9 +353,16 @@ class PairRecorder:
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
-        if self._counts and self.writer is not None:
-            self.writer.add_counts(self._counts)
+        if (self._counts or self.released) and self.writer is not None:
+            self.writer.add_counts(self._counts, self.released)
         self._counts = Counter()
+        self.released = 0
+
+    @property
+    def unwritten(self) -> int:
+        """(read by the heartbeat's thread) The requests this process holds whose counts are not
+        in the store yet: held, counted and not handed to the writer, or held by the writer."""
+        return self.in_flight + self.released + (self.writer.requests_unwritten if self.writer is not None else 0)
 
     async def drain(self, seconds: float) -> None:
         """Wait for the pairs still being completed (at shutdown), at most ``seconds``;
@@ -381,7 +396,7 @@ class _Calls:
         """The pair's outcome is in the run's counts (or never will be): the request leaves ``in_flight``."""
         self.counted = True
         if self.held is not None:
-            self.held.release()
+            self.held.release(counted=True)
 
     def cancel(self) -> None:
         for task in (self.shadow, self.replica):

@@ -177,18 +177,28 @@ class Store:
                 return batch
         return [p for p in batch if self.add_pairs(run_id, [p])]
 
-    def add_counts(self, run_id: str, counts: Mapping[tuple[str, str, bool], int]) -> None:
+    def add_counts(self, run_id: str, counts: Mapping[tuple[str, str, bool], int], *, member: str | None = None,
+                   released: int = 0) -> None:
         """Add to the run's outcome counts, keyed by (``pairs`` or ``noise``, outcome,
         comparable); several processes may add to one run at once. ``RunFinished``
-        (nothing added) if the run is finished."""
+        (nothing added) if the run is finished.
+
+        ``released``: how many of ``member``'s requests these counts are the last of. They
+        leave its heartbeat's ``in_flight`` in the same transaction: a member killed before
+        its next heartbeat is then never charged as lost with requests its run has counted."""
         counts = {key: n for key, n in counts.items() if n}
-        if not counts:
+        if not counts and not (member is not None and released):
             return
         with self.engine.begin() as c:
             self._check_open(c, run_id)
-            add_to_counts(c, schema.run_counts,
-                          [{"run_id": run_id, "of": of, "outcome": outcome, "comparable": comparable, "pairs": n}
-                           for (of, outcome, comparable), n in sorted(counts.items())])
+            if counts:
+                add_to_counts(c, schema.run_counts,
+                              [{"run_id": run_id, "of": of, "outcome": outcome, "comparable": comparable, "pairs": n}
+                               for (of, outcome, comparable), n in sorted(counts.items())])
+            if member is not None and released:
+                m = schema.run_members.c
+                c.execute(schema.run_members.update().where(m.run_id == run_id, m.member == member)
+                          .values(in_flight=sa.case((m.in_flight > released, m.in_flight - released), else_=0)))
 
     def _check_open(self, c: Connection, run_id: str) -> None:
         """``RunFinished`` unless the run is open, checked in the writing transaction.

@@ -82,9 +82,15 @@ class PairWriter:
                  on_queue: Callable[[int, int], None] | None = None,
                  max_batch: int = 200, max_delay: float = 0.05, max_queue: int = MAX_QUEUE,
                  max_bytes: int = MAX_QUEUE_BYTES,
-                 block_when_full: bool = False, give_up_after: float | None = None) -> None:
+                 block_when_full: bool = False, give_up_after: float | None = None,
+                 member: str | None = None) -> None:
         self.store = store
         self.run_id = run_id
+        # (serve) the member of the run this process is: each write of counts takes the requests
+        # they finish off its heartbeat's in-flight count, under ``writing_counts``, which the
+        # heartbeat holds too, so that neither overwrites the other with a number already stale
+        self.member = member
+        self.writing_counts = threading.Lock()
         self.written = 0
         self.dropped: Counter[str] = Counter()
         self.failed: BaseException | None = None
@@ -101,6 +107,8 @@ class PairWriter:
         self._block = block_when_full
         self._give_up_after = give_up_after
         self._counts: Counter[CountKey] = Counter()
+        self._released = 0               # requests the counts held are the last of (``add_counts``)
+        self._released_in_hand = 0       # ... and those of the counts being written
         self._counts_lock = threading.Lock()
         self._max_batch = max_batch
         self._max_delay = max_delay
@@ -156,12 +164,19 @@ class PairWriter:
             return
         self._on_queue(self._queue.qsize(), self._bytes)
 
-    def add_counts(self, counts: Mapping[CountKey, int]) -> None:
+    def add_counts(self, counts: Mapping[CountKey, int], released: int = 0) -> None:
         """Add outcome counts to the run (pairs seen, stored or not), keyed by (``pairs``
-        or ``noise``, outcome, comparable); written with the next batch."""
-        if self.failed is None and counts:
+        or ``noise``, outcome, comparable); written with the next batch. ``released``: how
+        many requests they are the last counts of (``Store.add_counts``)."""
+        if self.failed is None and (counts or released):
             with self._counts_lock:
                 self._counts.update(counts)
+                self._released += released
+
+    @property
+    def requests_unwritten(self) -> int:
+        """Requests whose last counts this writer holds, not yet in the store."""
+        return self._released + self._released_in_hand
 
     def close(self, timeout: float | None = None) -> None:
         """Write everything submitted so far and stop the thread; with ``timeout``, what
@@ -192,16 +207,17 @@ class PairWriter:
             batch = self._take()
             with self._counts_lock:
                 counts, self._counts = self._counts, Counter()
+                self._released_in_hand, self._released = self._released_in_hand + self._released, 0
             # the batch's bytes stay held (and bounded) until it is written or dropped
             self._in_hand = [pair for pair, _ in batch]
-            written = not (batch or counts) or self._write(self._in_hand, counts)
+            written = not (batch or counts or self._released_in_hand) or self._write(self._in_hand, counts)
             self._in_hand = []
             if batch:
                 self._taken(sum(size for _, size in batch))
                 self._on_queue(self._queue.qsize(), self._bytes)
             if not written:
                 return
-            if self._stop.is_set() and self._queue.empty() and not self._counts:
+            if self._stop.is_set() and self._queue.empty() and not self._counts and not self._released:
                 return
 
     def _put_waiting(self, pair: Pair, size: int, over: bool) -> None:
@@ -258,8 +274,9 @@ class PairWriter:
                     for pair in duplicates:
                         self._on_duplicate(pair)
                     pairs = self._in_hand = []   # written: a retry of the counts must not write them again
-                if counts:
-                    self._to_open_run(self.store.add_counts, counts)
+                if counts or self._released_in_hand:
+                    self._to_open_run(self._write_counts, counts)
+                    self._released_in_hand = 0
                 if down_since is not None:
                     log.warning("the store is back after %.0f s; the pairs held meanwhile are being written "
                                 "(%d dropped so far)", time.monotonic() - down_since, sum(self.dropped.values()))
@@ -302,6 +319,10 @@ class PairWriter:
                 else:
                     self._stop.wait(pause)   # (woken by close(), to retry once more and honour its deadline)
                 wait = min(wait * 2, RETRY_MAX)
+
+    def _write_counts(self, run_id: str, counts: Counter[CountKey]) -> None:
+        with self.writing_counts:
+            self.store.add_counts(run_id, counts, member=self.member, released=self._released_in_hand)
 
     def _write_singly(self, pairs: list[Pair]) -> list[Pair]:
         """Write ``pairs`` one at a time, dropping (``rejected``, one log line each) those the

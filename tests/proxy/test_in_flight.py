@@ -14,7 +14,7 @@ from shadowdiff.proxy import pairwork
 from shadowdiff.simulator.app import build_app
 from shadowdiff.simulator.settings import SimulatorSettings
 from tests.support.fixtures import MODEL
-from tests.support.proxying import FP8, chat, counter, settled
+from tests.support.proxying import FP8, chat, counter, settled, wait_for
 from tests.support.servers import HTTP, read_body, serve_app
 
 Start = Callable[..., Any]
@@ -68,6 +68,9 @@ def test_a_request_is_in_flight_until_its_run_counts_it(start_proxy: Start, tmp_
             shadow.gate.set()
         settled(app)     # the pair is counted
         assert app.pairs.in_flight == 0
+        # what the heartbeat reports holds them until their counts are in the store (about a second)
+        wait_for(lambda: app.pairs.unwritten == 0, seconds=10)
+        assert app.writer.requests_unwritten == 0 and app.pairs.released == 0
 
 
 def test_past_the_pairs_bound_requests_are_not_mirrored_and_counted_so(start_proxy: Start, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from shadowdiff.report.summary import summarize
 from shadowdiff.report.write import caveats
 from shadowdiff.store import Store
 from shadowdiff.store.members import STALE_AFTER, RunMembers, describe
+from shadowdiff.store.writer import PairWriter
 from shadowdiff.verdict.acceptance import acceptance
 from shadowdiff.vocabulary import NotCompared, Tally
 from tests.support.storing import SETTINGS, at_once, silence
@@ -120,3 +121,27 @@ def test_a_member_taken_for_lost_that_beats_again_is_taken_back(store: Store) ->
     assert members.leave(run_id, "b")
     assert not members.heartbeat(run_id, "a", 0)
     assert store.counts(run_id) == {HELD: 1}
+
+
+def test_requests_counted_after_the_last_heartbeat_are_not_lost_with_a_killed_worker(store: Store) -> None:
+    """A beat reports 5 requests held; 3 are counted (their counts written) before the process
+    is killed, ahead of its next beat: only the 2 left are lost. (Before, all 5 were: the run
+    counted those 3 twice, as compared and as lost.) The writer carries the 3 with its counts."""
+    members = RunMembers(store)
+    run_id = members.join("prod", SETTINGS, "a", "h", 1).run_id
+    members.join("prod", SETTINGS, "b", "h", 2)
+    assert members.heartbeat(run_id, "a", 5)
+    writer = PairWriter(store, run_id, member="a")
+    writer.add_counts({("pairs", "identical", True): 3}, released=3)
+    writer.add_counts({("noise", "identical", True): 3})          # (the noise floor's: no request of its own)
+    writer.close()
+    assert writer.requests_unwritten == 0
+    assert [m.in_flight for m in members.members(run_id) if m.id == "a"] == [2]
+    assert members.heartbeat(run_id, "b", 0)                      # another member's row is its own
+    [lost] = members.mark_lost("h", 1)
+    assert lost.in_flight == 2
+    assert store.counts(run_id) == {("pairs", "identical", True): 3, ("noise", "identical", True): 3, HELD: 2}
+    # more released than the beat said (counted between two beats): none left, never below 0
+    again = members.join("prod", SETTINGS, "c", "h", 3).run_id
+    store.add_counts(again, {("pairs", "identical", True): 4}, member="c", released=4)
+    assert [m.in_flight for m in members.members(again) if m.id == "c"] == [0]

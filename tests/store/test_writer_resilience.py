@@ -14,6 +14,7 @@ import logging
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -85,11 +86,11 @@ def test_retries_write_each_pair_once_and_counts_once(tmp_path: Path, monkeypatc
     add_counts = store.add_counts
     failures = iter(range(5))
 
-    def flaky_counts(run_id: str, counts: object) -> None:
+    def flaky_counts(run_id: str, counts: object, **member: Any) -> None:
         # the pairs were written; the counts' transaction fails five times over
         if next(failures, None) is not None:
             raise OperationalError("UPDATE run_counts", {}, Exception("server closed the connection"))
-        add_counts(run_id, counts)  # type: ignore[arg-type]
+        add_counts(run_id, counts, **member)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store, "add_counts", flaky_counts)
     written: list[int] = []
