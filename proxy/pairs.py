@@ -83,9 +83,10 @@ class _Held:
         and it waits for them to reach the store (``PairRecorder.unwritten``)."""
         if self.open:
             self.open = False
-            self.recorder.in_flight -= 1
+            # (read by the heartbeat's thread between the two lines, it is held twice rather than not at all)
             if counted:
                 self.recorder.released += 1
+            self.recorder.in_flight -= 1
 
 
 # The request the current task serves (set by ``PairRecorder.serving``): the forwarder

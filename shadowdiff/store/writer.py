@@ -276,7 +276,6 @@ class PairWriter:
                     pairs = self._in_hand = []   # written: a retry of the counts must not write them again
                 if counts or self._released_in_hand:
                     self._to_open_run(self._write_counts, counts)
-                    self._released_in_hand = 0
                 if down_since is not None:
                     log.warning("the store is back after %.0f s; the pairs held meanwhile are being written "
                                 "(%d dropped so far)", time.monotonic() - down_since, sum(self.dropped.values()))
@@ -321,8 +320,9 @@ class PairWriter:
                 wait = min(wait * 2, RETRY_MAX)
 
     def _write_counts(self, run_id: str, counts: Counter[CountKey]) -> None:
-        with self.writing_counts:
+        with self.writing_counts:   # (and none of it read by a heartbeat once in the store)
             self.store.add_counts(run_id, counts, member=self.member, released=self._released_in_hand)
+            self._released_in_hand = 0
 
     def _write_singly(self, pairs: list[Pair]) -> list[Pair]:
         """Write ``pairs`` one at a time, dropping (``rejected``, one log line each) those the
