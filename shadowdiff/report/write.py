@@ -498,16 +498,13 @@ def write_reports(store: Store, run_id: str, out: Path, *, min_reviewed: float |
     A gate left at None comes from the run's settings, else its default
     (``shadowdiff.verdict.gates``); one given (to ``report``: nothing else passes one)
     overrides the run's."""
-    settings = store.run(run_id).settings
-    if min_reviewed is not None and without_review is None and gating.stored(settings)[0].get("without_review"):
-        without_review = 0   # (a --min-reviewed given asks for reviews: over a run's stored --without-review)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(store, run_id)
     summary.bench = bench if bench is not None else benchfigures.stored(summary.settings)
     if summary.bench is not None:   # (said wherever it is shown: terminal, reports, summary.json)
         summary.bench = {**summary.bench, "other_servers": benchfigures.other_servers(
             summary.bench, summary.settings.get("sides") or {})}
-    gates = gating.resolve(settings, gating.given(
+    gates = gating.resolve(store.run(run_id).settings, gating.given(
         min_reviewed=min_reviewed, max_errors=max_errors, min_compared=min_compared,
         max_excess_divergence=max_excess_divergence, max_factual_rate=max_factual_rate, max_flips=max_flips,
         max_capped=max_capped, max_token_disagreement=max_token_disagreement,

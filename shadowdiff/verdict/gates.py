@@ -207,9 +207,13 @@ def _first(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def resolve(settings: Mapping[str, Any], now: Mapping[str, Any], command: str) -> Gates:
-    """Each gate's value: given to ``command`` now, else the run's, else the default."""
+    """Each gate's value: given to ``command`` now, else the run's, else the default. A
+    ``--min-reviewed`` given asks for reviews: over a run's stored ``--without-review``, it
+    turns that off (given, as ``--with-review`` would)."""
     kept, by = stored(settings)
     began = _first(settings)
+    if "min_reviewed" in now and "without_review" not in now and kept.get("without_review"):
+        now = {**now, "without_review": 0}
     out = []
     for gate in GATES:
         if gate.name in now:

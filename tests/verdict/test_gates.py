@@ -80,3 +80,11 @@ def test_without_review_the_min_reviewed_gate_says_it_is_not_applied() -> None:
     waived = gates.resolve({}, {"without_review": 1}, "report").as_json()["min_reviewed"]
     assert waived["text"] == "min reviewed 1 = 100 % (default; not applied: --without-review)" and waived["waived"]
     assert "waived" not in gates.resolve({}, {}, "report").as_json()["min_reviewed"]
+
+
+def test_a_min_reviewed_given_turns_off_only_a_stored_without_review() -> None:
+    waived_run = {"gates": gates.to_store({}, {"without_review": 1}, "replay")}
+    undone = gates.resolve(waived_run, {"min_reviewed": 0.5}, "report").as_json()["without_review"]
+    assert (undone["value"], undone["source"]) == (0, gates.OVERRIDDEN)
+    plain = gates.resolve({}, {"min_reviewed": 0.5}, "report").as_json()["without_review"]
+    assert (plain["value"], plain["source"]) == (0, gates.DEFAULT)
